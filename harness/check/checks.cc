@@ -1,0 +1,453 @@
+#include "harness/check/checks.h"
+
+#include <algorithm>
+#include <functional>
+#include <regex>
+#include <set>
+
+namespace aftermath {
+
+using nlohmann::json;
+
+namespace {
+
+json process_json(const ProcessHistory& p) {
+  return json{{"pid", p.pid},
+              {"role", std::string(to_string(p.role))},
+              {"comm", p.comm},
+              {"cmdline", p.cmdline.size() > 200 ? p.cmdline.substr(0, 200) + "..." : p.cmdline}};
+}
+
+std::string first_lines(const std::vector<std::string>& items, size_t n) {
+  std::string s;
+  for (size_t i = 0; i < items.size() && i < n; ++i) s += (i ? ", " : "") + items[i];
+  if (items.size() > n) s += ", ... (" + std::to_string(items.size()) + " in all)";
+  return s;
+}
+
+std::string describe(const ProcessHistory& p) {
+  return std::string(to_string(p.role)) + " " + std::to_string(p.pid) + " (" +
+         (p.comm.empty() ? p.cmdline : p.comm) + ")";
+}
+
+std::optional<Nanos> top_exit(const CheckInput& in) {
+  for (const auto& p : in.processes)
+    if (p.is_top && p.end()) return p.end();
+  return std::nullopt;
+}
+
+CheckResult all_exited(const CheckInput& in) {
+  CheckResult r;
+  json survivors = json::array();
+  std::vector<std::string> names;
+  Nanos last_end = 0;
+  for (const auto& p : in.processes) {
+    auto end = p.end();
+    if (!end || *end > in.teardown_at) {
+      json j = process_json(p);
+      j["gone_ms"] = end ? json(to_ms(*end)) : json(nullptr);
+      survivors.push_back(j);
+      names.push_back(describe(p));
+    } else {
+      last_end = std::max(last_end, *end);
+    }
+  }
+  r.measured["survivors"] = survivors;
+  r.measured["processes"] = in.processes.size();
+  auto top = top_exit(in);
+  r.measured["last_exit_after_top_ms"] =
+      (top && survivors.empty()) ? json(to_ms(std::max<Nanos>(0, last_end - *top))) : json(nullptr);
+  if (survivors.empty()) {
+    r.status = CheckStatus::Pass;
+    r.reason = std::to_string(in.processes.size()) + " processes, all exited by themselves";
+  } else {
+    r.status = CheckStatus::Fail;
+    r.reason = std::to_string(survivors.size()) + " process(es) still alive at teardown: " +
+               first_lines(names, 4);
+  }
+  return r;
+}
+
+CheckResult no_orphans(const CheckInput& in) {
+  CheckResult r;
+  Nanos grace = in.grace("no_orphans");
+  json orphans = json::array();
+  std::vector<std::string> bad;
+  for (const auto& p : in.processes) {
+    if (!p.orphaned_at || p.is_top) continue;
+    auto end = p.end();
+    bool survived = !end || *end > in.teardown_at;
+    Nanos until = survived ? in.teardown_at : *end;
+    Nanos life = std::max<Nanos>(0, until - *p.orphaned_at);
+    json j = process_json(p);
+    j["parent_pid"] = p.first_ppid;
+    j["orphaned_ms"] = to_ms(*p.orphaned_at);
+    j["orphan_lifetime_ms"] = to_ms(life);
+    j["alive_at_teardown"] = survived;
+    j["over_grace"] = life > grace || survived;
+    orphans.push_back(j);
+    if (life > grace || survived)
+      bad.push_back(describe(p) + " outlived its parent by " + format_duration(life) +
+                    (survived ? "+ (still alive at teardown)" : ""));
+  }
+  r.measured["grace_ms"] = to_ms(grace);
+  r.measured["orphans"] = orphans;
+  r.measured["max_orphan_lifetime_ms"] = 0.0;
+  for (const auto& o : orphans)
+    r.measured["max_orphan_lifetime_ms"] =
+        std::max(r.measured["max_orphan_lifetime_ms"].get<double>(), o["orphan_lifetime_ms"].get<double>());
+  if (bad.empty()) {
+    r.status = CheckStatus::Pass;
+    r.reason = orphans.empty() ? "no process outlived its parent"
+                               : std::to_string(orphans.size()) + " orphan(s), all gone within " +
+                                     format_duration(grace);
+  } else {
+    r.status = CheckStatus::Fail;
+    r.reason = std::to_string(bad.size()) + " orphan(s) over the " + format_duration(grace) +
+               " grace: " + first_lines(bad, 3);
+  }
+  return r;
+}
+
+CheckResult no_zombies(const CheckInput& in) {
+  CheckResult r;
+  Nanos grace = in.grace("no_zombies");
+  json zombies = json::array();
+  std::vector<std::string> bad;
+  for (const auto& p : in.processes) {
+    if (!p.zombie_since) continue;
+    Nanos until = p.gone_at ? *p.gone_at : in.end_at;
+    Nanos life = std::max<Nanos>(0, until - *p.zombie_since);
+    if (life <= 0) continue;
+    bool at_teardown = *p.zombie_since < in.teardown_at && (!p.gone_at || *p.gone_at > in.teardown_at);
+    if (life <= grace && !at_teardown) continue;
+    json j = process_json(p);
+    j["parent_pid"] = p.last_ppid;
+    j["zombie_since_ms"] = to_ms(*p.zombie_since);
+    j["zombie_lifetime_ms"] = to_ms(life);
+    j["reaped_ms"] = p.gone_at ? json(to_ms(*p.gone_at)) : json(nullptr);
+    zombies.push_back(j);
+    bad.push_back(describe(p) + " unreaped for " + format_duration(life) + " (parent " +
+                  std::to_string(p.last_ppid) + ")");
+  }
+  r.measured["grace_ms"] = to_ms(grace);
+  r.measured["zombies"] = zombies;
+  if (bad.empty()) {
+    r.status = CheckStatus::Pass;
+    r.reason = "every exited process was reaped within " + format_duration(grace);
+  } else {
+    r.status = CheckStatus::Fail;
+    r.reason = std::to_string(bad.size()) + " zombie(s): " + first_lines(bad, 3);
+  }
+  return r;
+}
+
+// The /dev/shm entries the job created and left: added (not baseline) and
+// never removed before the harness reclaimed them or the run ended.
+struct ShmStory {
+  std::map<std::string, std::int64_t> leaked;  // name -> bytes
+  int created = 0;
+  std::optional<Nanos> back_to_baseline;        // last time the extra set became empty
+  bool unavailable = false;
+};
+
+ShmStory shm_story(const Timeline& tl) {
+  ShmStory s;
+  std::map<std::string, std::int64_t> extra;
+  for (const auto& o : tl.events) {
+    switch (o.kind) {
+      case ObsKind::ShmAdd:
+        if (!o.baseline) {
+          extra[o.name] = o.value;
+          ++s.created;
+          s.back_to_baseline.reset();
+        }
+        break;
+      case ObsKind::ShmResize:
+        if (extra.count(o.name)) extra[o.name] = o.value;
+        break;
+      case ObsKind::ShmRemove:
+        if (extra.erase(o.name) && extra.empty()) s.back_to_baseline = o.t;
+        break;
+      case ObsKind::Note:
+        if (o.text.rfind("shm unavailable", 0) == 0) s.unavailable = true;
+        break;
+      default:
+        break;
+    }
+  }
+  s.leaked = std::move(extra);
+  return s;
+}
+
+CheckResult shm_clean(const CheckInput& in) {
+  CheckResult r;
+  auto s = shm_story(in.timeline);
+  if (s.unavailable) {
+    r.status = CheckStatus::Skipped;
+    r.reason = "/dev/shm could not be read on this machine";
+    return r;
+  }
+  json leaked = json::array();
+  std::int64_t bytes = 0;
+  std::vector<std::string> names;
+  for (const auto& [name, b] : s.leaked) {
+    leaked.push_back(json{{"name", name}, {"bytes", b}});
+    bytes += b;
+    names.push_back("/dev/shm/" + name);
+  }
+  bool reclaimed = false;
+  for (const auto& o : in.timeline.events)
+    if (o.kind == ObsKind::ShmReclaim) reclaimed = true;
+  r.measured["created"] = s.created;
+  r.measured["leaked"] = leaked;
+  r.measured["leaked_bytes"] = bytes;
+  r.measured["reclaimed_by_harness"] = reclaimed;
+  if (leaked.empty()) {
+    r.status = CheckStatus::Pass;
+    r.reason = std::to_string(s.created) + " entr" + (s.created == 1 ? "y" : "ies") +
+               " created, none left";
+  } else {
+    r.status = CheckStatus::Fail;
+    r.reason = std::to_string(leaked.size()) + " /dev/shm entr" + (leaked.size() == 1 ? "y" : "ies") +
+               " left behind (" + std::to_string(bytes) + " bytes): " + first_lines(names, 3);
+  }
+  return r;
+}
+
+std::string last_lines(const std::string& text, int n) {
+  int count = 0;
+  size_t pos = text.size();
+  if (pos && text[pos - 1] == '\n') --pos;
+  while (pos > 0) {
+    size_t nl = text.rfind('\n', pos - 1);
+    if (nl == std::string::npos) return text;
+    if (++count == n) return text.substr(nl + 1);
+    pos = nl;
+  }
+  return text;
+}
+
+CheckResult job_exit(const CheckInput& in) {
+  CheckResult r;
+  const auto& f = in.timeline.facts;
+  const auto& cfg = in.scenario.checks.at("job_exit").job_exit;
+  r.measured["outcome"] = f.top_outcome ? json(f.top_outcome->to_string()) : json(nullptr);
+  r.measured["stderr_tail"] = last_lines(f.stderr_text, 20);
+  std::vector<std::string> problems;
+  std::string expected;
+  auto top_end = top_exit(in);
+  bool by_itself = top_end && *top_end <= in.teardown_at;
+  r.measured["exited_by_itself"] = by_itself;
+  if (!f.top_outcome || !by_itself) {
+    problems.push_back(std::string("the top process did not exit by itself") +
+                       (f.top_outcome ? " (teardown ended it: " + f.top_outcome->to_string() + ")"
+                                      : ""));
+  } else if (cfg.signal) {
+    expected = "killed(" + signal_name(*cfg.signal) + ")";
+    if (!f.top_outcome->is_killed() || f.top_outcome->signal() != *cfg.signal)
+      problems.push_back(f.top_outcome->to_string() + ", expected " + expected);
+  } else {
+    int code = cfg.code.value_or(0);
+    expected = "exited(" + std::to_string(code) + ")";
+    if (!f.top_outcome->is_exited() || f.top_outcome->exit_code() != code)
+      problems.push_back(f.top_outcome->to_string() + ", expected " + expected);
+  }
+  if (cfg.output_regex) {
+    std::regex re(*cfg.output_regex, std::regex::ECMAScript);
+    bool found = std::regex_search(f.stdout_text, re) || std::regex_search(f.stderr_text, re);
+    r.measured["output_regex"] = *cfg.output_regex;
+    r.measured["output_matched"] = found;
+    if (!found) problems.push_back("output does not match /" + *cfg.output_regex + "/");
+  }
+  r.measured["expected"] = expected;
+  if (problems.empty()) {
+    r.status = CheckStatus::Pass;
+    r.reason = f.top_outcome->to_string();
+  } else {
+    r.status = CheckStatus::Fail;
+    r.reason = first_lines(problems, 2);
+  }
+  return r;
+}
+
+CheckResult no_hang(const CheckInput& in) {
+  CheckResult r;
+  const auto& f = in.timeline.facts;
+  r.measured["deadline_ms"] = to_ms(in.scenario.timeouts.job);
+  if (!f.deadline_hit) {
+    r.status = CheckStatus::Pass;
+    r.reason = "the job ended before its " + format_duration(in.scenario.timeouts.job) + " deadline";
+    return r;
+  }
+  json live = json::array();
+  std::vector<std::string> names;
+  for (const auto& p : in.processes) {
+    auto end = p.end();
+    if (end && *end <= in.teardown_at) continue;
+    json j = process_json(p);
+    j["state"] = p.last_state ? std::string(1, p.last_state) : std::string("?");
+    live.push_back(j);
+    names.push_back(describe(p) + " state " + (p.last_state ? std::string(1, p.last_state) : "?"));
+  }
+  r.measured["live_at_deadline"] = live;
+  r.status = CheckStatus::Fail;
+  r.reason = "hang: still running at the " + format_duration(in.scenario.timeouts.job) +
+             " deadline; live: " + first_lines(names, 4);
+  return r;
+}
+
+using CheckFn = std::function<CheckResult(const CheckInput&)>;
+const std::map<std::string, CheckFn>& catalogue() {
+  static const std::map<std::string, CheckFn> c = {
+      {"all_exited", all_exited}, {"no_orphans", no_orphans}, {"no_zombies", no_zombies},
+      {"shm_clean", shm_clean},   {"job_exit", job_exit},     {"no_hang", no_hang},
+  };
+  return c;
+}
+
+}  // namespace
+
+Nanos CheckInput::grace(const std::string& check) const {
+  auto it = scenario.checks.find(check);
+  if (it != scenario.checks.end() && it->second.grace) return *it->second.grace;
+  return scenario.grace;
+}
+
+CheckInput make_check_input(const Scenario& sc, const Timeline& tl,
+                            const std::vector<ProcessHistory>& procs) {
+  CheckInput in{sc, tl, procs};
+  in.end_at = tl.events.empty() ? 0 : tl.events.back().t;
+  for (const auto& o : tl.events) in.end_at = std::max(in.end_at, o.t);
+  in.teardown_at = phase_time(tl, "teardown").value_or(in.end_at);
+  return in;
+}
+
+CheckResult run_check(const std::string& name, const CheckInput& in) {
+  CheckResult r;
+  auto it = catalogue().find(name);
+  if (it == catalogue().end()) {
+    r.name = name;
+    r.status = CheckStatus::Error;
+    r.reason = "unknown check";
+    return r;
+  }
+  try {
+    r = it->second(in);
+  } catch (const std::exception& e) {
+    r = CheckResult{};
+    r.status = CheckStatus::Error;
+    r.reason = std::string("check failed to evaluate: ") + e.what();
+  }
+  r.name = name;
+  return r;
+}
+
+std::vector<CheckResult> run_checks(const Scenario& sc, const Timeline& tl,
+                                    const std::vector<ProcessHistory>& procs) {
+  auto in = make_check_input(sc, tl, procs);
+  std::vector<CheckResult> out;
+  for (const auto& name : known_checks()) {
+    auto it = sc.checks.find(name);
+    if (it != sc.checks.end() && !it->second.enabled) continue;
+    auto r = run_check(name, in);
+    r.expected_to_fail = sc.expect.failing.count(name) > 0;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+Verdict decide_verdict(const Scenario& sc, const std::vector<CheckResult>& checks,
+                       std::string* reason) {
+  std::set<std::string> failed;
+  for (const auto& c : checks) {
+    if (c.status == CheckStatus::Error) {
+      if (reason) *reason = "check " + c.name + " errored: " + c.reason;
+      return Verdict::Error;
+    }
+    if (c.status == CheckStatus::Fail) failed.insert(c.name);
+  }
+  auto join = [](const std::set<std::string>& s) {
+    std::string out;
+    for (const auto& x : s) out += (out.empty() ? "" : ", ") + x;
+    return out;
+  };
+  if (sc.expect.expect_pass) {
+    if (failed.empty()) {
+      if (reason) *reason = "every check passed";
+      return Verdict::Pass;
+    }
+    if (reason) *reason = "failed: " + join(failed);
+    return Verdict::Fail;
+  }
+  std::set<std::string> unexpected;
+  for (const auto& f : failed)
+    if (!sc.expect.failing.count(f)) unexpected.insert(f);
+  if (!unexpected.empty()) {
+    if (reason) *reason = "failed beyond the expected failure: " + join(unexpected);
+    return Verdict::Fail;
+  }
+  if (failed == sc.expect.failing) {
+    if (reason) *reason = "expected failure reproduced: " + join(failed);
+    return Verdict::XFail;
+  }
+  std::set<std::string> missing;
+  for (const auto& e : sc.expect.failing)
+    if (!failed.count(e)) missing.insert(e);
+  if (reason) *reason = "expected failure did not reproduce: " + join(missing) + " passed";
+  return Verdict::XPass;
+}
+
+Timings compute_timings(const Timeline& tl, const std::vector<ProcessHistory>& procs) {
+  Timings t;
+  std::optional<Nanos> top_end, top_start;
+  for (const auto& p : procs)
+    if (p.is_top) {
+      top_start = p.started;
+      top_end = p.end();
+    }
+  auto teardown = phase_time(tl, "teardown");
+  auto done = phase_time(tl, "done");
+  auto deadline = phase_time(tl, "deadline");
+  std::optional<Nanos> origin;
+  if (top_end) {
+    origin = top_end;
+    t.origin = "top process exit";
+  } else if (deadline) {
+    origin = deadline;
+    t.origin = "deadline";
+  }
+  auto ms = [](std::optional<Nanos> v) -> std::optional<double> {
+    if (!v) return std::nullopt;
+    return to_ms(*v);
+  };
+  if (top_end && teardown && *top_end > *teardown) top_end.reset();  // ended by the teardown
+  t.ms["job_ms"] = (top_start && top_end) ? ms(*top_end - *top_start) : std::nullopt;
+  // Until every job process was gone by itself (nullopt: teardown was needed).
+  Nanos last_end = 0, last_gone = 0;
+  bool all_ended = true, all_gone = true;
+  for (const auto& p : procs) {
+    auto e = p.end();
+    if (!e || (teardown && *e > *teardown)) all_ended = false;
+    else last_end = std::max(last_end, *e);
+    auto g = p.gone_at ? p.gone_at : e;
+    if (!g) all_gone = false;
+    else last_gone = std::max(last_gone, *g);
+  }
+  t.ms["to_all_exited_ms"] =
+      (origin && all_ended) ? ms(std::max<Nanos>(0, last_end - *origin)) : std::nullopt;
+  t.ms["to_all_gone_ms"] =
+      (origin && all_gone) ? ms(std::max<Nanos>(0, last_gone - *origin)) : std::nullopt;
+  auto s = shm_story(tl);
+  if (!s.leaked.empty() || !origin) {
+    t.ms["to_shm_baseline_ms"] = std::nullopt;
+  } else {
+    t.ms["to_shm_baseline_ms"] =
+        s.back_to_baseline ? ms(std::max<Nanos>(0, *s.back_to_baseline - *origin)) : 0.0;
+  }
+  t.ms["teardown_ms"] = (teardown && done) ? ms(*done - *teardown) : std::nullopt;
+  t.ms["total_ms"] = done ? ms(*done) : std::nullopt;
+  return t;
+}
+
+}  // namespace aftermath

@@ -1,0 +1,364 @@
+// aftermath: the command line. A thin program over the harness library.
+//
+//   aftermath run [OPTIONS] SCENARIO.yaml|SUITE.suite...
+//   aftermath run [OPTIONS] -- COMMAND [ARGS...]
+//   aftermath list [DIR]
+//
+// Exit status: 0 when every verdict is pass or xfail; 1 when any is fail,
+// xpass or error; 2 for usage or scenario errors (then nothing is launched).
+#include <signal.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <sstream>
+
+#include "harness/check/checks.h"
+#include "harness/scenario/scenario.h"
+#include "harness/supervise/runner.h"
+#include "reports/json.h"
+#include "reports/junit.h"
+
+namespace fs = std::filesystem;
+using namespace aftermath;
+
+namespace {
+
+volatile bool g_interrupted = false;
+void on_signal(int) { g_interrupted = true; }
+
+std::string self_path() {
+  std::error_code ec;
+  auto p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("aftermath") : p.string();
+}
+
+std::string bin_dir() { return fs::path(self_path()).parent_path().string(); }
+
+// Durations everywhere take units: "500ms", "20s", "2m".
+std::optional<Nanos> duration_option(const std::string& name, const std::string& value) {
+  if (value.empty()) return std::nullopt;
+  auto d = parse_duration(value);
+  if (!d) throw CLI::ValidationError(name, "'" + value + "' is not a duration (e.g. 500ms, 20s, 2m)");
+  return d;
+}
+
+// A .suite file lists scenario files, one per line, relative to itself;
+// '#' starts a comment.
+std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs,
+                                       std::vector<std::string>& errors) {
+  std::vector<std::string> out;
+  for (const auto& in : inputs) {
+    if (fs::is_directory(in)) {
+      std::vector<std::string> found;
+      for (const auto& e : fs::directory_iterator(in))
+        if (e.path().extension() == ".yaml") found.push_back(e.path().string());
+      std::sort(found.begin(), found.end());
+      out.insert(out.end(), found.begin(), found.end());
+    } else if (fs::path(in).extension() == ".suite") {
+      std::ifstream f(in);
+      if (!f) {
+        errors.push_back(in + ": cannot read the suite file");
+        continue;
+      }
+      std::string line;
+      int n = 0;
+      while (std::getline(f, line)) {
+        ++n;
+        auto hash = line.find('#');
+        if (hash != std::string::npos) line.erase(hash);
+        while (!line.empty() && isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
+        size_t b = line.find_first_not_of(" \t");
+        if (b == std::string::npos) continue;
+        line = line.substr(b);
+        fs::path p = fs::path(in).parent_path() / line;
+        if (!fs::exists(p)) {
+          errors.push_back(in + ":" + std::to_string(n) + ":1: " + line + ": no such scenario file");
+          continue;
+        }
+        out.push_back(p.lexically_normal().string());
+      }
+    } else {
+      out.push_back(in);
+    }
+  }
+  return out;
+}
+
+bool is_tty() { return isatty(STDOUT_FILENO) == 1; }
+
+void print_status(const Scenario& sc, const LiveStatus& s, bool tty) {
+  static std::string last_phase;
+  char line[256];
+  std::snprintf(line, sizeof line, "[%s] %6.1fs  procs %-4d  %s", sc.name.c_str(), s.elapsed / 1e9,
+                s.processes, s.phase.c_str());
+  if (tty) {
+    std::printf("\r\033[K%s", line);
+    std::fflush(stdout);
+  } else if (s.phase != last_phase) {
+    std::printf("%s\n", line);
+    std::fflush(stdout);
+  }
+  last_phase = s.phase;
+}
+
+std::string fmt_ms(const std::optional<double>& v) {
+  if (!v) return "-";
+  char buf[32];
+  if (*v >= 1000) std::snprintf(buf, sizeof buf, "%.2fs", *v / 1000);
+  else std::snprintf(buf, sizeof buf, "%.1fms", *v);
+  return buf;
+}
+
+void print_table(const RunResult& run, bool tty) {
+  auto colour = [&](Verdict v) -> std::string {
+    std::string s(to_string(v));
+    if (!tty) return s;
+    bool good = v == Verdict::Pass || v == Verdict::XFail;
+    return (good ? "\033[32m" : "\033[31m") + s + "\033[0m";
+  };
+  std::printf("\n%-36s %-7s %-30s %10s %10s %10s\n", "scenario", "verdict", "failed checks",
+              "job", "all gone", "shm base");
+  for (const auto& s : run.scenarios) {
+    std::string failed;
+    for (const auto& c : s.checks)
+      if (c.status == CheckStatus::Fail || c.status == CheckStatus::Error)
+        failed += (failed.empty() ? "" : ",") + c.name;
+    if (failed.empty()) failed = "-";
+    auto get = [&](const char* k) {
+      auto it = s.timings_ms.find(k);
+      return it == s.timings_ms.end() ? std::optional<double>() : it->second;
+    };
+    std::string v = colour(s.verdict);
+    int pad = tty ? 7 + 9 : 7;
+    std::printf("%-36s %-*s %-30s %10s %10s %10s\n", s.name.c_str(), pad, v.c_str(), failed.c_str(),
+                fmt_ms(get("job_ms")).c_str(), fmt_ms(get("to_all_gone_ms")).c_str(),
+                fmt_ms(get("to_shm_baseline_ms")).c_str());
+    if (s.verdict == Verdict::Fail || s.verdict == Verdict::XPass || s.verdict == Verdict::Error)
+      std::printf("    %s\n", s.verdict_reason.c_str());
+  }
+  std::map<Verdict, int> n;
+  for (const auto& s : run.scenarios) n[s.verdict]++;
+  std::printf("\n%zu scenario(s): %d pass, %d xfail, %d fail, %d xpass, %d error\n",
+              run.scenarios.size(), n[Verdict::Pass], n[Verdict::XFail], n[Verdict::Fail],
+              n[Verdict::XPass], n[Verdict::Error]);
+}
+
+bool write_file(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << text;
+  return static_cast<bool>(f);
+}
+
+std::map<std::string, std::string> scenario_vars() {
+  return {{"AFTERMATH_BIN", bin_dir()}};
+}
+
+int cmd_list(const std::string& dir) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.path().extension() == ".yaml") files.push_back(e.path().string());
+  if (ec) {
+    std::fprintf(stderr, "aftermath list: %s: %s\n", dir.c_str(), ec.message().c_str());
+    return 2;
+  }
+  std::sort(files.begin(), files.end());
+  int bad = 0;
+  std::printf("%-36s %-24s %-14s %s\n", "scenario", "tags", "requires", "description");
+  for (const auto& f : files) {
+    ParseContext ctx;
+    ctx.vars = scenario_vars();
+    ctx.check_command = false;
+    auto r = load_scenario(f, ctx);
+    if (!r.scenario) {
+      for (const auto& d : r.diagnostics) std::fprintf(stderr, "%s\n", d.to_string().c_str());
+      ++bad;
+      continue;
+    }
+    auto join = [](const std::vector<std::string>& v) {
+      std::string s;
+      for (const auto& x : v) s += (s.empty() ? "" : ",") + x;
+      return s.empty() ? std::string("-") : s;
+    };
+    std::string desc = r.scenario->description;
+    auto nl = desc.find('\n');
+    if (nl != std::string::npos) desc = desc.substr(0, nl);
+    std::printf("%-36s %-24s %-14s %s\n", r.scenario->name.c_str(), join(r.scenario->tags).c_str(),
+                join(r.scenario->requires_).c_str(), desc.c_str());
+  }
+  return bad ? 2 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"aftermath: fault injection and leftovers checks for multi-process training jobs"};
+  app.require_subcommand(1);
+  std::string full_cmd;
+  for (int i = 0; i < argc; ++i) full_cmd += (i ? " " : "") + shell_quote(argv[i]);
+
+  auto* run = app.add_subcommand("run", "run scenario files, suites, or -- COMMAND as a job");
+  std::vector<std::string> inputs;
+  std::string out_dir = "aftermath-out", timeout_s, grace_s, settle_s, contain = "auto";
+  bool keep_leaks = false;
+  std::optional<std::uint64_t> seed;
+  run->add_option("inputs", inputs, "scenario .yaml files, .suite files or directories");
+  run->add_option("--out", out_dir, "report folder (result.json, junit.xml, per-scenario logs)");
+  run->add_option("--timeout", timeout_s, "job deadline, overrides the scenario's (e.g. 30s)");
+  run->add_option("--grace", grace_s,
+                  "how long a process may outlive its parent or stay a zombie (e.g. 500ms)");
+  run->add_option("--settle", settle_s, "how long leftovers are watched after the top process exits");
+  run->add_option("--seed", seed, "seed passed to the job as AFTERMATH_SEED");
+  run->add_flag("--keep-leaks", keep_leaks, "leave leaked /dev/shm entries in place (still reported)");
+  run->add_option("--contain", contain, "containment: auto, pidns or subreaper")
+      ->check(CLI::IsMember({"auto", "pidns", "subreaper"}));
+
+  auto* list = app.add_subcommand("list", "list scenarios with description, tags and requirements");
+  std::string list_dir = "scenarios";
+  list->add_option("dir", list_dir, "folder of scenario files");
+
+  // Everything after "--" is the job's command line, untouched.
+  std::vector<std::string> job_cmd;
+  std::vector<char*> args(argv, argv + argc);
+  for (size_t i = 1; i < args.size(); ++i) {
+    if (std::string(args[i]) == "--") {
+      for (size_t j = i + 1; j < args.size(); ++j) job_cmd.push_back(args[j]);
+      args.resize(i);
+      break;
+    }
+  }
+  try {
+    app.parse(static_cast<int>(args.size()), args.data());
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+
+  if (list->parsed()) return cmd_list(list_dir);
+
+  RunOptions ro;
+  try {
+    ro.timeout = duration_option("--timeout", timeout_s);
+    ro.grace = duration_option("--grace", grace_s);
+    ro.settle = duration_option("--settle", settle_s);
+  } catch (const CLI::ValidationError& e) {
+    std::fprintf(stderr, "aftermath run: %s\n", e.what());
+    return 2;
+  }
+  ro.out_dir = out_dir;
+  ro.keep_leaks = keep_leaks;
+  ro.seed = seed;
+  ro.containment = contain;
+  ro.command_line = full_cmd;
+  ro.self_path = self_path();
+  const char* reaper_env = std::getenv("AFTERMATH_REAPER");
+  ro.reaper_path = reaper_env ? reaper_env : bin_dir() + "/aftermath-reaper";
+
+  // Parse and validate everything before launching anything.
+  std::vector<Scenario> scenarios;
+  std::vector<std::string> errors;
+  if (!job_cmd.empty()) {
+    if (!inputs.empty()) {
+      std::fprintf(stderr, "aftermath run: give scenario files or -- COMMAND, not both\n");
+      return 2;
+    }
+    Scenario sc;
+    sc.name = "cmd-" + fs::path(job_cmd[0]).filename().string();
+    for (auto& c : sc.name)
+      if (!isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
+    sc.description = "ad-hoc command";
+    sc.file = "<command line>";
+    sc.job.argv = job_cmd;
+    std::string prog = job_cmd[0];
+    std::string resolved;
+    if (prog.find('/') != std::string::npos) {
+      resolved = fs::absolute(prog).string();
+    } else if (const char* path = std::getenv("PATH")) {
+      std::stringstream ss(path);
+      std::string dir;
+      while (std::getline(ss, dir, ':')) {
+        auto cand = (fs::path(dir.empty() ? "." : dir) / prog).string();
+        if (access(cand.c_str(), X_OK) == 0 && fs::is_regular_file(cand)) {
+          resolved = cand;
+          break;
+        }
+      }
+    }
+    if (resolved.empty() || access(resolved.c_str(), X_OK) != 0 || !fs::is_regular_file(resolved)) {
+      std::fprintf(stderr, "<command line>: job.command: '%s' not found or not executable\n",
+                   prog.c_str());
+      return 2;
+    }
+    sc.job.argv[0] = resolved;
+    for (const auto& name : known_checks()) sc.checks[name] = CheckConfig{};
+    sc.text = full_cmd;
+    scenarios.push_back(std::move(sc));
+  } else {
+    if (inputs.empty()) {
+      std::fprintf(stderr, "aftermath run: give scenario files, suites, or -- COMMAND\n");
+      return 2;
+    }
+    for (const auto& f : expand_inputs(inputs, errors)) {
+      ParseContext ctx;
+      ctx.vars = scenario_vars();
+      auto r = load_scenario(f, ctx);
+      for (const auto& d : r.diagnostics) errors.push_back(d.to_string());
+      if (r.scenario) scenarios.push_back(std::move(*r.scenario));
+    }
+    std::set<std::string> names;
+    for (const auto& s : scenarios)
+      if (!names.insert(s.name).second)
+        errors.push_back(s.file + ": name: '" + s.name + "' is used by two scenarios in this run");
+  }
+  if (!errors.empty()) {
+    for (const auto& e : errors) std::fprintf(stderr, "%s\n", e.c_str());
+    std::fprintf(stderr, "aftermath run: %zu problem(s); nothing was launched\n", errors.size());
+    return 2;
+  }
+
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGHUP, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  ro.interrupted = &g_interrupted;
+  bool tty = is_tty();
+  ro.on_status = [tty](const Scenario& sc, const LiveStatus& s) { print_status(sc, s, tty); };
+
+  RunResult result;
+  result.tool_version = AFTERMATH_VERSION;
+  result.command_line = full_cmd;
+  result.environment = environment_facts();
+  for (const auto& sc : scenarios) {
+    if (g_interrupted) break;
+    result.scenarios.push_back(run_scenario(sc, ro));
+    if (tty) std::printf("\r\033[K");
+    const auto& r = result.scenarios.back();
+    std::printf("[%s] %s: %s\n", r.name.c_str(), std::string(to_string(r.verdict)).c_str(),
+                r.verdict_reason.c_str());
+    if (!r.timeline.facts.containment_note.empty())
+      std::printf("[%s] containment: %s\n", r.name.c_str(), r.timeline.facts.containment_note.c_str());
+  }
+
+  std::error_code ec;
+  fs::create_directories(out_dir, ec);
+  std::string abs_out = fs::absolute(out_dir, ec).string();
+  bool ok = write_file(abs_out + "/result.json", write_json(result)) &&
+            write_file(abs_out + "/junit.xml", write_junit(result));
+  print_table(result, tty);
+  std::printf("reports: %s/result.json %s/junit.xml\n", abs_out.c_str(), abs_out.c_str());
+  if (!ok) {
+    std::fprintf(stderr, "aftermath: cannot write the reports under %s\n", abs_out.c_str());
+    return 1;
+  }
+  if (g_interrupted) return 1;
+  for (const auto& r : result.scenarios)
+    if (r.verdict != Verdict::Pass && r.verdict != Verdict::XFail) return 1;
+  return 0;
+}

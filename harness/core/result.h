@@ -1,0 +1,60 @@
+// RunResult: what a run produced, the source of truth every report renders
+// from. Built from the scenario, the timeline and the check results.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/core/timeline.h"
+#include "harness/core/types.h"
+
+namespace aftermath {
+
+constexpr int kResultSchemaVersion = 1;
+
+struct CheckResult {
+  std::string name;
+  CheckStatus status = CheckStatus::Error;
+  std::string reason;         // why it failed / was skipped / errored; a one-line summary on pass
+  nlohmann::json measured = nlohmann::json::object();  // measured values (ms for times, bytes, lists)
+  bool expected_to_fail = false;   // named in the scenario's expectation
+};
+
+struct ScenarioResult {
+  std::string name;
+  std::string file;
+  std::string description;
+  std::vector<std::string> tags;
+  std::string scenario_text;
+  std::string scenario_hash;     // FNV-1a 64 of scenario_text, hex
+  std::uint64_t seed = 0;
+  std::string expect;            // "pass" or "fail: a, b"
+  Verdict verdict = Verdict::Error;
+  std::string verdict_reason;
+  std::string error;             // set when verdict is error because the run itself failed
+  std::vector<CheckResult> checks;
+  // Named timings in milliseconds; nullopt = not reached / not applicable.
+  // Keys: job_ms (launch to top exit), to_all_exited_ms, to_shm_baseline_ms, total_ms.
+  std::map<std::string, std::optional<double>> timings_ms;
+  std::string timings_origin;    // "first fault" | "top process exit" | "deadline"
+  std::vector<ProcessHistory> processes;
+  Timeline timeline;
+  std::string out_dir;           // this scenario's report folder
+  std::string stdout_path, stderr_path;
+  std::string repro;             // one-line command that reruns it
+  std::string started_at;        // wall clock, ISO-8601 UTC
+};
+
+struct RunResult {
+  int schema_version = kResultSchemaVersion;
+  std::string tool_version;
+  std::string command_line;
+  std::map<std::string, std::string> environment;  // kernel, glibc, compiler, shm size, ...
+  std::vector<ScenarioResult> scenarios;
+};
+
+}  // namespace aftermath

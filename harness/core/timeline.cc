@@ -1,0 +1,214 @@
+#include "harness/core/timeline.h"
+
+#include <map>
+
+namespace aftermath {
+
+std::string_view to_string(ObsKind k) {
+  switch (k) {
+    case ObsKind::Phase: return "phase";
+    case ObsKind::ProcStart: return "proc_start";
+    case ObsKind::ProcParent: return "proc_parent";
+    case ObsKind::ProcState: return "proc_state";
+    case ObsKind::ProcExit: return "proc_exit";
+    case ObsKind::ProcGone: return "proc_gone";
+    case ObsKind::ShmAdd: return "shm_add";
+    case ObsKind::ShmResize: return "shm_resize";
+    case ObsKind::ShmRemove: return "shm_remove";
+    case ObsKind::ShmReclaim: return "shm_reclaim";
+    case ObsKind::Signal: return "signal";
+    case ObsKind::Sample: return "sample";
+    case ObsKind::Note: break;
+  }
+  return "note";
+}
+
+namespace obs {
+namespace {
+Observation make(Nanos t, ObsKind k) {
+  Observation o;
+  o.t = t;
+  o.kind = k;
+  return o;
+}
+}  // namespace
+
+Observation phase(Nanos t, std::string name) {
+  auto o = make(t, ObsKind::Phase);
+  o.name = std::move(name);
+  return o;
+}
+Observation proc_start(Nanos t, int pid, int ppid, std::string comm, std::string cmdline, Role role,
+                       int depth, std::int64_t start_ticks, char state) {
+  auto o = make(t, ObsKind::ProcStart);
+  o.pid = pid;
+  o.ppid = ppid;
+  o.name = std::move(comm);
+  o.text = std::move(cmdline);
+  o.role = role;
+  o.depth = depth;
+  o.value = start_ticks;
+  o.state = state;
+  return o;
+}
+Observation proc_parent(Nanos t, int pid, int new_ppid) {
+  auto o = make(t, ObsKind::ProcParent);
+  o.pid = pid;
+  o.ppid = new_ppid;
+  return o;
+}
+Observation proc_state(Nanos t, int pid, char state) {
+  auto o = make(t, ObsKind::ProcState);
+  o.pid = pid;
+  o.state = state;
+  return o;
+}
+Observation proc_exit(Nanos t, int pid, std::optional<Outcome> outcome) {
+  auto o = make(t, ObsKind::ProcExit);
+  o.pid = pid;
+  o.outcome = outcome;
+  return o;
+}
+Observation proc_gone(Nanos t, int pid) {
+  auto o = make(t, ObsKind::ProcGone);
+  o.pid = pid;
+  return o;
+}
+Observation shm_add(Nanos t, std::string name, std::int64_t bytes, bool baseline) {
+  auto o = make(t, ObsKind::ShmAdd);
+  o.name = std::move(name);
+  o.value = bytes;
+  o.baseline = baseline;
+  return o;
+}
+Observation shm_resize(Nanos t, std::string name, std::int64_t bytes) {
+  auto o = make(t, ObsKind::ShmResize);
+  o.name = std::move(name);
+  o.value = bytes;
+  return o;
+}
+Observation shm_remove(Nanos t, std::string name) {
+  auto o = make(t, ObsKind::ShmRemove);
+  o.name = std::move(name);
+  return o;
+}
+Observation shm_reclaim(Nanos t, std::string name, std::int64_t bytes) {
+  auto o = make(t, ObsKind::ShmReclaim);
+  o.name = std::move(name);
+  o.value = bytes;
+  return o;
+}
+Observation signal(Nanos t, int pid, int sig, std::string why) {
+  auto o = make(t, ObsKind::Signal);
+  o.pid = pid;
+  o.value = sig;
+  o.text = std::move(why);
+  return o;
+}
+Observation sample(Nanos t, std::int64_t procs, std::int64_t shm_bytes) {
+  auto o = make(t, ObsKind::Sample);
+  o.value = procs;
+  o.value2 = shm_bytes;
+  return o;
+}
+Observation note(Nanos t, std::string text) {
+  auto o = make(t, ObsKind::Note);
+  o.text = std::move(text);
+  return o;
+}
+}  // namespace obs
+
+std::vector<ProcessHistory> build_histories(const Timeline& tl) {
+  std::vector<ProcessHistory> out;
+  std::map<int, size_t> live;  // pid -> index of its current (latest) history
+  auto find = [&](int pid) -> ProcessHistory* {
+    auto it = live.find(pid);
+    return it == live.end() ? nullptr : &out[it->second];
+  };
+  for (const auto& o : tl.events) {
+    switch (o.kind) {
+      case ObsKind::ProcStart: {
+        ProcessHistory h;
+        h.pid = o.pid;
+        h.first_ppid = h.last_ppid = o.ppid;
+        h.depth = o.depth;
+        h.comm = o.name;
+        h.cmdline = o.text;
+        h.role = o.role;
+        h.started = o.t;
+        h.last_state = o.state;
+        h.is_top = (o.pid == tl.facts.top_pid);
+        // First seen already re-parented to the reaper: its parent died before
+        // any sample saw it (a double fork, a parent that exits at once).
+        if (!h.is_top && tl.facts.init_pid != 0 && o.ppid == tl.facts.init_pid) h.orphaned_at = o.t;
+        live[o.pid] = out.size();  // a reused pid starts a new history
+        out.push_back(std::move(h));
+        break;
+      }
+      case ObsKind::ProcParent:
+        if (auto* h = find(o.pid)) {
+          h->last_ppid = o.ppid;
+          if (!h->orphaned_at) h->orphaned_at = o.t;
+        }
+        break;
+      case ObsKind::ProcState:
+        if (auto* h = find(o.pid)) {
+          h->last_state = o.state;
+          if (o.state == 'Z' && !h->zombie_since) h->zombie_since = o.t;
+          if (o.state == 'T' || o.state == 't') {
+            h->stopped_since = o.t;
+          } else {
+            h->stopped_since.reset();
+          }
+        }
+        break;
+      case ObsKind::ProcExit:
+        if (auto* h = find(o.pid)) {
+          if (!h->exited_at) h->exited_at = o.t;
+          if (o.outcome) h->outcome = o.outcome;
+          // Exited but not yet reaped is what a zombie is; the exit time is exact
+          // (pidfd), the sampled 'Z' may come later.
+          if (!h->zombie_since) h->zombie_since = o.t;
+        }
+        break;
+      case ObsKind::ProcGone:
+        if (auto* h = find(o.pid)) {
+          if (!h->gone_at) h->gone_at = o.t;
+          if (!h->exited_at) h->exited_at = o.t;
+          live.erase(o.pid);
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  // Orphaned: the parent's life ended while the child still lived, even if no
+  // re-parent was sampled in between (e.g. the parent's pidfd fired first).
+  std::map<int, const ProcessHistory*> by_pid;
+  for (const auto& h : out) by_pid[h.pid] = &h;
+  for (auto& h : out) {
+    auto it = by_pid.find(h.first_ppid);
+    if (it == by_pid.end() || it->second == &h) continue;
+    const ProcessHistory& parent = *it->second;
+    if (parent.started > h.started) continue;  // a reused pid, not our parent
+    auto pend = parent.end();
+    if (!pend) continue;
+    auto hend = h.end();
+    if (!hend || *hend > *pend) {
+      if (!h.orphaned_at || *h.orphaned_at > *pend) h.orphaned_at = *pend;
+    }
+  }
+  // zombie_since only matters if the process was gone later than it exited.
+  for (auto& h : out) {
+    if (h.zombie_since && h.gone_at && *h.gone_at <= *h.zombie_since) h.zombie_since.reset();
+  }
+  return out;
+}
+
+std::optional<Nanos> phase_time(const Timeline& tl, std::string_view name) {
+  for (const auto& o : tl.events)
+    if (o.kind == ObsKind::Phase && o.name == name) return o.t;
+  return std::nullopt;
+}
+
+}  // namespace aftermath

@@ -1,0 +1,112 @@
+// The timeline: every fact the supervisor saw, in order, stamped with
+// monotonic nanoseconds since the run's start. Observers only append; checks
+// only read. A hand-made Timeline is how every check is unit-tested.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/core/types.h"
+
+namespace aftermath {
+
+enum class ObsKind {
+  Phase,       // name: launch | running | job_exited | settle | deadline | teardown | done
+  ProcStart,   // pid, ppid, name=comm, text=cmdline, role, value=start time (clock ticks since boot), depth, state
+  ProcParent,  // pid, ppid: the parent changed (re-parented after the parent's death)
+  ProcState,   // pid, state: a new /proc state letter (R S D Z T t ...)
+  ProcExit,    // pid, outcome (when known): the process exited (pidfd readable / reaped)
+  ProcGone,    // pid: no longer in /proc (reaped)
+  ShmAdd,      // name, value=bytes; baseline=true for entries present before launch
+  ShmResize,   // name, value=bytes
+  ShmRemove,   // name
+  ShmReclaim,  // name, value=bytes: the harness removed a leaked entry after the run
+  Signal,      // pid, value=signal, text=why: the harness sent a signal
+  Sample,      // value=job process count, value2=/dev/shm bytes above baseline
+  Note,        // text
+};
+std::string_view to_string(ObsKind k);
+
+struct Observation {
+  Nanos t = 0;
+  ObsKind kind = ObsKind::Note;
+  int pid = 0;
+  int ppid = 0;
+  int depth = 0;
+  char state = 0;
+  bool baseline = false;
+  Role role = Role::Unknown;
+  std::int64_t value = 0;
+  std::int64_t value2 = 0;
+  std::string name;
+  std::string text;
+  std::optional<Outcome> outcome;
+};
+
+// Builders, so hand-made timelines in tests read like the real thing.
+namespace obs {
+Observation phase(Nanos t, std::string name);
+Observation proc_start(Nanos t, int pid, int ppid, std::string comm, std::string cmdline,
+                       Role role = Role::Unknown, int depth = 0, std::int64_t start_ticks = 0,
+                       char state = 0);
+Observation proc_parent(Nanos t, int pid, int new_ppid);
+Observation proc_state(Nanos t, int pid, char state);
+Observation proc_exit(Nanos t, int pid, std::optional<Outcome> outcome);
+Observation proc_gone(Nanos t, int pid);
+Observation shm_add(Nanos t, std::string name, std::int64_t bytes, bool baseline = false);
+Observation shm_resize(Nanos t, std::string name, std::int64_t bytes);
+Observation shm_remove(Nanos t, std::string name);
+Observation shm_reclaim(Nanos t, std::string name, std::int64_t bytes);
+Observation signal(Nanos t, int pid, int sig, std::string why);
+Observation sample(Nanos t, std::int64_t procs, std::int64_t shm_bytes);
+Observation note(Nanos t, std::string text);
+}  // namespace obs
+
+// Facts about the run that are not events in time.
+struct RunFacts {
+  int top_pid = 0;                       // the job's top process (host pid)
+  int init_pid = 0;                      // the reaper every orphan is re-parented to (host pid)
+  std::optional<Outcome> top_outcome;    // nullopt: it never exited on its own
+  std::string stdout_text;               // captured output (may be truncated to the tail)
+  std::string stderr_text;
+  bool deadline_hit = false;             // the job deadline passed with the top process alive
+  std::string containment;               // "pid-namespace" | "user+pid-namespace" | "subreaper"
+  std::string containment_note;          // why not a PID namespace, when not
+};
+
+struct Timeline {
+  std::vector<Observation> events;
+  RunFacts facts;
+  void add(Observation o) { events.push_back(std::move(o)); }
+};
+
+// Per-process history derived from a timeline (pure).
+struct ProcessHistory {
+  int pid = 0;
+  int first_ppid = 0;
+  int last_ppid = 0;
+  int depth = 0;
+  std::string comm;
+  std::string cmdline;
+  Role role = Role::Unknown;
+  Nanos started = 0;                    // first seen
+  std::optional<Nanos> orphaned_at;     // parent changed / parent exited while this lived
+  std::optional<Nanos> exited_at;       // ProcExit
+  std::optional<Nanos> gone_at;         // ProcGone
+  std::optional<Outcome> outcome;
+  std::optional<Nanos> zombie_since;    // first seen in state Z (or exited but not yet gone)
+  std::optional<Nanos> stopped_since;   // last entered T/t
+  char last_state = 0;
+  bool is_top = false;
+  // End of life: exit time, else gone time, else nullopt (alive at end of timeline).
+  std::optional<Nanos> end() const { return exited_at ? exited_at : gone_at; }
+};
+
+std::vector<ProcessHistory> build_histories(const Timeline& tl);
+
+// The time of the first Phase observation with this name, if any.
+std::optional<Nanos> phase_time(const Timeline& tl, std::string_view name);
+
+}  // namespace aftermath

@@ -1,0 +1,156 @@
+#include "harness/core/types.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+
+namespace aftermath {
+
+Nanos monotonic_now() noexcept {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return Nanos(ts.tv_sec) * kSecond + ts.tv_nsec;
+}
+
+std::optional<Nanos> parse_duration(std::string_view text) {
+  std::string s(text);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  size_t i = 0;
+  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+  size_t num_begin = i;
+  bool dot = false;
+  while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || (s[i] == '.' && !dot))) {
+    if (s[i] == '.') dot = true;
+    ++i;
+  }
+  if (i == num_begin) return std::nullopt;
+  std::string num = s.substr(num_begin, i - num_begin);
+  std::string unit = s.substr(i);
+  if (num == ".") return std::nullopt;
+  double scale;
+  if (unit == "ns") scale = 1;
+  else if (unit == "us") scale = 1e3;
+  else if (unit == "ms") scale = 1e6;
+  else if (unit == "s") scale = 1e9;
+  else if (unit == "m" || unit == "min") scale = 60e9;
+  else if (unit == "h") scale = 3600e9;
+  else return std::nullopt;
+  double v = std::strtod(num.c_str(), nullptr) * scale;
+  if (!std::isfinite(v) || v > 9.2e18) return std::nullopt;
+  return static_cast<Nanos>(std::llround(v));
+}
+
+std::string format_duration(Nanos d) {
+  char buf[64];
+  double a = std::fabs(static_cast<double>(d));
+  if (a >= 60e9 && std::fmod(a, 60e9) == 0) std::snprintf(buf, sizeof buf, "%.0fm", d / 60e9);
+  else if (a >= 1e9) std::snprintf(buf, sizeof buf, "%gs", d / 1e9);
+  else if (a >= 1e6) std::snprintf(buf, sizeof buf, "%gms", d / 1e6);
+  else if (a >= 1e3) std::snprintf(buf, sizeof buf, "%gus", d / 1e3);
+  else std::snprintf(buf, sizeof buf, "%lldns", static_cast<long long>(d));
+  return buf;
+}
+
+double to_ms(Nanos d) { return static_cast<double>(d) / 1e6; }
+
+Outcome Outcome::from_wait_status(int status) {
+  if (WIFSIGNALED(status)) return killed(WTERMSIG(status), WCOREDUMP(status));
+  return exited(WEXITSTATUS(status));
+}
+
+int Outcome::exit_code() const {
+  if (kind_ != Kind::Exited) throw std::logic_error("Outcome::exit_code on a killed process");
+  return value_;
+}
+
+int Outcome::signal() const {
+  if (kind_ != Kind::Killed) throw std::logic_error("Outcome::signal on an exited process");
+  return value_;
+}
+
+std::string Outcome::to_string() const {
+  if (kind_ == Kind::Exited) return "exited(" + std::to_string(value_) + ")";
+  return "killed(" + signal_name(value_) + (core_ ? ", core)" : ")");
+}
+
+namespace {
+struct SigName {
+  int sig;
+  const char* name;
+};
+constexpr SigName kSignals[] = {
+    {SIGHUP, "SIGHUP"},   {SIGINT, "SIGINT"},   {SIGQUIT, "SIGQUIT"}, {SIGILL, "SIGILL"},
+    {SIGTRAP, "SIGTRAP"}, {SIGABRT, "SIGABRT"}, {SIGBUS, "SIGBUS"},   {SIGFPE, "SIGFPE"},
+    {SIGKILL, "SIGKILL"}, {SIGUSR1, "SIGUSR1"}, {SIGSEGV, "SIGSEGV"}, {SIGUSR2, "SIGUSR2"},
+    {SIGPIPE, "SIGPIPE"}, {SIGALRM, "SIGALRM"}, {SIGTERM, "SIGTERM"}, {SIGCHLD, "SIGCHLD"},
+    {SIGCONT, "SIGCONT"}, {SIGSTOP, "SIGSTOP"}, {SIGTSTP, "SIGTSTP"}, {SIGTTIN, "SIGTTIN"},
+    {SIGTTOU, "SIGTTOU"}, {SIGXCPU, "SIGXCPU"}, {SIGXFSZ, "SIGXFSZ"}, {SIGSYS, "SIGSYS"},
+};
+}  // namespace
+
+std::string signal_name(int sig) {
+  for (const auto& s : kSignals)
+    if (s.sig == sig) return s.name;
+  return "SIG" + std::to_string(sig);
+}
+
+std::optional<int> parse_signal(std::string_view text) {
+  std::string t(text);
+  for (auto& c : t) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (!t.empty() && std::all_of(t.begin(), t.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+    int v = std::atoi(t.c_str());
+    if (v > 0 && v < 65) return v;
+    return std::nullopt;
+  }
+  if (t.rfind("SIG", 0) != 0) t = "SIG" + t;
+  for (const auto& s : kSignals)
+    if (t == s.name) return s.sig;
+  return std::nullopt;
+}
+
+std::string_view to_string(Role r) {
+  switch (r) {
+    case Role::Launcher: return "launcher";
+    case Role::Rank: return "rank";
+    case Role::Worker: return "worker";
+    case Role::Helper: return "helper";
+    case Role::Unknown: break;
+  }
+  return "unknown";
+}
+
+std::optional<Role> parse_role(std::string_view s) {
+  for (Role r : {Role::Launcher, Role::Rank, Role::Worker, Role::Helper, Role::Unknown})
+    if (to_string(r) == s) return r;
+  return std::nullopt;
+}
+
+std::string_view to_string(CheckStatus s) {
+  switch (s) {
+    case CheckStatus::Pass: return "pass";
+    case CheckStatus::Fail: return "fail";
+    case CheckStatus::Skipped: return "skipped";
+    case CheckStatus::Error: break;
+  }
+  return "error";
+}
+
+std::string_view to_string(Verdict v) {
+  switch (v) {
+    case Verdict::Pass: return "pass";
+    case Verdict::Fail: return "fail";
+    case Verdict::XFail: return "xfail";
+    case Verdict::XPass: return "xpass";
+    case Verdict::Error: break;
+  }
+  return "error";
+}
+
+}  // namespace aftermath

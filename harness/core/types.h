@@ -1,0 +1,76 @@
+// Value types shared by every layer: durations, process outcomes, roles, check
+// statuses and verdicts. Closed types, never ints or free strings: reports
+// serialise these, nothing re-derives them from text.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace aftermath {
+
+// Nanoseconds on CLOCK_MONOTONIC. In a timeline, relative to the run's start.
+using Nanos = std::int64_t;
+
+constexpr Nanos kMilli = 1'000'000;
+constexpr Nanos kSecond = 1'000'000'000;
+
+// Reads CLOCK_MONOTONIC. Async-signal-safe.
+Nanos monotonic_now() noexcept;
+
+// Parses "500ms", "20s", "2m", "1h", "250us", "1.5s" (a bare number is
+// rejected: units are mandatory). Returns nullopt on anything else.
+std::optional<Nanos> parse_duration(std::string_view text);
+// Formats a duration with the largest unit that keeps it short: "1.5s", "20ms".
+std::string format_duration(Nanos d);
+double to_ms(Nanos d);
+
+// How a process ended. Exactly one of the two states; each accessor is valid
+// in its state only.
+class Outcome {
+ public:
+  enum class Kind { Exited, Killed };
+  static Outcome exited(int code) { return Outcome(Kind::Exited, code, false); }
+  static Outcome killed(int signal, bool core_dumped = false) {
+    return Outcome(Kind::Killed, signal, core_dumped);
+  }
+  // From a waitpid()/waitid() status word.
+  static Outcome from_wait_status(int status);
+
+  Kind kind() const { return kind_; }
+  bool is_exited() const { return kind_ == Kind::Exited; }
+  bool is_killed() const { return kind_ == Kind::Killed; }
+  int exit_code() const;  // precondition: is_exited()
+  int signal() const;     // precondition: is_killed()
+  bool core_dumped() const { return core_; }
+  // "exited(0)", "killed(SIGKILL)", "killed(SIGSEGV, core)".
+  std::string to_string() const;
+  bool operator==(const Outcome& o) const {
+    return kind_ == o.kind_ && value_ == o.value_ && core_ == o.core_;
+  }
+
+ private:
+  Outcome(Kind k, int v, bool core) : kind_(k), value_(v), core_(core) {}
+  Kind kind_;
+  int value_;
+  bool core_;
+};
+
+// "SIGKILL" for 9; "SIG42" for unnamed ones.
+std::string signal_name(int sig);
+// "SIGKILL", "KILL", "9" -> 9. nullopt if unknown.
+std::optional<int> parse_signal(std::string_view text);
+
+enum class Role { Launcher, Rank, Worker, Helper, Unknown };
+std::string_view to_string(Role r);
+std::optional<Role> parse_role(std::string_view s);
+
+enum class CheckStatus { Pass, Fail, Skipped, Error };
+std::string_view to_string(CheckStatus s);
+
+// A scenario's outcome against its expectation.
+enum class Verdict { Pass, Fail, XFail, XPass, Error };
+std::string_view to_string(Verdict v);
+
+}  // namespace aftermath

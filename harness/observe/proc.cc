@@ -1,0 +1,159 @@
+#include "harness/observe/proc.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <charconv>
+#include <cstring>
+#include <deque>
+
+namespace aftermath {
+
+namespace {
+// Splits on single spaces; stat's fields after comm never contain spaces.
+std::vector<std::string_view> split_fields(std::string_view s) {
+  std::vector<std::string_view> out;
+  size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\n')) ++i;
+    size_t j = i;
+    while (j < s.size() && s[j] != ' ' && s[j] != '\n') ++j;
+    if (j > i) out.push_back(s.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
+template <typename T>
+bool to_num(std::string_view s, T& out) {
+  auto r = std::from_chars(s.data(), s.data() + s.size(), out);
+  return r.ec == std::errc() && r.ptr == s.data() + s.size();
+}
+}  // namespace
+
+std::optional<ProcStat> parse_proc_stat(std::string_view c) {
+  auto open = c.find('(');
+  auto close = c.rfind(')');
+  if (open == std::string_view::npos || close == std::string_view::npos || close < open)
+    return std::nullopt;
+  ProcStat st;
+  if (!to_num(c.substr(0, open > 0 ? open - 1 : 0), st.pid)) return std::nullopt;
+  st.comm = std::string(c.substr(open + 1, close - open - 1));
+  auto f = split_fields(c.substr(close + 1));
+  // f[0] is field 3 (state); field N is f[N - 3].
+  if (f.size() < 22) return std::nullopt;
+  if (f[0].size() != 1) return std::nullopt;
+  st.state = f[0][0];
+  if (!to_num(f[1], st.ppid) || !to_num(f[2], st.pgrp) || !to_num(f[3], st.session) ||
+      !to_num(f[11], st.utime) || !to_num(f[12], st.stime) || !to_num(f[17], st.num_threads) ||
+      !to_num(f[19], st.starttime) || !to_num(f[21], st.rss_pages))
+    return std::nullopt;
+  return st;
+}
+
+std::vector<int> parse_status_nspid(std::string_view c) {
+  std::vector<int> out;
+  size_t pos = 0;
+  while (pos < c.size()) {
+    size_t eol = c.find('\n', pos);
+    if (eol == std::string_view::npos) eol = c.size();
+    auto line = c.substr(pos, eol - pos);
+    if (line.rfind("NSpid:", 0) == 0) {
+      for (auto f : split_fields(line.substr(6))) {
+        // tabs separate the values
+        size_t i = 0;
+        while (i < f.size()) {
+          while (i < f.size() && f[i] == '\t') ++i;
+          size_t j = i;
+          while (j < f.size() && f[j] != '\t') ++j;
+          int v;
+          if (j > i && to_num(f.substr(i, j - i), v)) out.push_back(v);
+          i = j;
+        }
+      }
+      return out;
+    }
+    pos = eol + 1;
+  }
+  return out;
+}
+
+std::string parse_cmdline(std::string_view c) {
+  while (!c.empty() && c.back() == '\0') c.remove_suffix(1);
+  std::string s(c);
+  for (auto& ch : s)
+    if (ch == '\0') ch = ' ';
+  return s;
+}
+
+std::optional<std::string> read_small_file(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::string out;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      ::close(fd);
+      return std::nullopt;
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+std::map<int, ProcStat> ProcReader::scan() const {
+  std::map<int, ProcStat> out;
+  DIR* d = ::opendir(root_.c_str());
+  if (!d) return out;
+  std::string path;
+  while (dirent* e = ::readdir(d)) {
+    int pid;
+    std::string_view name(e->d_name);
+    if (name.empty() || name[0] < '0' || name[0] > '9' || !to_num(name, pid)) continue;
+    path.assign(root_).append("/").append(name).append("/stat");
+    auto text = read_small_file(path);
+    if (!text) continue;
+    if (auto st = parse_proc_stat(*text)) out.emplace(st->pid, std::move(*st));
+  }
+  ::closedir(d);
+  return out;
+}
+
+std::optional<ProcStat> ProcReader::stat(int pid) const {
+  auto text = read_small_file(root_ + "/" + std::to_string(pid) + "/stat");
+  if (!text) return std::nullopt;
+  return parse_proc_stat(*text);
+}
+
+std::string ProcReader::cmdline(int pid) const {
+  auto text = read_small_file(root_ + "/" + std::to_string(pid) + "/cmdline");
+  return text ? parse_cmdline(*text) : std::string();
+}
+
+std::vector<int> ProcReader::nspid(int pid) const {
+  auto text = read_small_file(root_ + "/" + std::to_string(pid) + "/status");
+  return text ? parse_status_nspid(*text) : std::vector<int>{};
+}
+
+std::map<int, int> descendants(const std::map<int, ProcStat>& table, int root_pid) {
+  std::multimap<int, int> children;
+  for (const auto& [pid, st] : table) children.emplace(st.ppid, pid);
+  std::map<int, int> out;
+  std::deque<std::pair<int, int>> q{{root_pid, 0}};
+  while (!q.empty()) {
+    auto [pid, depth] = q.front();
+    q.pop_front();
+    auto [b, e] = children.equal_range(pid);
+    for (auto it = b; it != e; ++it) {
+      if (out.emplace(it->second, depth + 1).second) q.emplace_back(it->second, depth + 1);
+    }
+  }
+  return out;
+}
+
+}  // namespace aftermath

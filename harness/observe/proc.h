@@ -1,0 +1,64 @@
+// The process table, read from a procfs tree. Parsing is apart from I/O: the
+// parse_* functions take file contents; ProcReader takes a root directory so
+// tests can point it at a fake /proc.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace aftermath {
+
+struct ProcStat {
+  int pid = 0;
+  std::string comm;
+  char state = '?';
+  int ppid = 0;
+  int pgrp = 0;
+  int session = 0;
+  std::uint64_t utime = 0;       // clock ticks
+  std::uint64_t stime = 0;
+  int num_threads = 0;
+  std::uint64_t starttime = 0;   // clock ticks since boot: with pid, identifies a process
+  std::int64_t rss_pages = 0;
+};
+
+// Parses /proc/PID/stat. comm may hold spaces and parentheses: it is
+// everything between the first '(' and the last ')'. nullopt if malformed.
+std::optional<ProcStat> parse_proc_stat(std::string_view contents);
+
+// The NSpid line of /proc/PID/status: the pid in each namespace, outermost
+// first. Empty if absent (kernels before 4.1).
+std::vector<int> parse_status_nspid(std::string_view contents);
+
+// /proc/PID/cmdline: NUL-separated arguments joined by spaces; a trailing NUL
+// does not add an argument. Empty for kernel threads and zombies.
+std::string parse_cmdline(std::string_view contents);
+
+// Reads procfs under a root ("/proc" in production).
+class ProcReader {
+ public:
+  explicit ProcReader(std::string root = "/proc") : root_(std::move(root)) {}
+  const std::string& root() const { return root_; }
+
+  // Every process's stat; processes that vanish mid-scan are skipped.
+  std::map<int, ProcStat> scan() const;
+  std::optional<ProcStat> stat(int pid) const;
+  std::string cmdline(int pid) const;
+  std::vector<int> nspid(int pid) const;
+
+ private:
+  std::string root_;
+};
+
+// Reads a whole small file (procfs files report size 0). nullopt on error.
+std::optional<std::string> read_small_file(const std::string& path);
+
+// The pids of every descendant of `root_pid` in `table` (not root_pid itself),
+// with their depth below root_pid (children: 1).
+std::map<int, int> descendants(const std::map<int, ProcStat>& table, int root_pid);
+
+}  // namespace aftermath

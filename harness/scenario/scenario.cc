@@ -1,0 +1,779 @@
+#include "harness/scenario/scenario.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <regex>
+#include <system_error>
+#include <utility>
+
+namespace aftermath {
+
+const std::vector<std::string>& known_checks() {
+  static const std::vector<std::string> kChecks = {"all_exited", "no_orphans", "no_zombies",
+                                                   "shm_clean",  "job_exit",   "no_hang"};
+  return kChecks;
+}
+
+const std::vector<std::string>& default_checks() {
+  // Kept as its own list: a future opt-in check would be known but not default.
+  static const std::vector<std::string> kDefaults = known_checks();
+  return kDefaults;
+}
+
+std::string Diagnostic::to_string() const {
+  std::string out = file;
+  if (line > 0) {
+    out += ":" + std::to_string(line);
+    if (column > 0) out += ":" + std::to_string(column);
+  }
+  out += ": ";
+  if (!field.empty()) out += field + ": ";
+  out += message;
+  return out;
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+
+using Keys = std::vector<std::string_view>;
+
+const Keys kTopKeys = {"name",  "description",     "tags", "requires", "job",   "timeouts",
+                       "grace", "sample_interval", "seed", "checks",   "expect"};
+const Keys kJobKeys = {"command", "args", "env", "cwd"};
+const Keys kTimeoutKeys = {"job", "settle", "teardown"};
+const Keys kCheckParams = {"grace"};
+const Keys kJobExitParams = {"grace", "code", "signal", "output_regex"};
+const Keys kExpectKeys = {"fail", "reason"};
+const Keys kRequirements = {"root", "pidns", "gpu", "cuda", "nccl", "torch", "python-torch"};
+
+const Keys& known_check_keys() {
+  static const Keys kKeys(known_checks().begin(), known_checks().end());
+  return kKeys;
+}
+
+bool contains(const Keys& keys, std::string_view k) {
+  return std::find(keys.begin(), keys.end(), k) != keys.end();
+}
+
+std::string join(const Keys& keys) {
+  std::string out;
+  for (std::string_view k : keys) {
+    if (!out.empty()) out += ", ";
+    out += k;
+  }
+  return out;
+}
+
+std::string child(const std::string& parent, std::string_view key) {
+  return parent.empty() ? std::string(key) : parent + "." + std::string(key);
+}
+
+std::string item(const std::string& parent, size_t i) {
+  return parent + "[" + std::to_string(i) + "]";
+}
+
+// What a node is, for "expected X, got Y" messages.
+std::string describe(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Map:
+      return "a map";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Scalar:
+      return "'" + n.Scalar() + "'";
+    case YAML::NodeType::Null:
+    case YAML::NodeType::Undefined:
+      break;
+  }
+  return "nothing";
+}
+
+// Absolute and lexically normal, without resolving symlinks: argv[0] keeps the
+// name the scenario used (python3 stays python3, not python3.11).
+std::string absolute_normal(const fs::path& p) {
+  std::error_code ec;
+  fs::path abs = fs::absolute(p, ec);
+  if (ec) abs = p;
+  std::string s = abs.lexically_normal().string();
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
+}
+
+bool is_executable_file(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
+std::string errno_text(int err) { return std::error_code(err, std::generic_category()).message(); }
+
+// Finds `prog` like execvp() would, so the harness launches what the shell would.
+std::optional<std::string> search_path(const std::string& prog) {
+  const char* env = std::getenv("PATH");
+  std::string path = env != nullptr ? env : "/usr/local/bin:/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t end = path.find(':', start);
+    if (end == std::string::npos) end = path.size();
+    std::string dir = path.substr(start, end - start);
+    if (dir.empty()) dir = ".";  // POSIX: an empty PATH entry is the current directory
+    std::string candidate = (fs::path(dir) / prog).string();
+    if (is_executable_file(candidate)) return absolute_normal(candidate);
+    start = end + 1;
+  }
+  return std::nullopt;
+}
+
+// One key/value pair of a YAML map, with the dotted path of the value.
+struct Entry {
+  std::string name;
+  YAML::Node key;
+  YAML::Node value;
+  std::string path;
+
+  // A null value's own mark points at whatever token follows it (often the next
+  // line), so problems with an empty value are reported at its key.
+  YAML::Mark where() const {
+    if (value.IsNull() || value.Mark().line < 0) return key.Mark();
+    return value.Mark();
+  }
+};
+
+class Parser {
+ public:
+  Parser(std::string_view text, const ParseContext& ctx) : text_(text), ctx_(ctx) {
+    std::string base = ctx.scenario_dir;
+    if (base.empty()) {
+      fs::path file(ctx.file);
+      base = file.has_parent_path() ? file.parent_path().string() : ".";
+    }
+    base_dir_ = absolute_normal(base);
+    vars_ = ctx.vars;
+    vars_.emplace("SCENARIO_DIR", base_dir_);  // no-op when the caller set it
+  }
+
+  ParseResult parse() {
+    ParseResult result;
+    Scenario s;
+    try {
+      parse_into(&s);
+    } catch (const YAML::Exception& e) {
+      // Thrown by yaml-cpp while walking nodes; every access is type-checked
+      // first, so this is a safety net, not a code path.
+      error(e.mark, "", e.msg);
+    } catch (const std::exception& e) {
+      error(YAML::Mark::null_mark(), "", std::string("internal error: ") + e.what());
+    }
+    // Checked in a fixed order (checks before expect), reported in file order.
+    std::stable_sort(diags_.begin(), diags_.end(), [](const Diagnostic& a, const Diagnostic& b) {
+      return std::pair(a.line, a.column) < std::pair(b.line, b.column);
+    });
+    result.diagnostics = std::move(diags_);
+    if (result.diagnostics.empty()) result.scenario = std::move(s);
+    return result;
+  }
+
+ private:
+  void error(const YAML::Mark& mark, std::string field, std::string message) {
+    Diagnostic d;
+    d.file = ctx_.file;
+    d.line = mark.line >= 0 ? mark.line + 1 : 0;
+    d.column = mark.line >= 0 && mark.column >= 0 ? mark.column + 1 : 0;
+    d.field = std::move(field);
+    d.message = std::move(message);
+    diags_.push_back(std::move(d));
+  }
+
+  void missing(const YAML::Node& map, const std::string& path) {
+    error(map.Mark(), path, "missing required field");
+  }
+
+  void wrong_type(const Entry& e, std::string_view expected) {
+    error(e.where(), e.path, "expected " + std::string(expected) + ", got " + describe(e.value));
+  }
+
+  // The entries of `map` in document order. Non-string and duplicate keys are
+  // reported and dropped; so are keys outside `accepted` when it is given.
+  std::vector<Entry> entries(const YAML::Node& map, const std::string& path, const Keys* accepted,
+                             std::string_view noun = "key") {
+    std::vector<Entry> out;
+    for (auto it = map.begin(); it != map.end(); ++it) {
+      YAML::Node key = it->first;
+      if (!key.IsScalar()) {
+        error(key.Mark(), path, "keys must be strings, got " + describe(key));
+        continue;
+      }
+      const std::string& name = key.Scalar();
+      if (accepted != nullptr && !contains(*accepted, name)) {
+        std::string list_name = noun == "key" ? "accepted" : "known " + std::string(noun) + "s";
+        error(key.Mark(), child(path, name),
+              "unknown " + std::string(noun) + " '" + name + "' (" + list_name + ": " +
+                  join(*accepted) + ")");
+        continue;
+      }
+      auto dup =
+          std::find_if(out.begin(), out.end(), [&](const Entry& e) { return e.name == name; });
+      if (dup != out.end()) {
+        error(key.Mark(), child(path, name),
+              "duplicate key '" + name + "' (first at line " +
+                  std::to_string(dup->key.Mark().line + 1) + ")");
+        continue;
+      }
+      out.push_back(Entry{name, key, it->second, child(path, name)});
+    }
+    return out;
+  }
+
+  static const Entry* find(const std::vector<Entry>& es, std::string_view name) {
+    for (const Entry& e : es)
+      if (e.name == name) return &e;
+    return nullptr;
+  }
+
+  std::optional<std::string> string_value(const Entry& e) {
+    if (!e.value.IsScalar()) {
+      wrong_type(e, "a string");
+      return std::nullopt;
+    }
+    return e.value.Scalar();
+  }
+
+  // A list item as an Entry, so items share the scalar/duration helpers.
+  static Entry list_item(const Entry& list, size_t i, const YAML::Node& node) {
+    // A null item's mark is unreliable: fall back to the list's key.
+    return Entry{"", node.IsNull() || node.Mark().line < 0 ? list.key : node, node,
+                 item(list.path, i)};
+  }
+
+  // Each item of a list of strings, with its Entry. Non-scalar items are reported.
+  std::vector<std::pair<std::string, Entry>> string_list(const Entry& e) {
+    std::vector<std::pair<std::string, Entry>> out;
+    if (!e.value.IsSequence()) {
+      wrong_type(e, "a list");
+      return out;
+    }
+    for (size_t i = 0; i < e.value.size(); ++i) {
+      Entry it = list_item(e, i, e.value[i]);
+      if (auto s = string_value(it)) out.emplace_back(*s, it);
+    }
+    return out;
+  }
+
+  std::optional<Nanos> duration(const Entry& e) {
+    if (!e.value.IsScalar()) {
+      wrong_type(e, "a duration like 500ms or 20s");
+      return std::nullopt;
+    }
+    const std::string& s = e.value.Scalar();
+    bool bare = !s.empty() && s.find_first_not_of("+-0123456789.") == std::string::npos &&
+                s.find_first_of("0123456789") != std::string::npos;
+    if (bare) {
+      error(e.where(), e.path, "bare number '" + s + "' needs a unit, e.g. 5s");
+      return std::nullopt;
+    }
+    if (!s.empty() && s[0] == '-') {
+      error(e.where(), e.path, "duration '" + s + "' must not be negative");
+      return std::nullopt;
+    }
+    std::optional<Nanos> d = parse_duration(s);
+    if (!d) {
+      error(e.where(), e.path,
+            "invalid duration '" + s + "' (a number with a unit: ns, us, ms, s, m, h; e.g. 500ms)");
+    }
+    return d;
+  }
+
+  // Duration with a lower bound (`positive`: > 0, else >= 0).
+  std::optional<Nanos> bounded_duration(const Entry& e, bool positive) {
+    std::optional<Nanos> d = duration(e);
+    if (d && positive && *d <= 0) {
+      error(e.where(), e.path, "must be > 0");
+      return std::nullopt;
+    }
+    return d;
+  }
+
+  std::optional<std::string> lookup(const std::string& name) const {
+    if (auto it = vars_.find(name); it != vars_.end()) return it->second;
+    if (const char* v = std::getenv(name.c_str())) return std::string(v);
+    return std::nullopt;
+  }
+
+  // Expands every ${NAME}; each unknown name is its own diagnostic.
+  std::optional<std::string> expand(const std::string& in, const Entry& e) {
+    std::string out;
+    bool ok = true;
+    size_t i = 0;
+    while (i < in.size()) {
+      if (in[i] != '$' || i + 1 >= in.size() || in[i + 1] != '{') {
+        out += in[i++];
+        continue;
+      }
+      size_t close = in.find('}', i + 2);
+      if (close == std::string::npos) {
+        error(e.where(), e.path, "unterminated '${' in '" + in + "'");
+        return std::nullopt;
+      }
+      std::string name = in.substr(i + 2, close - i - 2);
+      if (name.empty()) {
+        error(e.where(), e.path, "empty variable name '${}' in '" + in + "'");
+        ok = false;
+      } else if (std::optional<std::string> v = lookup(name)) {
+        out += *v;
+      } else {
+        error(e.where(), e.path,
+              "unknown variable ${" + name + "} (not a harness variable nor in the environment)");
+        ok = false;
+      }
+      i = close + 1;
+    }
+    if (!ok) return std::nullopt;
+    return out;
+  }
+
+  std::optional<std::string> expanded_string(const Entry& e) {
+    std::optional<std::string> s = string_value(e);
+    if (!s) return std::nullopt;
+    return expand(*s, e);
+  }
+
+  // --- sections -------------------------------------------------------------
+
+  void parse_into(Scenario* s) {
+    s->file = ctx_.file;
+    s->text = std::string(text_);
+    for (const std::string& name : default_checks()) s->checks[name].enabled = true;
+
+    std::vector<YAML::Node> docs;
+    try {
+      docs = YAML::LoadAll(std::string(text_));
+    } catch (const YAML::Exception& e) {
+      error(e.mark, "", e.msg);
+      return;
+    }
+    if (docs.empty() || docs[0].IsNull()) {
+      error(YAML::Mark::null_mark(), "",
+            "empty scenario: expected a map with name, description and job");
+      return;
+    }
+    for (size_t i = 1; i < docs.size(); ++i) {
+      if (!docs[i].IsNull()) {
+        error(docs[i].Mark(), "", "only one YAML document is allowed per scenario file");
+        break;
+      }
+    }
+    const YAML::Node& root = docs[0];
+    if (!root.IsMap()) {
+      error(root.Mark(), "", "the top level must be a map, got " + describe(root));
+      return;
+    }
+
+    std::vector<Entry> top = entries(root, "", &kTopKeys);
+    if (const Entry* e = find(top, "name")) {
+      parse_name(*e, &s->name);
+    } else {
+      missing(root, "name");
+    }
+    if (const Entry* e = find(top, "description")) {
+      if (auto v = string_value(*e)) {
+        if (v->empty()) error(e->where(), e->path, "must not be empty");
+        s->description = *v;
+      }
+    } else {
+      missing(root, "description");
+    }
+    if (const Entry* e = find(top, "tags")) {
+      for (auto& [tag, it] : string_list(*e)) {
+        if (tag.empty()) error(it.where(), it.path, "must not be empty");
+        s->tags.push_back(tag);
+      }
+    }
+    if (const Entry* e = find(top, "requires")) {
+      for (auto& [req, it] : string_list(*e)) {
+        if (!contains(kRequirements, req)) {
+          error(it.where(), it.path,
+                "unknown requirement '" + req + "' (known: " + join(kRequirements) + ")");
+        }
+        s->requires_.push_back(req);
+      }
+    }
+    if (const Entry* e = find(top, "job")) {
+      parse_job(*e, &s->job);
+    } else {
+      missing(root, "job");
+    }
+    if (const Entry* e = find(top, "timeouts")) parse_timeouts(*e, &s->timeouts);
+    if (const Entry* e = find(top, "grace")) {
+      if (auto d = bounded_duration(*e, false)) s->grace = *d;
+    }
+    if (const Entry* e = find(top, "sample_interval")) {
+      if (auto d = duration(*e)) {
+        if (*d < 1 * kMilli || *d > 10 * kSecond) {
+          error(e->where(), e->path, "must be between 1ms and 10s");
+        }
+        s->sample_interval = *d;
+      }
+    }
+    if (const Entry* e = find(top, "seed")) parse_seed(*e, &s->seed);
+    if (const Entry* e = find(top, "checks")) parse_checks(*e, &s->checks);
+    // After checks: expect.fail may only name enabled checks.
+    if (const Entry* e = find(top, "expect")) parse_expect(*e, s->checks, &s->expect);
+  }
+
+  void parse_name(const Entry& e, std::string* out) {
+    std::optional<std::string> v = string_value(e);
+    if (!v) return;
+    auto first_ok = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+    auto rest_ok = [&](char c) { return first_ok(c) || c == '.' || c == '_' || c == '-'; };
+    bool ok = !v->empty() && first_ok((*v)[0]) && std::all_of(v->begin() + 1, v->end(), rest_ok);
+    if (!ok) {
+      error(e.where(), e.path,
+            "invalid name '" + *v +
+                "' (lower-case letters, digits, '.', '_', '-'; starting with a letter or digit)");
+    }
+    *out = *v;
+  }
+
+  void parse_job(const Entry& je, Job* job) {
+    if (!je.value.IsMap()) {
+      wrong_type(je, "a map");
+      return;
+    }
+    std::vector<Entry> es = entries(je.value, je.path, &kJobKeys);
+
+    std::vector<std::string> argv;
+    bool argv_ok = true;
+    std::optional<Entry> prog;  // where argv[0] came from, for lookup errors
+    bool string_command = false;
+    if (const Entry* cmd = find(es, "command")) {
+      if (cmd->value.IsScalar()) {
+        string_command = true;
+        prog = *cmd;
+        if (std::optional<std::string> v = expand(cmd->value.Scalar(), *cmd)) {
+          if (v->empty()) {
+            error(cmd->where(), cmd->path, "must not be empty");
+            argv_ok = false;
+          }
+          argv.push_back(*v);
+        } else {
+          argv_ok = false;
+        }
+      } else if (cmd->value.IsSequence()) {
+        if (cmd->value.size() == 0) {
+          error(cmd->where(), cmd->path, "must not be empty: a list [program, arg, ...]");
+          argv_ok = false;
+        }
+        for (size_t i = 0; i < cmd->value.size(); ++i) {
+          Entry it = list_item(*cmd, i, cmd->value[i]);
+          if (i == 0) prog = it;
+          std::optional<std::string> v = expanded_string(it);
+          if (!v) {
+            argv_ok = false;
+            continue;
+          }
+          if (i == 0 && v->empty()) {
+            error(it.where(), it.path, "the program must not be empty");
+            argv_ok = false;
+          }
+          argv.push_back(*v);
+        }
+      } else {
+        wrong_type(*cmd, "a string or a list [program, arg, ...]");
+        argv_ok = false;
+      }
+    } else {
+      missing(je.value, child(je.path, "command"));
+      argv_ok = false;
+    }
+
+    if (const Entry* args = find(es, "args")) {
+      if (!args->value.IsSequence()) {
+        wrong_type(*args, "a list");
+      } else {
+        for (size_t i = 0; i < args->value.size(); ++i) {
+          Entry it = list_item(*args, i, args->value[i]);
+          if (std::optional<std::string> v = expanded_string(it)) argv.push_back(*v);
+        }
+      }
+    }
+
+    if (const Entry* env = find(es, "env")) {
+      if (!env->value.IsMap()) {
+        wrong_type(*env, "a map of NAME: value");
+      } else {
+        for (const Entry& var : entries(env->value, env->path, nullptr)) {
+          if (var.name.empty() || var.name.find('=') != std::string::npos) {
+            error(var.key.Mark(), var.path, "invalid environment variable name '" + var.name + "'");
+            continue;
+          }
+          if (var.value.IsNull()) {
+            error(var.where(), var.path, "expected a value (write \"\" for an empty one)");
+            continue;
+          }
+          if (std::optional<std::string> v = expanded_string(var)) job->env[var.name] = *v;
+        }
+      }
+    }
+
+    if (const Entry* cwd = find(es, "cwd")) {
+      if (std::optional<std::string> v = expanded_string(*cwd)) {
+        if (v->empty()) {
+          error(cwd->where(), cwd->path, "must not be empty");
+        } else {
+          fs::path p(*v);
+          job->cwd = absolute_normal(p.is_relative() ? fs::path(base_dir_) / p : p);
+          if (ctx_.check_command) {
+            struct stat st;
+            if (::stat(job->cwd.c_str(), &st) != 0) {
+              error(cwd->where(), cwd->path, job->cwd + ": " + errno_text(errno));
+            } else if (!S_ISDIR(st.st_mode)) {
+              error(cwd->where(), cwd->path, job->cwd + ": not a directory");
+            }
+          }
+        }
+      }
+    }
+
+    if (argv_ok && !argv.empty() && ctx_.check_command) {
+      if (std::optional<std::string> resolved = resolve(argv[0], *prog, string_command)) {
+        argv[0] = *resolved;
+      }
+    }
+    job->argv = std::move(argv);
+  }
+
+  // The absolute path of an existing executable for `cmd`, or a diagnostic.
+  std::optional<std::string> resolve(const std::string& cmd, const Entry& where,
+                                     bool string_command) {
+    if (cmd.find('/') == std::string::npos) {
+      if (std::optional<std::string> found = search_path(cmd)) return found;
+      std::string hint;
+      if (string_command && cmd.find_first_of(" \t") != std::string::npos) {
+        hint = " (a string command is one program; put its arguments in a list or in job.args)";
+      }
+      error(where.where(), where.path, "command '" + cmd + "' not found in PATH" + hint);
+      return std::nullopt;
+    }
+    fs::path p(cmd);
+    std::string abs = absolute_normal(p.is_relative() ? fs::path(base_dir_) / p : p);
+    struct stat st;
+    if (::stat(abs.c_str(), &st) != 0) {
+      error(where.where(), where.path, "command not found: " + abs + ": " + errno_text(errno));
+      return std::nullopt;
+    }
+    if (!S_ISREG(st.st_mode)) {
+      error(where.where(), where.path, "command is not a regular file: " + abs);
+      return std::nullopt;
+    }
+    if (::access(abs.c_str(), X_OK) != 0) {
+      error(where.where(), where.path, "command is not executable: " + abs);
+      return std::nullopt;
+    }
+    return abs;
+  }
+
+  void parse_timeouts(const Entry& te, Timeouts* t) {
+    if (!te.value.IsMap()) {
+      wrong_type(te, "a map");
+      return;
+    }
+    std::vector<Entry> es = entries(te.value, te.path, &kTimeoutKeys);
+    if (const Entry* e = find(es, "job")) {
+      if (auto d = bounded_duration(*e, true)) t->job = *d;
+    }
+    if (const Entry* e = find(es, "settle")) {
+      if (auto d = bounded_duration(*e, false)) t->settle = *d;
+    }
+    if (const Entry* e = find(es, "teardown")) {
+      if (auto d = bounded_duration(*e, true)) t->teardown = *d;
+    }
+  }
+
+  void parse_seed(const Entry& e, std::optional<std::uint64_t>* seed) {
+    if (!e.value.IsScalar()) {
+      wrong_type(e, "a non-negative integer");
+      return;
+    }
+    const std::string& s = e.value.Scalar();
+    if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos) {
+      error(e.where(), e.path, "expected a non-negative integer, got '" + s + "'");
+      return;
+    }
+    errno = 0;
+    unsigned long long v = std::strtoull(s.c_str(), nullptr, 10);
+    if (errno == ERANGE) {
+      error(e.where(), e.path, "seed '" + s + "' does not fit in 64 bits");
+      return;
+    }
+    *seed = static_cast<std::uint64_t>(v);
+  }
+
+  void parse_checks(const Entry& ce, std::map<std::string, CheckConfig>* checks) {
+    if (!ce.value.IsMap()) {
+      wrong_type(ce, "a map of check: true | false | {params}");
+      return;
+    }
+    for (const Entry& e : entries(ce.value, ce.path, &known_check_keys(), "check")) {
+      CheckConfig& cfg = (*checks)[e.name];
+      if (e.value.IsScalar()) {
+        bool on = false;
+        if (YAML::convert<bool>::decode(e.value, on)) {
+          cfg.enabled = on;
+        } else {
+          wrong_type(e, "true, false or a map of parameters");
+        }
+      } else if (e.value.IsMap()) {
+        cfg.enabled = true;
+        parse_check_params(e, &cfg);
+      } else {
+        wrong_type(e, "true, false or a map of parameters");
+      }
+    }
+  }
+
+  void parse_check_params(const Entry& ce, CheckConfig* cfg) {
+    bool job_exit = ce.name == "job_exit";
+    std::vector<Entry> es = entries(ce.value, ce.path, job_exit ? &kJobExitParams : &kCheckParams);
+    if (const Entry* e = find(es, "grace")) cfg->grace = bounded_duration(*e, false);
+    if (!job_exit) return;
+    JobExitExpect& je = cfg->job_exit;
+    const Entry* code = find(es, "code");
+    if (code != nullptr) {
+      const std::string s = code->value.IsScalar() ? code->value.Scalar() : "";
+      bool digits = !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
+      bool negative =
+          s.size() > 1 && s[0] == '-' && s.find_first_not_of("0123456789", 1) == std::string::npos;
+      if (!code->value.IsScalar() || (!digits && !negative)) {
+        wrong_type(*code, "an exit code (an integer 0..255)");
+      } else if (negative || s.size() > 3 || std::stoi(s) > 255) {
+        error(code->where(), code->path, "exit code " + s + " is out of range 0..255");
+      } else {
+        je.code = std::stoi(s);
+      }
+    }
+    if (const Entry* sig = find(es, "signal")) {
+      if (code != nullptr) {
+        // A killed process has no exit code, so both can never match.
+        error(sig->key.Mark(), sig->path, "code and signal are mutually exclusive");
+      } else if (!sig->value.IsScalar()) {
+        wrong_type(*sig, "a signal name like SIGKILL or a number 1..64");
+      } else if (std::optional<int> n = parse_signal(sig->value.Scalar())) {
+        je.signal = *n;
+      } else {
+        error(sig->where(), sig->path,
+              "unknown signal '" + sig->value.Scalar() +
+                  "' (a name like SIGKILL or KILL, or a number 1..64)");
+      }
+    }
+    if (const Entry* re = find(es, "output_regex")) {
+      if (std::optional<std::string> s = string_value(*re)) {
+        try {
+          std::regex compiled(*s, std::regex::ECMAScript);
+          je.output_regex = *s;
+        } catch (const std::regex_error& err) {
+          error(re->where(), re->path, "invalid regex '" + *s + "': " + err.what());
+        }
+      }
+    }
+  }
+
+  void parse_expect(const Entry& ee, const std::map<std::string, CheckConfig>& checks,
+                    Expectation* ex) {
+    if (ee.value.IsScalar()) {
+      if (ee.value.Scalar() != "pass") {
+        error(ee.where(), ee.path,
+              "expected 'pass' or a map {fail: [checks...], reason: text}, got " +
+                  describe(ee.value));
+      }
+      return;
+    }
+    if (!ee.value.IsMap()) {
+      wrong_type(ee, "'pass' or a map {fail: [checks...], reason: text}");
+      return;
+    }
+    std::vector<Entry> es = entries(ee.value, ee.path, &kExpectKeys);
+    if (const Entry* fail = find(es, "fail")) {
+      ex->expect_pass = false;
+      if (fail->value.IsSequence() && fail->value.size() == 0) {
+        error(fail->where(), fail->path, "must list at least one check");
+      }
+      for (auto& [name, it] : string_list(*fail)) {
+        if (!contains(known_check_keys(), name)) {
+          error(it.where(), it.path,
+                "unknown check '" + name + "' (known checks: " + join(known_check_keys()) + ")");
+        } else if (auto c = checks.find(name); c != checks.end() && !c->second.enabled) {
+          error(it.where(), it.path,
+                "check '" + name + "' is disabled in checks, so it cannot be expected to fail");
+        } else if (!ex->failing.insert(name).second) {
+          error(it.where(), it.path, "check '" + name + "' is listed twice");
+        }
+      }
+    } else {
+      missing(ee.value, child(ee.path, "fail"));
+    }
+    if (const Entry* reason = find(es, "reason")) {
+      if (std::optional<std::string> s = string_value(*reason)) ex->reason = *s;
+    }
+  }
+
+  std::string_view text_;
+  const ParseContext& ctx_;
+  std::string base_dir_;
+  std::map<std::string, std::string> vars_;
+  std::vector<Diagnostic> diags_;
+};
+
+}  // namespace
+
+ParseResult parse_scenario(std::string_view text, const ParseContext& ctx) {
+  try {
+    return Parser(text, ctx).parse();
+  } catch (const std::exception& e) {
+    // Only allocation failure can get here; still a diagnostic, never a throw.
+    ParseResult r;
+    r.diagnostics.push_back(
+        Diagnostic{ctx.file, 0, 0, "", std::string("internal error: ") + e.what()});
+    return r;
+  }
+}
+
+ParseResult load_scenario(const std::string& path, ParseContext ctx) {
+  if (ctx.file.empty()) ctx.file = path;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  std::string text;
+  int err = 0;
+  if (fd < 0) {
+    err = errno;
+  } else {
+    char buf[65536];
+    for (;;) {
+      ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n > 0) {
+        text.append(buf, static_cast<size_t>(n));
+      } else if (n == 0) {
+        break;
+      } else if (errno != EINTR) {
+        err = errno;
+        break;
+      }
+    }
+    ::close(fd);
+  }
+  if (err != 0) {
+    ParseResult r;
+    r.diagnostics.push_back(Diagnostic{ctx.file, 0, 0, "", "cannot read: " + errno_text(err)});
+    return r;
+  }
+  return parse_scenario(text, ctx);
+}
+
+}  // namespace aftermath

@@ -1,0 +1,106 @@
+// The scenario model: what a YAML file under scenarios/ says, parsed and
+// validated. A Scenario is only ever built by parse_scenario() (or by the CLI
+// for `aftermath run -- CMD`), so every field here already passed validation.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "harness/core/types.h"
+
+namespace aftermath {
+
+struct Job {
+  // argv[0] is resolved: an absolute path to an existing executable file.
+  std::vector<std::string> argv;
+  std::map<std::string, std::string> env;  // added to (or replacing) the harness's environment
+  std::string cwd;                         // absolute; empty = the harness's cwd
+};
+
+struct Timeouts {
+  Nanos job = 60 * kSecond;     // deadline for the top process; past it: hang, teardown
+  Nanos settle = 3 * kSecond;   // after the top process exits, how long leftovers are watched
+  Nanos teardown = 2 * kSecond; // SIGTERM -> SIGKILL bound
+};
+
+// Expectations of the `job_exit` check. Default: exited(0).
+struct JobExitExpect {
+  std::optional<int> code;           // expected exit code
+  std::optional<int> signal;         // expected killing signal (then code is not expected)
+  std::optional<std::string> output_regex;  // ECMAScript regex searched in stdout+stderr
+};
+
+// One check's configuration. Every known check has an entry after parsing.
+struct CheckConfig {
+  bool enabled = true;
+  std::optional<Nanos> grace;  // per-check override of Scenario::grace
+  JobExitExpect job_exit;      // only for job_exit
+};
+
+// The names of every known check, in report order.
+const std::vector<std::string>& known_checks();
+// The default-enabled ones (all_exited, no_orphans, no_zombies, shm_clean, job_exit, no_hang).
+const std::vector<std::string>& default_checks();
+
+struct Expectation {
+  bool expect_pass = true;          // `expect: pass`
+  std::set<std::string> failing;    // `expect: {fail: [checks...]}`; non-empty iff !expect_pass
+  std::string reason;               // optional free text: the bug it reproduces
+};
+
+struct Scenario {
+  std::string name;
+  std::string description;
+  std::vector<std::string> tags;
+  std::vector<std::string> requires_;  // "root", "gpu", "torch", "python-torch", ...
+  std::string file;   // path as given; "<command line>" for `run -- CMD`
+  std::string text;   // the file's raw text (for the repro bundle)
+  Job job;
+  Timeouts timeouts;
+  Nanos grace = 1 * kSecond;            // how long a process may outlive its parent / stay a zombie
+  Nanos sample_interval = 20 * kMilli;  // /proc and /dev/shm sampling period
+  std::map<std::string, CheckConfig> checks;
+  Expectation expect;
+  std::optional<std::uint64_t> seed;     // `seed:`; the CLI's --seed wins
+};
+
+// One problem found in a scenario file. line/column are 1-based; 0 = unknown.
+struct Diagnostic {
+  std::string file;
+  int line = 0;
+  int column = 0;
+  std::string field;    // dotted path: "job.command", "checks.job_exit.code", "timeouts.job"
+  std::string message;
+  // "file:line:column: field: message"
+  std::string to_string() const;
+};
+
+struct ParseContext {
+  std::string file;          // for diagnostics and relative paths
+  std::string scenario_dir;  // base for relative commands and cwd; default: dirname(file)
+  // Values for ${NAME} in commands, args, env values and cwd. AFTERMATH_BIN is
+  // the build's bin dir; SCENARIO_DIR the scenario's folder. Unknown names fall
+  // back to the process environment; still unknown is a diagnostic.
+  std::map<std::string, std::string> vars;
+  // When false, the command's existence is not checked (used by `list`).
+  bool check_command = true;
+};
+
+struct ParseResult {
+  std::optional<Scenario> scenario;   // set iff diagnostics is empty
+  std::vector<Diagnostic> diagnostics;
+};
+
+// Parses and validates one scenario from its text. Pure but for the command
+// lookup (PATH / file system) when ctx.check_command. Never throws on bad input.
+ParseResult parse_scenario(std::string_view text, const ParseContext& ctx);
+
+// Reads `path` and parses it; a read error becomes a diagnostic.
+ParseResult load_scenario(const std::string& path, ParseContext ctx);
+
+}  // namespace aftermath

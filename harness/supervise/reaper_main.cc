@@ -1,0 +1,281 @@
+// aftermath-reaper: the job's init. See reaper_protocol.h for the protocol.
+//
+//   aftermath-reaper --events FD --lifeline FD [--stdout PATH] [--stderr PATH]
+//                    [--cwd DIR] [--contain auto|pidns|subreaper] -- ARGV...
+//
+// In PID-namespace mode there are two processes: this one (outside, the
+// supervisor's child, which only waits) and its child, pid 1 inside, which
+// starts the job and reaps. In subreaper mode this process does both.
+// Written against the raw system interface on purpose: it must stay small,
+// single-threaded, and free of anything that could block its reaping loop.
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "harness/supervise/reaper_protocol.h"
+
+using aftermath::reaper::Containment;
+using aftermath::reaper::Msg;
+using aftermath::reaper::Record;
+
+namespace {
+
+int g_events = -1;
+int g_lifeline = -1;
+
+std::int64_t now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return std::int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+void send(Msg type, int pid, int a, int b = 0) {
+  Record r{type, pid, a, b, now_ns()};
+  // Best effort: if the supervisor is gone, the lifeline ends us anyway.
+  ssize_t n;
+  do n = ::write(g_events, &r, sizeof r);
+  while (n < 0 && errno == EINTR);
+}
+
+[[noreturn]] void die(const char* what) {
+  fprintf(stderr, "aftermath-reaper: %s: %s\n", what, strerror(errno));
+  _exit(125);
+}
+
+int host_pid_of_self() {
+  // /proc was mounted in the supervisor's namespace, so /proc/self names our
+  // pid as the supervisor sees it even from inside a new PID namespace.
+  char buf[32] = {0};
+  ssize_t n = ::readlink("/proc/self", buf, sizeof buf - 1);
+  return n > 0 ? atoi(buf) : getpid();
+}
+
+bool write_file(const char* path, const char* text) {
+  int fd = ::open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  ssize_t n = ::write(fd, text, strlen(text));
+  ::close(fd);
+  return n == ssize_t(strlen(text));
+}
+
+struct Options {
+  std::string out, err, cwd, contain = "auto";
+  std::vector<char*> argv;
+};
+
+// Starts the job's top process. Returns its pid (as this process sees it).
+pid_t start_top(const Options& o, sigset_t old_mask) {
+  pid_t pid = ::fork();
+  if (pid < 0) die("fork");
+  if (pid > 0) return pid;
+  // Child: only async-signal-safe calls from here to exec.
+  sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+  int host = host_pid_of_self();
+  if (!o.out.empty()) {
+    int fd = ::open(o.out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd >= 0) dup2(fd, 1);
+  }
+  if (!o.err.empty()) {
+    int fd = ::open(o.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd >= 0) dup2(fd, 2);
+  }
+  if (!o.cwd.empty() && chdir(o.cwd.c_str()) != 0) {
+    send(Msg::ExecFailed, 0, errno);
+    _exit(127);
+  }
+  int null = ::open("/dev/null", O_RDONLY);
+  if (null >= 0) dup2(null, 0);
+  send(Msg::TopStarted, host, getpid());
+  ::close(g_lifeline);  // the job must not hold the supervisor's lifeline
+  execvp(o.argv[0], o.argv.data());
+  send(Msg::ExecFailed, 0, errno);
+  _exit(127);
+}
+
+// The init loop: reap everything, report every reap, until the lifeline
+// closes (the supervisor is done or dead) and, in subreaper mode, no child is
+// left. Returns the exit code for this process.
+int init_loop(const Options& o, bool pid1) {
+  sigset_t mask, old;
+  sigemptyset(&mask);
+  sigaddset(&mask, SIGCHLD);
+  sigaddset(&mask, SIGTERM);
+  sigaddset(&mask, SIGINT);
+  sigaddset(&mask, SIGHUP);
+  sigprocmask(SIG_BLOCK, &mask, &old);
+  int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (sfd < 0) die("signalfd");
+
+  pid_t top = start_top(o, old);
+  bool lifeline_open = true;
+  bool top_done = false;
+  for (;;) {
+    // Reap everything that is ready.
+    for (;;) {
+      int status;
+      pid_t p = waitpid(-1, &status, WNOHANG | __WALL);
+      if (p <= 0) {
+        if (p < 0 && errno == ECHILD && !lifeline_open) return 0;
+        break;
+      }
+      if (p == top && !top_done) {
+        top_done = true;
+        send(Msg::TopExited, p, status);
+      } else {
+        send(Msg::Reaped, p, status);
+      }
+    }
+    pollfd fds[2] = {{sfd, POLLIN, 0}, {g_lifeline, POLLIN, 0}};
+    int nfds = lifeline_open ? 2 : 1;
+    // Without a lifeline, finish when the last child is reaped; poll with a
+    // bound so that a missed SIGCHLD cannot keep us here.
+    int r = poll(fds, nfds, lifeline_open ? -1 : 100);
+    if (r < 0 && errno != EINTR) die("poll");
+    if (fds[0].revents & POLLIN) {
+      signalfd_siginfo si;
+      while (::read(sfd, &si, sizeof si) == sizeof si) {
+        if (si.ssi_signo != SIGCHLD) {
+          // The supervisor asks for the end. As pid 1 our exit kills the
+          // namespace; as a subreaper we forward the signal to the top.
+          if (pid1) return 0;
+          if (!top_done) kill(top, int(si.ssi_signo));
+        }
+      }
+    }
+    if (lifeline_open && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+      char c;
+      if (::read(g_lifeline, &c, 1) <= 0) {
+        lifeline_open = false;
+        if (pid1) return 0;  // the kernel kills the rest of the namespace
+      }
+    }
+  }
+}
+
+bool try_pid_namespace(bool user_ns, int* err) {
+  uid_t uid = getuid();
+  gid_t gid = getgid();
+  int flags = CLONE_NEWPID | (user_ns ? CLONE_NEWUSER : 0);
+  if (unshare(flags) != 0) {
+    *err = errno;
+    return false;
+  }
+  if (user_ns) {
+    char map[64];
+    write_file("/proc/self/setgroups", "deny");
+    snprintf(map, sizeof map, "%u %u 1\n", uid, uid);
+    if (!write_file("/proc/self/uid_map", map)) {
+      *err = errno;
+      return false;
+    }
+    snprintf(map, sizeof map, "%u %u 1\n", gid, gid);
+    write_file("/proc/self/gid_map", map);
+  }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  int i = 1;
+  for (; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> const char* {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "aftermath-reaper: %s needs a value\n", a.c_str());
+        exit(125);
+      }
+      return argv[++i];
+    };
+    if (a == "--events") g_events = atoi(next());
+    else if (a == "--lifeline") g_lifeline = atoi(next());
+    else if (a == "--stdout") o.out = next();
+    else if (a == "--stderr") o.err = next();
+    else if (a == "--cwd") o.cwd = next();
+    else if (a == "--contain") o.contain = next();
+    else if (a == "--") { ++i; break; }
+    else {
+      fprintf(stderr, "aftermath-reaper: unknown option %s\n", a.c_str());
+      return 125;
+    }
+  }
+  for (; i < argc; ++i) o.argv.push_back(argv[i]);
+  o.argv.push_back(nullptr);
+  if (g_events < 0 || g_lifeline < 0 || o.argv.size() < 2) {
+    fprintf(stderr, "aftermath-reaper: usage: --events FD --lifeline FD -- ARGV...\n");
+    return 125;
+  }
+  fcntl(g_events, F_SETFD, FD_CLOEXEC);
+  // The lifeline stays open across fork for the init child, but the job must
+  // not inherit it; start_top closes it explicitly.
+
+  // If the supervisor is already gone, do nothing.
+  {
+    pollfd p{g_lifeline, POLLIN, 0};
+    if (poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR))) return 125;
+  }
+
+  int err_pid = 0, err_user = 0;
+  Containment mode = Containment::Subreaper;
+  if (o.contain != "subreaper") {
+    if (try_pid_namespace(false, &err_pid)) mode = Containment::PidNamespace;
+    else if (try_pid_namespace(true, &err_user)) mode = Containment::UserPidNamespace;
+  }
+  if (mode == Containment::Subreaper && o.contain == "pidns") {
+    errno = err_pid;
+    die("cannot create a PID namespace");
+  }
+  send(Msg::Mode, 0, int(mode), o.contain == "subreaper" ? 0 : err_pid);
+
+  if (mode == Containment::Subreaper) {
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) die("PR_SET_CHILD_SUBREAPER");
+    send(Msg::InitPid, host_pid_of_self(), 0);
+    return init_loop(o, false);
+  }
+
+  pid_t outer = getpid();
+  pid_t init = fork();
+  if (init < 0) die("fork");
+  if (init == 0) {
+    // pid 1 of the new namespace. Die with the outer process; the lifeline
+    // covers the window before this prctl.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    (void)outer;
+    send(Msg::InitPid, host_pid_of_self(), 0);
+    return init_loop(o, true);
+  }
+  // Outer: wait for init and pass its end on. SIGTERM from the supervisor is
+  // forwarded so that "end the job" reaches pid 1.
+  sigset_t mask;
+  sigemptyset(&mask);
+  sigaddset(&mask, SIGTERM);
+  sigaddset(&mask, SIGINT);
+  sigaddset(&mask, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &mask, nullptr);
+  ::close(g_lifeline);
+  for (;;) {
+    int sig = 0;
+    sigwait(&mask, &sig);
+    if (sig == SIGCHLD) {
+      int status;
+      if (waitpid(init, &status, WNOHANG) == init)
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    } else {
+      kill(init, SIGKILL);
+    }
+  }
+}

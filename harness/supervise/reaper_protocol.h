@@ -1,0 +1,42 @@
+// The wire format between the supervisor and aftermath-reaper.
+//
+// The reaper is the job's init: pid 1 of the job's own PID namespace where the
+// kernel allows one, else a child subreaper. Every orphan of the job is
+// re-parented to it, and it reaps them all, so it is the one process that
+// knows every exit status. It reports over a pipe in fixed-size records
+// (each write is smaller than PIPE_BUF, hence atomic) stamped with
+// CLOCK_MONOTONIC, which is the same clock in the supervisor.
+//
+// The supervisor holds the write end of a "lifeline" pipe whose read end the
+// reaper polls. When the supervisor dies, however it dies, the lifeline reads
+// EOF and the reaper exits; as pid 1 its exit makes the kernel SIGKILL every
+// process left in the namespace. A parent-death signal makes the same happen
+// at once, the lifeline closes the race in which the parent dies before the
+// signal is armed.
+#pragma once
+
+#include <cstdint>
+
+namespace aftermath::reaper {
+
+enum class Msg : std::int32_t {
+  Mode = 1,        // a = containment (see Containment), b = errno of the failed PID-namespace attempt
+  TopStarted = 2,  // pid = the top process's host pid, a = its pid in the namespace
+  ExecFailed = 3,  // a = errno of execve; the job never ran
+  Reaped = 4,      // pid = the reaped process's pid as the reaper sees it, a = wait status
+  TopExited = 5,   // pid = top's namespace pid, a = wait status
+  InitPid = 6,     // pid = the init (reaper) host pid
+};
+
+enum class Containment : std::int32_t { PidNamespace = 1, UserPidNamespace = 2, Subreaper = 3 };
+
+struct Record {
+  Msg type;
+  std::int32_t pid;
+  std::int32_t a;
+  std::int32_t b;
+  std::int64_t t_ns;  // CLOCK_MONOTONIC
+};
+static_assert(sizeof(Record) == 24);
+
+}  // namespace aftermath::reaper

@@ -1,0 +1,548 @@
+#include "harness/supervise/supervisor.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <boost/asio.hpp>
+#include "harness/supervise/bp2.h"
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <regex>
+#include <set>
+
+#include "harness/observe/proc.h"
+#include "harness/observe/shm.h"
+#include "harness/supervise/pidfd.h"
+#include "harness/supervise/reaper_protocol.h"
+
+namespace aftermath {
+
+namespace asio = boost::asio;
+namespace bp2 = boost::process::v2;
+
+namespace {
+
+// Hands two pipe ends to the reaper across exec (their fd numbers go on its
+// command line), arms its parent-death signal, and checks the race in which
+// we died before it was armed. Runs between fork and exec: no allocation, no
+// locks, async-signal-safe calls only.
+struct ReaperSetup {
+  int keep_a;
+  int keep_b;
+  pid_t parent;
+  const char* const* envp;  // the job's environment, NULL-terminated
+  template <typename Launcher>
+  bp2::error_code on_setup(Launcher& l, const std::filesystem::path&, const char* const*) {
+    l.env = envp;
+    l.fd_whitelist.push_back(keep_a);
+    l.fd_whitelist.push_back(keep_b);
+    return {};
+  }
+  template <typename Launcher>
+  bp2::error_code on_exec_setup(Launcher&, const std::filesystem::path&, const char* const*&) {
+    ::fcntl(keep_a, F_SETFD, 0);
+    ::fcntl(keep_b, F_SETFD, 0);
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent)
+      return bp2::error_code(ESRCH, bp2::system_category());
+    return {};
+  }
+};
+
+Role role_by_rule(const std::string& comm, const std::string& cmdline, bool is_top) {
+  if (is_top) return Role::Launcher;
+  if (comm == "torch_shm_manag" || cmdline.find("torch_shm_manager") != std::string::npos)
+    return Role::Helper;
+  return Role::Unknown;
+}
+
+std::string tail_of_file(const std::string& path, size_t max_bytes) {
+  auto text = read_small_file(path);
+  if (!text) return {};
+  if (text->size() > max_bytes) return text->substr(text->size() - max_bytes);
+  return *text;
+}
+
+struct Tracked {
+  int pid = 0;
+  std::uint64_t starttime = 0;
+  int ppid = 0;
+  char state = 0;
+  int depth = 0;  // current depth below the top's level (top: 0)
+  int inner_pid = 0;
+  bool exited = false;
+  bool gone = false;
+  UniqueFd pidfd;
+  std::unique_ptr<asio::posix::stream_descriptor> watch;
+};
+
+class Supervisor {
+ public:
+  Supervisor(const Scenario& sc, const SupervisorOptions& opt)
+      : sc_(sc), opt_(opt), reader_(opt.proc_root), timer_(ctx_) {}
+
+  Timeline run();
+
+ private:
+  Nanos now() const { return monotonic_now() - t0_; }
+  void add(Observation o) { tl_.add(std::move(o)); }
+  void phase(const std::string& name) {
+    phase_ = name;
+    add(obs::phase(now(), name));
+    report_status(true);
+  }
+
+  void launch();
+  void schedule_sample();
+  void sample();
+  void track_new(int pid, const ProcStat& st, int depth);
+  void on_pidfd(int pid);
+  void read_events();
+  void handle(const reaper::Record& r);
+  int host_pid_for(int reaper_pid) const;
+  void teardown();
+  void signal_live(int sig, const char* why);
+  void finish_shm();
+  void report_status(bool force);
+  // Runs the loop until pred() or the deadline (absolute, in run time).
+  template <typename Pred>
+  bool pump(Nanos deadline, Pred pred);
+  int live_count() const;
+  bool shm_at_baseline() const;
+  bool interrupted() const { return opt_.interrupted && *opt_.interrupted; }
+
+  const Scenario& sc_;
+  const SupervisorOptions& opt_;
+  ProcReader reader_;
+  asio::io_context ctx_;
+  asio::steady_timer timer_;
+  Timeline tl_;
+  Nanos t0_ = 0;
+  std::string phase_;
+  Nanos last_status_ = -kSecond;
+
+  std::unique_ptr<bp2::process> reaper_;
+  int reaper_pid_ = 0;   // the supervisor's child
+  int init_pid_ = 0;     // pid 1 of the namespace (== reaper_pid_ as a subreaper)
+  bool pid_ns_ = false;
+  UniqueFd lifeline_;    // our end; closing it ends the reaper
+  std::unique_ptr<asio::posix::stream_descriptor> events_;
+  std::array<char, 4096> ev_buf_{};
+  std::string ev_pending_;
+
+  std::map<int, Tracked> procs_;         // host pid -> tracked (current incarnation)
+  std::map<int, int> inner_to_host_;     // namespace pid -> host pid
+  bool top_started_ = false;
+  bool top_exited_ = false;
+  bool exec_failed_ = false;
+  int top_inner_ = 0;
+  ShmTable shm_baseline_;
+  ShmTable shm_now_;
+};
+
+void Supervisor::report_status(bool force) {
+  if (!opt_.on_status) return;
+  Nanos t = now();
+  if (!force && t - last_status_ < 200 * kMilli) return;
+  last_status_ = t;
+  opt_.on_status(LiveStatus{t, live_count(), phase_});
+}
+
+int Supervisor::live_count() const {
+  int n = 0;
+  for (const auto& [pid, p] : procs_)
+    if (!p.exited && !p.gone) ++n;
+  return n;
+}
+
+bool Supervisor::shm_at_baseline() const {
+  for (const auto& [name, e] : shm_now_)
+    if (!shm_baseline_.count(name)) return false;
+  return true;
+}
+
+template <typename Pred>
+bool Supervisor::pump(Nanos deadline, Pred pred) {
+  while (!pred()) {
+    if (interrupted()) return false;
+    Nanos left = deadline - now();
+    if (left <= 0) return false;
+    Nanos slice = std::min<Nanos>(left, 50 * kMilli);
+    if (ctx_.stopped()) ctx_.restart();
+    ctx_.run_one_for(std::chrono::nanoseconds(slice));
+  }
+  return true;
+}
+
+void Supervisor::launch() {
+  int life[2], ev[2];
+  if (::pipe2(life, O_CLOEXEC) != 0 || ::pipe2(ev, O_CLOEXEC) != 0)
+    throw SetupError(std::string("pipe: ") + std::strerror(errno));
+  UniqueFd life_r(life[0]), ev_w(ev[1]);
+  lifeline_ = UniqueFd(life[1]);
+  events_ = std::make_unique<asio::posix::stream_descriptor>(ctx_, ev[0]);
+
+  if (::access(opt_.reaper_path.c_str(), X_OK) != 0)
+    throw SetupError("reaper not found or not executable: " + opt_.reaper_path);
+
+  std::vector<std::string> args = {"--events",  std::to_string(ev_w.get()),
+                                   "--lifeline", std::to_string(life_r.get()),
+                                   "--stdout",   opt_.out_dir + "/stdout.log",
+                                   "--stderr",   opt_.out_dir + "/stderr.log",
+                                   "--contain",  opt_.containment};
+  if (!sc_.job.cwd.empty()) {
+    args.push_back("--cwd");
+    args.push_back(sc_.job.cwd);
+  }
+  args.push_back("--");
+  for (const auto& a : sc_.job.argv) args.push_back(a);
+
+  // The job's environment: ours, with the scenario's entries on top.
+  std::map<std::string, std::string> env;
+  for (char** e = environ; *e; ++e) {
+    std::string kv(*e);
+    auto eq = kv.find('=');
+    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  for (const auto& [k, v] : sc_.job.env) env[k] = v;
+  std::vector<std::string> env_list;
+  for (const auto& [k, v] : env) env_list.push_back(k + "=" + v);
+  std::vector<const char*> envp;
+  for (const auto& e : env_list) envp.push_back(e.c_str());
+  envp.push_back(nullptr);
+
+  ReaperSetup setup{ev_w.get(), life_r.get(), ::getpid(), envp.data()};
+  bp2::error_code ec;
+  auto proc = bp2::default_process_launcher()(ctx_, ec, opt_.reaper_path, args,
+                                              bp2::process_stdio{nullptr, {}, {}}, setup);
+  if (ec) throw SetupError("cannot start " + opt_.reaper_path + ": " + ec.message());
+  reaper_ = std::make_unique<bp2::process>(std::move(proc));
+  reaper_pid_ = reaper_->id();
+  // Our copies of the child's ends must go, or EOF would never come.
+  (void)life_r.close();
+  (void)ev_w.close();
+  read_events();
+}
+
+void Supervisor::read_events() {
+  events_->async_read_some(asio::buffer(ev_buf_), [this](boost::system::error_code ec, size_t n) {
+    if (ec) return;  // EOF: the reaper is gone
+    ev_pending_.append(ev_buf_.data(), n);
+    while (ev_pending_.size() >= sizeof(reaper::Record)) {
+      reaper::Record r;
+      std::memcpy(&r, ev_pending_.data(), sizeof r);
+      ev_pending_.erase(0, sizeof r);
+      handle(r);
+    }
+    read_events();
+  });
+}
+
+int Supervisor::host_pid_for(int reaper_pid) const {
+  if (!pid_ns_) return reaper_pid;
+  auto it = inner_to_host_.find(reaper_pid);
+  return it == inner_to_host_.end() ? 0 : it->second;
+}
+
+void Supervisor::handle(const reaper::Record& r) {
+  Nanos t = r.t_ns - t0_;
+  switch (r.type) {
+    case reaper::Msg::Mode: {
+      auto mode = static_cast<reaper::Containment>(r.a);
+      pid_ns_ = mode != reaper::Containment::Subreaper;
+      tl_.facts.containment = mode == reaper::Containment::PidNamespace       ? "pid-namespace"
+                              : mode == reaper::Containment::UserPidNamespace ? "user+pid-namespace"
+                                                                              : "subreaper";
+      if (!pid_ns_) {
+        tl_.facts.containment_note =
+            r.b ? std::string("no PID namespace (") + std::strerror(r.b) +
+                      "): the job is contained by a subreaper; if the harness is SIGKILLed, "
+                      "job processes can survive it"
+                : "subreaper requested: if the harness is SIGKILLed, job processes can survive it";
+      }
+      break;
+    }
+    case reaper::Msg::InitPid:
+      init_pid_ = r.pid;
+      tl_.facts.init_pid = r.pid;
+      break;
+    case reaper::Msg::TopStarted:
+      top_started_ = true;
+      tl_.facts.top_pid = r.pid;
+      top_inner_ = r.a;
+      inner_to_host_[r.a] = r.pid;
+      sample();  // catch it before it can be gone
+      break;
+    case reaper::Msg::ExecFailed:
+      exec_failed_ = true;
+      add(obs::note(t, std::string("the job could not be started: ") + std::strerror(r.a)));
+      break;
+    case reaper::Msg::TopExited:
+    case reaper::Msg::Reaped: {
+      bool top = r.type == reaper::Msg::TopExited;
+      int host = top ? tl_.facts.top_pid : host_pid_for(r.pid);
+      Outcome out = Outcome::from_wait_status(r.a);
+      if (top) {
+        tl_.facts.top_outcome = out;
+        top_exited_ = true;
+        if (!procs_.count(host) && host) {
+          // Too short-lived for any sample: its life is still known exactly.
+          add(obs::proc_start(t, host, init_pid_, "", sc_.job.argv.empty() ? "" : sc_.job.argv[0],
+                              Role::Launcher, 0));
+          Tracked tr;
+          tr.pid = host;
+          procs_.emplace(host, std::move(tr));
+        }
+      }
+      auto it = procs_.find(host);
+      if (host == 0 || it == procs_.end()) {
+        add(obs::note(t, "reaped an unobserved process (pid " + std::to_string(r.pid) + " in the job): " +
+                             out.to_string()));
+        break;
+      }
+      add(obs::proc_exit(t, host, out));
+      it->second.exited = true;
+      if (!it->second.gone) {
+        it->second.gone = true;
+        add(obs::proc_gone(t, host));
+      }
+      break;
+    }
+  }
+}
+
+void Supervisor::schedule_sample() {
+  timer_.expires_after(std::chrono::nanoseconds(sc_.sample_interval));
+  timer_.async_wait([this](boost::system::error_code ec) {
+    if (ec) return;
+    sample();
+    schedule_sample();
+  });
+}
+
+void Supervisor::track_new(int pid, const ProcStat& st, int depth) {
+  Tracked tr;
+  tr.pid = pid;
+  tr.starttime = st.starttime;
+  tr.ppid = st.ppid;
+  tr.state = st.state;
+  tr.depth = depth;
+  std::string cmd = reader_.cmdline(pid);
+  bool is_top = pid == tl_.facts.top_pid;
+  add(obs::proc_start(now(), pid, st.ppid, st.comm, cmd, role_by_rule(st.comm, cmd, is_top), depth,
+                      static_cast<std::int64_t>(st.starttime), st.state));
+  if (pid_ns_) {
+    auto ns = reader_.nspid(pid);
+    if (!ns.empty()) {
+      tr.inner_pid = ns.back();
+      inner_to_host_[ns.back()] = pid;
+    }
+  }
+  // Watch its exit through a pidfd, then prove the pidfd names the process we
+  // scanned (same start time), not a successor that reused the pid.
+  UniqueFd fd;
+  if (!pidfd_open(pid, fd)) {
+    auto again = reader_.stat(pid);
+    if (again && again->starttime == st.starttime) {
+      tr.watch = std::make_unique<asio::posix::stream_descriptor>(ctx_, ::dup(fd.get()));
+      tr.watch->async_wait(asio::posix::stream_descriptor::wait_read,
+                           [this, pid](boost::system::error_code ec) {
+                             if (!ec) on_pidfd(pid);
+                           });
+      tr.pidfd = std::move(fd);
+    }
+  }
+  procs_[pid] = std::move(tr);
+}
+
+void Supervisor::on_pidfd(int pid) {
+  auto it = procs_.find(pid);
+  if (it == procs_.end() || it->second.exited) return;
+  it->second.exited = true;
+  add(obs::proc_exit(now(), pid, std::nullopt));
+}
+
+void Supervisor::sample() {
+  auto table = reader_.scan();
+  // The job is every descendant of the reaper, minus the reaper's own init.
+  auto members = descendants(table, reaper_pid_);
+  if (init_pid_ && init_pid_ != reaper_pid_) members.erase(init_pid_);
+  int base = pid_ns_ ? 2 : 1;  // depth of the top process below reaper_pid_
+  for (const auto& [pid, depth] : members) {
+    const ProcStat& st = table.at(pid);
+    auto it = procs_.find(pid);
+    if (it != procs_.end() && it->second.starttime != st.starttime && it->second.starttime != 0) {
+      // The pid was reused inside the job: the old one is gone.
+      if (!it->second.gone) {
+        if (!it->second.exited) add(obs::proc_exit(now(), pid, std::nullopt));
+        add(obs::proc_gone(now(), pid));
+      }
+      procs_.erase(it);
+      it = procs_.end();
+    }
+    if (it == procs_.end()) {
+      if (!top_started_) continue;  // the reaper's own fork, before exec
+      track_new(pid, st, std::max(0, depth - base));
+      continue;
+    }
+    Tracked& tr = it->second;
+    if (tr.starttime == 0) tr.starttime = st.starttime;
+    tr.depth = std::max(0, depth - base);
+    if (tr.gone) continue;
+    if (st.ppid != tr.ppid) {
+      tr.ppid = st.ppid;
+      add(obs::proc_parent(now(), pid, st.ppid));
+    }
+    if (st.state != tr.state) {
+      tr.state = st.state;
+      add(obs::proc_state(now(), pid, st.state));
+    }
+  }
+  for (auto& [pid, tr] : procs_) {
+    if (tr.gone) continue;
+    auto t = table.find(pid);
+    if (t == table.end() || (tr.starttime && t->second.starttime != tr.starttime)) {
+      if (!tr.exited) {
+        tr.exited = true;
+        add(obs::proc_exit(now(), pid, std::nullopt));
+      }
+      tr.gone = true;
+      add(obs::proc_gone(now(), pid));
+    }
+  }
+  // /dev/shm
+  auto shm = scan_shm(opt_.shm_dir);
+  auto d = diff_shm(shm_now_, shm);
+  for (const auto& e : d.added) add(obs::shm_add(now(), e.name, e.bytes));
+  for (const auto& e : d.resized) add(obs::shm_resize(now(), e.name, e.bytes));
+  for (const auto& e : d.removed) add(obs::shm_remove(now(), e.name));
+  shm_now_ = std::move(shm);
+
+  std::int64_t extra = 0;
+  for (const auto& [name, e] : shm_now_)
+    if (!shm_baseline_.count(name)) extra += e.bytes;
+  int live = live_count();
+  static thread_local std::pair<std::int64_t, std::int64_t> last{-1, -1};
+  if (last.first != live || last.second != extra || tl_.events.empty()) {
+    add(obs::sample(now(), live, extra));
+    last = {live, extra};
+  }
+  report_status(false);
+}
+
+void Supervisor::signal_live(int sig, const char* why) {
+  // Children before parents: deepest first, so a parent cannot react to its
+  // children's deaths (respawn, re-parent) before they are gone.
+  std::vector<Tracked*> live;
+  for (auto& [pid, tr] : procs_)
+    if (!tr.exited && !tr.gone && tr.pidfd) live.push_back(&tr);
+  std::stable_sort(live.begin(), live.end(),
+                   [](const Tracked* a, const Tracked* b) { return a->depth > b->depth; });
+  for (Tracked* tr : live) {
+    if (!pidfd_signal(tr->pidfd.get(), sig)) add(obs::signal(now(), tr->pid, sig, why));
+    if (sig == SIGTERM && (tr->state == 'T' || tr->state == 't'))
+      (void)pidfd_signal(tr->pidfd.get(), SIGCONT);
+  }
+}
+
+void Supervisor::teardown() {
+  phase("teardown");
+  sample();
+  if (live_count() > 0) {
+    signal_live(SIGTERM, "teardown");
+    pump(now() + sc_.timeouts.teardown, [&] { return live_count() == 0; });
+    sample();
+    if (live_count() > 0) {
+      signal_live(SIGKILL, "teardown: still alive after SIGTERM");
+      pump(now() + 5 * kSecond, [&] { return live_count() == 0; });
+    }
+  }
+  // End the reaper: as pid 1 its exit kills whatever is left in the namespace
+  // (including processes we never managed to observe).
+  (void)lifeline_.close();
+  bool reaper_done = false;
+  reaper_->async_wait([&](boost::system::error_code, int) { reaper_done = true; });
+  if (!pump(now() + 5 * kSecond, [&] { return reaper_done; })) {
+    boost::system::error_code ec;
+    reaper_->terminate(ec);
+    pump(now() + 5 * kSecond, [&] { return reaper_done; });
+  }
+  // Prove it: nothing we ever saw is still there.
+  sample();
+  for (const auto& [pid, tr] : procs_) {
+    if (tr.gone) continue;
+    auto st = reader_.stat(pid);
+    if (st && st->starttime == tr.starttime)
+      add(obs::note(now(), "teardown failed: pid " + std::to_string(pid) + " is still alive"));
+  }
+}
+
+void Supervisor::finish_shm() {
+  // Whatever the job created and left: record it, then remove it.
+  for (const auto& [name, e] : scan_shm(opt_.shm_dir)) {
+    if (shm_baseline_.count(name)) continue;
+    if (!opt_.keep_leaks) {
+      std::error_code ec;
+      std::filesystem::remove_all(std::filesystem::path(opt_.shm_dir) / name, ec);
+      if (ec) {
+        add(obs::note(now(), "cannot remove leaked /dev/shm entry " + name + ": " + ec.message()));
+        continue;
+      }
+      add(obs::shm_reclaim(now(), name, e.bytes));
+    }
+  }
+}
+
+Timeline Supervisor::run() {
+  t0_ = monotonic_now();
+  shm_baseline_ = scan_shm(opt_.shm_dir);
+  shm_now_ = shm_baseline_;
+  for (const auto& [name, e] : shm_baseline_) add(obs::shm_add(0, name, e.bytes, true));
+  phase("launch");
+  launch();
+  // The reaper reports its mode, init and top right away.
+  pump(now() + 10 * kSecond, [&] { return top_started_ || exec_failed_; });
+  phase("running");
+  schedule_sample();
+  sample();
+  Nanos job_deadline = sc_.timeouts.job;
+  pump(job_deadline, [&] { return top_exited_; });
+  if (top_exited_) {
+    phase("job_exited");
+    // A fresh scan: what the top left behind may have been born since the
+    // last sample, and "nothing left" must not be concluded from stale data.
+    sample();
+    // Watch leftovers: until nothing of the job lives and /dev/shm is back,
+    // or the settle period ends.
+    phase("settle");
+    pump(now() + sc_.timeouts.settle, [&] { return live_count() == 0 && shm_at_baseline(); });
+  } else if (interrupted()) {
+    add(obs::note(now(), "interrupted"));
+  } else {
+    tl_.facts.deadline_hit = true;
+    phase("deadline");
+  }
+  teardown();
+  timer_.cancel();
+  finish_shm();
+  tl_.facts.stdout_text = tail_of_file(opt_.out_dir + "/stdout.log", 64 * 1024);
+  tl_.facts.stderr_text = tail_of_file(opt_.out_dir + "/stderr.log", 64 * 1024);
+  phase("done");
+  // The reaper's records carry their own (earlier) timestamps.
+  std::stable_sort(tl_.events.begin(), tl_.events.end(),
+                   [](const Observation& a, const Observation& b) { return a.t < b.t; });
+  return std::move(tl_);
+}
+
+}  // namespace
+
+Timeline supervise(const Scenario& scenario, const SupervisorOptions& options) {
+  Supervisor s(scenario, options);
+  return s.run();
+}
+
+}  // namespace aftermath

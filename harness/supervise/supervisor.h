@@ -1,0 +1,62 @@
+// The supervisor: launches a scenario's job contained, watches it on one event
+// loop, tears it down, and returns the timeline of what it saw.
+//
+// Containment. The job runs under aftermath-reaper (reaper_protocol.h): pid 1
+// of a new PID namespace where the kernel allows it (root, or an unprivileged
+// user namespace), else a child subreaper. Either way every orphan of the job
+// is re-parented to the reaper, so "the job" is exactly the reaper's
+// descendants: a double-forked, setsid() daemon is still found. With a PID
+// namespace the job cannot outlive the supervisor: if the supervisor is
+// SIGKILLed, the reaper dies by its parent-death signal / lifeline, and the
+// kernel kills the namespace. Without one, the report says so.
+//
+// Observation. /proc and /dev/shm are sampled every sample_interval; exits
+// are taken from pidfds as they happen (no polling lag), exit statuses from
+// the reaper, which reaps every orphan.
+//
+// Teardown, at the job's end (after the settle period) or its deadline:
+// SIGTERM (+SIGCONT for stopped ones) to every live job process, deepest
+// first; SIGKILL after timeouts.teardown; then the reaper ends, and a last
+// scan proves nothing of the job is left. /dev/shm entries the job created and
+// left are recorded, then removed unless keep_leaks. Only processes of the job
+// are ever signalled, and only through pidfds.
+#pragma once
+
+#include <functional>
+#include <stdexcept>
+#include <string>
+
+#include "harness/core/timeline.h"
+#include "harness/scenario/scenario.h"
+
+namespace aftermath {
+
+struct LiveStatus {
+  Nanos elapsed = 0;
+  int processes = 0;
+  std::string phase;
+};
+
+struct SupervisorOptions {
+  std::string reaper_path;              // aftermath-reaper
+  std::string out_dir;                  // this scenario's folder: stdout.log, stderr.log
+  std::string proc_root = "/proc";
+  std::string shm_dir = "/dev/shm";
+  std::string containment = "auto";     // auto | pidns | subreaper
+  bool keep_leaks = false;
+  std::function<void(const LiveStatus&)> on_status;  // called at most every 200 ms
+  // Set from a signal handler to stop the run early (teardown still happens).
+  const volatile bool* interrupted = nullptr;
+};
+
+// The job could not be started (missing reaper, exec failure is NOT this:
+// that is a job that exited 127 and is reported as such).
+class SetupError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Runs one scenario's job to the end. Blocking; single-threaded.
+Timeline supervise(const Scenario& scenario, const SupervisorOptions& options);
+
+}  // namespace aftermath

@@ -1,0 +1,218 @@
+#include "reports/json.h"
+
+#include <optional>
+#include <string>
+
+namespace aftermath {
+
+using nlohmann::json;
+
+namespace {
+
+// Absent optionals are written as null, not omitted, so every process entry
+// has the same keys and consumers can tell "never happened" from "not
+// recorded by this version".
+json opt_ms(const std::optional<Nanos>& t) { return t ? json(to_ms(*t)) : json(nullptr); }
+
+json opt_outcome(const std::optional<Outcome>& o) { return o ? to_json(*o) : json(nullptr); }
+
+json check_json(const CheckResult& c) {
+  return {
+      {"name", c.name},         {"status", to_string(c.status)},
+      {"reason", c.reason},     {"expected_to_fail", c.expected_to_fail},
+      {"measured", c.measured},
+  };
+}
+
+json scenario_json(const ScenarioResult& s) {
+  const RunFacts& facts = s.timeline.facts;
+  json j = {
+      {"name", s.name},
+      {"file", s.file},
+      {"description", s.description},
+      {"tags", s.tags},
+      {"seed", s.seed},
+      {"expect", s.expect},
+      {"verdict", to_string(s.verdict)},
+      {"verdict_reason", s.verdict_reason},
+      {"scenario", {{"text", s.scenario_text}, {"hash", s.scenario_hash}}},
+      {"repro", s.repro},
+      {"started_at", s.started_at},
+      {"out_dir", s.out_dir},
+      {"stdout_path", s.stdout_path},
+      {"stderr_path", s.stderr_path},
+      {"containment", {{"mode", facts.containment}, {"note", facts.containment_note}}},
+      {"top",
+       {
+           {"pid", facts.top_pid},
+           {"outcome", opt_outcome(facts.top_outcome)},
+           {"deadline_hit", facts.deadline_hit},
+           {"stderr_tail", utf8_tail(facts.stderr_text)},
+       }},
+      {"timings_origin", s.timings_origin},
+      // Reserved for injected faults; the key is always present so consumers
+      // need no existence check when fault injection lands.
+      {"faults", json::array()},
+  };
+  // Present only on a failed run, so its presence alone means "the run broke".
+  if (!s.error.empty()) j["error"] = s.error;
+
+  json checks = json::array();
+  for (const auto& c : s.checks) checks.push_back(check_json(c));
+  j["checks"] = std::move(checks);
+
+  json timings = json::object();
+  for (const auto& [key, value] : s.timings_ms) {
+    timings[key] = value ? json(*value) : json(nullptr);
+  }
+  j["timings_ms"] = std::move(timings);
+
+  json processes = json::array();
+  for (const auto& p : s.processes) processes.push_back(to_json(p));
+  j["processes"] = std::move(processes);
+
+  json timeline = json::array();
+  for (const auto& o : s.timeline.events) timeline.push_back(to_json(o));
+  j["timeline"] = std::move(timeline);
+  return j;
+}
+
+}  // namespace
+
+json to_json(const Outcome& outcome) {
+  json j;
+  if (outcome.is_exited()) {
+    j = {{"kind", "exited"}, {"code", outcome.exit_code()}};
+  } else {
+    j = {{"kind", "killed"},
+         {"signal", signal_name(outcome.signal())},
+         {"signo", outcome.signal()},
+         {"core_dumped", outcome.core_dumped()}};
+  }
+  j["text"] = outcome.to_string();
+  return j;
+}
+
+json to_json(const Observation& o) {
+  json j = {{"t_ms", to_ms(o.t)}, {"kind", to_string(o.kind)}};
+  // The Observation struct is a union in disguise: each kind uses a few
+  // fields and leaves the rest at defaults, which would read as facts
+  // ("pid": 0) if written. Write only what the kind defines.
+  switch (o.kind) {
+    case ObsKind::Phase:
+      j["name"] = o.name;
+      break;
+    case ObsKind::ProcStart:
+      j["pid"] = o.pid;
+      j["ppid"] = o.ppid;
+      j["comm"] = o.name;
+      j["cmdline"] = o.text;
+      j["role"] = to_string(o.role);
+      j["depth"] = o.depth;
+      j["start_ticks"] = o.value;
+      break;
+    case ObsKind::ProcParent:
+      j["pid"] = o.pid;
+      j["ppid"] = o.ppid;
+      break;
+    case ObsKind::ProcState:
+      j["pid"] = o.pid;
+      j["state"] = o.state ? std::string(1, o.state) : std::string();
+      break;
+    case ObsKind::ProcExit:
+      j["pid"] = o.pid;
+      j["outcome"] = opt_outcome(o.outcome);
+      break;
+    case ObsKind::ProcGone:
+      j["pid"] = o.pid;
+      break;
+    case ObsKind::ShmAdd:
+      j["name"] = o.name;
+      j["bytes"] = o.value;
+      j["baseline"] = o.baseline;
+      break;
+    case ObsKind::ShmResize:
+    case ObsKind::ShmReclaim:
+      j["name"] = o.name;
+      j["bytes"] = o.value;
+      break;
+    case ObsKind::ShmRemove:
+      j["name"] = o.name;
+      break;
+    case ObsKind::Signal:
+      j["pid"] = o.pid;
+      j["signal"] = signal_name(static_cast<int>(o.value));
+      j["signo"] = o.value;
+      j["why"] = o.text;
+      break;
+    case ObsKind::Sample:
+      j["procs"] = o.value;
+      j["shm_bytes"] = o.value2;
+      break;
+    case ObsKind::Note:
+      j["text"] = o.text;
+      break;
+  }
+  return j;
+}
+
+json to_json(const ProcessHistory& p) {
+  return {
+      {"pid", p.pid},
+      {"ppid", p.first_ppid},
+      {"last_ppid", p.last_ppid},
+      {"depth", p.depth},
+      {"comm", p.comm},
+      {"cmdline", p.cmdline},
+      {"role", to_string(p.role)},
+      {"started_ms", to_ms(p.started)},
+      {"exited_ms", opt_ms(p.exited_at)},
+      {"gone_ms", opt_ms(p.gone_at)},
+      {"orphaned_ms", opt_ms(p.orphaned_at)},
+      {"zombie_since_ms", opt_ms(p.zombie_since)},
+      {"outcome", opt_outcome(p.outcome)},
+      {"top", p.is_top},
+  };
+}
+
+json to_json(const RunResult& run) {
+  json summary = {{"scenarios", run.scenarios.size()},
+                  {"pass", 0},
+                  {"fail", 0},
+                  {"xfail", 0},
+                  {"xpass", 0},
+                  {"error", 0}};
+  json scenarios = json::array();
+  for (const auto& s : run.scenarios) {
+    summary[std::string(to_string(s.verdict))] =
+        summary[std::string(to_string(s.verdict))].get<int>() + 1;
+    scenarios.push_back(scenario_json(s));
+  }
+  json environment = json::object();
+  for (const auto& [key, value] : run.environment) environment[key] = value;
+  return {
+      {"schema", "aftermath/result"},          {"schema_version", run.schema_version},
+      {"tool_version", run.tool_version},      {"command_line", run.command_line},
+      {"environment", std::move(environment)}, {"summary", std::move(summary)},
+      {"scenarios", std::move(scenarios)},
+  };
+}
+
+std::string write_json(const RunResult& run) {
+  // Replace, not throw: captured stderr and cmdlines are arbitrary bytes, and
+  // losing the whole report over one bad byte would be far worse.
+  return to_json(run).dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+std::string utf8_tail(std::string_view text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) return std::string(text);
+  std::size_t start = text.size() - max_bytes;
+  // A UTF-8 character is at most 4 bytes, so at most 3 continuation bytes to skip.
+  for (int i = 0; i < 3 && start < text.size(); ++i) {
+    if ((static_cast<unsigned char>(text[start]) & 0xC0) != 0x80) break;
+    ++start;
+  }
+  return std::string(text.substr(start));
+}
+
+}  // namespace aftermath

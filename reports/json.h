@@ -1,0 +1,39 @@
+// result.json: the machine-readable record of a run and the source of truth
+// every other report (JUnit, HTML, the console summary) agrees with. Its shape
+// is versioned by "schema_version"; consumers must key on names, never on
+// field order.
+#pragma once
+
+#include <cstddef>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "harness/core/result.h"
+#include "harness/core/timeline.h"
+#include "harness/core/types.h"
+
+namespace aftermath {
+
+// How much of the top process's stderr goes into reports: enough to show a
+// crash message and a backtrace head without bloating result.json.
+constexpr std::size_t kStderrTailBytes = 2000;
+
+// The whole result document.
+nlohmann::json to_json(const RunResult& run);
+// to_json(run).dump(2) + "\n". Invalid UTF-8 (raw bytes from crashing
+// programs) is replaced by U+FFFD rather than throwing.
+std::string write_json(const RunResult& run);
+
+// {"kind":"exited","code":0,"text":"exited(0)"} or
+// {"kind":"killed","signal":"SIGKILL","signo":9,"core_dumped":false,"text":"killed(SIGKILL)"}.
+nlohmann::json to_json(const Outcome& outcome);
+// One timeline entry: "t_ms", "kind", and only the fields meaningful for the kind.
+nlohmann::json to_json(const Observation& o);
+nlohmann::json to_json(const ProcessHistory& p);
+
+// The last max_bytes bytes of text, moved forward past any UTF-8 continuation
+// bytes so the cut never splits a character.
+std::string utf8_tail(std::string_view text, std::size_t max_bytes = kStderrTailBytes);
+
+}  // namespace aftermath

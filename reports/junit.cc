@@ -1,0 +1,251 @@
+#include "reports/junit.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "reports/json.h"
+
+namespace aftermath {
+
+namespace {
+
+// Decodes one UTF-8 sequence at text[i]. Returns the code point and sets len,
+// or returns -1 (len = 1) on a malformed, overlong or truncated sequence, so
+// the caller can replace exactly one bad byte and resynchronise.
+std::int32_t decode_utf8(std::string_view text, std::size_t i, std::size_t& len) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char b0 = byte(i);
+  len = 1;
+  if (b0 < 0x80) return b0;
+  std::size_t n;
+  std::int32_t cp;
+  std::int32_t min;
+  if ((b0 & 0xE0) == 0xC0) {
+    n = 2, cp = b0 & 0x1F, min = 0x80;
+  } else if ((b0 & 0xF0) == 0xE0) {
+    n = 3, cp = b0 & 0x0F, min = 0x800;
+  } else if ((b0 & 0xF8) == 0xF0) {
+    n = 4, cp = b0 & 0x07, min = 0x10000;
+  } else {
+    return -1;
+  }
+  if (i + n > text.size()) return -1;
+  for (std::size_t k = 1; k < n; ++k) {
+    if ((byte(i + k) & 0xC0) != 0x80) return -1;
+    cp = (cp << 6) | (byte(i + k) & 0x3F);
+  }
+  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return -1;
+  len = n;
+  return cp;
+}
+
+bool xml_char_allowed(std::int32_t cp) {
+  return cp == 0x9 || cp == 0xA || cp == 0xD || (cp >= 0x20 && cp <= 0xD7FF) ||
+         (cp >= 0xE000 && cp <= 0xFFFD) || (cp >= 0x10000 && cp <= 0x10FFFF);
+}
+
+std::string attr(std::string_view text) { return xml_escape(text, true); }
+
+// Times in JUnit (and our timing properties) are fixed at 3 decimals.
+std::string fixed3(double s) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3f", s);
+  return buf;
+}
+
+struct Counts {
+  int tests = 0;
+  int failures = 0;
+  int errors = 0;
+  int skipped = 0;
+  void add(const Counts& o) {
+    tests += o.tests;
+    failures += o.failures;
+    errors += o.errors;
+    skipped += o.skipped;
+  }
+};
+
+void property(std::string& out, const char* indent, std::string_view name, std::string_view value) {
+  out += indent;
+  out += "<property name=\"" + attr(name) + "\" value=\"" + attr(value) + "\"/>\n";
+}
+
+// Renders one scenario's testcases into body and counts exactly what it
+// emitted, so the suite's attributes cannot drift from its children.
+Counts render_testcases(const ScenarioResult& s, std::string& body) {
+  Counts n;
+  const std::string open =
+      "    <testcase classname=\"" + attr("aftermath." + s.name) + "\" name=\"";
+  const std::string close_open = "\" time=\"0.000\"";
+
+  for (const auto& c : s.checks) {
+    ++n.tests;
+    std::string tc = open + attr(c.name) + close_open;
+    switch (c.status) {
+      case CheckStatus::Pass:
+        if (c.expected_to_fail) {
+          ++n.failures;
+          tc += ">\n      <failure message=\"expected failure did not reproduce\" type=\"xpass\">" +
+                xml_escape(c.reason) + "</failure>\n    </testcase>\n";
+        } else {
+          tc += "/>\n";
+        }
+        break;
+      case CheckStatus::Fail:
+        if (c.expected_to_fail) {
+          // A reproduced expected failure is a pass for CI; the property lets
+          // Jenkins show it, the system-out makes it visible in GitLab.
+          tc += ">\n      <properties>\n";
+          property(tc, "        ", "expected_failure", "reproduced");
+          tc += "      </properties>\n      <system-out>expected failure reproduced: " +
+                xml_escape(c.reason) + "</system-out>\n    </testcase>\n";
+        } else {
+          ++n.failures;
+          tc +=
+              ">\n      <failure message=\"" + attr(c.reason) + "\" type=\"fail\">" +
+              xml_escape(c.measured.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)) +
+              "</failure>\n    </testcase>\n";
+        }
+        break;
+      case CheckStatus::Skipped:
+        ++n.skipped;
+        tc += ">\n      <skipped message=\"" + attr(c.reason) + "\"/>\n    </testcase>\n";
+        break;
+      case CheckStatus::Error:
+        ++n.errors;
+        tc += ">\n      <error message=\"" + attr(c.reason) +
+              "\" type=\"error\"/>\n    </testcase>\n";
+        break;
+    }
+    body += tc;
+  }
+
+  const std::string stderr_tail = utf8_tail(s.timeline.facts.stderr_text);
+  if (!s.error.empty()) {
+    // The run itself broke: its checks (if any) saw a partial timeline, so CI
+    // needs a red testcase of its own, with the job's last words attached.
+    ++n.tests;
+    ++n.errors;
+    body += open + "run" + close_open + ">\n      <error message=\"" + attr(s.error) +
+            "\" type=\"error\"/>\n";
+    if (!stderr_tail.empty())
+      body += "      <system-err>" + xml_escape(stderr_tail) + "</system-err>\n";
+    body += "    </testcase>\n";
+  }
+
+  // Safety net: CI must never show green for a red verdict. If no child above
+  // carries the verdict (e.g. an expected check that never ran), say it here.
+  const bool red =
+      s.verdict == Verdict::Fail || s.verdict == Verdict::XPass || s.verdict == Verdict::Error;
+  if (red && n.failures == 0 && n.errors == 0) {
+    ++n.tests;
+    const bool is_error = s.verdict == Verdict::Error;
+    (is_error ? n.errors : n.failures)++;
+    const std::string tag = is_error ? "error" : "failure";
+    body += open + "verdict" + close_open + ">\n      <" + tag + " message=\"" +
+            attr(s.verdict_reason) + "\" type=\"" + std::string(to_string(s.verdict)) +
+            "\"/>\n    </testcase>\n";
+  }
+  return n;
+}
+
+}  // namespace
+
+std::string xml_escape(std::string_view text, bool attribute) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    std::size_t len;
+    const std::int32_t cp = decode_utf8(text, i, len);
+    if (cp < 0) {
+      out += "\xEF\xBF\xBD";  // U+FFFD
+    } else if (!xml_char_allowed(cp)) {
+      // Dropped: there is no way to represent these in XML 1.0, not even as
+      // character references.
+    } else {
+      switch (cp) {
+        case '&':
+          out += "&amp;";
+          break;
+        case '<':
+          out += "&lt;";
+          break;
+        case '>':
+          out += "&gt;";
+          break;
+        // Quotes only matter inside attribute values; in text they stay
+        // literal so measured JSON in a <failure> reads as JSON in the raw file.
+        case '"':
+          out += attribute ? "&quot;" : "\"";
+          break;
+        case '\'':
+          out += attribute ? "&apos;" : "'";
+          break;
+        case '\t':
+          out += attribute ? "&#9;" : "\t";
+          break;
+        case '\n':
+          out += attribute ? "&#10;" : "\n";
+          break;
+        // A literal CR is normalised away by parsers even in text.
+        case '\r':
+          out += "&#13;";
+          break;
+        default:
+          out.append(text.substr(i, len));
+      }
+    }
+    i += len;
+  }
+  return out;
+}
+
+std::string write_junit(const RunResult& run) {
+  Counts total;
+  double total_seconds = 0;
+  std::string suites;
+  for (const auto& s : run.scenarios) {
+    double secs = 0;
+    if (auto it = s.timings_ms.find("total_ms"); it != s.timings_ms.end() && it->second) {
+      secs = *it->second / 1000.0;
+    }
+    total_seconds += secs;
+
+    std::string props;
+    property(props, "      ", "verdict", to_string(s.verdict));
+    property(props, "      ", "verdict_reason", s.verdict_reason);
+    property(props, "      ", "expect", s.expect);
+    property(props, "      ", "seed", std::to_string(s.seed));
+    property(props, "      ", "repro", s.repro);
+    property(props, "      ", "file", s.file);
+    property(props, "      ", "out_dir", s.out_dir);
+    for (const auto& [key, value] : s.timings_ms) {
+      // Omitted rather than "null": CI plots property values as numbers.
+      if (value) property(props, "      ", "timing." + key, fixed3(*value));
+    }
+
+    std::string body;
+    const Counts n = render_testcases(s, body);
+    total.add(n);
+
+    suites += "  <testsuite name=\"" + attr(s.name) + "\" tests=\"" + std::to_string(n.tests) +
+              "\" failures=\"" + std::to_string(n.failures) + "\" errors=\"" +
+              std::to_string(n.errors) + "\" skipped=\"" + std::to_string(n.skipped) +
+              "\" time=\"" + fixed3(secs) + "\"";
+    if (!s.started_at.empty()) suites += " timestamp=\"" + attr(s.started_at) + "\"";
+    suites += ">\n    <properties>\n" + props + "    </properties>\n" + body + "  </testsuite>\n";
+  }
+
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  out += "<testsuites name=\"aftermath\" tests=\"" + std::to_string(total.tests) +
+         "\" failures=\"" + std::to_string(total.failures) + "\" errors=\"" +
+         std::to_string(total.errors) + "\" skipped=\"" + std::to_string(total.skipped) +
+         "\" time=\"" + fixed3(total_seconds) + "\">\n";
+  out += suites;
+  out += "</testsuites>\n";
+  return out;
+}
+
+}  // namespace aftermath
