@@ -118,9 +118,7 @@ CheckResult no_zombies(const CheckInput& in) {
     if (!p.zombie_since) continue;
     Nanos until = p.gone_at ? *p.gone_at : in.end_at;
     Nanos life = std::max<Nanos>(0, until - *p.zombie_since);
-    if (life <= 0) continue;
-    bool at_teardown = *p.zombie_since < in.teardown_at && (!p.gone_at || *p.gone_at > in.teardown_at);
-    if (life <= grace && !at_teardown) continue;
+    if (life <= grace) continue;
     json j = process_json(p);
     j["parent_pid"] = p.last_ppid;
     j["zombie_since_ms"] = to_ms(*p.zombie_since);

@@ -8,6 +8,7 @@
 // starts the job and reaps. In subreaper mode this process does both.
 // Written against the raw system interface on purpose: it must stay small,
 // single-threaded, and free of anything that could block its reaping loop.
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -22,6 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <map>
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -76,6 +79,55 @@ struct Options {
   std::vector<char*> argv;
 };
 
+// Subreaper mode only (as pid 1 the kernel does this for us): SIGKILLs every
+// descendant, deepest first, then reaps them. Our descendants cannot be
+// reaped by anyone but their parents, and orphans only by us, so a pid found
+// under us names a process of the job until we reap it.
+void kill_descendants() {
+  for (int round = 0; round < 50; ++round) {
+    std::multimap<int, int> children;  // ppid -> pid
+    if (DIR* d = opendir("/proc")) {
+      while (dirent* e = readdir(d)) {
+        int pid = atoi(e->d_name);
+        if (pid <= 0) continue;
+        char path[64], buf[512];
+        snprintf(path, sizeof path, "/proc/%d/stat", pid);
+        int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) continue;
+        ssize_t n = ::read(fd, buf, sizeof buf - 1);
+        ::close(fd);
+        if (n <= 0) continue;
+        buf[n] = 0;
+        const char* rp = strrchr(buf, ')');
+        int ppid = 0;
+        char state = 0;
+        if (!rp || sscanf(rp + 2, "%c %d", &state, &ppid) != 2) continue;
+        children.emplace(ppid, pid);
+      }
+      closedir(d);
+    }
+    std::vector<std::pair<int, int>> found;  // depth, pid
+    std::vector<std::pair<int, int>> stack{{getpid(), 0}};
+    while (!stack.empty()) {
+      auto [p, depth] = stack.back();
+      stack.pop_back();
+      auto [b, e] = children.equal_range(p);
+      for (auto it = b; it != e; ++it) {
+        found.emplace_back(depth + 1, it->second);
+        stack.emplace_back(it->second, depth + 1);
+      }
+    }
+    if (found.empty()) return;
+    std::sort(found.begin(), found.end(), [](auto& a, auto& b) { return a.first > b.first; });
+    for (auto& [depth, pid] : found) kill(pid, SIGKILL);
+    int status;
+    while (waitpid(-1, &status, WNOHANG | __WALL) > 0) {
+    }
+    struct timespec ts{0, 10 * 1000 * 1000};  // bounded: 50 rounds
+    nanosleep(&ts, nullptr);
+  }
+}
+
 // Starts the job's top process. Returns its pid (as this process sees it).
 pid_t start_top(const Options& o, sigset_t old_mask) {
   pid_t pid = ::fork();
@@ -120,17 +172,13 @@ int init_loop(const Options& o, bool pid1) {
   if (sfd < 0) die("signalfd");
 
   pid_t top = start_top(o, old);
-  bool lifeline_open = true;
   bool top_done = false;
   for (;;) {
     // Reap everything that is ready.
     for (;;) {
       int status;
       pid_t p = waitpid(-1, &status, WNOHANG | __WALL);
-      if (p <= 0) {
-        if (p < 0 && errno == ECHILD && !lifeline_open) return 0;
-        break;
-      }
+      if (p <= 0) break;
       if (p == top && !top_done) {
         top_done = true;
         send(Msg::TopExited, p, status);
@@ -139,27 +187,27 @@ int init_loop(const Options& o, bool pid1) {
       }
     }
     pollfd fds[2] = {{sfd, POLLIN, 0}, {g_lifeline, POLLIN, 0}};
-    int nfds = lifeline_open ? 2 : 1;
-    // Without a lifeline, finish when the last child is reaped; poll with a
-    // bound so that a missed SIGCHLD cannot keep us here.
-    int r = poll(fds, nfds, lifeline_open ? -1 : 100);
+    int r = poll(fds, 2, -1);
     if (r < 0 && errno != EINTR) die("poll");
     if (fds[0].revents & POLLIN) {
       signalfd_siginfo si;
       while (::read(sfd, &si, sizeof si) == sizeof si) {
         if (si.ssi_signo != SIGCHLD) {
-          // The supervisor asks for the end. As pid 1 our exit kills the
-          // namespace; as a subreaper we forward the signal to the top.
-          if (pid1) return 0;
-          if (!top_done) kill(top, int(si.ssi_signo));
+          // The supervisor asks for the end, or died (our parent-death
+          // signal). As pid 1 our exit kills the namespace; as a subreaper we
+          // kill the job ourselves.
+          if (!pid1) kill_descendants();
+          return 0;
         }
       }
     }
-    if (lifeline_open && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+    if (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) {
       char c;
       if (::read(g_lifeline, &c, 1) <= 0) {
-        lifeline_open = false;
-        if (pid1) return 0;  // the kernel kills the rest of the namespace
+        // The supervisor is done, or dead. As pid 1 our exit makes the
+        // kernel kill the rest of the namespace; as a subreaper we do it.
+        if (!pid1) kill_descendants();
+        return 0;
       }
     }
   }
@@ -243,6 +291,11 @@ int main(int argc, char** argv) {
 
   if (mode == Containment::Subreaper) {
     if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) die("PR_SET_CHILD_SUBREAPER");
+    // Without a namespace to take the job down with us, the supervisor's
+    // death must reach us as a signal we can act on: SIGTERM, not SIGKILL.
+    pid_t parent = getppid();
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) return 125;
     send(Msg::InitPid, host_pid_of_self(), 0);
     return init_loop(o, false);
   }

@@ -100,6 +100,7 @@ class Supervisor {
   void schedule_sample();
   void sample();
   void track_new(int pid, const ProcStat& st, int depth);
+  void watch_exit(Tracked& tr);  // pidfd (opened here if needed) -> ProcExit on the loop
   void on_pidfd(int pid);
   void read_events();
   void handle(const reaper::Record& r);
@@ -111,7 +112,8 @@ class Supervisor {
   // Runs the loop until pred() or the deadline (absolute, in run time).
   template <typename Pred>
   bool pump(Nanos deadline, Pred pred);
-  int live_count() const;
+  int live_count() const;     // not yet exited
+  int present_count() const;  // not yet reaped (zombies included)
   bool shm_at_baseline() const;
   bool interrupted() const { return opt_.interrupted && *opt_.interrupted; }
 
@@ -156,6 +158,13 @@ int Supervisor::live_count() const {
   int n = 0;
   for (const auto& [pid, p] : procs_)
     if (!p.exited && !p.gone) ++n;
+  return n;
+}
+
+int Supervisor::present_count() const {
+  int n = 0;
+  for (const auto& [pid, p] : procs_)
+    if (!p.gone) ++n;
   return n;
 }
 
@@ -258,11 +267,11 @@ void Supervisor::handle(const reaper::Record& r) {
                               : mode == reaper::Containment::UserPidNamespace ? "user+pid-namespace"
                                                                               : "subreaper";
       if (!pid_ns_) {
+        std::string why = r.b ? std::string("no PID namespace (") + std::strerror(r.b) + ")"
+                              : std::string("subreaper requested");
         tl_.facts.containment_note =
-            r.b ? std::string("no PID namespace (") + std::strerror(r.b) +
-                      "): the job is contained by a subreaper; if the harness is SIGKILLed, "
-                      "job processes can survive it"
-                : "subreaper requested: if the harness is SIGKILLed, job processes can survive it";
+            why + ": the job is held by a subreaper, which kills it if the harness dies; a job "
+                  "process can outlive the run only if the reaper itself is SIGKILLed";
       }
       break;
     }
@@ -270,13 +279,27 @@ void Supervisor::handle(const reaper::Record& r) {
       init_pid_ = r.pid;
       tl_.facts.init_pid = r.pid;
       break;
-    case reaper::Msg::TopStarted:
+    case reaper::Msg::TopStarted: {
       top_started_ = true;
       tl_.facts.top_pid = r.pid;
       top_inner_ = r.a;
       inner_to_host_[r.a] = r.pid;
-      sample();  // catch it before it can be gone
+      // Its start is known exactly; comm and start time come with the next scan.
+      std::string cmd;
+      for (const auto& a : sc_.job.argv) cmd += (cmd.empty() ? "" : " ") + a;
+      std::string comm = std::filesystem::path(sc_.job.argv.at(0)).filename().string().substr(0, 15);
+      add(obs::proc_start(t, r.pid, init_pid_, comm, cmd, Role::Launcher, 0, 0, 'R'));
+      Tracked tr;
+      tr.pid = r.pid;
+      tr.ppid = init_pid_;
+      tr.state = 'R';
+      // Not yet reaped (only the reaper reaps it, and it reports that), so
+      // the pid cannot have been reused: the pidfd names the top.
+      watch_exit(tr);
+      procs_[r.pid] = std::move(tr);
+      sample();
       break;
+    }
     case reaper::Msg::ExecFailed:
       exec_failed_ = true;
       add(obs::note(t, std::string("the job could not be started: ") + std::strerror(r.a)));
@@ -306,10 +329,11 @@ void Supervisor::handle(const reaper::Record& r) {
       }
       add(obs::proc_exit(t, host, out));
       it->second.exited = true;
-      if (!it->second.gone) {
-        it->second.gone = true;
-        add(obs::proc_gone(t, host));
-      }
+      // Reaped is gone, at the reaper's exact time, even if a sample that ran
+      // before this record arrived already saw it gone (the timeline is
+      // sorted by time at the end, so the earlier stamp wins).
+      it->second.gone = true;
+      add(obs::proc_gone(t, host));
       break;
     }
   }
@@ -348,15 +372,25 @@ void Supervisor::track_new(int pid, const ProcStat& st, int depth) {
   if (!pidfd_open(pid, fd)) {
     auto again = reader_.stat(pid);
     if (again && again->starttime == st.starttime) {
-      tr.watch = std::make_unique<asio::posix::stream_descriptor>(ctx_, ::dup(fd.get()));
-      tr.watch->async_wait(asio::posix::stream_descriptor::wait_read,
-                           [this, pid](boost::system::error_code ec) {
-                             if (!ec) on_pidfd(pid);
-                           });
       tr.pidfd = std::move(fd);
+      watch_exit(tr);
     }
   }
   procs_[pid] = std::move(tr);
+}
+
+void Supervisor::watch_exit(Tracked& tr) {
+  if (!tr.pidfd) {
+    UniqueFd fd;
+    if (pidfd_open(tr.pid, fd)) return;
+    tr.pidfd = std::move(fd);
+  }
+  int pid = tr.pid;
+  tr.watch = std::make_unique<asio::posix::stream_descriptor>(ctx_, ::dup(tr.pidfd.get()));
+  tr.watch->async_wait(asio::posix::stream_descriptor::wait_read,
+                       [this, pid](boost::system::error_code ec) {
+                         if (!ec) on_pidfd(pid);
+                       });
 }
 
 void Supervisor::on_pidfd(int pid) {
@@ -519,7 +553,7 @@ Timeline Supervisor::run() {
     // Watch leftovers: until nothing of the job lives and /dev/shm is back,
     // or the settle period ends.
     phase("settle");
-    pump(now() + sc_.timeouts.settle, [&] { return live_count() == 0 && shm_at_baseline(); });
+    pump(now() + sc_.timeouts.settle, [&] { return present_count() == 0 && shm_at_baseline(); });
   } else if (interrupted()) {
     add(obs::note(now(), "interrupted"));
   } else {
