@@ -41,7 +41,8 @@ json scenario_json(const ScenarioResult& s) {
       {"out_dir", s.out_dir},
       {"stdout_path", s.stdout_path},
       {"stderr_path", s.stderr_path},
-      {"containment", {{"mode", facts.containment}, {"note", facts.containment_note}}},
+      {"containment",
+       {{"mode", facts.containment}, {"note", facts.containment_note}, {"shm", facts.shm}}},
       {"top",
        {
            {"pid", facts.top_pid},

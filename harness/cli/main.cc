@@ -204,7 +204,7 @@ int main(int argc, char** argv) {
 
   auto* run = app.add_subcommand("run", "run scenario files, suites, or -- COMMAND as a job");
   std::vector<std::string> inputs;
-  std::string out_dir = "aftermath-out", timeout_s, grace_s, settle_s, contain = "auto";
+  std::string out_dir = "aftermath-out", timeout_s, grace_s, settle_s, contain = "auto", shm = "auto";
   bool keep_leaks = false;
   std::optional<std::uint64_t> seed;
   run->add_option("inputs", inputs, "scenario .yaml files, .suite files or directories");
@@ -217,6 +217,10 @@ int main(int argc, char** argv) {
   run->add_flag("--keep-leaks", keep_leaks, "leave leaked /dev/shm entries in place (still reported)");
   run->add_option("--contain", contain, "containment: auto, pidns or subreaper")
       ->check(CLI::IsMember({"auto", "pidns", "subreaper"}));
+  run->add_option("--shm", shm,
+                  "the job's /dev/shm: private (its own tmpfs; parallel runs never mix), host, or "
+                  "auto (private where the kernel allows)")
+      ->check(CLI::IsMember({"auto", "private", "host"}));
 
   auto* list = app.add_subcommand("list", "list scenarios with description, tags and requirements");
   std::string list_dir = "scenarios";
@@ -254,6 +258,7 @@ int main(int argc, char** argv) {
   ro.keep_leaks = keep_leaks;
   ro.seed = seed;
   ro.containment = contain;
+  ro.shm = shm;
   ro.command_line = full_cmd;
   ro.self_path = self_path();
   const char* reaper_env = std::getenv("AFTERMATH_REAPER");

@@ -184,13 +184,20 @@ std::vector<ProcessHistory> build_histories(const Timeline& tl) {
   }
   // Orphaned: the parent's life ended while the child still lived, even if no
   // re-parent was sampled in between (e.g. the parent's pidfd fired first).
-  std::map<int, const ProcessHistory*> by_pid;
-  for (const auto& h : out) by_pid[h.pid] = &h;
+  // With pid reuse a pid has several histories: the parent is the latest one
+  // that started before the child.
+  std::multimap<int, size_t> by_pid;
+  for (size_t i = 0; i < out.size(); ++i) by_pid.emplace(out[i].pid, i);
   for (auto& h : out) {
-    auto it = by_pid.find(h.first_ppid);
-    if (it == by_pid.end() || it->second == &h) continue;
-    const ProcessHistory& parent = *it->second;
-    if (parent.started > h.started) continue;  // a reused pid, not our parent
+    const ProcessHistory* found = nullptr;
+    auto [b, e] = by_pid.equal_range(h.first_ppid);
+    for (auto it = b; it != e; ++it) {
+      const ProcessHistory& cand = out[it->second];
+      if (&cand == &h || cand.started > h.started) continue;
+      if (!found || cand.started > found->started) found = &cand;
+    }
+    if (!found) continue;
+    const ProcessHistory& parent = *found;
     auto pend = parent.end();
     if (!pend) continue;
     auto hend = h.end();

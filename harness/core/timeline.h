@@ -74,6 +74,7 @@ struct RunFacts {
   bool deadline_hit = false;             // the job deadline passed with the top process alive
   std::string containment;               // "pid-namespace" | "user+pid-namespace" | "subreaper"
   std::string containment_note;          // why not a PID namespace, when not
+  std::string shm;                       // "private" (own tmpfs) | "host" (shared /dev/shm)
 };
 
 struct Timeline {

@@ -105,6 +105,7 @@ std::optional<int> parse_signal(std::string_view text) {
   std::string t(text);
   for (auto& c : t) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   if (!t.empty() && std::all_of(t.begin(), t.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+    if (t.size() > 2) return std::nullopt;  // also keeps overflow out
     int v = std::atoi(t.c_str());
     if (v > 0 && v < 65) return v;
     return std::nullopt;

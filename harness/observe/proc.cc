@@ -38,7 +38,7 @@ std::optional<ProcStat> parse_proc_stat(std::string_view c) {
   if (open == std::string_view::npos || close == std::string_view::npos || close < open)
     return std::nullopt;
   ProcStat st;
-  if (!to_num(c.substr(0, open > 0 ? open - 1 : 0), st.pid)) return std::nullopt;
+  if (open < 2 || c[open - 1] != ' ' || !to_num(c.substr(0, open - 1), st.pid)) return std::nullopt;
   st.comm = std::string(c.substr(open + 1, close - open - 1));
   auto f = split_fields(c.substr(close + 1));
   // f[0] is field 3 (state); field N is f[N - 3].

@@ -17,7 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/statvfs.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -75,7 +77,7 @@ bool write_file(const char* path, const char* text) {
 }
 
 struct Options {
-  std::string out, err, cwd, contain = "auto";
+  std::string out, err, cwd, contain = "auto", shm = "auto";
   std::vector<char*> argv;
 };
 
@@ -213,6 +215,21 @@ int init_loop(const Options& o, bool pid1) {
   }
 }
 
+// Gives the job its own /dev/shm: a fresh tmpfs of the host's size in a new
+// mount namespace, so concurrent jobs never see (or get blamed for) each
+// other's segments, and whatever the job leaks goes away with it.
+bool private_shm() {
+  struct statvfs host {};
+  if (statvfs("/dev/shm", &host) != 0) return false;
+  if (unshare(CLONE_NEWNS) != 0) return false;
+  // Our mounts must not propagate back to the host.
+  if (mount("none", "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return false;
+  char opts[64];
+  snprintf(opts, sizeof opts, "size=%llu,mode=1777",
+           static_cast<unsigned long long>(host.f_blocks) * host.f_frsize);
+  return mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, opts) == 0;
+}
+
 bool try_pid_namespace(bool user_ns, int* err) {
   uid_t uid = getuid();
   gid_t gid = getgid();
@@ -255,6 +272,7 @@ int main(int argc, char** argv) {
     else if (a == "--stderr") o.err = next();
     else if (a == "--cwd") o.cwd = next();
     else if (a == "--contain") o.contain = next();
+    else if (a == "--shm") o.shm = next();
     else if (a == "--") { ++i; break; }
     else {
       fprintf(stderr, "aftermath-reaper: unknown option %s\n", a.c_str());
@@ -287,7 +305,10 @@ int main(int argc, char** argv) {
     errno = err_pid;
     die("cannot create a PID namespace");
   }
-  send(Msg::Mode, 0, int(mode), o.contain == "subreaper" ? 0 : err_pid);
+  bool shm_private = false;
+  if (mode != Containment::Subreaper && o.shm != "host") shm_private = private_shm();
+  if (!shm_private && o.shm == "private") die("cannot give the job a private /dev/shm");
+  send(Msg::Mode, shm_private ? 1 : 0, int(mode), o.contain == "subreaper" ? 0 : err_pid);
 
   if (mode == Containment::Subreaper) {
     if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) die("PR_SET_CHILD_SUBREAPER");

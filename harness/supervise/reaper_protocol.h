@@ -20,7 +20,9 @@
 namespace aftermath::reaper {
 
 enum class Msg : std::int32_t {
-  Mode = 1,        // a = containment (see Containment), b = errno of the failed PID-namespace attempt
+  Mode = 1,        // a = containment (see Containment), b = errno of the failed PID-namespace
+                   // attempt, pid = 1 if the job has a private /dev/shm (a tmpfs in its own
+                   // mount namespace, seen from outside as /proc/<reaper>/root/dev/shm)
   TopStarted = 2,  // pid = the top process's host pid, a = its pid in the namespace
   ExecFailed = 3,  // a = errno of execve; the job never ran
   Reaped = 4,      // pid = the reaped process's pid as the reaper sees it, a = wait status

@@ -61,6 +61,7 @@ std::string repro_line(const Scenario& sc, const RunOptions& o, std::uint64_t se
   if (o.grace) s += " --grace " + format_duration(*o.grace);
   if (o.settle) s += " --settle " + format_duration(*o.settle);
   if (o.containment != "auto") s += " --contain " + o.containment;
+  if (o.shm != "auto") s += " --shm " + o.shm;
   if (sc.file == "<command line>") {
     s += " --";
     for (const auto& a : sc.job.argv) s += " " + shell_quote(a);
@@ -114,6 +115,7 @@ ScenarioResult run_scenario(const Scenario& input, const RunOptions& o) {
   so.reaper_path = o.reaper_path;
   so.out_dir = r.out_dir;
   so.containment = o.containment;
+  so.shm = o.shm;
   so.keep_leaks = o.keep_leaks;
   so.interrupted = o.interrupted;
   if (o.on_status) so.on_status = [&](const LiveStatus& s) { o.on_status(sc, s); };

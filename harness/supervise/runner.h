@@ -17,6 +17,7 @@ struct RunOptions {
   std::string out_dir = "aftermath-out";
   std::string reaper_path;
   std::string containment = "auto";
+  std::string shm = "auto";   // auto | private | host (see SupervisorOptions::shm)
   bool keep_leaks = false;
   // Command-line overrides of every scenario's values.
   std::optional<Nanos> timeout;

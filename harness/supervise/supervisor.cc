@@ -124,6 +124,7 @@ class Supervisor {
   asio::steady_timer timer_;
   Timeline tl_;
   Nanos t0_ = 0;
+  bool tearing_down_ = false;
   std::string phase_;
   Nanos last_status_ = -kSecond;
 
@@ -142,6 +143,8 @@ class Supervisor {
   bool top_exited_ = false;
   bool exec_failed_ = false;
   int top_inner_ = 0;
+  std::string shm_dir_;      // where the job's /dev/shm is seen from here
+  bool shm_final_ = false;   // the leftovers are recorded; scans stop (a private tmpfs vanishes)
   ShmTable shm_baseline_;
   ShmTable shm_now_;
 };
@@ -177,7 +180,8 @@ bool Supervisor::shm_at_baseline() const {
 template <typename Pred>
 bool Supervisor::pump(Nanos deadline, Pred pred) {
   while (!pred()) {
-    if (interrupted()) return false;
+    // An interruption cuts the job short, never the teardown.
+    if (interrupted() && !tearing_down_) return false;
     Nanos left = deadline - now();
     if (left <= 0) return false;
     Nanos slice = std::min<Nanos>(left, 50 * kMilli);
@@ -202,7 +206,8 @@ void Supervisor::launch() {
                                    "--lifeline", std::to_string(life_r.get()),
                                    "--stdout",   opt_.out_dir + "/stdout.log",
                                    "--stderr",   opt_.out_dir + "/stderr.log",
-                                   "--contain",  opt_.containment};
+                                   "--contain",  opt_.containment,
+                                   "--shm",      opt_.shm};
   if (!sc_.job.cwd.empty()) {
     args.push_back("--cwd");
     args.push_back(sc_.job.cwd);
@@ -262,6 +267,17 @@ void Supervisor::handle(const reaper::Record& r) {
   switch (r.type) {
     case reaper::Msg::Mode: {
       auto mode = static_cast<reaper::Containment>(r.a);
+      // Decide where /dev/shm is watched, and what its baseline is: a private
+      // tmpfs starts empty; the host's is what we saw before the launch.
+      if (r.pid == 1) {
+        shm_dir_ = "/proc/" + std::to_string(reaper_pid_) + "/root/dev/shm";
+        shm_baseline_.clear();
+        tl_.facts.shm = "private";
+      } else {
+        tl_.facts.shm = "host";
+      }
+      shm_now_ = shm_baseline_;
+      for (const auto& [name, e] : shm_baseline_) add(obs::shm_add(0, name, e.bytes, true));
       pid_ns_ = mode != reaper::Containment::Subreaper;
       tl_.facts.containment = mode == reaper::Containment::PidNamespace       ? "pid-namespace"
                               : mode == reaper::Containment::UserPidNamespace ? "user+pid-namespace"
@@ -448,8 +464,12 @@ void Supervisor::sample() {
       add(obs::proc_gone(now(), pid));
     }
   }
+  if (shm_final_) {
+    report_status(false);
+    return;
+  }
   // /dev/shm
-  auto shm = scan_shm(opt_.shm_dir);
+  auto shm = scan_shm(shm_dir_);
   auto d = diff_shm(shm_now_, shm);
   for (const auto& e : d.added) add(obs::shm_add(now(), e.name, e.bytes));
   for (const auto& e : d.resized) add(obs::shm_resize(now(), e.name, e.bytes));
@@ -484,6 +504,7 @@ void Supervisor::signal_live(int sig, const char* why) {
 }
 
 void Supervisor::teardown() {
+  tearing_down_ = true;
   phase("teardown");
   sample();
   if (live_count() > 0) {
@@ -495,6 +516,9 @@ void Supervisor::teardown() {
       pump(now() + 5 * kSecond, [&] { return live_count() == 0; });
     }
   }
+  // Record the /dev/shm leftovers while the job's namespace (and with it a
+  // private /dev/shm) still exists.
+  finish_shm();
   // End the reaper: as pid 1 its exit kills whatever is left in the namespace
   // (including processes we never managed to observe).
   (void)lifeline_.close();
@@ -516,26 +540,43 @@ void Supervisor::teardown() {
 }
 
 void Supervisor::finish_shm() {
-  // Whatever the job created and left: record it, then remove it.
-  for (const auto& [name, e] : scan_shm(opt_.shm_dir)) {
+  sample();
+  shm_final_ = true;
+  bool priv = tl_.facts.shm == "private";
+  std::error_code ec;
+  std::string keep_dir = opt_.out_dir + "/leaked-shm";
+  for (const auto& [name, e] : shm_now_) {
     if (shm_baseline_.count(name)) continue;
-    if (!opt_.keep_leaks) {
-      std::error_code ec;
-      std::filesystem::remove_all(std::filesystem::path(opt_.shm_dir) / name, ec);
+    auto path = std::filesystem::path(shm_dir_) / name;
+    if (opt_.keep_leaks) {
+      // A private tmpfs goes with the job: keep a copy for inspection. The
+      // host's /dev/shm keeps the entry itself.
+      if (priv) {
+        std::filesystem::create_directories(keep_dir, ec);
+        std::filesystem::copy(path, std::filesystem::path(keep_dir) / name,
+                              std::filesystem::copy_options::recursive, ec);
+        add(obs::note(now(), "kept a copy of leaked /dev/shm entry " + name + " in " + keep_dir));
+      }
+      continue;
+    }
+    if (!priv) {
+      std::filesystem::remove_all(path, ec);
       if (ec) {
         add(obs::note(now(), "cannot remove leaked /dev/shm entry " + name + ": " + ec.message()));
         continue;
       }
-      add(obs::shm_reclaim(now(), name, e.bytes));
     }
+    // (private: discarded with the job's tmpfs when its namespace ends)
+    add(obs::shm_reclaim(now(), name, e.bytes));
   }
 }
 
 Timeline Supervisor::run() {
   t0_ = monotonic_now();
-  shm_baseline_ = scan_shm(opt_.shm_dir);
-  shm_now_ = shm_baseline_;
-  for (const auto& [name, e] : shm_baseline_) add(obs::shm_add(0, name, e.bytes, true));
+  // The host's /dev/shm before anything starts; replaced by an empty baseline
+  // if the job gets a private one (see the Mode record).
+  shm_dir_ = opt_.shm_dir;
+  shm_baseline_ = scan_shm(shm_dir_);
   phase("launch");
   launch();
   // The reaper reports its mode, init and top right away.
@@ -562,7 +603,6 @@ Timeline Supervisor::run() {
   }
   teardown();
   timer_.cancel();
-  finish_shm();
   tl_.facts.stdout_text = tail_of_file(opt_.out_dir + "/stdout.log", 64 * 1024);
   tl_.facts.stderr_text = tail_of_file(opt_.out_dir + "/stderr.log", 64 * 1024);
   phase("done");

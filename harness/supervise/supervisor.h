@@ -43,6 +43,11 @@ struct SupervisorOptions {
   std::string proc_root = "/proc";
   std::string shm_dir = "/dev/shm";
   std::string containment = "auto";     // auto | pidns | subreaper
+  // auto | private | host. private: the job gets its own tmpfs at /dev/shm (in
+  // its own mount namespace), so parallel runs never mix their segments and
+  // leaks vanish with the job; host: the machine's /dev/shm, where entries
+  // that appear during the run are attributed to the job by time alone.
+  std::string shm = "auto";
   bool keep_leaks = false;
   std::function<void(const LiveStatus&)> on_status;  // called at most every 200 ms
   // Set from a signal handler to stop the run early (teardown still happens).

@@ -583,7 +583,9 @@ TEST(ReportsJson, ScenarioFields) {
   EXPECT_EQ(xfail["scenario"]["hash"], "9f86d081884c7d65");
   EXPECT_EQ(xfail["seed"], 42);
   EXPECT_EQ(fail["containment"],
-            json({{"mode", "subreaper"}, {"note", "unprivileged user namespaces are disabled"}}));
+            json({{"mode", "subreaper"},
+                  {"note", "unprivileged user namespaces are disabled"},
+                  {"shm", ""}}));
   EXPECT_EQ(fail["top"]["pid"], 3001);
   EXPECT_EQ(fail["top"]["deadline_hit"], true);
   EXPECT_EQ(fail["faults"], json::array());

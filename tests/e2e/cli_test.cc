@@ -1,0 +1,277 @@
+// End-to-end: the real CLI runs the real testcase programs. Each misbehaving
+// program must make exactly its check fail; a well-behaved one passes all.
+#include <gtest/gtest.h>
+#include <sys/prctl.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "e2e_util.h"
+
+using namespace std::chrono_literals;
+using e2e::TempDir;
+
+namespace {
+
+class Cli : public ::testing::Test {
+ protected:
+  TempDir dir;
+  std::string out() const { return dir / "out"; }
+  e2e::Run run_cmd(std::vector<std::string> opts, std::vector<std::string> cmd) {
+    std::vector<std::string> a{"run", "--out", out()};
+    a.insert(a.end(), opts.begin(), opts.end());
+    a.push_back("--");
+    a.insert(a.end(), cmd.begin(), cmd.end());
+    return e2e::aftermath(dir, a);
+  }
+  void expect_only_failing(const e2e::Run& r, std::set<std::string> failing) {
+    ASSERT_FALSE(r.result.is_null()) << r.err;
+    for (const auto& c : r.result["scenarios"][0]["checks"]) {
+      std::string name = c["name"];
+      EXPECT_EQ(c["status"], failing.count(name) ? "fail" : "pass")
+          << name << ": " << c["reason"].get<std::string>();
+    }
+  }
+};
+
+TEST_F(Cli, WellBehavedJobPassesEveryCheck) {
+  auto r = run_cmd({}, {e2e::bin("tc_clean"), "--children", "3", "--work", "100ms"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  expect_only_failing(r, {});
+  EXPECT_EQ(r.result["scenarios"][0]["verdict"], "pass");
+  // The children were seen, with the top as their parent.
+  int children = 0;
+  int top = r.result["scenarios"][0]["top"]["pid"];
+  for (const auto& p : r.result["scenarios"][0]["processes"])
+    if (p["ppid"] == top) ++children;
+  EXPECT_EQ(children, 3);
+  EXPECT_NE(r.out.find("pass"), std::string::npos);
+  EXPECT_TRUE(std::filesystem::exists(out() + "/junit.xml"));
+}
+
+TEST_F(Cli, OrphanFailsNoOrphansAndAllExited) {
+  auto r = run_cmd({"--grace", "300ms", "--settle", "1s"},
+                   {e2e::bin("tc_orphan"), "--children", "2", "--child-life", "20s"});
+  EXPECT_EQ(r.exit_code, 1);
+  expect_only_failing(r, {"no_orphans", "all_exited"});
+  auto orphans = e2e::check(r, "no_orphans")["measured"]["orphans"];
+  ASSERT_EQ(orphans.size(), 2u);
+  for (const auto& o : orphans) {
+    EXPECT_TRUE(o["alive_at_teardown"].get<bool>());
+    EXPECT_GE(o["orphan_lifetime_ms"].get<double>(), 900.0);  // the 1 s settle, tight lower bound
+  }
+}
+
+TEST_F(Cli, OrphanWithinGracePasses) {
+  auto r = run_cmd({"--grace", "2s", "--settle", "5s"},
+                   {e2e::bin("tc_orphan"), "--children", "1", "--child-life", "100ms"});
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  expect_only_failing(r, {});
+  auto orphans = e2e::check(r, "no_orphans")["measured"]["orphans"];
+  ASSERT_EQ(orphans.size(), 1u);
+  EXPECT_GE(orphans[0]["orphan_lifetime_ms"].get<double>(), 90.0);
+  EXPECT_LT(orphans[0]["orphan_lifetime_ms"].get<double>(), 2000.0);
+}
+
+TEST_F(Cli, ZombieFailsNoZombies) {
+  auto r = run_cmd({"--grace", "200ms"}, {e2e::bin("tc_zombie"), "--life", "1s"});
+  EXPECT_EQ(r.exit_code, 1);
+  expect_only_failing(r, {"no_zombies"});
+  auto z = e2e::check(r, "no_zombies")["measured"]["zombies"];
+  ASSERT_EQ(z.size(), 1u);
+  EXPECT_GE(z[0]["zombie_lifetime_ms"].get<double>(), 800.0);
+  EXPECT_LT(z[0]["zombie_lifetime_ms"].get<double>(), 10000.0);
+}
+
+TEST_F(Cli, DoubleForkedSetsidDaemonIsStillFound) {
+  std::string pids = dir / "pids";
+  auto r = run_cmd({"--grace", "200ms", "--settle", "500ms"},
+                   {e2e::bin("tc_daemon"), "--life", "20s", "--pidfile", pids});
+  EXPECT_EQ(r.exit_code, 1);
+  expect_only_failing(r, {"no_orphans", "all_exited"});
+  auto all = e2e::read_pids(pids);
+  ASSERT_EQ(all.size(), 2u);
+  bool seen = false;
+  for (const auto& p : r.result["scenarios"][0]["processes"])
+    if (p["pid"] == all[1]) seen = true;
+  EXPECT_TRUE(seen) << "the daemon must be part of the job";
+  EXPECT_TRUE(e2e::all_gone_within(all, 2s));
+  e2e::kill_leftovers(all);
+}
+
+TEST_F(Cli, ShmLeakIsRecordedThenRemoved) {
+  auto r = run_cmd({"--settle", "300ms"}, {e2e::bin("tc_shm_leak"), "--count", "3", "--bytes", "65536"});
+  EXPECT_EQ(r.exit_code, 1);
+  expect_only_failing(r, {"shm_clean"});
+  auto m = e2e::check(r, "shm_clean")["measured"];
+  ASSERT_EQ(m["leaked"].size(), 3u);
+  EXPECT_EQ(m["leaked_bytes"], 3 * 65536);
+  EXPECT_TRUE(m["reclaimed_by_harness"].get<bool>());
+  for (const auto& e : m["leaked"]) {
+    std::string name = e["name"];
+    EXPECT_EQ(name.rfind("torch_", 0), 0u);
+    EXPECT_FALSE(std::filesystem::exists("/dev/shm/" + name)) << name << " was not removed";
+  }
+}
+
+TEST_F(Cli, KeepLeaksKeepsACopyOfAPrivateShm) {
+  auto r = run_cmd({"--settle", "200ms", "--keep-leaks"},
+                   {e2e::bin("tc_shm_leak"), "--count", "1", "--bytes", "4096"});
+  EXPECT_EQ(r.exit_code, 1);
+  if (r.result["scenarios"][0]["containment"]["shm"] != "private") GTEST_SKIP() << "no mount namespace";
+  auto m = e2e::check(r, "shm_clean")["measured"];
+  ASSERT_EQ(m["leaked"].size(), 1u);
+  std::string name = m["leaked"][0]["name"];
+  std::string copy = r.result["scenarios"][0]["out_dir"].get<std::string>() + "/leaked-shm/" + name;
+  EXPECT_EQ(std::filesystem::file_size(copy), 4096u);
+  EXPECT_FALSE(std::filesystem::exists("/dev/shm/" + name)) << "the host's /dev/shm was touched";
+}
+
+// With the host's /dev/shm: the leak is really there, and the harness removes
+// it unless --keep-leaks.
+TEST_F(Cli, HostShmLeakIsRemovedOrKept) {
+  auto r = run_cmd({"--settle", "200ms", "--shm", "host"}, {e2e::bin("tc_shm_leak"), "--count", "1"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.result["scenarios"][0]["containment"]["shm"], "host");
+  auto m = e2e::check(r, "shm_clean")["measured"];
+  ASSERT_EQ(m["leaked"].size(), 1u);
+  EXPECT_FALSE(std::filesystem::exists("/dev/shm/" + m["leaked"][0]["name"].get<std::string>()));
+
+  TempDir d2;
+  auto k = e2e::aftermath(d2, {"run", "--out", d2 / "out", "--settle", "200ms", "--shm", "host",
+                               "--keep-leaks", "--", e2e::bin("tc_shm_leak"), "--count", "1"});
+  auto km = e2e::check(k, "shm_clean")["measured"];
+  ASSERT_EQ(km["leaked"].size(), 1u);
+  std::string path = "/dev/shm/" + km["leaked"][0]["name"].get<std::string>();
+  EXPECT_TRUE(std::filesystem::exists(path));
+  std::filesystem::remove(path);  // the test's own cleanup
+}
+
+TEST_F(Cli, HangIsDetectedAndTornDown) {
+  std::string pids = dir / "pids";
+  auto r = run_cmd({"--timeout", "1s"},
+                   {e2e::bin("tc_hang"), "--ignore-term", "--children", "2", "--pidfile", pids});
+  EXPECT_EQ(r.exit_code, 1);
+  expect_only_failing(r, {"no_hang", "job_exit", "all_exited"});
+  EXPECT_EQ(e2e::check(r, "no_hang")["measured"]["live_at_deadline"].size(), 3u);
+  // SIGTERM was ignored: the teardown escalated to SIGKILL.
+  int kills = 0;
+  for (const auto& e : r.result["scenarios"][0]["timeline"])
+    if (e["kind"] == "signal" && e["signal"] == "SIGKILL") ++kills;
+  EXPECT_EQ(kills, 3);
+  auto all = e2e::read_pids(pids);
+  EXPECT_EQ(all.size(), 3u);
+  EXPECT_TRUE(e2e::all_gone_within(all, 1s));
+  e2e::kill_leftovers(all);
+}
+
+TEST_F(Cli, ExitCodeAndSignalAreDistinctOutcomes) {
+  auto r = run_cmd({}, {e2e::bin("tc_exit"), "--code", "3"});
+  EXPECT_EQ(r.exit_code, 1);
+  expect_only_failing(r, {"job_exit"});
+  EXPECT_EQ(r.result["scenarios"][0]["top"]["outcome"]["kind"], "exited");
+  EXPECT_EQ(r.result["scenarios"][0]["top"]["outcome"]["code"], 3);
+
+  TempDir d2;
+  auto k = e2e::aftermath(d2, {"run", "--out", d2 / "out", "--", e2e::bin("tc_exit"), "--signal", "KILL"});
+  EXPECT_EQ(k.result["scenarios"][0]["top"]["outcome"]["kind"], "killed");
+  EXPECT_EQ(k.result["scenarios"][0]["top"]["outcome"]["signal"], "SIGKILL");
+}
+
+TEST_F(Cli, TheCpuSuiteMatchesItsExpectations) {
+  auto r = e2e::aftermath(dir, {"run", "--out", out(), e2e::src("scenarios/nightly-cpu.suite")}, 120s);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  ASSERT_FALSE(r.result.is_null());
+  EXPECT_GE(r.result["scenarios"].size(), 9u);
+  for (const auto& s : r.result["scenarios"]) {
+    std::string v = s["verdict"];
+    EXPECT_TRUE(v == "pass" || v == "xfail") << s["name"] << ": " << v << " " << s["verdict_reason"];
+  }
+}
+
+TEST_F(Cli, UnexpectedPassIsXpassAndExitsOne) {
+  std::string yaml = dir / "xpass.yaml";
+  std::ofstream(yaml) << "name: xpass-demo\ndescription: d\njob:\n  command: " << e2e::bin("tc_clean")
+                      << "\nexpect:\n  fail: [no_orphans]\n";
+  auto r = e2e::aftermath(dir, {"run", "--out", out(), yaml});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.result["scenarios"][0]["verdict"], "xpass");
+}
+
+TEST_F(Cli, BadScenarioIsRejectedAndNothingIsLaunched) {
+  std::string good = dir / "good.yaml", bad = dir / "bad.yaml", marker = dir / "launched";
+  std::ofstream(good) << "name: good\ndescription: d\njob:\n  command: " << e2e::bin("tc_clean")
+                      << "\n  args: [--pidfile, " << marker << "]\n";
+  std::ofstream(bad) << "name: bad\ndescription: d\njob:\n  command: " << e2e::bin("tc_clean")
+                     << "\ntimeouts:\n  job: 5\n  colour: red\n";
+  auto r = e2e::aftermath(dir, {"run", "--out", out(), good, bad});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(bad + ":6:8: timeouts.job"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(bad + ":7:3: timeouts.colour"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(marker)) << "a job was launched";
+  EXPECT_FALSE(std::filesystem::exists(out() + "/result.json"));
+}
+
+TEST_F(Cli, MissingCommandIsAUsageError) {
+  auto r = run_cmd({}, {"/nonexistent/definitely-not-here"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("not found"), std::string::npos);
+  auto r2 = e2e::aftermath(dir, {"run", "--timeout", "5", "--", e2e::bin("tc_clean")});
+  EXPECT_EQ(r2.exit_code, 2);
+  EXPECT_NE(r2.err.find("not a duration"), std::string::npos) << r2.err;
+}
+
+TEST_F(Cli, ListShowsScenarios) {
+  auto r = e2e::aftermath(dir, {"list", e2e::src("scenarios")});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("orphan-outlives-parent"), std::string::npos);
+  EXPECT_NE(r.out.find("skeleton"), std::string::npos);
+}
+
+// Interrupting the harness still tears the job down and reports.
+TEST_F(Cli, SigintTearsDownAndReports) {
+  std::string pids = dir / "pids";
+  e2e::Child c = e2e::spawn({e2e::bin("aftermath"), "run", "--out", out(), "--timeout", "60s", "--",
+                             e2e::bin("tc_hang"), "--children", "2", "--pidfile", pids},
+                            dir / "o", dir / "e");
+  ASSERT_TRUE(e2e::wait_lines(pids, 3, 10s));
+  ::syscall(SYS_pidfd_send_signal, c.pidfd, SIGINT, nullptr, 0);
+  int status = e2e::wait_for(c, 20s);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  auto all = e2e::read_pids(pids);
+  EXPECT_TRUE(e2e::all_gone_within(all, 1s));
+  e2e::kill_leftovers(all);
+  auto result = nlohmann::json::parse(e2e::slurp(out() + "/result.json"));
+  EXPECT_EQ(result["scenarios"][0]["verdict"], "error");
+}
+
+// SIGKILL the harness mid-run: no job process may survive it by more than a
+// second, in either containment mode.
+class HarnessKilled : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(HarnessKilled, NoJobProcessSurvives) {
+  // The harness's reaper is orphaned when the harness dies: have it come back
+  // to this test, which reaps it, rather than to whatever init this machine has.
+  ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+  TempDir dir;
+  std::string pids = dir / "pids";
+  e2e::Child c = e2e::spawn({e2e::bin("aftermath"), "run", "--contain", GetParam(), "--out",
+                             dir / "out", "--timeout", "60s", "--", e2e::bin("tc_hang"),
+                             "--ignore-term", "--children", "3", "--pidfile", pids},
+                            dir / "o", dir / "e");
+  ASSERT_TRUE(e2e::wait_lines(pids, 4, 10s)) << e2e::slurp(dir / "e");
+  auto all = e2e::read_pids(pids);
+  for (int p : all) ASSERT_TRUE(e2e::alive(p));
+  ::syscall(SYS_pidfd_send_signal, c.pidfd, SIGKILL, nullptr, 0);
+  e2e::wait_for(c, 10s);
+  EXPECT_TRUE(e2e::all_gone_within(all, 1s)) << "job processes outlived the harness";
+  e2e::kill_leftovers(all);
+  EXPECT_TRUE(e2e::reap_orphans(5s));
+  ::prctl(PR_SET_CHILD_SUBREAPER, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Containment, HarnessKilled, ::testing::Values("auto", "subreaper"));
+
+}  // namespace

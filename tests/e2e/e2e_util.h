@@ -1,0 +1,201 @@
+// Helpers for end-to-end tests: run the real CLI as a child with a deadline,
+// read its reports, and make sure nothing a test started outlives it.
+#pragma once
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+extern char** environ;
+
+namespace e2e {
+
+inline std::string bin(const std::string& name) { return std::string(AFTERMATH_BIN_DIR) + "/" + name; }
+inline std::string src(const std::string& rel) { return std::string(AFTERMATH_SOURCE_DIR) + "/" + rel; }
+
+inline std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// A temporary folder, removed with everything in it.
+class TempDir {
+ public:
+  TempDir() {
+    char tmpl[] = "/tmp/aftermath-e2e-XXXXXX";
+    path_ = ::mkdtemp(tmpl);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+struct Child {
+  pid_t pid = -1;
+  int pidfd = -1;
+};
+
+// Starts argv with stdout/stderr to files.
+inline Child spawn(const std::vector<std::string>& argv, const std::string& out, const std::string& err) {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  Child c;
+  if (posix_spawn(&c.pid, args[0], &fa, nullptr, args.data(), environ) != 0) c.pid = -1;
+  posix_spawn_file_actions_destroy(&fa);
+  if (c.pid > 0) c.pidfd = static_cast<int>(::syscall(SYS_pidfd_open, c.pid, 0));
+  return c;
+}
+
+// Waits for the child with a deadline; on timeout SIGKILLs it (by pidfd) and
+// returns -1. Otherwise the wait status.
+inline int wait_for(Child& c, std::chrono::milliseconds deadline) {
+  pollfd p{c.pidfd, POLLIN, 0};
+  int r = ::poll(&p, 1, static_cast<int>(deadline.count()));
+  int status = 0;
+  if (r != 1) {
+    ::syscall(SYS_pidfd_send_signal, c.pidfd, SIGKILL, nullptr, 0);
+    ::waitpid(c.pid, &status, 0);
+    ::close(c.pidfd);
+    return -1;
+  }
+  ::waitpid(c.pid, &status, 0);
+  ::close(c.pidfd);
+  return status;
+}
+
+struct Run {
+  int exit_code = -1;  // -1: did not finish in time / killed
+  std::string out, err;
+  nlohmann::json result;  // result.json, if written
+};
+
+// Runs `aftermath ARGS...` with --out DIR, waits at most `deadline`.
+inline Run aftermath(const TempDir& dir, std::vector<std::string> args,
+                     std::chrono::milliseconds deadline = std::chrono::seconds(60)) {
+  std::vector<std::string> argv{bin("aftermath")};
+  argv.insert(argv.end(), args.begin(), args.end());
+  Child c = spawn(argv, dir / "stdout.txt", dir / "stderr.txt");
+  Run r;
+  int status = wait_for(c, deadline);
+  if (status >= 0 && WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+  r.out = slurp(dir / "stdout.txt");
+  r.err = slurp(dir / "stderr.txt");
+  std::string rj = slurp(dir / "out/result.json");
+  if (!rj.empty()) r.result = nlohmann::json::parse(rj);
+  return r;
+}
+
+// The status of one check of the first scenario ("" if absent).
+inline std::string check_status(const Run& r, const std::string& name, size_t scenario = 0) {
+  for (const auto& c : r.result["scenarios"][scenario]["checks"])
+    if (c["name"] == name) return c["status"];
+  return "";
+}
+inline nlohmann::json check(const Run& r, const std::string& name, size_t scenario = 0) {
+  for (const auto& c : r.result["scenarios"][scenario]["checks"])
+    if (c["name"] == name) return c;
+  return nullptr;
+}
+
+// Pids listed in a testcase's --pidfile ("role pid" lines).
+inline std::vector<int> read_pids(const std::string& path) {
+  std::vector<int> out;
+  std::ifstream f(path);
+  std::string role;
+  int pid;
+  while (f >> role >> pid) out.push_back(pid);
+  return out;
+}
+
+// Is the process alive and not a zombie?
+inline bool alive(int pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(f, line)) return false;
+  auto rp = line.rfind(')');
+  return rp != std::string::npos && rp + 2 < line.size() && line[rp + 2] != 'Z';
+}
+
+// Waits (bounded polling) until none of `pids` is alive; true if so.
+inline bool all_gone_within(const std::vector<int>& pids, std::chrono::milliseconds bound) {
+  auto end = std::chrono::steady_clock::now() + bound;
+  for (;;) {
+    bool any = false;
+    for (int p : pids) any = any || alive(p);
+    if (!any) return true;
+    if (std::chrono::steady_clock::now() > end) return false;
+    ::poll(nullptr, 0, 10);
+  }
+}
+
+// Polls (bounded) until `path` holds at least `lines` lines.
+inline bool wait_lines(const std::string& path, size_t lines, std::chrono::milliseconds bound) {
+  auto end = std::chrono::steady_clock::now() + bound;
+  while (std::chrono::steady_clock::now() < end) {
+    if (read_pids(path).size() >= lines) return true;
+    ::poll(nullptr, 0, 10);
+  }
+  return false;
+}
+
+// Reaps every child of this process (orphans re-parented to it as a
+// subreaper) until none is left; false if some remain after `bound`.
+inline bool reap_orphans(std::chrono::milliseconds bound) {
+  auto end = std::chrono::steady_clock::now() + bound;
+  for (;;) {
+    int status;
+    pid_t p = ::waitpid(-1, &status, WNOHANG);
+    if (p < 0 && errno == ECHILD) return true;
+    if (p > 0) continue;
+    if (std::chrono::steady_clock::now() > end) return false;
+    ::poll(nullptr, 0, 10);
+  }
+}
+
+// Last resort for a failed test: SIGKILL leftovers by pidfd, so a failing
+// test still leaves nothing behind.
+inline void kill_leftovers(const std::vector<int>& pids) {
+  for (int p : pids) {
+    if (!alive(p)) continue;
+    int fd = static_cast<int>(::syscall(SYS_pidfd_open, p, 0));
+    // Only our own testcases: a pid reused by anything else is left alone.
+    if (slurp("/proc/" + std::to_string(p) + "/cmdline").find("/tc_") == std::string::npos) {
+      if (fd >= 0) ::close(fd);
+      continue;
+    }
+    if (fd >= 0) {
+      ::syscall(SYS_pidfd_send_signal, fd, SIGKILL, nullptr, 0);
+      ::close(fd);
+    }
+  }
+}
+
+}  // namespace e2e

@@ -1,0 +1,1110 @@
+// Unit tests for the check catalogue (harness/check) and the timeline
+// derivations it stands on (harness/core/timeline): every check runs on
+// hand-made timelines, once where it must pass and once with the fault
+// planted, and the measured values are pinned.
+#include "harness/check/checks.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "harness/core/timeline.h"
+#include "harness/scenario/scenario.h"
+
+namespace aftermath {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+constexpr Nanos msec(std::int64_t n) { return n * kMilli; }
+
+constexpr int kInit = 10;   // the reaper
+constexpr int kTop = 100;   // the job's top process
+constexpr Nanos kTopStart = msec(1);
+constexpr Nanos kTopExit = msec(700);
+constexpr Nanos kTeardown = msec(5000);
+constexpr Nanos kDone = msec(5100);
+
+// A scenario as the parser would leave it: every known check configured.
+Scenario make_scenario() {
+  Scenario sc;
+  sc.name = "unit";
+  sc.file = "<unit test>";
+  sc.grace = 1 * kSecond;
+  sc.timeouts.job = 10 * kSecond;
+  sc.timeouts.settle = 3 * kSecond;
+  sc.timeouts.teardown = 2 * kSecond;
+  for (const auto& name : known_checks()) sc.checks[name] = CheckConfig{};
+  return sc;
+}
+
+// The skeleton of a run: the top lives [1ms, 700ms] and exits 0 by itself,
+// a baseline /dev/shm entry exists before launch, teardown at 5s, done at 5.1s.
+// Pass std::nullopt as top_exit for a top that never exits.
+Timeline skeleton(std::optional<Nanos> top_exit = kTopExit,
+                  std::optional<Outcome> outcome = Outcome::exited(0)) {
+  Timeline tl;
+  tl.facts.top_pid = kTop;
+  tl.facts.init_pid = kInit;
+  tl.facts.containment = "pid-namespace";
+  tl.add(obs::shm_add(0, "baseline_seg", 1000, /*baseline=*/true));
+  tl.add(obs::phase(0, "launch"));
+  tl.add(obs::proc_start(kTopStart, kTop, kInit, "launcher", "launcher --n 2", Role::Launcher, 0, 0, 'R'));
+  tl.add(obs::phase(msec(2), "running"));
+  if (top_exit) {
+    tl.facts.top_outcome = outcome;
+    tl.add(obs::proc_exit(*top_exit, kTop, outcome));
+    tl.add(obs::proc_gone(*top_exit + msec(1), kTop));
+    if (*top_exit < kTeardown) {
+      tl.add(obs::phase(*top_exit + msec(10), "job_exited"));
+      tl.add(obs::phase(*top_exit + msec(10), "settle"));
+    }
+  }
+  tl.add(obs::phase(kTeardown, "teardown"));
+  tl.add(obs::phase(kDone, "done"));
+  return tl;
+}
+
+// A process's life: start, then (optionally) exit and reap.
+void life(Timeline& tl, int pid, int ppid, Nanos start, std::optional<Nanos> exit,
+          std::optional<Nanos> gone, std::string comm = "worker", Role role = Role::Worker) {
+  tl.add(obs::proc_start(start, pid, ppid, comm, comm + " --rank " + std::to_string(pid), role, 1, 0, 'S'));
+  if (exit) tl.add(obs::proc_exit(*exit, pid, Outcome::exited(0)));
+  if (gone) tl.add(obs::proc_gone(*gone, pid));
+}
+
+// The clean run: the skeleton plus a worker that exits before the top and a
+// /dev/shm segment created and removed by the job.
+Timeline clean_run() {
+  Timeline tl = skeleton();
+  life(tl, 101, kTop, msec(20), msec(600), msec(601));
+  tl.add(obs::shm_add(msec(30), "psm_a", 4096));
+  tl.add(obs::shm_remove(msec(500), "psm_a"));
+  return tl;
+}
+
+Timeline sorted(Timeline tl) {
+  std::stable_sort(tl.events.begin(), tl.events.end(),
+                   [](const Observation& a, const Observation& b) { return a.t < b.t; });
+  return tl;
+}
+
+// Runs one check the way run_checks does, on the time-ordered timeline.
+CheckResult check(const std::string& name, const Scenario& sc, const Timeline& raw) {
+  Timeline tl = sorted(raw);
+  auto procs = build_histories(tl);
+  auto in = make_check_input(sc, tl, procs);
+  return run_check(name, in);
+}
+
+std::vector<int> pids_of(const json& arr) {
+  std::vector<int> out;
+  for (const auto& j : arr) out.push_back(j.at("pid").get<int>());
+  return out;
+}
+
+const ProcessHistory& history(const std::vector<ProcessHistory>& hs, int pid) {
+  for (const auto& h : hs)
+    if (h.pid == pid) return h;
+  throw std::runtime_error("no history for pid " + std::to_string(pid));
+}
+
+// ============================================================ the clean run
+
+TEST(CleanRun, EveryCheckPasses) {
+  Scenario sc = make_scenario();
+  Timeline tl = sorted(clean_run());
+  auto results = run_checks(sc, tl, build_histories(tl));
+  ASSERT_EQ(results.size(), known_checks().size());
+  for (size_t i = 0; i < results.size(); ++i) {
+    EXPECT_EQ(results[i].name, known_checks()[i]);
+    EXPECT_EQ(results[i].status, CheckStatus::Pass) << results[i].name << ": " << results[i].reason;
+    EXPECT_FALSE(results[i].expected_to_fail);
+  }
+  std::string reason;
+  EXPECT_EQ(decide_verdict(sc, results, &reason), Verdict::Pass);
+  EXPECT_EQ(reason, "every check passed");
+}
+
+// ============================================================ all_exited
+
+TEST(AllExited, PassesWhenEveryProcessEndsBeforeTeardown) {
+  auto r = check("all_exited", make_scenario(), clean_run());
+  EXPECT_EQ(r.name, "all_exited");
+  EXPECT_EQ(r.status, CheckStatus::Pass);
+  EXPECT_TRUE(r.measured["survivors"].empty());
+  EXPECT_EQ(r.measured["processes"].get<int>(), 2);
+  EXPECT_DOUBLE_EQ(r.measured["last_exit_after_top_ms"].get<double>(), 0.0);
+  EXPECT_THAT(r.reason, HasSubstr("2 processes"));
+}
+
+TEST(AllExited, MeasuresTheLastExitAfterTheTop) {
+  Timeline tl = skeleton();
+  life(tl, 101, kTop, msec(20), msec(750), msec(751));
+  auto r = check("all_exited", make_scenario(), tl);
+  EXPECT_EQ(r.status, CheckStatus::Pass);
+  EXPECT_DOUBLE_EQ(r.measured["last_exit_after_top_ms"].get<double>(), 50.0);
+}
+
+TEST(AllExited, ExitExactlyAtTeardownCountsAsExited) {
+  Timeline tl = skeleton();
+  life(tl, 101, kTop, msec(20), kTeardown, kTeardown + msec(1));
+  EXPECT_EQ(check("all_exited", make_scenario(), tl).status, CheckStatus::Pass);
+}
+
+TEST(AllExited, FailsOnProcessesAliveAtTeardown) {
+  Timeline tl = skeleton();
+  life(tl, 101, kTop, msec(20), std::nullopt, std::nullopt);              // never ends
+  life(tl, 102, kTop, msec(30), kTeardown + msec(50), kTeardown + msec(60));  // ended by teardown
+  life(tl, 103, kTop, msec(40), msec(300), msec(301));                    // fine
+  auto r = check("all_exited", make_scenario(), tl);
+  EXPECT_EQ(r.status, CheckStatus::Fail);
+  EXPECT_EQ(r.measured["processes"].get<int>(), 4);
+  const json& s = r.measured["survivors"];
+  EXPECT_EQ(pids_of(s), (std::vector<int>{101, 102}));
+  EXPECT_TRUE(s[0]["gone_ms"].is_null());
+  EXPECT_DOUBLE_EQ(s[1]["gone_ms"].get<double>(), 5050.0);
+  EXPECT_EQ(s[0]["role"], "worker");
+  EXPECT_TRUE(r.measured["last_exit_after_top_ms"].is_null());
+  EXPECT_THAT(r.reason, HasSubstr("2 process(es) still alive at teardown"));
+  EXPECT_THAT(r.reason, HasSubstr("101"));
+}
+
+TEST(AllExited, FailsWhenTheTopItselfHangs) {
+  Timeline tl = skeleton(std::nullopt);
+  tl.facts.deadline_hit = true;
+  auto r = check("all_exited", make_scenario(), tl);
+  EXPECT_EQ(r.status, CheckStatus::Fail);
+  EXPECT_EQ(pids_of(r.measured["survivors"]), std::vector<int>{kTop});
+}
+
+// ============================================================ no_orphans
+
+TEST(NoOrphans, PassesWithoutOrphans) {
+  auto r = check("no_orphans", make_scenario(), clean_run());
+  EXPECT_EQ(r.status, CheckStatus::Pass);
+  EXPECT_TRUE(r.measured["orphans"].empty());  // the top's ppid is the reaper: not an orphan
+  EXPECT_DOUBLE_EQ(r.measured["max_orphan_lifetime_ms"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(r.measured["grace_ms"].get<double>(), 1000.0);
+  EXPECT_EQ(r.reason, "no process outlived its parent");
+}
+
+TEST(NoOrphans, PassesWithAnOrphanGoneWithinGrace) {
+  Timeline tl = skeleton();
+  life(tl, 101, kTop, msec(20), msec(1200), msec(1201));
+  tl.add(obs::proc_parent(msec(720), 101, kInit));
+  auto r = check("no_orphans", make_scenario(), tl);
+  EXPECT_EQ(r.status, CheckStatus::Pass);
+  ASSERT_EQ(r.measured["orphans"].size(), 1u);
+  const json& o = r.measured["orphans"][0];
+  EXPECT_EQ(o["pid"], 101);
+  EXPECT_DOUBLE_EQ(o["orphaned_ms"].get<double>(), 700.0);  // the parent's exit, not the sample
+  EXPECT_DOUBLE_EQ(o["orphan_lifetime_ms"].get<double>(), 500.0);
+  EXPECT_EQ(o["over_grace"], false);
+  EXPECT_DOUBLE_EQ(r.measured["max_orphan_lifetime_ms"].get<double>(), 500.0);
+}
+
+TEST(NoOrphans, FailsOnAnOrphanOutlivingItsParentPastGrace) {
+  Timeline tl = skeleton();
+  life(tl, 101, kTop, msec(20), msec(100), msec(101));    // the parent, dies early
+  life(tl, 102, 101, msec(30), msec(1600), msec(1601));   // its child lives 1.5s more
+  tl.add(obs::proc_parent(msec(120), 102, kInit));
+  auto r = check("no_orphans", make_scenario(), tl);
+  EXPECT_EQ(r.status, CheckStatus::Fail);
+  ASSERT_EQ(r.measured["orphans"].size(), 1u);
+  const json& o = r.measured["orphans"][0];
+  EXPECT_EQ(o["pid"], 102);
+  EXPECT_EQ(o["parent_pid"], 101);
+  EXPECT_DOUBLE_EQ(o["orphaned_ms"].get<double>(), 100.0);
+  EXPECT_DOUBLE_EQ(o["orphan_lifetime_ms"].get<double>(), 1500.0);
+  EXPECT_EQ(o["alive_at_teardown"], false);
+  EXPECT_EQ(o["over_grace"], true);
+  EXPECT_DOUBLE_EQ(r.measured["max_orphan_lifetime_ms"].get<double>(), 1500.0);
+  EXPECT_THAT(r.reason, HasSubstr("1 orphan(s) over the 1s grace"));
+  EXPECT_THAT(r.reason, HasSubstr("outlived its parent by 1.5s"));
+}
+
+TEST(NoOrphans, FailsOnAProcessFirstSeenUnderTheReaper) {
+  // A double fork: its parent died before any sample, so it was first seen
+  // already re-parented to the reaper.
+  Timeline tl = skeleton();
+  life(tl, 103, kInit, msec(50), msec(2050), msec(2051), "daemon", Role::Helper);
+  auto r = check("no_orphans", make_scenario(), tl);
+  EXPECT_EQ(r.status, CheckStatus::Fail);
+  ASSERT_EQ(r.measured["orphans"].size(), 1u);
+  const json& o = r.measured["orphans"][0];
+  EXPECT_EQ(o["pid"], 103);
+  EXPECT_EQ(o["parent_pid"], kInit);
+  EXPECT_DOUBLE_EQ(o["orphaned_ms"].get<double>(), 50.0);
+  EXPECT_DOUBLE_EQ(o["orphan_lifetime_ms"].get<double>(), 2000.0);
+}
+
+TEST(NoOrphans, FailsOnAnOrphanAliveAtTeardownWhateverTheGrace) {
+  Timeline tl = skeleton();
+  life(tl, 104, kTop, msec(20), std::nullopt, std::nullopt);
+  Scenario sc = make_scenario();
+  sc.grace = 100 * kSecond;  // far more than its life: still a failure
+  auto r = check("no_orphans", sc, tl);
+  EXPECT_EQ(r.status, CheckStatus::Fail);
+  ASSERT_EQ(r.measured["orphans"].size(), 1u);
+  const json& o = r.measured["orphans"][0];
+  EXPECT_EQ(o["alive_at_teardown"], true);
+  EXPECT_EQ(o["over_grace"], true);
+  EXPECT_DOUBLE_EQ(o["orphan_lifetime_ms"].get<double>(), 4300.0);  // teardown - top exit
+  EXPECT_THAT(r.reason, HasSubstr("still alive at teardown"));
+}
+
+TEST(NoOrphans, OrphanedByTheTeardownItselfIsNotCounted) {
+  // The harness's SIGTERM ended the top a moment before its child: the child
+  // is orphaned at/after teardown, which is not the job's doing.
+  Timeline tl = skeleton(kTeardown + msec(10), Outcome::killed(SIGTERM));
+  life(tl, 101, kTop, msec(20), kTeardown + msec(20), kTeardown + msec(21));
+  auto procs = build_histories(sorted(tl));
+  ASSERT_EQ(history(procs, 101).orphaned_at, kTeardown + msec(10));
+  auto r = check("no_orphans", make_scenario(), tl);
+  EXPECT_EQ(r.status, CheckStatus::Pass);
+  EXPECT_TRUE(r.measured["orphans"].empty());
+}
+
+Timeline orphan_living(Nanos after_parent) {
+  Timeline tl = skeleton();
+  life(tl, 101, kTop, msec(20), kTopExit + after_parent, kTopExit + after_parent + msec(1));
+  return tl;
+}
+
+TEST(NoOrphans, GraceBoundaries) {
+  Scenario sc = make_scenario();
+  EXPECT_EQ(check("no_orphans", sc, orphan_living(msec(999))).status, CheckStatus::Pass);
+  EXPECT_EQ(check("no_orphans", sc, orphan_living(msec(1000))).status, CheckStatus::Pass);
+  EXPECT_EQ(check("no_orphans", sc, orphan_living(msec(1001))).status, CheckStatus::Fail);
+}
+
+TEST(NoOrphans, PerCheckGraceOverride) {
+  Timeline tl = orphan_living(msec(1500));
+  Scenario sc = make_scenario();
+  EXPECT_EQ(check("no_orphans", sc, tl).status, CheckStatus::Fail);
+
+  sc.checks["no_zombies"].grace = 2 * kSecond;  // another check's grace does not apply
+  EXPECT_EQ(check("no_orphans", sc, tl).status, CheckStatus::Fail);
+
+  sc.checks["no_orphans"].grace = 2 * kSecond;
+  auto r = check("no_orphans", sc, tl);
+  EXPECT_EQ(r.status, CheckStatus::Pass);
+  EXPECT_DOUBLE_EQ(r.measured["grace_ms"].get<double>(), 2000.0);
+
+  sc.checks["no_orphans"].grace = msec(100);  // tighter than the scenario's
+  sc.grace = 10 * kSecond;
+  EXPECT_EQ(check("no_orphans", sc, orphan_living(msec(500))).status, CheckStatus::Fail);
+}
+
+// ============================================================ no_zombies
+
+// A worker 101 that lives [20ms, 4s] and its child 105 that exits at
+// `exit_at` and is reaped at `gone_at`.
+Timeline zombie_run(Nanos exit_at, std::optional<Nanos> gone_at) {
+  Timeline tl = skeleton();
+  life(tl, 101, kTop, msec(20), msec(4000), msec(4001));
+  life(tl, 105, 101, msec(30), exit_at, gone_at, "child", Role::Helper);
+  return tl;
+}
+
+TEST(NoZombies, PassesWhenReapedPromptly) {
+  auto r = check("no_zombies", make_scenario(), zombie_run(msec(1000), msec(1010)));
+  EXPECT_EQ(r.status, CheckStatus::Pass);
+  EXPECT_TRUE(r.measured["zombies"].empty());
+  EXPECT_DOUBLE_EQ(r.measured["grace_ms"].get<double>(), 1000.0);
+}
+
+TEST(NoZombies, PassesWhenReapedAtTheExitInstant) {
+  auto r = check("no_zombies", make_scenario(), zombie_run(msec(1000), msec(1000)));
+  EXPECT_EQ(r.status, CheckStatus::Pass);
+  EXPECT_TRUE(r.measured["zombies"].empty());
+}
+
+TEST(NoZombies, FailsOnAnExitedProcessLeftUnreaped) {
+  auto r = check("no_zombies", make_scenario(), zombie_run(msec(1000), msec(3000)));
+  EXPECT_EQ(r.status, CheckStatus::Fail);
+  ASSERT_EQ(r.measured["zombies"].size(), 1u);
+  const json& z = r.measured["zombies"][0];
+  EXPECT_EQ(z["pid"], 105);
+  EXPECT_EQ(z["parent_pid"], 101);
+  EXPECT_DOUBLE_EQ(z["zombie_since_ms"].get<double>(), 1000.0);
+  EXPECT_DOUBLE_EQ(z["zombie_lifetime_ms"].get<double>(), 2000.0);
+  EXPECT_DOUBLE_EQ(z["reaped_ms"].get<double>(), 3000.0);
+  EXPECT_THAT(r.reason, HasSubstr("1 zombie(s)"));
+  EXPECT_THAT(r.reason, HasSubstr("unreaped for 2s (parent 101)"));
+}
+
+TEST(NoZombies, SampledZombieStateStartsTheClock) {
+  Timeline tl = zombie_run(msec(1000), msec(3000));
+  tl.add(obs::proc_state(msec(900), 105, 'Z'));  // seen as Z before the exit event
+  auto r = check("no_zombies", make_scenario(), tl);
+  EXPECT_EQ(r.status, CheckStatus::Fail);
+  ASSERT_EQ(r.measured["zombies"].size(), 1u);
+  EXPECT_DOUBLE_EQ(r.measured["zombies"][0]["zombie_since_ms"].get<double>(), 900.0);
+  EXPECT_DOUBLE_EQ(r.measured["zombies"][0]["zombie_lifetime_ms"].get<double>(), 2100.0);
+}
+
+TEST(NoZombies, NeverReapedCountsUntilTheEnd) {
+  auto r = check("no_zombies", make_scenario(), zombie_run(msec(1000), std::nullopt));
+  EXPECT_EQ(r.status, CheckStatus::Fail);
+  ASSERT_EQ(r.measured["zombies"].size(), 1u);
+  const json& z = r.measured["zombies"][0];
+  EXPECT_DOUBLE_EQ(z["zombie_lifetime_ms"].get<double>(), to_ms(kDone - msec(1000)));
+  EXPECT_TRUE(z["reaped_ms"].is_null());
+}
+
+TEST(NoZombies, GraceBoundaries) {
+  Scenario sc = make_scenario();
+  EXPECT_EQ(check("no_zombies", sc, zombie_run(msec(1000), msec(1999))).status, CheckStatus::Pass);
+  EXPECT_EQ(check("no_zombies", sc, zombie_run(msec(1000), msec(2000))).status, CheckStatus::Pass);
+  EXPECT_EQ(check("no_zombies", sc, zombie_run(msec(1000), msec(2001))).status, CheckStatus::Fail);
+}
+
+TEST(NoZombies, UnreapedAcrossTeardownIsJudgedByGraceAlone) {
+  // Exited 100ms before teardown, reaped 100ms after: within the 1s grace.
+  auto ok = check("no_zombies", make_scenario(), zombie_run(kTeardown - msec(100), kTeardown + msec(100)));
+  EXPECT_EQ(ok.status, CheckStatus::Pass);
+  EXPECT_TRUE(ok.measured["zombies"].empty());
+  // Exited 600ms before teardown, reaped 600ms after: over the grace.
+  auto bad = check("no_zombies", make_scenario(), zombie_run(kTeardown - msec(600), kTeardown + msec(600)));
+  EXPECT_EQ(bad.status, CheckStatus::Fail);
+  ASSERT_EQ(bad.measured["zombies"].size(), 1u);
+  EXPECT_DOUBLE_EQ(bad.measured["zombies"][0]["zombie_lifetime_ms"].get<double>(), 1200.0);
+}
+
+TEST(NoZombies, KilledAndReapedDuringTeardownIsFine) {
+  auto r = check("no_zombies", make_scenario(), zombie_run(kTeardown + msec(10), kTeardown + msec(20)));
+  EXPECT_EQ(r.status, CheckStatus::Pass);
+}
+
+TEST(NoZombies, PerCheckGraceOverride) {
+  Timeline tl = zombie_run(msec(1000), msec(3000));
+  Scenario sc = make_scenario();
+  sc.checks["no_orphans"].grace = 5 * kSecond;  // not this check's
+  EXPECT_EQ(check("no_zombies", sc, tl).status, CheckStatus::Fail);
+  sc.checks["no_zombies"].grace = 3 * kSecond;
+  auto r = check("no_zombies", sc, tl);
+  EXPECT_EQ(r.status, CheckStatus::Pass);
+  EXPECT_DOUBLE_EQ(r.measured["grace_ms"].get<double>(), 3000.0);
+}
+
+// ============================================================ shm_clean
+
+TEST(ShmClean, PassesWhenTheJobRemovesWhatItCreated) {
+  auto r = check("shm_clean", make_scenario(), clean_run());
+  EXPECT_EQ(r.status, CheckStatus::Pass);
+  EXPECT_EQ(r.measured["created"].get<int>(), 1);
+  EXPECT_TRUE(r.measured["leaked"].empty());
+  EXPECT_EQ(r.measured["leaked_bytes"].get<std::int64_t>(), 0);
+  EXPECT_EQ(r.measured["reclaimed_by_harness"], false);
+  EXPECT_EQ(r.reason, "1 entry created, none left");
+}
+
+TEST(ShmClean, BaselineEntriesNeverCount) {
+  Timeline tl = skeleton();  // the baseline entry is never removed
+  tl.add(obs::shm_resize(msec(100), "baseline_seg", 5000));
+  tl.add(obs::shm_add(0, "baseline_two", 7, true));
+  tl.add(obs::shm_remove(msec(200), "baseline_two"));  // removed by the job: not ours either
+  auto r = check("shm_clean", make_scenario(), tl);
+  EXPECT_EQ(r.status, CheckStatus::Pass);
+  EXPECT_EQ(r.measured["created"].get<int>(), 0);
+  EXPECT_EQ(r.reason, "0 entries created, none left");
+}
+
+Timeline leaky_run() {
+  Timeline tl = skeleton();
+  tl.add(obs::shm_add(msec(10), "leak_a", 4096));
+  tl.add(obs::shm_add(msec(20), "leak_b", 100));
+  tl.add(obs::shm_resize(msec(30), "leak_b", 8192));
+  tl.add(obs::shm_add(msec(40), "tmp", 10));       // added then removed: not a leak
+  tl.add(obs::shm_remove(msec(50), "tmp"));
+  return tl;
+}
+
+TEST(ShmClean, FailsOnEntriesLeftBehind) {
+  auto r = check("shm_clean", make_scenario(), leaky_run());
+  EXPECT_EQ(r.status, CheckStatus::Fail);
+  EXPECT_EQ(r.measured["created"].get<int>(), 3);
+  const json& leaked = r.measured["leaked"];
+  ASSERT_EQ(leaked.size(), 2u);
+  EXPECT_EQ(leaked[0]["name"], "leak_a");
+  EXPECT_EQ(leaked[0]["bytes"].get<std::int64_t>(), 4096);
+  EXPECT_EQ(leaked[1]["name"], "leak_b");
+  EXPECT_EQ(leaked[1]["bytes"].get<std::int64_t>(), 8192);  // its last size
+  EXPECT_EQ(r.measured["leaked_bytes"].get<std::int64_t>(), 4096 + 8192);
+  EXPECT_EQ(r.measured["reclaimed_by_harness"], false);
+  EXPECT_THAT(r.reason, HasSubstr("2 /dev/shm entries left behind (12288 bytes)"));
+  EXPECT_THAT(r.reason, HasSubstr("/dev/shm/leak_a"));
+}
+
+TEST(ShmClean, ReclaimedByTheHarnessIsStillALeak) {
+  Timeline tl = leaky_run();
+  tl.add(obs::shm_reclaim(kDone - msec(10), "leak_a", 4096));
+  tl.add(obs::shm_reclaim(kDone - msec(10), "leak_b", 8192));
+  auto r = check("shm_clean", make_scenario(), tl);
+  EXPECT_EQ(r.status, CheckStatus::Fail);
+  EXPECT_EQ(r.measured["leaked"].size(), 2u);
+  EXPECT_EQ(r.measured["reclaimed_by_harness"], true);
+}
+
+TEST(ShmClean, SkippedWhenShmIsUnavailable) {
+  Timeline tl = leaky_run();
+  tl.add(obs::note(0, "shm unavailable: /dev/shm is not a directory"));
+  auto r = check("shm_clean", make_scenario(), tl);
+  EXPECT_EQ(r.status, CheckStatus::Skipped);
+  EXPECT_THAT(r.reason, HasSubstr("/dev/shm"));
+}
+
+// ============================================================ job_exit
+
+TEST(JobExit, PassesOnExitZeroByDefault) {
+  auto r = check("job_exit", make_scenario(), clean_run());
+  EXPECT_EQ(r.status, CheckStatus::Pass);
+  EXPECT_EQ(r.measured["outcome"], "exited(0)");
+  EXPECT_EQ(r.measured["expected"], "exited(0)");
+  EXPECT_EQ(r.measured["exited_by_itself"], true);
+  EXPECT_EQ(r.reason, "exited(0)");
+}
+
+TEST(JobExit, FailsOnAWrongExitCode) {
+  auto r = check("job_exit", make_scenario(), skeleton(kTopExit, Outcome::exited(1)));
+  EXPECT_EQ(r.status, CheckStatus::Fail);
+  EXPECT_EQ(r.measured["outcome"], "exited(1)");
+  EXPECT_EQ(r.measured["expected"], "exited(0)");
+  EXPECT_THAT(r.reason, HasSubstr("exited(1), expected exited(0)"));
+}
+
+TEST(JobExit, ExpectedCode) {
+  Scenario sc = make_scenario();
+  sc.checks["job_exit"].job_exit.code = 3;
+  EXPECT_EQ(check("job_exit", sc, skeleton(kTopExit, Outcome::exited(3))).status, CheckStatus::Pass);
+  auto r = check("job_exit", sc, skeleton(kTopExit, Outcome::exited(0)));
+  EXPECT_EQ(r.status, CheckStatus::Fail);
+  EXPECT_EQ(r.measured["expected"], "exited(3)");
+  EXPECT_EQ(check("job_exit", sc, skeleton(kTopExit, Outcome::killed(3))).status, CheckStatus::Fail);
+}
+
+TEST(JobExit, ExpectedSignal) {
+  Scenario sc = make_scenario();
+  sc.checks["job_exit"].job_exit.signal = SIGKILL;
+  auto ok = check("job_exit", sc, skeleton(kTopExit, Outcome::killed(SIGKILL)));
+  EXPECT_EQ(ok.status, CheckStatus::Pass);
+  EXPECT_EQ(ok.measured["expected"], "killed(SIGKILL)");
+  EXPECT_EQ(ok.measured["outcome"], "killed(SIGKILL)");
+
+  auto wrong_sig = check("job_exit", sc, skeleton(kTopExit, Outcome::killed(SIGTERM)));
+  EXPECT_EQ(wrong_sig.status, CheckStatus::Fail);
+  EXPECT_THAT(wrong_sig.reason, HasSubstr("killed(SIGTERM), expected killed(SIGKILL)"));
+
+  auto exited = check("job_exit", sc, skeleton(kTopExit, Outcome::exited(0)));
+  EXPECT_EQ(exited.status, CheckStatus::Fail);
+  EXPECT_THAT(exited.reason, HasSubstr("exited(0), expected killed(SIGKILL)"));
+}
+
+TEST(JobExit, OutputRegex) {
+  Scenario sc = make_scenario();
+  sc.checks["job_exit"].job_exit.output_regex = "rank [0-9]+ done";
+
+  Timeline in_stdout = skeleton();
+  in_stdout.facts.stdout_text = "starting\nrank 3 done\n";
+  auto r = check("job_exit", sc, in_stdout);
+  EXPECT_EQ(r.status, CheckStatus::Pass);
+  EXPECT_EQ(r.measured["output_matched"], true);
+  EXPECT_EQ(r.measured["output_regex"], "rank [0-9]+ done");
+
+  Timeline in_stderr = skeleton();
+  in_stderr.facts.stdout_text = "starting\n";
+  in_stderr.facts.stderr_text = "warning\nrank 12 done\n";
+  EXPECT_EQ(check("job_exit", sc, in_stderr).status, CheckStatus::Pass);
+
+  Timeline nowhere = skeleton();
+  nowhere.facts.stdout_text = "rank x done\n";
+  nowhere.facts.stderr_text = "rank done\n";
+  auto miss = check("job_exit", sc, nowhere);
+  EXPECT_EQ(miss.status, CheckStatus::Fail);
+  EXPECT_EQ(miss.measured["output_matched"], false);
+  EXPECT_THAT(miss.reason, HasSubstr("output does not match /rank [0-9]+ done/"));
+}
+
+TEST(JobExit, OutputMatchesButCodeWrongStillFails) {
+  Scenario sc = make_scenario();
+  sc.checks["job_exit"].job_exit.output_regex = "done";
+  Timeline tl = skeleton(kTopExit, Outcome::exited(2));
+  tl.facts.stdout_text = "done\n";
+  auto r = check("job_exit", sc, tl);
+  EXPECT_EQ(r.status, CheckStatus::Fail);
+  EXPECT_EQ(r.measured["output_matched"], true);
+}
+
+TEST(JobExit, FailsWhenOnlyTheTeardownEndedTheTop) {
+  // The top was killed by the harness's SIGTERM after the teardown phase; even
+  // a scenario expecting SIGTERM must not pass on the harness's own signal.
+  Scenario sc = make_scenario();
+  sc.checks["job_exit"].job_exit.signal = SIGTERM;
+  Timeline tl = skeleton(kTeardown + msec(20), Outcome::killed(SIGTERM));
+  tl.add(obs::signal(kTeardown, kTop, SIGTERM, "teardown"));
+  auto r = check("job_exit", sc, tl);
+  EXPECT_EQ(r.status, CheckStatus::Fail);
+  EXPECT_EQ(r.measured["exited_by_itself"], false);
+  EXPECT_EQ(r.measured["outcome"], "killed(SIGTERM)");
+  EXPECT_THAT(r.reason, HasSubstr("did not exit by itself"));
+  EXPECT_THAT(r.reason, HasSubstr("teardown ended it: killed(SIGTERM)"));
+}
+
+TEST(JobExit, FailsWhenTheTopNeverExited) {
+  Timeline tl = skeleton(std::nullopt);
+  tl.facts.deadline_hit = true;
+  auto r = check("job_exit", make_scenario(), tl);
+  EXPECT_EQ(r.status, CheckStatus::Fail);
+  EXPECT_TRUE(r.measured["outcome"].is_null());
+  EXPECT_EQ(r.measured["exited_by_itself"], false);
+  EXPECT_THAT(r.reason, HasSubstr("did not exit by itself"));
+}
+
+TEST(JobExit, StderrTailKeepsTheLastTwentyLines) {
+  Timeline tl = skeleton();
+  std::string err, tail;
+  for (int i = 1; i <= 25; ++i) {
+    std::string line = "line " + std::to_string(i) + "\n";
+    err += line;
+    if (i > 5) tail += line;
+  }
+  tl.facts.stderr_text = err;
+  auto r = check("job_exit", make_scenario(), tl);
+  EXPECT_EQ(r.measured["stderr_tail"], tail);
+
+  Timeline short_err = skeleton();
+  short_err.facts.stderr_text = "only\ntwo\n";
+  EXPECT_EQ(check("job_exit", make_scenario(), short_err).measured["stderr_tail"], "only\ntwo\n");
+}
+
+// ============================================================ no_hang
+
+TEST(NoHang, PassesWhenTheDeadlineWasNotHit) {
+  auto r = check("no_hang", make_scenario(), clean_run());
+  EXPECT_EQ(r.status, CheckStatus::Pass);
+  EXPECT_DOUBLE_EQ(r.measured["deadline_ms"].get<double>(), 10000.0);
+  EXPECT_THAT(r.reason, HasSubstr("10s deadline"));
+}
+
+TEST(NoHang, FailsWhenTheDeadlineWasHit) {
+  // The top and a worker are stuck at the 10s deadline; a helper had exited.
+  Timeline tl;
+  tl.facts.top_pid = kTop;
+  tl.facts.init_pid = kInit;
+  tl.facts.deadline_hit = true;
+  tl.add(obs::phase(0, "launch"));
+  tl.add(obs::proc_start(msec(1), kTop, kInit, "launcher", "launcher", Role::Launcher, 0, 0, 'R'));
+  life(tl, 101, kTop, msec(20), std::nullopt, std::nullopt);
+  life(tl, 102, kTop, msec(30), msec(500), msec(501), "helper", Role::Helper);
+  tl.add(obs::proc_state(msec(100), kTop, 'S'));
+  tl.add(obs::proc_state(msec(100), 101, 'D'));
+  tl.add(obs::phase(msec(10000), "deadline"));
+  tl.add(obs::phase(msec(10000), "teardown"));
+  tl.add(obs::proc_exit(msec(10010), 101, Outcome::killed(SIGTERM)));
+  tl.add(obs::proc_gone(msec(10011), 101));
+  tl.add(obs::proc_exit(msec(10020), kTop, Outcome::killed(SIGTERM)));
+  tl.add(obs::proc_gone(msec(10021), kTop));
+  tl.add(obs::phase(msec(10100), "done"));
+  auto r = check("no_hang", make_scenario(), tl);
+  EXPECT_EQ(r.status, CheckStatus::Fail);
+  EXPECT_DOUBLE_EQ(r.measured["deadline_ms"].get<double>(), 10000.0);
+  const json& live = r.measured["live_at_deadline"];
+  EXPECT_EQ(pids_of(live), (std::vector<int>{kTop, 101}));
+  EXPECT_EQ(live[0]["state"], "S");
+  EXPECT_EQ(live[1]["state"], "D");
+  EXPECT_THAT(r.reason, HasSubstr("hang: still running at the 10s deadline"));
+}
+
+// ============================================================ run_check / run_checks
+
+TEST(RunCheck, UnknownNameIsAnError) {
+  Scenario sc = make_scenario();
+  Timeline tl = clean_run();
+  auto procs = build_histories(tl);
+  auto r = run_check("no_such_check", make_check_input(sc, tl, procs));
+  EXPECT_EQ(r.status, CheckStatus::Error);
+  EXPECT_EQ(r.name, "no_such_check");
+  EXPECT_EQ(r.reason, "unknown check");
+}
+
+TEST(RunCheck, AnExceptionInsideACheckIsAnError) {
+  Scenario sc = make_scenario();
+  sc.checks["job_exit"].job_exit.output_regex = "([unclosed";
+  auto r = check("job_exit", sc, clean_run());
+  EXPECT_EQ(r.status, CheckStatus::Error);
+  EXPECT_EQ(r.name, "job_exit");
+  EXPECT_THAT(r.reason, HasSubstr("check failed to evaluate"));
+  EXPECT_TRUE(r.measured.empty());
+
+  Scenario no_cfg = make_scenario();
+  no_cfg.checks.erase("job_exit");
+  EXPECT_EQ(check("job_exit", no_cfg, clean_run()).status, CheckStatus::Error);
+}
+
+TEST(RunChecks, DisabledChecksAreNotRun) {
+  Scenario sc = make_scenario();
+  sc.checks["shm_clean"].enabled = false;
+  sc.checks["no_hang"].enabled = false;
+  Timeline tl = sorted(leaky_run());  // would fail shm_clean if it ran
+  auto results = run_checks(sc, tl, build_histories(tl));
+  std::vector<std::string> names;
+  for (const auto& r : results) names.push_back(r.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"all_exited", "no_orphans", "no_zombies", "job_exit"}));
+  for (const auto& r : results) EXPECT_EQ(r.status, CheckStatus::Pass) << r.name;
+}
+
+TEST(RunChecks, MarksTheChecksExpectedToFail) {
+  Scenario sc = make_scenario();
+  sc.expect.expect_pass = false;
+  sc.expect.failing = {"no_orphans", "all_exited"};
+  Timeline tl = sorted(orphan_living(msec(1500)));
+  auto results = run_checks(sc, tl, build_histories(tl));
+  ASSERT_EQ(results.size(), 6u);
+  for (const auto& r : results) {
+    bool expected = r.name == "no_orphans" || r.name == "all_exited";
+    EXPECT_EQ(r.expected_to_fail, expected) << r.name;
+  }
+  // Only no_orphans actually failed: a strict subset of the expectation.
+  std::string reason;
+  EXPECT_EQ(decide_verdict(sc, results, &reason), Verdict::XPass);
+  EXPECT_THAT(reason, HasSubstr("all_exited passed"));
+
+  sc.expect.failing = {"no_orphans"};
+  results = run_checks(sc, tl, build_histories(tl));
+  EXPECT_EQ(decide_verdict(sc, results, &reason), Verdict::XFail);
+  EXPECT_EQ(reason, "expected failure reproduced: no_orphans");
+}
+
+// ============================================================ decide_verdict
+
+CheckResult result(const std::string& name, CheckStatus s) {
+  CheckResult r;
+  r.name = name;
+  r.status = s;
+  r.reason = "because";
+  return r;
+}
+
+Scenario expecting(std::set<std::string> failing) {
+  Scenario sc = make_scenario();
+  sc.expect.expect_pass = failing.empty();
+  sc.expect.failing = std::move(failing);
+  return sc;
+}
+
+TEST(DecideVerdict, PassWhenNothingFailed) {
+  std::string reason;
+  auto v = decide_verdict(expecting({}),
+                          {result("a", CheckStatus::Pass), result("b", CheckStatus::Skipped)}, &reason);
+  EXPECT_EQ(v, Verdict::Pass);
+  EXPECT_EQ(reason, "every check passed");
+  EXPECT_EQ(decide_verdict(expecting({}), {}, nullptr), Verdict::Pass);
+}
+
+TEST(DecideVerdict, FailWhenAnythingFailedUnexpectedly) {
+  std::string reason;
+  auto v = decide_verdict(expecting({}),
+                          {result("a", CheckStatus::Pass), result("b", CheckStatus::Fail),
+                           result("c", CheckStatus::Fail)},
+                          &reason);
+  EXPECT_EQ(v, Verdict::Fail);
+  EXPECT_EQ(reason, "failed: b, c");
+}
+
+TEST(DecideVerdict, XFailWhenTheFailedSetEqualsTheExpectedSet) {
+  std::string reason;
+  auto v = decide_verdict(expecting({"a", "b"}),
+                          {result("a", CheckStatus::Fail), result("b", CheckStatus::Fail),
+                           result("c", CheckStatus::Pass)},
+                          &reason);
+  EXPECT_EQ(v, Verdict::XFail);
+  EXPECT_EQ(reason, "expected failure reproduced: a, b");
+}
+
+TEST(DecideVerdict, XPassWhenAStrictSubsetFailed) {
+  std::string reason;
+  auto v = decide_verdict(expecting({"a", "b"}),
+                          {result("a", CheckStatus::Fail), result("b", CheckStatus::Pass)}, &reason);
+  EXPECT_EQ(v, Verdict::XPass);
+  EXPECT_EQ(reason, "expected failure did not reproduce: b passed");
+
+  auto none = decide_verdict(expecting({"a"}), {result("a", CheckStatus::Pass)}, &reason);
+  EXPECT_EQ(none, Verdict::XPass);
+  EXPECT_EQ(reason, "expected failure did not reproduce: a passed");
+}
+
+TEST(DecideVerdict, FailWhenSomethingOutsideTheExpectedSetFailed) {
+  std::string reason;
+  auto v = decide_verdict(expecting({"a"}),
+                          {result("a", CheckStatus::Fail), result("c", CheckStatus::Fail)}, &reason);
+  EXPECT_EQ(v, Verdict::Fail);
+  EXPECT_EQ(reason, "failed beyond the expected failure: c");
+  // Even if the expected one did not fail.
+  EXPECT_EQ(decide_verdict(expecting({"a"}),
+                           {result("a", CheckStatus::Pass), result("c", CheckStatus::Fail)}, nullptr),
+            Verdict::Fail);
+}
+
+TEST(DecideVerdict, ErrorWinsOverEverything) {
+  std::string reason;
+  auto v = decide_verdict(expecting({"a"}),
+                          {result("a", CheckStatus::Fail), result("b", CheckStatus::Error)}, &reason);
+  EXPECT_EQ(v, Verdict::Error);
+  EXPECT_EQ(reason, "check b errored: because");
+  EXPECT_EQ(decide_verdict(expecting({}), {result("x", CheckStatus::Error)}, nullptr), Verdict::Error);
+}
+
+// ============================================================ compute_timings
+
+Timings timings_of(const Timeline& raw) {
+  Timeline tl = sorted(raw);
+  return compute_timings(tl, build_histories(tl));
+}
+
+TEST(ComputeTimings, FromTheTopsExit) {
+  Timeline tl = skeleton();
+  life(tl, 101, kTop, msec(20), msec(900), msec(950));
+  tl.add(obs::shm_add(msec(30), "psm_a", 4096));
+  tl.add(obs::shm_remove(msec(1200), "psm_a"));
+  auto t = timings_of(tl);
+  EXPECT_EQ(t.origin, "top process exit");
+  EXPECT_EQ(t.ms.at("job_ms"), to_ms(kTopExit - kTopStart));
+  EXPECT_EQ(t.ms.at("to_all_exited_ms"), 200.0);
+  EXPECT_EQ(t.ms.at("to_all_gone_ms"), 250.0);
+  EXPECT_EQ(t.ms.at("to_shm_baseline_ms"), 500.0);
+  EXPECT_EQ(t.ms.at("teardown_ms"), 100.0);
+  EXPECT_EQ(t.ms.at("total_ms"), 5100.0);
+}
+
+TEST(ComputeTimings, EverythingBeforeTheTopClampsToZero) {
+  auto t = timings_of(clean_run());  // worker and shm gone before the top exits
+  EXPECT_EQ(t.ms.at("to_all_exited_ms"), 0.0);
+  EXPECT_EQ(t.ms.at("to_all_gone_ms"), 1.0);  // the top's own reap, 1ms after its exit
+  EXPECT_EQ(t.ms.at("to_shm_baseline_ms"), 0.0);
+}
+
+TEST(ComputeTimings, NoShmCreatedIsAtBaselineAtOnce) {
+  auto t = timings_of(skeleton());
+  EXPECT_EQ(t.ms.at("to_shm_baseline_ms"), 0.0);
+}
+
+TEST(ComputeTimings, LeakedShmNeverReachesBaseline) {
+  auto t = timings_of(leaky_run());
+  EXPECT_EQ(t.ms.at("to_shm_baseline_ms"), std::nullopt);
+}
+
+TEST(ComputeTimings, ProcessOutlivingTeardown) {
+  Timeline tl = skeleton();
+  life(tl, 101, kTop, msec(20), kTeardown + msec(30), kTeardown + msec(40));
+  auto t = timings_of(tl);
+  EXPECT_EQ(t.ms.at("job_ms"), to_ms(kTopExit - kTopStart));
+  EXPECT_EQ(t.ms.at("to_all_exited_ms"), std::nullopt);
+  EXPECT_EQ(t.ms.at("to_all_gone_ms"), to_ms(kTeardown + msec(40) - kTopExit));
+
+  Timeline never = skeleton();
+  life(never, 101, kTop, msec(20), std::nullopt, std::nullopt);
+  auto tn = timings_of(never);
+  EXPECT_EQ(tn.ms.at("to_all_exited_ms"), std::nullopt);
+  EXPECT_EQ(tn.ms.at("to_all_gone_ms"), std::nullopt);
+}
+
+TEST(ComputeTimings, TopEndedByTeardown) {
+  auto t = timings_of(skeleton(kTeardown + msec(20), Outcome::killed(SIGTERM)));
+  EXPECT_EQ(t.origin, "top process exit");
+  EXPECT_EQ(t.ms.at("job_ms"), std::nullopt);
+  EXPECT_EQ(t.ms.at("to_all_exited_ms"), std::nullopt);
+  EXPECT_EQ(t.ms.at("to_all_gone_ms"), 1.0);
+  EXPECT_EQ(t.ms.at("teardown_ms"), 100.0);
+}
+
+TEST(ComputeTimings, DeadlineIsTheOriginWhenTheTopNeverEnded) {
+  Timeline tl = skeleton(std::nullopt);
+  tl.add(obs::phase(msec(4000), "deadline"));
+  life(tl, 101, kTop, msec(20), msec(4500), msec(4600));
+  auto t = timings_of(tl);
+  EXPECT_EQ(t.origin, "deadline");
+  EXPECT_EQ(t.ms.at("job_ms"), std::nullopt);
+  EXPECT_EQ(t.ms.at("to_all_exited_ms"), std::nullopt);  // the top never ended
+  EXPECT_EQ(t.ms.at("to_shm_baseline_ms"), 0.0);
+}
+
+TEST(ComputeTimings, NoOrigin) {
+  Timeline tl = skeleton(std::nullopt);
+  auto t = timings_of(tl);
+  EXPECT_EQ(t.origin, "");
+  EXPECT_EQ(t.ms.at("job_ms"), std::nullopt);
+  EXPECT_EQ(t.ms.at("to_all_exited_ms"), std::nullopt);
+  EXPECT_EQ(t.ms.at("to_all_gone_ms"), std::nullopt);
+  EXPECT_EQ(t.ms.at("to_shm_baseline_ms"), std::nullopt);
+  EXPECT_EQ(t.ms.at("total_ms"), 5100.0);
+}
+
+TEST(ComputeTimings, WithoutTeardownOrDonePhases) {
+  Timeline tl;
+  tl.facts.top_pid = kTop;
+  tl.add(obs::proc_start(msec(1), kTop, kInit, "x", "x"));
+  tl.add(obs::proc_exit(msec(11), kTop, Outcome::exited(0)));
+  tl.add(obs::proc_gone(msec(12), kTop));
+  auto t = timings_of(tl);
+  EXPECT_EQ(t.ms.at("job_ms"), 10.0);
+  EXPECT_EQ(t.ms.at("to_all_exited_ms"), 0.0);
+  EXPECT_EQ(t.ms.at("teardown_ms"), std::nullopt);
+  EXPECT_EQ(t.ms.at("total_ms"), std::nullopt);
+}
+
+// ============================================================ build_histories
+
+TEST(BuildHistories, FieldsFromProcStart) {
+  Timeline tl;
+  tl.facts.top_pid = kTop;
+  tl.facts.init_pid = kInit;
+  tl.add(obs::proc_start(msec(1), kTop, kInit, "torchrun", "torchrun --nproc 2", Role::Launcher, 0, 555, 'R'));
+  tl.add(obs::proc_start(msec(5), 101, kTop, "python", "python train.py", Role::Rank, 1, 556, 'S'));
+  auto hs = build_histories(tl);
+  ASSERT_EQ(hs.size(), 2u);
+  const auto& top = hs[0];
+  EXPECT_EQ(top.pid, kTop);
+  EXPECT_TRUE(top.is_top);
+  EXPECT_FALSE(top.orphaned_at.has_value());  // the top's parent is the reaper by design
+  const auto& rank = hs[1];
+  EXPECT_EQ(rank.pid, 101);
+  EXPECT_EQ(rank.first_ppid, kTop);
+  EXPECT_EQ(rank.last_ppid, kTop);
+  EXPECT_EQ(rank.depth, 1);
+  EXPECT_EQ(rank.comm, "python");
+  EXPECT_EQ(rank.cmdline, "python train.py");
+  EXPECT_EQ(rank.role, Role::Rank);
+  EXPECT_EQ(rank.started, msec(5));
+  EXPECT_EQ(rank.last_state, 'S');
+  EXPECT_FALSE(rank.is_top);
+  EXPECT_FALSE(rank.end().has_value());
+  EXPECT_FALSE(rank.orphaned_at.has_value());
+}
+
+TEST(BuildHistories, OrphanedAtFromProcParent) {
+  Timeline tl;
+  tl.facts.top_pid = kTop;
+  tl.facts.init_pid = kInit;
+  tl.add(obs::proc_start(msec(1), kTop, kInit, "top", "top"));
+  tl.add(obs::proc_start(msec(2), 101, kTop, "child", "child"));
+  tl.add(obs::proc_parent(msec(50), 101, kInit));
+  tl.add(obs::proc_parent(msec(60), 101, 42));  // a second change keeps the first time
+  auto hs = build_histories(tl);
+  const auto& h = history(hs, 101);
+  EXPECT_EQ(h.first_ppid, kTop);
+  EXPECT_EQ(h.last_ppid, 42);
+  EXPECT_EQ(h.orphaned_at, msec(50));
+}
+
+TEST(BuildHistories, OrphanedAtFromTheParentsEnd) {
+  Timeline tl;
+  tl.facts.top_pid = kTop;
+  tl.facts.init_pid = kInit;
+  tl.add(obs::proc_start(msec(1), kTop, kInit, "top", "top"));
+  tl.add(obs::proc_start(msec(2), 101, kTop, "mid", "mid"));
+  tl.add(obs::proc_start(msec(3), 102, 101, "leaf", "leaf"));
+  tl.add(obs::proc_start(msec(4), 103, 101, "short", "short"));
+  tl.add(obs::proc_exit(msec(20), 103, Outcome::exited(0)));  // ends before its parent
+  tl.add(obs::proc_gone(msec(20), 103));
+  tl.add(obs::proc_exit(msec(100), 101, Outcome::exited(0)));
+  tl.add(obs::proc_gone(msec(100), 101));
+  tl.add(obs::proc_parent(msec(130), 102, kInit));  // sampled later than the parent's pidfd
+  tl.add(obs::proc_exit(msec(300), 102, Outcome::exited(0)));
+  tl.add(obs::proc_gone(msec(300), 102));
+  auto hs = build_histories(tl);
+  EXPECT_EQ(history(hs, 102).orphaned_at, msec(100));  // the earlier of the two
+  EXPECT_FALSE(history(hs, 103).orphaned_at.has_value());
+  EXPECT_FALSE(history(hs, 101).orphaned_at.has_value());  // its parent, the top, never ended
+}
+
+TEST(BuildHistories, OrphanedAtFromTheParentsEndWithoutAnyReparentSample) {
+  Timeline tl;
+  tl.add(obs::proc_start(msec(1), 101, 1, "mid", "mid"));
+  tl.add(obs::proc_start(msec(3), 102, 101, "leaf", "leaf"));
+  tl.add(obs::proc_exit(msec(100), 101, std::nullopt));
+  auto hs = build_histories(tl);
+  EXPECT_EQ(history(hs, 102).orphaned_at, msec(100));  // still alive: orphaned
+}
+
+TEST(BuildHistories, FirstSeenUnderTheReaper) {
+  Timeline tl;
+  tl.facts.top_pid = kTop;
+  tl.facts.init_pid = kInit;
+  tl.add(obs::proc_start(msec(1), kTop, kInit, "top", "top"));
+  tl.add(obs::proc_start(msec(40), 103, kInit, "daemon", "daemon"));
+  auto hs = build_histories(tl);
+  EXPECT_FALSE(history(hs, kTop).orphaned_at.has_value());
+  EXPECT_EQ(history(hs, 103).orphaned_at, msec(40));
+
+  tl.facts.init_pid = 0;  // unknown reaper: nothing is concluded
+  EXPECT_FALSE(history(build_histories(tl), 103).orphaned_at.has_value());
+}
+
+TEST(BuildHistories, AReusedPidAsParentIsNotTheParent) {
+  // 102's parent pid 101 belongs, in the timeline, to a process that started
+  // after 102: a reuse, whose end says nothing about 102.
+  Timeline tl;
+  tl.add(obs::proc_start(msec(10), 102, 101, "child", "child"));
+  tl.add(obs::proc_start(msec(50), 101, 1, "other", "other"));
+  tl.add(obs::proc_exit(msec(60), 101, std::nullopt));
+  tl.add(obs::proc_gone(msec(60), 101));
+  auto hs = build_histories(tl);
+  EXPECT_FALSE(history(hs, 102).orphaned_at.has_value());
+}
+
+TEST(BuildHistories, PidReuseMakesASecondHistory) {
+  Timeline tl;
+  tl.add(obs::proc_start(msec(10), 200, 1, "first", "first", Role::Worker, 1, 1000));
+  tl.add(obs::proc_exit(msec(20), 200, Outcome::exited(4)));
+  tl.add(obs::proc_gone(msec(21), 200));
+  tl.add(obs::proc_start(msec(30), 200, 1, "second", "second", Role::Helper, 1, 2000));
+  tl.add(obs::proc_state(msec(40), 200, 'S'));
+  auto hs = build_histories(tl);
+  ASSERT_EQ(hs.size(), 2u);
+  EXPECT_EQ(hs[0].comm, "first");
+  EXPECT_EQ(hs[0].exited_at, msec(20));
+  EXPECT_EQ(hs[0].gone_at, msec(21));
+  EXPECT_EQ(hs[0].outcome, Outcome::exited(4));
+  EXPECT_EQ(hs[1].comm, "second");
+  EXPECT_EQ(hs[1].started, msec(30));
+  EXPECT_EQ(hs[1].last_state, 'S');
+  EXPECT_FALSE(hs[1].end().has_value());
+  EXPECT_FALSE(hs[1].outcome.has_value());
+}
+
+TEST(BuildHistories, EventsAfterGoneDoNotTouchTheOldHistory) {
+  Timeline tl;
+  tl.add(obs::proc_start(msec(10), 200, 1, "p", "p"));
+  tl.add(obs::proc_gone(msec(20), 200));
+  tl.add(obs::proc_state(msec(30), 200, 'Z'));
+  tl.add(obs::proc_exit(msec(40), 300, std::nullopt));  // never started: ignored
+  auto hs = build_histories(tl);
+  ASSERT_EQ(hs.size(), 1u);
+  EXPECT_EQ(hs[0].last_state, 0);
+  EXPECT_FALSE(hs[0].zombie_since.has_value());
+}
+
+TEST(BuildHistories, ZombieSince) {
+  Timeline tl;
+  // 201: exits at 10, reaped at 500 -> zombie since its exit.
+  tl.add(obs::proc_start(msec(1), 201, 1, "a", "a"));
+  tl.add(obs::proc_exit(msec(10), 201, Outcome::killed(SIGKILL)));
+  tl.add(obs::proc_gone(msec(500), 201));
+  // 202: sampled as Z before its exit event.
+  tl.add(obs::proc_start(msec(1), 202, 1, "b", "b"));
+  tl.add(obs::proc_state(msec(5), 202, 'Z'));
+  tl.add(obs::proc_exit(msec(8), 202, std::nullopt));
+  tl.add(obs::proc_gone(msec(9), 202));
+  // 203: exit and reap at the same instant -> never a zombie.
+  tl.add(obs::proc_start(msec(1), 203, 1, "c", "c"));
+  tl.add(obs::proc_exit(msec(10), 203, Outcome::exited(0)));
+  tl.add(obs::proc_gone(msec(10), 203));
+  // 204: gone without an exit event: exited_at is the gone time, no zombie.
+  tl.add(obs::proc_start(msec(1), 204, 1, "d", "d"));
+  tl.add(obs::proc_gone(msec(30), 204));
+  auto hs = build_histories(tl);
+  const auto& a = history(hs, 201);
+  EXPECT_EQ(a.zombie_since, msec(10));
+  EXPECT_EQ(a.exited_at, msec(10));
+  EXPECT_EQ(a.gone_at, msec(500));
+  EXPECT_EQ(a.end(), msec(10));
+  EXPECT_EQ(a.outcome, Outcome::killed(SIGKILL));
+  EXPECT_EQ(history(hs, 202).zombie_since, msec(5));
+  EXPECT_EQ(history(hs, 202).last_state, 'Z');
+  EXPECT_FALSE(history(hs, 203).zombie_since.has_value());
+  const auto& d = history(hs, 204);
+  EXPECT_EQ(d.exited_at, msec(30));
+  EXPECT_EQ(d.end(), msec(30));
+  EXPECT_FALSE(d.zombie_since.has_value());
+}
+
+TEST(BuildHistories, StoppedSince) {
+  Timeline tl;
+  tl.add(obs::proc_start(msec(1), 201, 1, "a", "a", Role::Unknown, 0, 0, 'R'));
+  tl.add(obs::proc_state(msec(10), 201, 'T'));
+  auto hs = build_histories(tl);
+  EXPECT_EQ(history(hs, 201).stopped_since, msec(10));
+  tl.add(obs::proc_state(msec(20), 201, 'S'));
+  EXPECT_FALSE(history(build_histories(tl), 201).stopped_since.has_value());
+  tl.add(obs::proc_state(msec(30), 201, 't'));
+  EXPECT_EQ(history(build_histories(tl), 201).stopped_since, msec(30));
+}
+
+// Bug: the parent-end fallback looks the parent up by pid in a map that keeps
+// only the LAST history per pid. When the parent's pid was reused after the
+// child started, the fallback finds the reuse, skips it (started after the
+// child), and never considers the real parent, whose exit orphaned the child.
+TEST(BuildHistories, OrphanedAtFromTheParentsEndWhenTheParentPidWasReused) {
+  Timeline tl;
+  tl.add(obs::proc_start(msec(0), 50, 1, "parent", "parent"));
+  tl.add(obs::proc_start(msec(1), 60, 50, "child", "child"));
+  tl.add(obs::proc_exit(msec(10), 50, Outcome::exited(0)));
+  tl.add(obs::proc_gone(msec(10), 50));
+  tl.add(obs::proc_start(msec(20), 50, 1, "unrelated", "unrelated"));  // pid 50 reused
+  tl.add(obs::proc_exit(msec(5000), 60, Outcome::exited(0)));
+  tl.add(obs::proc_gone(msec(5000), 60));
+  auto hs = build_histories(tl);
+  EXPECT_EQ(history(hs, 60).orphaned_at, msec(10));
+}
+
+TEST(PhaseTime, FirstOccurrence) {
+  Timeline tl;
+  tl.add(obs::phase(msec(5), "settle"));
+  tl.add(obs::note(msec(6), "teardown"));  // not a phase
+  tl.add(obs::phase(msec(7), "teardown"));
+  tl.add(obs::phase(msec(9), "teardown"));
+  EXPECT_EQ(phase_time(tl, "teardown"), msec(7));
+  EXPECT_EQ(phase_time(tl, "settle"), msec(5));
+  EXPECT_EQ(phase_time(tl, "done"), std::nullopt);
+}
+
+// ============================================================ CheckInput
+
+TEST(CheckInputTest, TeardownAndEndFromTheTimeline) {
+  Scenario sc = make_scenario();
+  Timeline tl = sorted(clean_run());
+  auto procs = build_histories(tl);
+  auto in = make_check_input(sc, tl, procs);
+  EXPECT_EQ(in.teardown_at, kTeardown);
+  EXPECT_EQ(in.end_at, kDone);
+  EXPECT_EQ(&in.scenario, &sc);
+  EXPECT_EQ(in.processes.size(), 2u);
+
+  Timeline bare;
+  bare.add(obs::note(msec(30), "late"));
+  bare.add(obs::note(msec(10), "earlier but appended after"));
+  auto none = build_histories(bare);
+  auto in2 = make_check_input(sc, bare, none);
+  EXPECT_EQ(in2.end_at, msec(30));
+  EXPECT_EQ(in2.teardown_at, msec(30));  // no teardown phase: the end
+
+  Timeline empty;
+  auto in3 = make_check_input(sc, empty, none);
+  EXPECT_EQ(in3.end_at, 0);
+  EXPECT_EQ(in3.teardown_at, 0);
+}
+
+TEST(CheckInputTest, GracePerCheckElseScenario) {
+  Scenario sc = make_scenario();
+  sc.grace = 3 * kSecond;
+  sc.checks["no_zombies"].grace = msec(250);
+  Timeline tl;
+  std::vector<ProcessHistory> procs;
+  auto in = make_check_input(sc, tl, procs);
+  EXPECT_EQ(in.grace("no_zombies"), msec(250));
+  EXPECT_EQ(in.grace("no_orphans"), 3 * kSecond);
+  EXPECT_EQ(in.grace("not_configured"), 3 * kSecond);
+}
+
+}  // namespace
+}  // namespace aftermath
