@@ -118,13 +118,14 @@ TEST_F(Cli, ShmLeakIsRecordedThenRemoved) {
 TEST_F(Cli, KeepLeaksKeepsACopyOfAPrivateShm) {
   auto r = run_cmd({"--settle", "200ms", "--keep-leaks"},
                    {e2e::bin("tc_shm_leak"), "--count", "1", "--bytes", "4096"});
-  EXPECT_EQ(r.exit_code, 1);
+  ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
   if (r.result["scenarios"][0]["containment"]["shm"] != "private") GTEST_SKIP() << "no mount namespace";
   auto m = e2e::check(r, "shm_clean")["measured"];
   ASSERT_EQ(m["leaked"].size(), 1u);
   std::string name = m["leaked"][0]["name"];
   std::string copy = r.result["scenarios"][0]["out_dir"].get<std::string>() + "/leaked-shm/" + name;
-  EXPECT_EQ(std::filesystem::file_size(copy), 4096u);
+  std::error_code ec;
+  EXPECT_EQ(std::filesystem::file_size(copy, ec), 4096u) << copy << ": " << ec.message() << "\n" << r.out;
   EXPECT_FALSE(std::filesystem::exists("/dev/shm/" + name)) << "the host's /dev/shm was touched";
 }
 
