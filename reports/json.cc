@@ -24,8 +24,19 @@ json check_json(const CheckResult& c) {
   };
 }
 
+// Fixture-supplied JSON (labels, fields) stays structured when it parses.
+json parse_or_text(const std::string& text) {
+  if (text.empty()) return json::object();
+  json j = json::parse(text, nullptr, false);
+  return j.is_discarded() ? json(text) : j;
+}
+
 json scenario_json(const ScenarioResult& s) {
   const RunFacts& facts = s.timeline.facts;
+  json faults = json::array();
+  for (const auto& f : facts.faults) faults.push_back(to_json(f));
+  json diagnosis = json::array();
+  for (const auto& d : facts.diagnosis) diagnosis.push_back(to_json(d));
   json j = {
       {"name", s.name},
       {"file", s.file},
@@ -51,9 +62,8 @@ json scenario_json(const ScenarioResult& s) {
            {"stderr_tail", utf8_tail(facts.stderr_text)},
        }},
       {"timings_origin", s.timings_origin},
-      // Reserved for injected faults; the key is always present so consumers
-      // need no existence check when fault injection lands.
-      {"faults", json::array()},
+      {"faults", faults},
+      {"hang_diagnosis", {{"processes", diagnosis}, {"note", facts.diagnosis_note}}},
   };
   // Present only on a failed run, so its presence alone means "the run broke".
   if (!s.error.empty()) j["error"] = s.error;
@@ -153,8 +163,52 @@ json to_json(const Observation& o) {
     case ObsKind::Note:
       j["text"] = o.text;
       break;
+    case ObsKind::Announce:
+      j["pid"] = o.pid;
+      j["role"] = to_string(o.role);
+      j["rank"] = o.value;
+      j["worker"] = o.value2;
+      j["labels"] = parse_or_text(o.text);
+      break;
+    case ObsKind::Event:
+      j["pid"] = o.pid;
+      j["name"] = o.name;
+      j["fields"] = parse_or_text(o.text);
+      break;
+    case ObsKind::Point:
+      j["pid"] = o.pid;
+      j["name"] = o.name;
+      j["hit"] = o.value;
+      j["labels"] = parse_or_text(o.text);
+      break;
+    case ObsKind::Fault:
+      j["index"] = o.value;
+      j["pid"] = o.pid;
+      j["action"] = o.name;
+      j["what"] = o.text;
+      break;
   }
   return j;
+}
+
+json to_json(const FaultRecord& f) {
+  return {{"index", f.index},       {"action", f.action},         {"target", f.target},
+          {"trigger", f.trigger},   {"point", f.point},           {"hit", f.hit},
+          {"status", f.status},     {"reason", f.reason},         {"mechanism", f.mechanism},
+          {"pids", f.pids},         {"target_role", f.target_role}, {"rank", f.rank},
+          {"worker", f.worker},     {"sent_ms", opt_ms(f.sent)},  {"effect_ms", opt_ms(f.effect)}};
+}
+
+json to_json(const ProcessDiagnosis& d) {
+  return {{"pid", d.pid},
+          {"role", to_string(d.role)},
+          {"rank", d.rank},
+          {"worker", d.worker},
+          {"state", std::string(1, d.state)},
+          {"wchan", d.wchan},
+          {"kernel_stack", d.kernel_stack},
+          {"user_stacks", d.user_stacks},
+          {"waiting_in", d.waiting_in}};
 }
 
 json to_json(const ProcessHistory& p) {
@@ -166,6 +220,8 @@ json to_json(const ProcessHistory& p) {
       {"comm", p.comm},
       {"cmdline", p.cmdline},
       {"role", to_string(p.role)},
+      {"rank", p.rank},
+      {"worker", p.worker},
       {"started_ms", to_ms(p.started)},
       {"exited_ms", opt_ms(p.exited_at)},
       {"gone_ms", opt_ms(p.gone_at)},

@@ -31,6 +31,8 @@ nlohmann::json to_json(const Outcome& outcome);
 // One timeline entry: "t_ms", "kind", and only the fields meaningful for the kind.
 nlohmann::json to_json(const Observation& o);
 nlohmann::json to_json(const ProcessHistory& p);
+nlohmann::json to_json(const FaultRecord& f);
+nlohmann::json to_json(const ProcessDiagnosis& d);
 
 // The last max_bytes bytes of text, moved forward past any UTF-8 continuation
 // bytes so the cut never splits a character.

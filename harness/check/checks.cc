@@ -283,18 +283,40 @@ CheckResult no_hang(const CheckInput& in) {
   }
   json live = json::array();
   std::vector<std::string> names;
+  // The state at the deadline: from the diagnosis taken then, else the last
+  // sample before the teardown.
+  std::map<int, char> at_deadline;
+  for (const auto& d : f.diagnosis) at_deadline[d.pid] = d.state;
   for (const auto& p : in.processes) {
     auto end = p.end();
     if (end && *end <= in.teardown_at) continue;
+    char st = at_deadline.count(p.pid) ? at_deadline[p.pid] : p.last_state;
+    std::string state = st ? std::string(1, st) : std::string("?");
     json j = process_json(p);
-    j["state"] = p.last_state ? std::string(1, p.last_state) : std::string("?");
+    j["state"] = state;
     live.push_back(j);
-    names.push_back(describe(p) + " state " + (p.last_state ? std::string(1, p.last_state) : "?"));
+    names.push_back(describe(p) + " state " + state);
   }
   r.measured["live_at_deadline"] = live;
+  json diag = json::array();
+  std::vector<std::string> waiting;
+  for (const auto& d : f.diagnosis) {
+    diag.push_back(json{{"pid", d.pid},
+                        {"role", std::string(to_string(d.role))},
+                        {"rank", d.rank},
+                        {"state", std::string(1, d.state)},
+                        {"wchan", d.wchan},
+                        {"waiting_in", d.waiting_in}});
+    if (!d.waiting_in.empty())
+      waiting.push_back(std::string(to_string(d.role)) +
+                        (d.rank >= 0 ? " " + std::to_string(d.rank) : "") + " (pid " +
+                        std::to_string(d.pid) + ") waits in " + d.waiting_in);
+  }
+  r.measured["diagnosis"] = diag;
   r.status = CheckStatus::Fail;
   r.reason = "hang: still running at the " + format_duration(in.scenario.timeouts.job) +
              " deadline; live: " + first_lines(names, 4);
+  if (!waiting.empty()) r.reason += "; " + first_lines(waiting, 4);
   return r;
 }
 
@@ -411,7 +433,14 @@ Timings compute_timings(const Timeline& tl, const std::vector<ProcessHistory>& p
   auto done = phase_time(tl, "done");
   auto deadline = phase_time(tl, "deadline");
   std::optional<Nanos> origin;
-  if (top_end) {
+  std::optional<Nanos> first_fault;
+  for (const auto& f : tl.facts.faults)
+    if (f.sent && f.status == "injected" && (!first_fault || *f.sent < *first_fault))
+      first_fault = f.sent;
+  if (first_fault) {
+    origin = first_fault;
+    t.origin = "first fault";
+  } else if (top_end) {
     origin = top_end;
     t.origin = "top process exit";
   } else if (deadline) {
@@ -447,6 +476,9 @@ Timings compute_timings(const Timeline& tl, const std::vector<ProcessHistory>& p
         s.back_to_baseline ? ms(std::max<Nanos>(0, *s.back_to_baseline - *origin)) : 0.0;
   }
   t.ms["teardown_ms"] = (teardown && done) ? ms(*done - *teardown) : std::nullopt;
+  // From the first fault until the job noticed: the top process's exit.
+  t.ms["to_job_exit_ms"] =
+      (first_fault && top_end) ? ms(std::max<Nanos>(0, *top_end - *first_fault)) : std::nullopt;
   t.ms["total_ms"] = done ? ms(*done) : std::nullopt;
   return t;
 }

@@ -207,6 +207,10 @@ int main(int argc, char** argv) {
   std::string out_dir = "aftermath-out", timeout_s, grace_s, settle_s, contain = "auto", shm = "auto";
   bool keep_leaks = false;
   std::optional<std::uint64_t> seed;
+  std::vector<std::string> fault_texts;
+  run->add_option("--fault", fault_texts,
+                  "inject a fault, as a YAML map: '{action: SIGKILL, target: launcher, at: {after: "
+                  "2s}}' (repeatable; fires in order)");
   run->add_option("inputs", inputs, "scenario .yaml files, .suite files or directories");
   run->add_option("--out", out_dir, "report folder (result.json, junit.xml, per-scenario logs)");
   run->add_option("--timeout", timeout_s, "job deadline, overrides the scenario's (e.g. 30s)");
@@ -258,6 +262,7 @@ int main(int argc, char** argv) {
   ro.keep_leaks = keep_leaks;
   ro.seed = seed;
   ro.containment = contain;
+  ro.fault_texts = fault_texts;
   ro.shm = shm;
   ro.command_line = full_cmd;
   ro.self_path = self_path();
@@ -301,6 +306,12 @@ int main(int argc, char** argv) {
     }
     sc.job.argv[0] = resolved;
     for (const auto& name : known_checks()) sc.checks[name] = CheckConfig{};
+    for (size_t i = 0; i < fault_texts.size(); ++i) {
+      std::vector<Diagnostic> diags;
+      auto f = parse_fault_text(fault_texts[i], "--fault " + std::to_string(i + 1), &diags);
+      for (const auto& d : diags) errors.push_back(d.to_string());
+      if (f) sc.faults.push_back(std::move(*f));
+    }
     sc.text = full_cmd;
     scenarios.push_back(std::move(sc));
   } else {
@@ -308,6 +319,8 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "aftermath run: give scenario files, suites, or -- COMMAND\n");
       return 2;
     }
+    if (!fault_texts.empty())
+      errors.push_back("--fault works with -- COMMAND; scenario files list their faults under faults:");
     for (const auto& f : expand_inputs(inputs, errors)) {
       ParseContext ctx;
       ctx.vars = scenario_vars();

@@ -18,6 +18,10 @@ std::string_view to_string(ObsKind k) {
     case ObsKind::ShmReclaim: return "shm_reclaim";
     case ObsKind::Signal: return "signal";
     case ObsKind::Sample: return "sample";
+    case ObsKind::Announce: return "announce";
+    case ObsKind::Event: return "event";
+    case ObsKind::Point: return "point";
+    case ObsKind::Fault: return "fault";
     case ObsKind::Note: break;
   }
   return "note";
@@ -116,6 +120,38 @@ Observation note(Nanos t, std::string text) {
   o.text = std::move(text);
   return o;
 }
+Observation announce(Nanos t, int pid, Role role, int rank, int worker, std::string labels) {
+  auto o = make(t, ObsKind::Announce);
+  o.pid = pid;
+  o.role = role;
+  o.value = rank;
+  o.value2 = worker;
+  o.text = std::move(labels);
+  return o;
+}
+Observation event(Nanos t, int pid, std::string name, std::string fields) {
+  auto o = make(t, ObsKind::Event);
+  o.pid = pid;
+  o.name = std::move(name);
+  o.text = std::move(fields);
+  return o;
+}
+Observation point(Nanos t, int pid, std::string name, long long hit, std::string labels) {
+  auto o = make(t, ObsKind::Point);
+  o.pid = pid;
+  o.name = std::move(name);
+  o.value = hit;
+  o.text = std::move(labels);
+  return o;
+}
+Observation fault(Nanos t, int index, int pid, std::string action, std::string what) {
+  auto o = make(t, ObsKind::Fault);
+  o.value = index;
+  o.pid = pid;
+  o.name = std::move(action);
+  o.text = std::move(what);
+  return o;
+}
 }  // namespace obs
 
 std::vector<ProcessHistory> build_histories(const Timeline& tl) {
@@ -145,6 +181,13 @@ std::vector<ProcessHistory> build_histories(const Timeline& tl) {
         out.push_back(std::move(h));
         break;
       }
+      case ObsKind::Announce:
+        if (auto* h = find(o.pid)) {
+          h->role = o.role;
+          h->rank = static_cast<int>(o.value);
+          h->worker = static_cast<int>(o.value2);
+        }
+        break;
       case ObsKind::ProcParent:
         if (auto* h = find(o.pid)) {
           h->last_ppid = o.ppid;

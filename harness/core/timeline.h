@@ -26,6 +26,10 @@ enum class ObsKind {
   Signal,      // pid, value=signal, text=why: the harness sent a signal
   Sample,      // value=job process count, value2=/dev/shm bytes above baseline
   Note,        // text
+  Announce,    // pid, role, value=rank, value2=worker, text=labels (JSON): a fixture said what it is
+  Event,       // pid, name, text=fields (JSON): a fixture's progress event
+  Point,       // pid, name, value=hit, text=labels (JSON): an armed point was reached
+  Fault,       // value=fault index, pid=target, name=action, text=what: a fault was sent
 };
 std::string_view to_string(ObsKind k);
 
@@ -62,7 +66,43 @@ Observation shm_reclaim(Nanos t, std::string name, std::int64_t bytes);
 Observation signal(Nanos t, int pid, int sig, std::string why);
 Observation sample(Nanos t, std::int64_t procs, std::int64_t shm_bytes);
 Observation note(Nanos t, std::string text);
+Observation announce(Nanos t, int pid, Role role, int rank, int worker, std::string labels);
+Observation event(Nanos t, int pid, std::string name, std::string fields);
+Observation point(Nanos t, int pid, std::string name, long long hit, std::string labels);
+Observation fault(Nanos t, int index, int pid, std::string action, std::string what);
 }  // namespace obs
+
+// What became of one of the scenario's faults.
+struct FaultRecord {
+  int index = 0;
+  std::string action;       // SIGKILL, host_oom, ...
+  std::string target;       // as written: worker:0/3
+  std::string trigger;      // "point loader.worker.getitem worker=3 hit 12", "after 2s"
+  std::string point;        // point-triggered: the point and hit that fired it
+  long long hit = 0;
+  std::string status = "not_triggered";  // injected | skipped | failed | not_triggered
+  std::string reason;       // why skipped / failed, or how it was done
+  std::string mechanism;    // signal | rlimit | cgroup | point-reply
+  std::vector<int> pids;    // the processes it acted on
+  std::string target_role;  // of the first target
+  int rank = -1;
+  int worker = -1;
+  std::optional<Nanos> sent;    // when the harness acted
+  std::optional<Nanos> effect;  // when the effect was observed (exit, stop)
+};
+
+// The state of a live process when a hang was diagnosed.
+struct ProcessDiagnosis {
+  int pid = 0;
+  Role role = Role::Unknown;
+  int rank = -1;
+  int worker = -1;
+  char state = '?';
+  std::string wchan;
+  std::string kernel_stack;   // /proc/PID/stack, where readable
+  std::string user_stacks;    // gdb "thread apply all bt", where gdb is installed
+  std::string waiting_in;     // the collective it last entered and did not leave, if reported
+};
 
 // Facts about the run that are not events in time.
 struct RunFacts {
@@ -75,6 +115,9 @@ struct RunFacts {
   std::string containment;               // "pid-namespace" | "user+pid-namespace" | "subreaper"
   std::string containment_note;          // why not a PID namespace, when not
   std::string shm;                       // "private" (own tmpfs) | "host" (shared /dev/shm)
+  std::vector<FaultRecord> faults;
+  std::vector<ProcessDiagnosis> diagnosis;  // taken at a hang, before teardown
+  std::string diagnosis_note;               // e.g. "gdb not installed: no user stacks"
 };
 
 struct Timeline {
@@ -92,6 +135,8 @@ struct ProcessHistory {
   std::string comm;
   std::string cmdline;
   Role role = Role::Unknown;
+  int rank = -1;                        // announced
+  int worker = -1;                      // announced
   Nanos started = 0;                    // first seen
   std::optional<Nanos> orphaned_at;     // parent changed / parent exited while this lived
   std::optional<Nanos> exited_at;       // ProcExit

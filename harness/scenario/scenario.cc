@@ -47,8 +47,12 @@ namespace fs = std::filesystem;
 
 using Keys = std::vector<std::string_view>;
 
-const Keys kTopKeys = {"name",  "description",     "tags", "requires", "job",   "timeouts",
-                       "grace", "sample_interval", "seed", "checks",   "expect"};
+const Keys kTopKeys = {"name",  "description",     "tags", "requires", "job",    "timeouts",
+                       "grace", "sample_interval", "seed", "checks",   "expect", "faults"};
+const Keys kFaultKeys = {"action", "target", "at", "duration", "resume_after", "mechanism"};
+const Keys kTriggerKeys = {"point", "labels", "hit", "after", "when", "phase"};
+const Keys kPredicateKeys = {"workers", "processes", "shm_entries", "state"};
+const Keys kPhases = {"startup", "steady", "shutdown"};
 const Keys kJobKeys = {"command", "args", "env", "cwd"};
 const Keys kTimeoutKeys = {"job", "settle", "teardown"};
 const Keys kCheckParams = {"grace"};
@@ -427,8 +431,256 @@ class Parser {
     if (const Entry* e = find(top, "checks")) parse_checks(*e, &s->checks);
     // After checks: expect.fail may only name enabled checks.
     if (const Entry* e = find(top, "expect")) parse_expect(*e, s->checks, &s->expect);
+    if (const Entry* e = find(top, "faults")) parse_faults(*e, &s->faults);
   }
 
+ public:
+  void parse_faults(const Entry& fe, std::vector<FaultSpec>* out) {
+    if (!fe.value.IsSequence()) {
+      wrong_type(fe, "a list of faults");
+      return;
+    }
+    for (size_t i = 0; i < fe.value.size(); ++i) {
+      Entry it = list_item(fe, i, fe.value[i]);
+      if (auto f = parse_fault(it)) out->push_back(std::move(*f));
+    }
+  }
+
+  std::optional<FaultSpec> parse_fault(const Entry& fe) {
+    if (!fe.value.IsMap()) {
+      wrong_type(fe, "a map {action, target, at}");
+      return std::nullopt;
+    }
+    size_t before = diags_.size();
+    FaultSpec f;
+    f.line = fe.value.Mark().line + 1;
+    std::vector<Entry> es = entries(fe.value, fe.path, &kFaultKeys);
+    const Entry* action = find(es, "action");
+    if (!action) {
+      missing(fe.value, child(fe.path, "action"));
+    } else if (auto a = string_value(*action)) {
+      std::string name = *a;
+      std::optional<int> sig = parse_signal(name);
+      if (sig && name.rfind("SIG", 0) != 0) name = signal_name(*sig);
+      if (std::find(known_fault_actions().begin(), known_fault_actions().end(), name) ==
+          known_fault_actions().end()) {
+        std::string known;
+        for (const auto& k : known_fault_actions()) known += (known.empty() ? "" : ", ") + k;
+        error(action->where(), action->path,
+              "unknown action '" + *a + "' (known actions: " + known + ")");
+      } else {
+        f.action = name;
+        if (sig) f.signal = *sig;
+      }
+    }
+    if (const Entry* t = find(es, "target")) {
+      if (auto text = string_value(*t)) {
+        std::string why;
+        if (auto spec = parse_target(*text, &why)) {
+          f.target = *spec;
+        } else {
+          error(t->where(), t->path, why);
+        }
+      }
+    } else if (f.action != "delay" && f.action != "hang") {
+      // A point's own process is the natural target of in-process faults;
+      // everything else must say whom it hits.
+      if (f.action == "host_oom" || f.action == "device_oom") {
+        f.target.kind = TargetSpec::Kind::Self;
+        f.target.text = "self";
+      } else {
+        missing(fe.value, child(fe.path, "target"));
+      }
+    } else {
+      f.target.kind = TargetSpec::Kind::Self;
+      f.target.text = "self";
+    }
+    if (const Entry* at = find(es, "at")) {
+      parse_trigger(*at, &f.at);
+    } else {
+      missing(fe.value, child(fe.path, "at"));
+    }
+    if (const Entry* d = find(es, "duration")) {
+      if (f.action != "delay") error(d->key.Mark(), d->path, "only a delay takes a duration");
+      if (auto v = bounded_duration(*d, true)) f.duration = *v;
+    } else if (f.action == "delay") {
+      missing(fe.value, child(fe.path, "duration"));
+    }
+    if (const Entry* r = find(es, "resume_after")) {
+      if (f.action != "SIGSTOP") error(r->key.Mark(), r->path, "only SIGSTOP takes resume_after");
+      if (auto v = bounded_duration(*r, true)) f.resume_after = *v;
+    }
+    if (const Entry* m = find(es, "mechanism")) {
+      if (auto v = string_value(*m)) {
+        if (f.action != "host_oom") {
+          error(m->key.Mark(), m->path, "only host_oom takes a mechanism");
+        } else if (*v != "auto" && *v != "rlimit" && *v != "cgroup") {
+          error(m->where(), m->path, "unknown mechanism '" + *v + "' (auto, rlimit, cgroup)");
+        }
+        f.mechanism = *v;
+      }
+    }
+    // Combinations that cannot work.
+    bool at_point = f.at.kind == TriggerSpec::Kind::Point;
+    if (f.target.kind == TargetSpec::Kind::Self && !at_point && !f.action.empty() &&
+        diags_.size() == before) {
+      error(fe.value.Mark(), child(fe.path, "target"),
+            "target 'self' (the process at a point) needs an `at: {point: ...}` trigger");
+    }
+    if ((f.action == "delay" || f.action == "hang" || f.action == "device_oom" ||
+         (f.action == "host_oom" && f.mechanism == "rlimit")) &&
+        !at_point && diags_.size() == before) {
+      error(fe.value.Mark(), child(fe.path, "at"),
+            "'" + f.action + "' acts inside the job at a point: it needs `at: {point: ...}`");
+    }
+    if ((f.action == "delay" || f.action == "hang") && f.target.kind != TargetSpec::Kind::Self &&
+        diags_.size() == before) {
+      error(fe.value.Mark(), child(fe.path, "target"),
+            "'" + f.action + "' holds the process at the point: its target can only be self");
+    }
+    if (diags_.size() != before) return std::nullopt;
+    return f;
+  }
+
+  void parse_trigger(const Entry& te, TriggerSpec* t) {
+    if (!te.value.IsMap()) {
+      wrong_type(te, "a map: {point: NAME, labels: {...}, hit: N} | {after: 2s} | {when: {...}} | "
+                     "{phase: startup|steady|shutdown}");
+      return;
+    }
+    std::vector<Entry> es = entries(te.value, te.path, &kTriggerKeys);
+    int kinds = (find(es, "point") != nullptr) + (find(es, "after") != nullptr) +
+                (find(es, "when") != nullptr) + (find(es, "phase") != nullptr);
+    if (kinds != 1) {
+      error(te.where(), te.path, "needs exactly one of point, after, when, phase");
+      return;
+    }
+    if (const Entry* p = find(es, "point")) {
+      t->kind = TriggerSpec::Kind::Point;
+      if (auto v = string_value(*p)) {
+        if (v->empty() || v->find_first_of(";{}#=,") != std::string::npos)
+          error(p->where(), p->path, "a point name must be non-empty and free of ; { } # = ,");
+        t->point = *v;
+      }
+      if (const Entry* l = find(es, "labels")) {
+        if (!l->value.IsMap()) {
+          wrong_type(*l, "a map of label: value");
+        } else {
+          for (const Entry& le : entries(l->value, l->path, nullptr)) {
+            if (auto v = string_value(le)) {
+              if (v->find_first_of(";{}#=,") != std::string::npos)
+                error(le.where(), le.path, "a label value must be free of ; { } # = ,");
+              t->labels[le.name] = *v;
+            }
+          }
+        }
+      }
+      if (const Entry* h = find(es, "hit")) {
+        const std::string s = h->value.IsScalar() ? h->value.Scalar() : "";
+        if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos || s.size() > 12 ||
+            std::stoll(s) < 1) {
+          error(h->where(), h->path, "hit must be a positive integer (1 = the first hit)");
+        } else {
+          t->hit = std::stoll(s);
+        }
+      }
+      t->text = "point " + t->point;
+      for (const auto& [k, v] : t->labels) t->text += " " + k + "=" + v;
+      if (t->hit) t->text += " hit " + std::to_string(*t->hit);
+      return;
+    }
+    for (const char* k : {"labels", "hit"}) {
+      if (const Entry* e = find(es, k)) error(e->key.Mark(), e->path, "only a point takes " + std::string(k));
+    }
+    if (const Entry* a = find(es, "after")) {
+      t->kind = TriggerSpec::Kind::After;
+      if (auto d = bounded_duration(*a, false)) t->after = *d;
+      t->text = "after " + format_duration(t->after);
+      return;
+    }
+    if (const Entry* ph = find(es, "phase")) {
+      t->kind = TriggerSpec::Kind::Phase;
+      if (auto v = string_value(*ph)) {
+        if (!contains(kPhases, *v)) {
+          error(ph->where(), ph->path, "unknown phase '" + *v + "' (" + join(kPhases) + ")");
+        }
+        t->phase = *v;
+      }
+      t->text = "phase " + t->phase;
+      return;
+    }
+    const Entry* w = find(es, "when");
+    t->kind = TriggerSpec::Kind::When;
+    if (!w->value.IsMap()) {
+      wrong_type(*w, "a map: {workers: {rank: R, count: N}} | {processes: N} | {shm_entries: N} | "
+                     "{state: D}");
+      return;
+    }
+    std::vector<Entry> ps = entries(w->value, w->path, &kPredicateKeys);
+    if (ps.size() != 1) {
+      if (!ps.empty()) error(w->where(), w->path, "needs exactly one predicate");
+      else if (w->value.size() == 0) error(w->where(), w->path, "needs a predicate");
+      return;
+    }
+    const Entry& p = ps[0];
+    Predicate& pr = t->when;
+    auto count_of = [&](const Entry& e) -> int {
+      const std::string s = e.value.IsScalar() ? e.value.Scalar() : "";
+      if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos || s.size() > 9) {
+        error(e.where(), e.path, "expected a count (a non-negative integer)");
+        return 0;
+      }
+      return std::stoi(s);
+    };
+    if (p.name == "workers") {
+      pr.kind = Predicate::Kind::Workers;
+      if (p.value.IsMap()) {
+        static const Keys kWorkerKeys = {"rank", "count"};
+        std::vector<Entry> ws = entries(p.value, p.path, &kWorkerKeys);
+        if (const Entry* r = find(ws, "rank")) pr.rank = count_of(*r);
+        if (const Entry* c = find(ws, "count")) pr.count = count_of(*c);
+        else missing(p.value, child(p.path, "count"));
+      } else {
+        pr.count = count_of(p);
+      }
+      pr.text = "workers" + (pr.rank >= 0 ? " of rank " + std::to_string(pr.rank) : std::string()) +
+                " >= " + std::to_string(pr.count);
+    } else if (p.name == "processes") {
+      pr.kind = Predicate::Kind::Processes;
+      pr.count = count_of(p);
+      pr.text = "processes >= " + std::to_string(pr.count);
+    } else if (p.name == "shm_entries") {
+      pr.kind = Predicate::Kind::ShmEntries;
+      pr.count = count_of(p);
+      pr.text = "new /dev/shm entries >= " + std::to_string(pr.count);
+    } else {
+      pr.kind = Predicate::Kind::State;
+      auto v = string_value(p);
+      if (v && (v->size() != 1 || std::string("RSDZTtXIWP").find((*v)[0]) == std::string::npos)) {
+        error(p.where(), p.path, "expected a /proc state letter: R, S, D, Z, T, t, X, I");
+      } else if (v) {
+        pr.state = (*v)[0];
+      }
+      pr.text = std::string("a process in state ") + (pr.state ? std::string(1, pr.state) : "?");
+    }
+    t->text = "when " + pr.text;
+  }
+
+  // For --fault: a bare fault map as its own document.
+  std::optional<FaultSpec> parse_fault_document() {
+    YAML::Node root;
+    try {
+      root = YAML::Load(std::string(text_));
+    } catch (const YAML::Exception& e) {
+      error(e.mark, "", e.msg);
+      return std::nullopt;
+    }
+    Entry e{"", root, root, "fault"};
+    return parse_fault(e);
+  }
+  std::vector<Diagnostic> take_diagnostics() { return std::move(diags_); }
+
+ private:
   void parse_name(const Entry& e, std::string* out) {
     std::optional<std::string> v = string_value(e);
     if (!v) return;
@@ -744,6 +996,18 @@ ParseResult parse_scenario(std::string_view text, const ParseContext& ctx) {
         Diagnostic{ctx.file, 0, 0, "", std::string("internal error: ") + e.what()});
     return r;
   }
+}
+
+std::optional<FaultSpec> parse_fault_text(std::string_view yaml, const std::string& label,
+                                          std::vector<Diagnostic>* diagnostics) {
+  ParseContext ctx;
+  ctx.file = label;
+  ctx.check_command = false;
+  Parser p(yaml, ctx);
+  auto f = p.parse_fault_document();
+  auto d = p.take_diagnostics();
+  if (diagnostics) diagnostics->insert(diagnostics->end(), d.begin(), d.end());
+  return d.empty() ? f : std::nullopt;
 }
 
 ParseResult load_scenario(const std::string& path, ParseContext ctx) {

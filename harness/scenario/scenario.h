@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "harness/core/types.h"
+#include "harness/scenario/fault.h"
 
 namespace aftermath {
 
@@ -67,6 +68,7 @@ struct Scenario {
   std::map<std::string, CheckConfig> checks;
   Expectation expect;
   std::optional<std::uint64_t> seed;     // `seed:`; the CLI's --seed wins
+  std::vector<FaultSpec> faults;         // in firing order
 };
 
 // One problem found in a scenario file. line/column are 1-based; 0 = unknown.
@@ -99,6 +101,12 @@ struct ParseResult {
 // Parses and validates one scenario from its text. Pure but for the command
 // lookup (PATH / file system) when ctx.check_command. Never throws on bad input.
 ParseResult parse_scenario(std::string_view text, const ParseContext& ctx);
+
+// Parses one fault given on the command line as a YAML flow map, e.g.
+// "{action: SIGKILL, target: launcher, at: {after: 2s}}". `label` names it in
+// diagnostics ("--fault 1").
+std::optional<FaultSpec> parse_fault_text(std::string_view yaml, const std::string& label,
+                                          std::vector<Diagnostic>* diagnostics);
 
 // Reads `path` and parses it; a read error becomes a diagnostic.
 ParseResult load_scenario(const std::string& path, ParseContext ctx);

@@ -62,6 +62,7 @@ std::string repro_line(const Scenario& sc, const RunOptions& o, std::uint64_t se
   if (o.settle) s += " --settle " + format_duration(*o.settle);
   if (o.containment != "auto") s += " --contain " + o.containment;
   if (o.shm != "auto") s += " --shm " + o.shm;
+  for (const auto& f : o.fault_texts) s += " --fault " + shell_quote(f);
   if (sc.file == "<command line>") {
     s += " --";
     for (const auto& a : sc.job.argv) s += " " + shell_quote(a);

@@ -25,6 +25,7 @@ struct RunOptions {
   std::optional<Nanos> settle;
   std::optional<std::uint64_t> seed;
   std::string command_line;   // how the harness was invoked (for the repro line)
+  std::vector<std::string> fault_texts;  // --fault values, for the repro line
   std::string self_path;      // the aftermath binary (for the repro line)
   const volatile bool* interrupted = nullptr;
   std::function<void(const Scenario&, const LiveStatus&)> on_status;

@@ -15,8 +15,12 @@
 #include <regex>
 #include <set>
 
+#include "harness/inject/oom.h"
+#include "harness/inject/select.h"
+#include "harness/observe/diagnose.h"
 #include "harness/observe/proc.h"
 #include "harness/observe/shm.h"
+#include "harness/supervise/event_socket.h"
 #include "harness/supervise/pidfd.h"
 #include "harness/supervise/reaper_protocol.h"
 
@@ -74,6 +78,10 @@ struct Tracked {
   char state = 0;
   int depth = 0;  // current depth below the top's level (top: 0)
   int inner_pid = 0;
+  Role role = Role::Unknown;
+  int rank = -1;
+  int worker = -1;
+  std::string cmdline;
   bool exited = false;
   bool gone = false;
   UniqueFd pidfd;
@@ -83,7 +91,7 @@ struct Tracked {
 class Supervisor {
  public:
   Supervisor(const Scenario& sc, const SupervisorOptions& opt)
-      : sc_(sc), opt_(opt), reader_(opt.proc_root), timer_(ctx_) {}
+      : sc_(sc), opt_(opt), reader_(opt.proc_root), timer_(ctx_), fault_timer_(ctx_) {}
 
   Timeline run();
 
@@ -109,6 +117,16 @@ class Supervisor {
   void signal_live(int sig, const char* why);
   void finish_shm();
   void report_status(bool force);
+  // Points and faults.
+  void watch_events();
+  void handle_message(const EventSocket::Message& m);
+  void mark_phase_event(const std::string& name);
+  std::vector<JobProcess> job_view() const;
+  void arm_next_fault();
+  void post_fire(size_t index);
+  std::string fire(size_t index, int self_pid, const std::string& point, long long hit);
+  void diagnose_hang();
+  void settle_fault_effects();
   // Runs the loop until pred() or the deadline (absolute, in run time).
   template <typename Pred>
   bool pump(Nanos deadline, Pred pred);
@@ -143,6 +161,14 @@ class Supervisor {
   bool top_exited_ = false;
   bool exec_failed_ = false;
   int top_inner_ = 0;
+  EventSocket sock_;
+  std::unique_ptr<asio::posix::stream_descriptor> sock_watch_;
+  asio::steady_timer fault_timer_;
+  std::vector<std::unique_ptr<asio::steady_timer>> resume_timers_;
+  size_t next_fault_ = 0;
+  Nanos fault_base_ = 0;  // when the previous fault fired (the top's start for the first)
+  bool steady_seen_ = false;
+  bool shutdown_seen_ = false;
   std::string shm_dir_;      // where the job's /dev/shm is seen from here
   bool shm_final_ = false;   // the leftovers are recorded; scans stop (a private tmpfs vanishes)
   ShmTable shm_baseline_;
@@ -223,6 +249,9 @@ void Supervisor::launch() {
     if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
   for (const auto& [k, v] : sc_.job.env) env[k] = v;
+  env["AFTERMATH_EVENTS"] = sock_.address();
+  std::string armed = armed_points(sc_.faults);
+  if (!armed.empty()) env["AFTERMATH_POINTS"] = armed;
   std::vector<std::string> env_list;
   for (const auto& [k, v] : env) env_list.push_back(k + "=" + v);
   std::vector<const char*> envp;
@@ -309,11 +338,15 @@ void Supervisor::handle(const reaper::Record& r) {
       tr.pid = r.pid;
       tr.ppid = init_pid_;
       tr.state = 'R';
+      tr.role = Role::Launcher;
+      tr.cmdline = cmd;
       // Not yet reaped (only the reaper reaps it, and it reports that), so
       // the pid cannot have been reused: the pidfd names the top.
       watch_exit(tr);
       procs_[r.pid] = std::move(tr);
       sample();
+      fault_base_ = t;
+      arm_next_fault();
       break;
     }
     case reaper::Msg::ExecFailed:
@@ -328,6 +361,7 @@ void Supervisor::handle(const reaper::Record& r) {
       if (top) {
         tl_.facts.top_outcome = out;
         top_exited_ = true;
+        mark_phase_event("shutdown");  // the job is ending: phase-triggered faults may fire
         if (!procs_.count(host) && host) {
           // Too short-lived for any sample: its life is still known exactly.
           add(obs::proc_start(t, host, init_pid_, "", sc_.job.argv.empty() ? "" : sc_.job.argv[0],
@@ -373,7 +407,9 @@ void Supervisor::track_new(int pid, const ProcStat& st, int depth) {
   tr.depth = depth;
   std::string cmd = reader_.cmdline(pid);
   bool is_top = pid == tl_.facts.top_pid;
-  add(obs::proc_start(now(), pid, st.ppid, st.comm, cmd, role_by_rule(st.comm, cmd, is_top), depth,
+  tr.role = role_by_rule(st.comm, cmd, is_top);
+  tr.cmdline = cmd;
+  add(obs::proc_start(now(), pid, st.ppid, st.comm, cmd, tr.role, depth,
                       static_cast<std::int64_t>(st.starttime), st.state));
   if (pid_ns_) {
     auto ns = reader_.nspid(pid);
@@ -479,6 +515,13 @@ void Supervisor::sample() {
   std::int64_t extra = 0;
   for (const auto& [name, e] : shm_now_)
     if (!shm_baseline_.count(name)) extra += e.bytes;
+  if (next_fault_ < sc_.faults.size() && !tearing_down_ &&
+      sc_.faults[next_fault_].at.kind == TriggerSpec::Kind::When) {
+    int fresh = 0;
+    for (const auto& [name, e] : shm_now_)
+      if (!shm_baseline_.count(name)) ++fresh;
+    if (predicate_holds(sc_.faults[next_fault_].at.when, job_view(), fresh)) post_fire(next_fault_);
+  }
   int live = live_count();
   static thread_local std::pair<std::int64_t, std::int64_t> last{-1, -1};
   if (last.first != live || last.second != extra || tl_.events.empty()) {
@@ -505,6 +548,8 @@ void Supervisor::signal_live(int sig, const char* why) {
 
 void Supervisor::teardown() {
   tearing_down_ = true;
+  fault_timer_.cancel();
+  for (auto& t : resume_timers_) t->cancel();
   phase("teardown");
   sample();
   if (live_count() > 0) {
@@ -571,12 +616,288 @@ void Supervisor::finish_shm() {
   }
 }
 
+void Supervisor::watch_events() {
+  sock_watch_->async_wait(asio::posix::stream_descriptor::wait_read,
+                          [this](boost::system::error_code ec) {
+                            if (ec) return;
+                            while (auto m = sock_.receive()) handle_message(*m);
+                            watch_events();
+                          });
+}
+
+std::vector<JobProcess> Supervisor::job_view() const {
+  std::vector<JobProcess> v;
+  for (const auto& [pid, tr] : procs_) {
+    if (tr.gone) continue;
+    JobProcess p;
+    p.pid = pid;
+    p.ppid = tr.ppid;
+    p.role = tr.role;
+    p.rank = tr.rank;
+    p.worker = tr.worker;
+    p.cmdline = tr.cmdline;
+    p.state = tr.state;
+    p.depth = tr.depth;
+    p.is_top = pid == tl_.facts.top_pid;
+    p.alive = !tr.exited;
+    v.push_back(std::move(p));
+  }
+  return v;
+}
+
+void Supervisor::mark_phase_event(const std::string& name) {
+  bool before_steady = steady_seen_, before_shutdown = shutdown_seen_;
+  if (name == "step") steady_seen_ = true;
+  if (name.rfind("shutdown", 0) == 0) shutdown_seen_ = true;
+  if ((steady_seen_ && !before_steady) || (shutdown_seen_ && !before_shutdown)) arm_next_fault();
+}
+
+void Supervisor::handle_message(const EventSocket::Message& m) {
+  auto j = nlohmann::json::parse(m.text, nullptr, false);
+  std::string type = j.is_object() ? j.value("t", "") : "";
+  auto answer = [&](const std::string& a) {
+    if (type == "point") (void)sock_.reply(m, a);
+  };
+  if (type.empty()) {
+    add(obs::note(now(), "malformed event from pid " + std::to_string(m.pid)));
+    return;
+  }
+  if (!procs_.count(m.pid)) sample();  // born since the last scan?
+  auto it = procs_.find(m.pid);
+  if (it == procs_.end() || it->second.gone) {
+    // Only the job's own processes steer the harness.
+    add(obs::note(now(), "ignored a '" + type + "' message from pid " + std::to_string(m.pid) +
+                             ", which is not part of the job"));
+    answer("continue");
+    return;
+  }
+  Tracked& tr = it->second;
+  std::string name = j.value("name", "");
+  if (type == "announce") {
+    tr.role = parse_role(j.value("role", "unknown")).value_or(Role::Unknown);
+    tr.rank = j.value("rank", -1);
+    tr.worker = j.value("worker", -1);
+    add(obs::announce(now(), m.pid, tr.role, tr.rank, tr.worker,
+                      j.contains("labels") ? j["labels"].dump() : "{}"));
+    return;
+  }
+  if (type == "event") {
+    add(obs::event(now(), m.pid, name, j.contains("fields") ? j["fields"].dump() : "{}"));
+    mark_phase_event(name);
+    return;
+  }
+  if (type != "point") return;
+  long long hit = j.value("hit", 0LL);
+  nlohmann::json labels = j.contains("labels") ? j["labels"] : nlohmann::json::object();
+  add(obs::point(now(), m.pid, name, hit, labels.dump()));
+  mark_phase_event(name);
+  std::string reply = "continue";
+  if (!tearing_down_ && next_fault_ < sc_.faults.size()) {
+    JobProcess sender;
+    sender.pid = m.pid;
+    sender.role = tr.role;
+    sender.rank = tr.rank;
+    sender.worker = tr.worker;
+    if (point_matches(sc_.faults[next_fault_].at, name, hit, labels, &sender))
+      reply = fire(next_fault_, m.pid, name, hit);
+  }
+  answer(reply);
+}
+
+void Supervisor::arm_next_fault() {
+  if (next_fault_ >= sc_.faults.size() || tearing_down_ || !top_started_) return;
+  const FaultSpec& f = sc_.faults[next_fault_];
+  switch (f.at.kind) {
+    case TriggerSpec::Kind::After: {
+      Nanos wait = std::max<Nanos>(0, fault_base_ + f.at.after - now());
+      size_t idx = next_fault_;
+      fault_timer_.expires_after(std::chrono::nanoseconds(wait));
+      fault_timer_.async_wait([this, idx](boost::system::error_code ec) {
+        if (!ec && next_fault_ == idx) fire(idx, 0, "", 0);
+      });
+      break;
+    }
+    case TriggerSpec::Kind::Phase:
+      if (f.at.phase == "startup" || (f.at.phase == "steady" && steady_seen_) ||
+          (f.at.phase == "shutdown" && shutdown_seen_))
+        post_fire(next_fault_);
+      break;
+    case TriggerSpec::Kind::When:   // evaluated after every sample
+    case TriggerSpec::Kind::Point:  // fired by the point's message
+      break;
+  }
+}
+
+void Supervisor::post_fire(size_t index) {
+  asio::post(ctx_, [this, index] {
+    if (next_fault_ == index) fire(index, 0, "", 0);
+  });
+}
+
+std::string Supervisor::fire(size_t index, int self_pid, const std::string& point, long long hit) {
+  if (tearing_down_ || index != next_fault_) return "continue";
+  const FaultSpec& f = sc_.faults[index];
+  FaultRecord& rec = tl_.facts.faults[index];
+  next_fault_ = index + 1;
+  if (self_pid == 0) sample();  // a fresh view for selectors and predicates
+  auto view = job_view();
+  std::vector<int> pids = select_targets(f.target, view, self_pid);
+  rec.sent = now();
+  rec.point = point;
+  rec.hit = hit;
+  rec.pids = pids;
+  if (!pids.empty()) {
+    const Tracked& first = procs_.at(pids.front());
+    rec.target_role = std::string(to_string(first.role));
+    rec.rank = first.rank;
+    rec.worker = first.worker;
+  }
+  std::string answer = "continue";
+  auto injected = [&](const std::string& mechanism, const std::string& how) {
+    rec.status = "injected";
+    rec.mechanism = mechanism;
+    rec.reason = how;
+  };
+  if (pids.empty()) {
+    rec.status = "failed";
+    rec.reason = "no live job process matches '" + f.target.text + "'";
+  } else if (f.signal) {
+    int sent = 0;
+    for (int pid : pids) {
+      Tracked& tr = procs_.at(pid);
+      if (tr.pidfd && !pidfd_signal(tr.pidfd.get(), f.signal)) {
+        ++sent;
+        add(obs::fault(now(), static_cast<int>(index), pid, f.action, rec.trigger));
+      }
+    }
+    if (sent) {
+      injected("signal", f.action + " to " + std::to_string(sent) + " process(es)");
+    } else {
+      rec.status = "failed";
+      rec.reason = "the target(s) exited before the signal";
+    }
+    if (f.signal == SIGSTOP && f.resume_after > 0 && sent) {
+      auto t = std::make_unique<asio::steady_timer>(ctx_);
+      t->expires_after(std::chrono::nanoseconds(f.resume_after));
+      t->async_wait([this, pids](boost::system::error_code ec) {
+        if (ec) return;
+        for (int pid : pids) {
+          auto it = procs_.find(pid);
+          if (it != procs_.end() && it->second.pidfd && !it->second.gone &&
+              !pidfd_signal(it->second.pidfd.get(), SIGCONT))
+            add(obs::signal(now(), pid, SIGCONT, "resume after SIGSTOP"));
+        }
+      });
+      resume_timers_.push_back(std::move(t));
+    }
+  } else if (f.action == "host_oom") {
+    bool at_point = f.at.kind == TriggerSpec::Kind::Point;
+    if (at_point && f.mechanism != "cgroup") {
+      std::string how;
+      bool all = true;
+      for (int pid : pids) {
+        OomAction a = lower_address_space(pid, 16 << 20, opt_.proc_root);
+        all = all && a.done;
+        how += (how.empty() ? "" : "; ") + a.detail;
+      }
+      if (all) {
+        injected("rlimit", how);
+        answer = "host_oom";
+      } else {
+        rec.status = "failed";
+        rec.mechanism = "rlimit";
+        rec.reason = how;
+      }
+    } else {
+      auto why = cgroup_memory_unavailable(opt_.proc_root);
+      rec.status = "skipped";
+      rec.mechanism = "cgroup";
+      rec.reason = why ? "cgroup v2 memory.max unavailable: " + *why
+                       : "a cgroup v2 memory limit is available here, but the harness does not "
+                         "move jobs into cgroups yet";
+    }
+  } else if (f.action == "device_oom") {
+    if (::access("/dev/nvidiactl", F_OK) != 0) {
+      rec.status = "skipped";
+      rec.reason = "no GPU on this machine (/dev/nvidiactl absent)";
+    } else {
+      injected("point-reply", "the fixture makes an oversized device allocation");
+      answer = "device_oom";
+    }
+  } else if (f.action == "delay") {
+    injected("point-reply", "held at the point for " + format_duration(f.duration));
+    answer = "delay " + std::to_string(f.duration / kMilli);
+  } else if (f.action == "hang") {
+    injected("point-reply", "held at the point until teardown");
+    answer = "hang";
+  }
+  if (rec.status == "injected" && !f.signal)
+    add(obs::fault(now(), static_cast<int>(index), pids.empty() ? 0 : pids.front(), f.action,
+                   rec.trigger));
+  fault_base_ = now();
+  arm_next_fault();
+  return answer;
+}
+
+void Supervisor::diagnose_hang() {
+  phase("diagnose");
+  sample();
+  std::vector<int> live;
+  for (const auto& [pid, tr] : procs_)
+    if (!tr.exited && !tr.gone) live.push_back(pid);
+  DiagnoseOptions d;
+  d.proc_root = opt_.proc_root;
+  d.gdb = find_gdb();
+  auto diag = diagnose(live, d, &tl_.facts.diagnosis_note);
+  auto open = open_collectives(tl_);
+  for (auto& p : diag) {
+    const Tracked& tr = procs_.at(p.pid);
+    p.role = tr.role;
+    p.rank = tr.rank;
+    p.worker = tr.worker;
+    if (auto it = open.find(p.pid); it != open.end()) p.waiting_in = it->second;
+  }
+  tl_.facts.diagnosis = std::move(diag);
+}
+
+void Supervisor::settle_fault_effects() {
+  // When each fault took effect: the first exit (or stop) of a target after
+  // the fault was sent. The timeline is sorted by now.
+  for (auto& rec : tl_.facts.faults) {
+    if (!rec.sent || rec.pids.empty() || rec.status != "injected") continue;
+    bool stop = rec.action == "SIGSTOP";
+    bool exits = rec.action == "SIGKILL" || rec.action == "SIGTERM" || rec.action == "SIGINT" ||
+                 rec.action == "SIGSEGV" || rec.action == "SIGBUS" || rec.action == "host_oom";
+    if (!stop && !exits) continue;
+    std::set<int> pids(rec.pids.begin(), rec.pids.end());
+    for (const auto& o : tl_.events) {
+      if (o.t < *rec.sent || !pids.count(o.pid)) continue;
+      if ((exits && o.kind == ObsKind::ProcExit) ||
+          (stop && o.kind == ObsKind::ProcState && (o.state == 'T' || o.state == 't'))) {
+        rec.effect = o.t;
+        break;
+      }
+    }
+  }
+}
+
 Timeline Supervisor::run() {
   t0_ = monotonic_now();
   // The host's /dev/shm before anything starts; replaced by an empty baseline
   // if the job gets a private one (see the Mode record).
   shm_dir_ = opt_.shm_dir;
   shm_baseline_ = scan_shm(shm_dir_);
+  for (size_t i = 0; i < sc_.faults.size(); ++i) {
+    FaultRecord rec;
+    rec.index = static_cast<int>(i);
+    rec.action = sc_.faults[i].action;
+    rec.target = sc_.faults[i].target.text;
+    rec.trigger = sc_.faults[i].at.text;
+    tl_.facts.faults.push_back(rec);
+  }
+  if (auto ec = sock_.open()) throw SetupError("cannot open the event socket: " + ec.message());
+  sock_watch_ = std::make_unique<asio::posix::stream_descriptor>(ctx_, ::dup(sock_.fd()));
+  watch_events();
   phase("launch");
   launch();
   // The reaper reports its mode, init and top right away.
@@ -600,6 +921,7 @@ Timeline Supervisor::run() {
   } else {
     tl_.facts.deadline_hit = true;
     phase("deadline");
+    diagnose_hang();
   }
   teardown();
   timer_.cancel();
@@ -609,6 +931,7 @@ Timeline Supervisor::run() {
   // The reaper's records carry their own (earlier) timestamps.
   std::stable_sort(tl_.events.begin(), tl_.events.end(),
                    [](const Observation& a, const Observation& b) { return a.t < b.t; });
+  settle_fault_effects();
   return std::move(tl_);
 }
 

@@ -1,0 +1,132 @@
+#include "harness/observe/diagnose.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "harness/observe/proc.h"
+
+extern char** environ;
+
+namespace aftermath {
+
+std::string find_gdb() {
+  const char* path = std::getenv("PATH");
+  std::stringstream ss(path ? path : "/usr/bin:/bin");
+  std::string dir;
+  while (std::getline(ss, dir, ':')) {
+    std::string cand = (dir.empty() ? "." : dir) + "/gdb";
+    if (::access(cand.c_str(), X_OK) == 0) return cand;
+  }
+  return {};
+}
+
+namespace {
+
+// Runs gdb in batch mode on one process with a deadline; its output, or why not.
+std::string user_stacks(const std::string& gdb, int pid, Nanos bound) {
+  char tmpl[] = "/tmp/aftermath-gdb-XXXXXX";
+  int out = ::mkstemp(tmpl);
+  if (out < 0) return "(cannot create a temporary file)";
+  ::unlink(tmpl);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&fa, out, 1);
+  posix_spawn_file_actions_adddup2(&fa, out, 2);
+  std::string p = std::to_string(pid);
+  const char* argv[] = {gdb.c_str(), "-nx", "-batch", "-p", p.c_str(),
+                        "-ex", "set pagination off", "-ex", "thread apply all bt", nullptr};
+  pid_t child = -1;
+  int rc = posix_spawn(&child, gdb.c_str(), &fa, nullptr, const_cast<char* const*>(argv), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) {
+    ::close(out);
+    return "(cannot start gdb)";
+  }
+  int pfd = static_cast<int>(::syscall(SYS_pidfd_open, child, 0));
+  pollfd pl{pfd, POLLIN, 0};
+  bool timed_out = ::poll(&pl, 1, static_cast<int>(bound / kMilli)) != 1;
+  if (timed_out) ::syscall(SYS_pidfd_send_signal, pfd, SIGKILL, nullptr, 0);
+  int status;
+  ::waitpid(child, &status, 0);
+  ::close(pfd);
+  std::string text;
+  char buf[4096];
+  ::lseek(out, 0, SEEK_SET);
+  ssize_t n;
+  while ((n = ::read(out, buf, sizeof buf)) > 0 && text.size() < 256 * 1024)
+    text.append(buf, static_cast<size_t>(n));
+  ::close(out);
+  // Keep the stacks, drop gdb's chatter about symbols and threads.
+  std::stringstream in(text), kept;
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("#", 0) == 0 || line.rfind("Thread ", 0) == 0) kept << line << "\n";
+  std::string s = kept.str();
+  if (timed_out) s += "(gdb timed out after " + format_duration(bound) + ")\n";
+  return s.empty() ? "(no stacks: " + text.substr(0, 300) + ")" : s;
+}
+
+}  // namespace
+
+std::vector<ProcessDiagnosis> diagnose(const std::vector<int>& pids, const DiagnoseOptions& o,
+                                       std::string* note) {
+  std::vector<ProcessDiagnosis> out;
+  ProcReader reader(o.proc_root);
+  Nanos start = monotonic_now();
+  int skipped = 0;
+  for (int pid : pids) {
+    ProcessDiagnosis d;
+    d.pid = pid;
+    std::string base = o.proc_root + "/" + std::to_string(pid);
+    if (auto st = reader.stat(pid)) d.state = st->state;
+    d.wchan = read_small_file(base + "/wchan").value_or("");
+    auto k = read_small_file(base + "/stack");
+    d.kernel_stack = k ? *k : "(not readable)";
+    if (!o.gdb.empty()) {
+      Nanos left = o.total - (monotonic_now() - start);
+      if (left > kSecond) {
+        d.user_stacks = user_stacks(o.gdb, pid, std::min(left, o.per_process));
+      } else {
+        ++skipped;
+      }
+    }
+    out.push_back(std::move(d));
+  }
+  if (note) {
+    if (o.gdb.empty()) *note = "gdb not installed: no user-space stacks";
+    else if (skipped) *note = std::to_string(skipped) + " process(es) without user stacks: the " +
+                              format_duration(o.total) + " diagnosis budget ran out";
+  }
+  return out;
+}
+
+std::map<int, std::string> open_collectives(const Timeline& tl) {
+  std::map<int, std::string> open;
+  for (const auto& o : tl.events) {
+    if (o.kind != ObsKind::Event || o.name != "collective") continue;
+    auto f = nlohmann::json::parse(o.text, nullptr, false);
+    if (!f.is_object()) continue;
+    std::string state = f.value("state", "");
+    if (state == "begin") {
+      std::string op = f.contains("op") && f["op"].is_string() ? f["op"].get<std::string>() : "?";
+      std::string seq = f.contains("seq") ? f["seq"].dump() : "?";
+      open[o.pid] = op + " #" + seq;
+    } else if (state == "end") {
+      open.erase(o.pid);
+    }
+  }
+  return open;
+}
+
+}  // namespace aftermath

@@ -1,0 +1,33 @@
+// Hang diagnosis: what every live process of a hung job is doing, taken
+// before teardown. Each step has a time bound: a wedged process (state D, a
+// stuck driver) must not wedge the harness.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "harness/core/timeline.h"
+
+namespace aftermath {
+
+struct DiagnoseOptions {
+  std::string proc_root = "/proc";
+  std::string gdb;                      // path to gdb; empty: no user stacks
+  Nanos per_process = 10 * kSecond;     // gdb bound for one process
+  Nanos total = 30 * kSecond;           // bound for all of them
+};
+
+// Finds gdb on PATH (empty if absent).
+std::string find_gdb();
+
+// State, wchan, kernel stack (where readable) and, with gdb, the user-space
+// stacks of every thread, for each pid. `note` says what was left out and why.
+std::vector<ProcessDiagnosis> diagnose(const std::vector<int>& pids, const DiagnoseOptions& o,
+                                       std::string* note);
+
+// The collective each process last entered and did not leave, from the
+// fixtures' "collective" events ({op, seq, state: begin|end}). pid -> "allreduce #7".
+std::map<int, std::string> open_collectives(const Timeline& tl);
+
+}  // namespace aftermath

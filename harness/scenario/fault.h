@@ -1,0 +1,84 @@
+// Faults as a scenario states them: an action, on a target, at a trigger.
+//
+//   faults:
+//     - action: SIGKILL
+//       target: worker:0/3
+//       at: {point: loader.worker.getitem, labels: {rank: 0, worker: 3}, hit: 12}
+//     - action: SIGSTOP
+//       target: rank:1
+//       at: {after: 2s}
+//       resume_after: 1s
+//     - action: SIGKILL
+//       target: launcher
+//       at: {when: {workers: {rank: 0, count: 16}}}
+//
+// Faults fire in order: a fault's trigger is considered only once every
+// earlier fault has fired (so `after` counts from the previous fault, or
+// from the job's start for the first).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/core/types.h"
+
+namespace aftermath {
+
+// Which processes a fault acts on.
+struct TargetSpec {
+  enum class Kind { Launcher, Rank, Worker, Workers, Match, All, Self };
+  Kind kind = Kind::All;
+  int rank = -1;        // rank:R, worker:R/W, workers:R
+  int worker = -1;      // worker:R/W
+  std::string regex;    // match:<regex on the command line>
+  std::string text;     // as written
+};
+
+// "launcher", "rank:1", "worker:0/3", "workers:0", "match:torch_shm_manager",
+// "all", "self". nullopt with *error set on anything else.
+std::optional<TargetSpec> parse_target(const std::string& text, std::string* error);
+
+// A condition over observations.
+struct Predicate {
+  enum class Kind { Workers, Processes, ShmEntries, State };
+  Kind kind = Kind::Processes;
+  int rank = -1;     // Workers: of this rank only (-1: any)
+  int count = 0;     // Workers / Processes / ShmEntries: at least this many
+  char state = 0;    // State: some job process is in this /proc state (D, Z, T, ...)
+  std::string text;
+};
+
+struct TriggerSpec {
+  enum class Kind { Point, After, When, Phase };
+  Kind kind = Kind::After;
+  std::string point;                          // Point: its name
+  std::map<std::string, std::string> labels;  // Point: labels that must match
+  std::optional<long long> hit;               // Point: the hit number (1-based); none = first
+  Nanos after = 0;                            // After
+  Predicate when;                             // When
+  std::string phase;                          // Phase: startup | steady | shutdown
+  std::string text;                           // a one-line description
+};
+
+struct FaultSpec {
+  // SIGKILL SIGTERM SIGINT SIGSTOP SIGCONT SIGSEGV SIGBUS host_oom device_oom delay hang
+  std::string action;
+  int signal = 0;                 // for signal actions
+  TargetSpec target;
+  TriggerSpec at;
+  Nanos duration = 0;             // delay: how long the point is held
+  Nanos resume_after = 0;         // SIGSTOP: SIGCONT after this (0: stays stopped)
+  std::string mechanism = "auto"; // host_oom: auto | rlimit | cgroup
+  int line = 0;                   // where it was written, for reports
+};
+
+// The actions a fault may name.
+const std::vector<std::string>& known_fault_actions();
+
+// The AFTERMATH_POINTS value that arms every point-triggered fault:
+// NAME{k=v,...}#HIT entries joined by ';'.
+std::string armed_points(const std::vector<FaultSpec>& faults);
+
+}  // namespace aftermath
