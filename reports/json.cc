@@ -85,6 +85,10 @@ json scenario_json(const ScenarioResult& s) {
   json timeline = json::array();
   for (const auto& o : s.timeline.events) timeline.push_back(to_json(o));
   j["timeline"] = std::move(timeline);
+  if (s.runs > 1) {
+    j["run"] = s.run_index + 1;
+    j["runs"] = s.runs;
+  }
   return j;
 }
 
@@ -247,12 +251,32 @@ json to_json(const RunResult& run) {
   }
   json environment = json::object();
   for (const auto& [key, value] : run.environment) environment[key] = value;
-  return {
+  json out = {
       {"schema", "aftermath/result"},          {"schema_version", run.schema_version},
       {"tool_version", run.tool_version},      {"command_line", run.command_line},
       {"environment", std::move(environment)}, {"summary", std::move(summary)},
       {"scenarios", std::move(scenarios)},
   };
+  // Only with --repeat: the statistics over each scenario's runs.
+  if (!run.aggregates.empty()) {
+    json aggs = json::array();
+    for (const auto& a : run.aggregates) {
+      json timings = json::object();
+      for (const auto& [k, d] : a.timings_ms)
+        timings[k] = {{"n", d.n}, {"min", d.min}, {"median", d.median}, {"p95", d.p95}, {"max", d.max}};
+      aggs.push_back({{"name", a.name},
+                      {"runs", a.runs},
+                      {"verdicts", a.verdicts},
+                      {"flaky", a.flaky},
+                      {"expects_failure", a.expects_failure},
+                      {"reproduced", a.reproduced},
+                      {"reproduction_rate", a.rate},
+                      {"rate_ci95", {a.rate_low, a.rate_high}},
+                      {"timings_ms", timings}});
+    }
+    out["aggregates"] = std::move(aggs);
+  }
+  return out;
 }
 
 std::string write_json(const RunResult& run) {

@@ -74,10 +74,16 @@ void property(std::string& out, const char* indent, std::string_view name, std::
 
 // Renders one scenario's testcases into body and counts exactly what it
 // emitted, so the suite's attributes cannot drift from its children.
+// With --repeat, each run is its own suite: "name [run 2/5]".
+std::string suite_name(const ScenarioResult& s) {
+  if (s.runs <= 1) return s.name;
+  return s.name + " [run " + std::to_string(s.run_index + 1) + "/" + std::to_string(s.runs) + "]";
+}
+
 Counts render_testcases(const ScenarioResult& s, std::string& body) {
   Counts n;
   const std::string open =
-      "    <testcase classname=\"" + attr("aftermath." + s.name) + "\" name=\"";
+      "    <testcase classname=\"" + attr("aftermath." + suite_name(s)) + "\" name=\"";
   const std::string close_open = "\" time=\"0.000\"";
 
   for (const auto& c : s.checks) {
@@ -230,7 +236,7 @@ std::string write_junit(const RunResult& run) {
     const Counts n = render_testcases(s, body);
     total.add(n);
 
-    suites += "  <testsuite name=\"" + attr(s.name) + "\" tests=\"" + std::to_string(n.tests) +
+    suites += "  <testsuite name=\"" + attr(suite_name(s)) + "\" tests=\"" + std::to_string(n.tests) +
               "\" failures=\"" + std::to_string(n.failures) + "\" errors=\"" +
               std::to_string(n.errors) + "\" skipped=\"" + std::to_string(n.skipped) +
               "\" time=\"" + fixed3(secs) + "\"";

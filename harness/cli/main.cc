@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <mutex>
 #include <set>
 #include <sstream>
 
@@ -29,6 +30,7 @@ using namespace aftermath;
 namespace {
 
 volatile bool g_interrupted = false;
+std::mutex g_print_mu;
 void on_signal(int) { g_interrupted = true; }
 
 std::string self_path() {
@@ -92,7 +94,9 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs,
 bool is_tty() { return isatty(STDOUT_FILENO) == 1; }
 
 void print_status(const Scenario& sc, const LiveStatus& s, bool tty) {
-  static std::string last_phase;
+  // Called under g_print_mu; one last phase per scenario (parallel jobs).
+  static std::map<std::string, std::string> last_phases;
+  std::string& last_phase = last_phases[sc.name];
   char line[256];
   std::snprintf(line, sizeof line, "[%s] %6.1fs  procs %-4d  %s", sc.name.c_str(), s.elapsed / 1e9,
                 s.processes, s.phase.c_str());
@@ -146,6 +150,25 @@ void print_table(const RunResult& run, bool tty) {
   std::printf("\n%zu scenario(s): %d pass, %d xfail, %d fail, %d xpass, %d error\n",
               run.scenarios.size(), n[Verdict::Pass], n[Verdict::XFail], n[Verdict::Fail],
               n[Verdict::XPass], n[Verdict::Error]);
+}
+
+void print_aggregates(const RunResult& run) {
+  std::printf("\n%-36s %5s %-28s %-22s %s\n", "scenario", "runs", "verdicts", "reproduced (95% CI)",
+              "all gone ms: min / median / p95 / max");
+  for (const auto& a : run.aggregates) {
+    std::string v;
+    for (const auto& [name, n] : a.verdicts) v += (v.empty() ? "" : " ") + name + "=" + std::to_string(n);
+    if (a.flaky) v += " FLAKY";
+    char rate[64] = "-";
+    if (a.expects_failure)
+      std::snprintf(rate, sizeof rate, "%d/%d %.0f%% [%.0f-%.0f%%]", a.reproduced, a.runs, a.rate * 100,
+                    a.rate_low * 100, a.rate_high * 100);
+    char dist[96] = "-";
+    if (auto it = a.timings_ms.find("to_all_gone_ms"); it != a.timings_ms.end())
+      std::snprintf(dist, sizeof dist, "%.1f / %.1f / %.1f / %.1f", it->second.min, it->second.median,
+                    it->second.p95, it->second.max);
+    std::printf("%-36s %5d %-28s %-22s %s\n", a.name.c_str(), a.runs, v.c_str(), rate, dist);
+  }
 }
 
 bool write_file(const std::string& path, const std::string& text) {
@@ -206,6 +229,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> inputs;
   std::string out_dir = "aftermath-out", timeout_s, grace_s, settle_s, contain = "auto", shm = "auto";
   bool keep_leaks = false;
+  int repeat = 1, jobs = 1;
   std::optional<std::uint64_t> seed;
   std::vector<std::string> fault_texts;
   run->add_option("--fault", fault_texts,
@@ -218,6 +242,11 @@ int main(int argc, char** argv) {
                   "how long a process may outlive its parent or stay a zombie (e.g. 500ms)");
   run->add_option("--settle", settle_s, "how long leftovers are watched after the top process exits");
   run->add_option("--seed", seed, "seed passed to the job as AFTERMATH_SEED");
+  run->add_option("--repeat", repeat,
+                  "run each scenario N times: timings as distributions, a bug's reproduction "
+                  "rate with a 95% confidence interval")
+      ->check(CLI::Range(1, 10000));
+  run->add_option("--jobs", jobs, "run N scenarios side by side")->check(CLI::Range(1, 256));
   run->add_flag("--keep-leaks", keep_leaks, "leave leaked /dev/shm entries in place (still reported)");
   run->add_option("--contain", contain, "containment: auto, pidns or subreaper")
       ->check(CLI::IsMember({"auto", "pidns", "subreaper"}));
@@ -347,22 +376,34 @@ int main(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
   ro.interrupted = &g_interrupted;
   bool tty = is_tty();
-  ro.on_status = [tty](const Scenario& sc, const LiveStatus& s) { print_status(sc, s, tty); };
 
   RunResult result;
   result.tool_version = AFTERMATH_VERSION;
   result.command_line = full_cmd;
   result.environment = environment_facts();
-  for (const auto& sc : scenarios) {
-    if (g_interrupted) break;
-    result.scenarios.push_back(run_scenario(sc, ro));
-    if (tty) std::printf("\r\033[K");
-    const auto& r = result.scenarios.back();
-    std::printf("[%s] %s: %s\n", r.name.c_str(), std::string(to_string(r.verdict)).c_str(),
-                r.verdict_reason.c_str());
-    if (!r.timeline.facts.containment_note.empty())
+  BatchOptions bo;
+  bo.repeat = repeat;
+  bo.jobs = jobs;
+  // With parallel jobs a single rewritten status line would interleave: print
+  // phase changes as lines instead.
+  bool live_line = tty && jobs == 1;
+  ro.on_status = [live_line](const Scenario& sc, const LiveStatus& s) {
+    std::lock_guard<std::mutex> lock(g_print_mu);
+    print_status(sc, s, live_line);
+  };
+  result.scenarios = run_batch(scenarios, ro, bo, [&](const ScenarioResult& r) {
+    std::lock_guard<std::mutex> lock(g_print_mu);
+    if (live_line) std::printf("\r\033[K");
+    std::string run = r.runs > 1 ? " run " + std::to_string(r.run_index + 1) + "/" +
+                                       std::to_string(r.runs)
+                                 : "";
+    std::printf("[%s%s] %s: %s\n", r.name.c_str(), run.c_str(),
+                std::string(to_string(r.verdict)).c_str(), r.verdict_reason.c_str());
+    if (!r.timeline.facts.containment_note.empty() && r.run_index == 0)
       std::printf("[%s] containment: %s\n", r.name.c_str(), r.timeline.facts.containment_note.c_str());
-  }
+    std::fflush(stdout);
+  });
+  if (repeat > 1) result.aggregates = aggregate(result.scenarios);
 
   std::error_code ec;
   fs::create_directories(out_dir, ec);
@@ -370,6 +411,7 @@ int main(int argc, char** argv) {
   bool ok = write_file(abs_out + "/result.json", write_json(result)) &&
             write_file(abs_out + "/junit.xml", write_junit(result));
   print_table(result, tty);
+  if (!result.aggregates.empty()) print_aggregates(result);
   std::printf("reports: %s/result.json %s/junit.xml\n", abs_out.c_str(), abs_out.c_str());
   if (!ok) {
     std::fprintf(stderr, "aftermath: cannot write the reports under %s\n", abs_out.c_str());

@@ -47,6 +47,25 @@ struct ScenarioResult {
   std::string stdout_path, stderr_path;
   std::string repro;             // one-line command that reruns it
   std::string started_at;        // wall clock, ISO-8601 UTC
+  int run_index = 0;             // with --repeat N: 0..N-1
+  int runs = 1;
+};
+
+// One scenario over its repeated runs.
+struct Aggregate {
+  std::string name;
+  int runs = 0;
+  std::map<std::string, int> verdicts;   // verdict -> count
+  bool flaky = false;                    // the verdicts differ between runs
+  bool expects_failure = false;          // the scenario reproduces a known bug
+  int reproduced = 0;                    // runs whose verdict was xfail
+  double rate = 0;                       // reproduced / runs
+  double rate_low = 0, rate_high = 0;    // 95% Wilson interval
+  struct Dist {
+    int n = 0;
+    double min = 0, median = 0, p95 = 0, max = 0;
+  };
+  std::map<std::string, Dist> timings_ms;
 };
 
 struct RunResult {
@@ -55,6 +74,7 @@ struct RunResult {
   std::string command_line;
   std::map<std::string, std::string> environment;  // kernel, glibc, compiler, shm size, ...
   std::vector<ScenarioResult> scenarios;
+  std::vector<Aggregate> aggregates;  // with --repeat N > 1
 };
 
 }  // namespace aftermath

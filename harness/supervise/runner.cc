@@ -9,7 +9,11 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <atomic>
+#include <cmath>
+#include <mutex>
 #include <random>
+#include <thread>
 
 #include "harness/check/checks.h"
 
@@ -75,7 +79,7 @@ std::string repro_line(const Scenario& sc, const RunOptions& o, std::uint64_t se
 
 }  // namespace
 
-ScenarioResult run_scenario(const Scenario& input, const RunOptions& o) {
+ScenarioResult run_scenario(const Scenario& input, const RunOptions& o, int run_index, int runs) {
   Scenario sc = input;
   if (o.timeout) sc.timeouts.job = *o.timeout;
   if (o.grace) sc.grace = *o.grace;
@@ -102,6 +106,9 @@ ScenarioResult run_scenario(const Scenario& input, const RunOptions& o) {
   r.started_at = iso_now();
   std::error_code ec;
   r.out_dir = (std::filesystem::absolute(o.out_dir, ec) / sc.name).string();
+  if (runs > 1) r.out_dir += "/run-" + std::to_string(run_index + 1);
+  r.run_index = run_index;
+  r.runs = runs;
   std::filesystem::create_directories(r.out_dir, ec);
   if (ec) {
     r.verdict = Verdict::Error;
@@ -147,6 +154,101 @@ ScenarioResult run_scenario(const Scenario& input, const RunOptions& o) {
   r.timings_ms = std::move(t.ms);
   r.timings_origin = t.origin;
   return r;
+}
+
+std::vector<ScenarioResult> run_batch(const std::vector<Scenario>& scenarios, const RunOptions& o,
+                                      const BatchOptions& b,
+                                      const std::function<void(const ScenarioResult&)>& on_done) {
+  struct Item {
+    size_t scenario;
+    int run;
+  };
+  std::vector<Item> items;
+  for (size_t i = 0; i < scenarios.size(); ++i)
+    for (int k = 0; k < std::max(1, b.repeat); ++k) items.push_back({i, k});
+  std::vector<ScenarioResult> results(items.size());
+  std::atomic<size_t> next{0};
+  std::mutex done_mu;
+  // Each worker thread lives until the batch ends: a reaper's parent-death
+  // signal follows the thread that forked it, so no thread may end while a
+  // job it started still runs.
+  auto work = [&] {
+    for (;;) {
+      size_t i = next.fetch_add(1);
+      if (i >= items.size() || (o.interrupted && *o.interrupted)) return;
+      results[i] = run_scenario(scenarios[items[i].scenario], o, items[i].run, std::max(1, b.repeat));
+      std::lock_guard<std::mutex> lock(done_mu);
+      if (on_done) on_done(results[i]);
+    }
+  };
+  int n = std::max(1, std::min<int>(b.jobs, static_cast<int>(items.size())));
+  if (n == 1) {
+    work();
+  } else {
+    std::vector<std::thread> pool;
+    for (int t = 0; t < n; ++t) pool.emplace_back(work);
+    for (auto& t : pool) t.join();
+  }
+  // Drop the runs an interruption never started.
+  std::vector<ScenarioResult> out;
+  for (auto& r : results)
+    if (!r.name.empty()) out.push_back(std::move(r));
+  return out;
+}
+
+std::pair<double, double> wilson_interval(int k, int n) {
+  if (n <= 0) return {0.0, 1.0};
+  const double z = 1.959963984540054;
+  double p = static_cast<double>(k) / n;
+  double denom = 1 + z * z / n;
+  double centre = (p + z * z / (2.0 * n)) / denom;
+  double half = z * std::sqrt(p * (1 - p) / n + z * z / (4.0 * n * n)) / denom;
+  return {std::max(0.0, centre - half), std::min(1.0, centre + half)};
+}
+
+namespace {
+// Nearest-rank percentile of sorted values.
+double percentile(const std::vector<double>& sorted, double q) {
+  if (sorted.empty()) return 0;
+  size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(sorted.size())));
+  return sorted[std::min(sorted.size() - 1, rank == 0 ? 0 : rank - 1)];
+}
+}  // namespace
+
+std::vector<Aggregate> aggregate(const std::vector<ScenarioResult>& results) {
+  std::vector<Aggregate> out;
+  std::map<std::string, size_t> index;
+  std::map<std::string, std::map<std::string, std::vector<double>>> values;
+  for (const auto& r : results) {
+    auto [it, fresh] = index.emplace(r.name, out.size());
+    if (fresh) {
+      out.push_back(Aggregate{});
+      out.back().name = r.name;
+      out.back().expects_failure = r.expect != "pass";
+    }
+    Aggregate& a = out[it->second];
+    ++a.runs;
+    a.verdicts[std::string(to_string(r.verdict))]++;
+    if (r.verdict == Verdict::XFail) ++a.reproduced;
+    for (const auto& [k, v] : r.timings_ms)
+      if (v) values[r.name][k].push_back(*v);
+  }
+  for (auto& a : out) {
+    a.flaky = a.verdicts.size() > 1;
+    a.rate = a.runs ? static_cast<double>(a.reproduced) / a.runs : 0;
+    std::tie(a.rate_low, a.rate_high) = wilson_interval(a.reproduced, a.runs);
+    for (auto& [k, v] : values[a.name]) {
+      std::sort(v.begin(), v.end());
+      Aggregate::Dist d;
+      d.n = static_cast<int>(v.size());
+      d.min = v.front();
+      d.max = v.back();
+      d.median = percentile(v, 0.5);
+      d.p95 = percentile(v, 0.95);
+      a.timings_ms[k] = d;
+    }
+  }
+  return out;
 }
 
 std::map<std::string, std::string> environment_facts() {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <utility>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,7 +34,27 @@ struct RunOptions {
 
 // Runs one scenario. Never throws for a job's misbehaviour; a failure of the
 // harness itself becomes verdict error with ScenarioResult::error set.
-ScenarioResult run_scenario(const Scenario& scenario, const RunOptions& options);
+// `run_index` / `runs`: which of --repeat N runs this is (its reports go to
+// <out>/<name>/run-<i> when runs > 1).
+ScenarioResult run_scenario(const Scenario& scenario, const RunOptions& options, int run_index = 0,
+                            int runs = 1);
+
+struct BatchOptions {
+  int repeat = 1;  // each scenario this many times
+  int jobs = 1;    // scenarios side by side (each job has its own PID namespace and /dev/shm)
+};
+
+// Runs every scenario `repeat` times on `jobs` threads; results in input
+// order (scenario, then run). `on_done` is called (serialised) as each ends.
+std::vector<ScenarioResult> run_batch(const std::vector<Scenario>& scenarios, const RunOptions& o,
+                                      const BatchOptions& b,
+                                      const std::function<void(const ScenarioResult&)>& on_done);
+
+// Statistics over the repeated runs of each scenario.
+std::vector<Aggregate> aggregate(const std::vector<ScenarioResult>& results);
+
+// The 95% Wilson score interval for k successes in n trials.
+std::pair<double, double> wilson_interval(int k, int n);
 
 // Facts about this machine for the report: kernel, glibc, compiler, /dev/shm
 // size and usage, ulimit -n, containment available.

@@ -143,6 +143,7 @@ class Supervisor {
   Timeline tl_;
   Nanos t0_ = 0;
   bool tearing_down_ = false;
+  std::pair<std::int64_t, std::int64_t> last_sample_{-1, -1};  // (processes, shm bytes)
   std::string phase_;
   Nanos last_status_ = -kSecond;
 
@@ -523,10 +524,9 @@ void Supervisor::sample() {
     if (predicate_holds(sc_.faults[next_fault_].at.when, job_view(), fresh)) post_fire(next_fault_);
   }
   int live = live_count();
-  static thread_local std::pair<std::int64_t, std::int64_t> last{-1, -1};
-  if (last.first != live || last.second != extra || tl_.events.empty()) {
+  if (last_sample_.first != live || last_sample_.second != extra) {
     add(obs::sample(now(), live, extra));
-    last = {live, extra};
+    last_sample_ = {live, extra};
   }
   report_status(false);
 }

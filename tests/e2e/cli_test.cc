@@ -276,3 +276,38 @@ TEST_P(HarnessKilled, NoJobProcessSurvives) {
 INSTANTIATE_TEST_SUITE_P(Containment, HarnessKilled, ::testing::Values("auto", "subreaper"));
 
 }  // namespace
+
+namespace {
+
+// The same leaky scenario 4 times side by side: 4 identical results, each
+// attributed to its own run (private /dev/shm per job), and the repeat
+// statistics over them.
+TEST(Parallel, SameLeakyScenarioFourTimesSideBySide) {
+  TempDir dir;
+  auto r = e2e::aftermath(dir, {"run", "--out", dir / "out", "--repeat", "4", "--jobs", "4",
+                                e2e::src("scenarios/shm-leak.yaml")});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  ASSERT_EQ(r.result["scenarios"].size(), 4u);
+  std::set<std::string> dirs;
+  for (const auto& s : r.result["scenarios"]) {
+    EXPECT_EQ(s["verdict"], "xfail");
+    dirs.insert(s["out_dir"].get<std::string>());
+    nlohmann::json leaked;
+    for (const auto& c : s["checks"])
+      if (c["name"] == "shm_clean") leaked = c["measured"]["leaked"];
+    EXPECT_EQ(leaked.size(), 2u) << "each run sees exactly its own two segments";
+    if (s["containment"]["shm"] == "private") {
+      for (const auto& e : leaked)
+        EXPECT_FALSE(std::filesystem::exists("/dev/shm/" + e["name"].get<std::string>()));
+    }
+  }
+  EXPECT_EQ(dirs.size(), 4u);
+  auto agg = r.result["aggregates"][0];
+  EXPECT_EQ(agg["runs"], 4);
+  EXPECT_EQ(agg["reproduced"], 4);
+  EXPECT_FALSE(agg["flaky"].get<bool>());
+  EXPECT_NEAR(agg["rate_ci95"][0].get<double>(), 0.510, 0.001);  // Wilson, 4 of 4
+  EXPECT_NE(r.out.find("4/4 100%"), std::string::npos) << r.out;
+}
+
+}  // namespace
