@@ -567,6 +567,8 @@ class Parser {
           wrong_type(*l, "a map of label: value");
         } else {
           for (const Entry& le : entries(l->value, l->path, nullptr)) {
+            if (le.name.empty() || le.name.find_first_of(";{}#=,") != std::string::npos)
+              error(le.key.Mark(), le.path, "a label name must be non-empty and free of ; { } # = ,");
             if (auto v = string_value(le)) {
               if (v->find_first_of(";{}#=,") != std::string::npos)
                 error(le.where(), le.path, "a label value must be free of ; { } # = ,");
