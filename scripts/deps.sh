@@ -10,6 +10,9 @@ packages=(
   libtorch-dev libgloo-dev python3-torch python3-psutil
 )
 
+# The whole test suite also renders a report in headless Chromium.
+if [ "${1:-}" = "--test" ]; then packages+=(chromium); fi
+
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -21,8 +21,12 @@
 #include "harness/check/checks.h"
 #include "harness/scenario/scenario.h"
 #include "harness/supervise/runner.h"
+#include "harness/cli/report_cmd.h"
+#include "reports/html.h"
 #include "reports/json.h"
 #include "reports/junit.h"
+#include "reports/summary.h"
+#include "reports/trace.h"
 
 namespace fs = std::filesystem;
 using namespace aftermath;
@@ -259,6 +263,15 @@ int main(int argc, char** argv) {
   std::string list_dir = "scenarios";
   list->add_option("dir", list_dir, "folder of scenario files");
 
+  auto* report = app.add_subcommand("report", "re-render report.html, trace.json and summary.md from a result.json");
+  std::string report_input, report_out;
+  report->add_option("result", report_input, "result.json")->required();
+  report->add_option("--out", report_out, "folder for the reports (default: beside result.json)");
+  auto* diff = app.add_subcommand("diff", "compare two runs check by check and timing by timing");
+  std::string diff_a, diff_b;
+  diff->add_option("a", diff_a, "the first result.json")->required();
+  diff->add_option("b", diff_b, "the second result.json")->required();
+
   // Everything after "--" is the job's command line, untouched.
   std::vector<std::string> job_cmd;
   std::vector<char*> args(argv, argv + argc);
@@ -277,6 +290,12 @@ int main(int argc, char** argv) {
   }
 
   if (list->parsed()) return cmd_list(list_dir);
+  if (report->parsed()) {
+    std::string dir = report_out;
+    if (dir.empty()) dir = fs::absolute(report_input).parent_path().string();
+    return cmd_report(report_input, dir);
+  }
+  if (diff->parsed()) return cmd_diff(diff_a, diff_b);
 
   RunOptions ro;
   try {
@@ -408,11 +427,18 @@ int main(int argc, char** argv) {
   std::error_code ec;
   fs::create_directories(out_dir, ec);
   std::string abs_out = fs::absolute(out_dir, ec).string();
+  // result.json is the source of truth; every other format renders from it.
+  nlohmann::json rj = to_json(result);
   bool ok = write_file(abs_out + "/result.json", write_json(result)) &&
-            write_file(abs_out + "/junit.xml", write_junit(result));
+            write_file(abs_out + "/junit.xml", write_junit(result)) &&
+            write_file(abs_out + "/report.html", render_html(rj, abs_out)) &&
+            write_file(abs_out + "/trace.json",
+                       render_trace(rj).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) &&
+            write_file(abs_out + "/summary.md", render_summary_md(rj));
   print_table(result, tty);
   if (!result.aggregates.empty()) print_aggregates(result);
-  std::printf("reports: %s/result.json %s/junit.xml\n", abs_out.c_str(), abs_out.c_str());
+  std::printf("reports: %s/{result.json, junit.xml, report.html, trace.json, summary.md}\n",
+              abs_out.c_str());
   if (!ok) {
     std::fprintf(stderr, "aftermath: cannot write the reports under %s\n", abs_out.c_str());
     return 1;

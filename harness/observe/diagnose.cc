@@ -117,7 +117,8 @@ std::map<int, std::string> open_collectives(const Timeline& tl) {
     if (o.kind != ObsKind::Event || o.name != "collective") continue;
     auto f = nlohmann::json::parse(o.text, nullptr, false);
     if (!f.is_object()) continue;
-    std::string state = f.value("state", "");
+    // Fixture-supplied: any field may have any type; ignore what is malformed.
+    std::string state = f.contains("state") && f["state"].is_string() ? f["state"].get<std::string>() : "";
     if (state == "begin") {
       std::string op = f.contains("op") && f["op"].is_string() ? f["op"].get<std::string>() : "?";
       std::string seq = f.contains("seq") ? f["seq"].dump() : "?";

@@ -140,6 +140,59 @@ std::vector<int> ProcReader::nspid(int pid) const {
   return text ? parse_status_nspid(*text) : std::vector<int>{};
 }
 
+std::optional<std::vector<int>> ProcReader::children(int pid) const {
+  std::string task = root_ + "/" + std::to_string(pid) + "/task";
+  DIR* d = ::opendir(task.c_str());
+  if (!d) return std::nullopt;
+  std::vector<int> out;
+  bool any_file = false;
+  while (dirent* e = ::readdir(d)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    auto text = read_small_file(task + "/" + e->d_name + "/children");
+    if (!text) continue;
+    any_file = true;
+    for (auto f : split_fields(*text)) {
+      int c;
+      if (to_num(f, c)) out.push_back(c);
+    }
+  }
+  ::closedir(d);
+  if (!any_file) return std::nullopt;
+  return out;
+}
+
+std::map<int, std::pair<ProcStat, int>> ProcReader::subtree(int root) const {
+  std::map<int, std::pair<ProcStat, int>> out;
+  std::deque<std::pair<int, int>> q{{root, 0}};
+  while (!q.empty()) {
+    auto [pid, depth] = q.front();
+    q.pop_front();
+    auto kids = children(pid);
+    if (!kids) {
+      if (pid != root) continue;  // gone meanwhile
+      // No children files on this kernel: the whole table it is.
+      auto table = scan();
+      for (const auto& [p, d] : descendants(table, root)) out.emplace(p, std::make_pair(table.at(p), d));
+      return out;
+    }
+    for (int c : *kids) {
+      auto st = stat(c);
+      if (!st) continue;
+      if (out.emplace(c, std::make_pair(std::move(*st), depth + 1)).second) q.emplace_back(c, depth + 1);
+    }
+  }
+  return out;
+}
+
+std::optional<int> ProcReader::last_pid() const {
+  auto text = read_small_file(root_ + "/loadavg");
+  if (!text) return std::nullopt;
+  auto f = split_fields(*text);
+  int v;
+  if (f.size() < 5 || !to_num(f[4], v)) return std::nullopt;
+  return v;
+}
+
 std::map<int, int> descendants(const std::map<int, ProcStat>& table, int root_pid) {
   std::multimap<int, int> children;
   for (const auto& [pid, st] : table) children.emplace(st.ppid, pid);

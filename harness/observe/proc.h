@@ -49,6 +49,19 @@ class ProcReader {
   std::optional<ProcStat> stat(int pid) const;
   std::string cmdline(int pid) const;
   std::vector<int> nspid(int pid) const;
+  // The children of `pid`, from /proc/PID/task/*/children (every thread's:
+  // a child belongs to the thread that forked it). nullopt if the kernel has
+  // no children files (CONFIG_PROC_CHILDREN) or the process is gone.
+  std::optional<std::vector<int>> children(int pid) const;
+  // Every descendant of `root` with its stat and depth (children: 1), read by
+  // walking children files: the cost is the subtree's, not the machine's.
+  // Falls back to a full scan where children files are missing. A process
+  // re-parented during the walk can be missed by one walk; callers confirm
+  // absence with stat() before calling anything gone.
+  std::map<int, std::pair<ProcStat, int>> subtree(int root) const;
+  // The most recently created pid on the machine (last field of
+  // /proc/loadavg): unchanged means no fork anywhere since the last read.
+  std::optional<int> last_pid() const;
 
  private:
   std::string root_;

@@ -106,7 +106,9 @@ class Supervisor {
 
   void launch();
   void schedule_sample();
-  void sample();
+  void tick();        // every sample_interval: sample() when anything may have changed
+  void sample();      // walk the job's tree and /dev/shm
+  void sample_shm();  // /dev/shm alone
   void track_new(int pid, const ProcStat& st, int depth);
   void watch_exit(Tracked& tr);  // pidfd (opened here if needed) -> ProcExit on the loop
   void on_pidfd(int pid);
@@ -144,6 +146,9 @@ class Supervisor {
   Nanos t0_ = 0;
   bool tearing_down_ = false;
   std::pair<std::int64_t, std::int64_t> last_sample_{-1, -1};  // (processes, shm bytes)
+  bool dirty_ = true;       // something happened since the last walk
+  int quiet_ticks_ = 0;     // ticks since the last walk
+  int last_pid_seen_ = -1;  // /proc/loadavg's last pid at the last tick
   std::string phase_;
   Nanos last_status_ = -kSecond;
 
@@ -380,6 +385,7 @@ void Supervisor::handle(const reaper::Record& r) {
       }
       add(obs::proc_exit(t, host, out));
       it->second.exited = true;
+      dirty_ = true;
       // Reaped is gone, at the reaper's exact time, even if a sample that ran
       // before this record arrived already saw it gone (the timeline is
       // sorted by time at the end, so the earlier stamp wins).
@@ -394,7 +400,7 @@ void Supervisor::schedule_sample() {
   timer_.expires_after(std::chrono::nanoseconds(sc_.sample_interval));
   timer_.async_wait([this](boost::system::error_code ec) {
     if (ec) return;
-    sample();
+    tick();
     schedule_sample();
   });
 }
@@ -450,17 +456,38 @@ void Supervisor::on_pidfd(int pid) {
   auto it = procs_.find(pid);
   if (it == procs_.end() || it->second.exited) return;
   it->second.exited = true;
+  dirty_ = true;  // it may be a zombie now, its children orphans
   add(obs::proc_exit(now(), pid, std::nullopt));
 }
 
+void Supervisor::tick() {
+  // A full walk of the job's tree costs a few microseconds per process; most
+  // ticks of an idle job need none. Walk when something happened: a fork
+  // anywhere on the machine (the last pid in /proc/loadavg moved), an exit
+  // (pidfd), a reap, a message from an unknown process — and at least every
+  // kStateRefresh ticks, for state changes nothing announces (a stop, D).
+  constexpr int kStateRefresh = 10;
+  auto lp = reader_.last_pid();
+  bool forked = !lp || *lp != last_pid_seen_;
+  if (lp) last_pid_seen_ = *lp;
+  if (dirty_ || forked || ++quiet_ticks_ >= kStateRefresh) {
+    sample();
+  } else {
+    sample_shm();
+    report_status(false);
+  }
+}
+
 void Supervisor::sample() {
-  auto table = reader_.scan();
+  dirty_ = false;
+  quiet_ticks_ = 0;
   // The job is every descendant of the reaper, minus the reaper's own init.
-  auto members = descendants(table, reaper_pid_);
+  auto members = reader_.subtree(reaper_pid_);
   if (init_pid_ && init_pid_ != reaper_pid_) members.erase(init_pid_);
   int base = pid_ns_ ? 2 : 1;  // depth of the top process below reaper_pid_
-  for (const auto& [pid, depth] : members) {
-    const ProcStat& st = table.at(pid);
+  for (const auto& [pid, entry] : members) {
+    const ProcStat& st = entry.first;
+    int depth = entry.second;
     auto it = procs_.find(pid);
     if (it != procs_.end() && it->second.starttime != st.starttime && it->second.starttime != 0) {
       // The pid was reused inside the job: the old one is gone.
@@ -490,9 +517,10 @@ void Supervisor::sample() {
     }
   }
   for (auto& [pid, tr] : procs_) {
-    if (tr.gone) continue;
-    auto t = table.find(pid);
-    if (t == table.end() || (tr.starttime && t->second.starttime != tr.starttime)) {
+    if (tr.gone || members.count(pid)) continue;
+    // Not in this walk: gone, or re-parented while we walked. Ask directly.
+    auto t = reader_.stat(pid);
+    if (!t || (tr.starttime && t->starttime != tr.starttime)) {
       if (!tr.exited) {
         tr.exited = true;
         add(obs::proc_exit(now(), pid, std::nullopt));
@@ -501,11 +529,12 @@ void Supervisor::sample() {
       add(obs::proc_gone(now(), pid));
     }
   }
-  if (shm_final_) {
-    report_status(false);
-    return;
-  }
-  // /dev/shm
+  sample_shm();
+  report_status(false);
+}
+
+void Supervisor::sample_shm() {
+  if (shm_final_) return;
   auto shm = scan_shm(shm_dir_);
   auto d = diff_shm(shm_now_, shm);
   for (const auto& e : d.added) add(obs::shm_add(now(), e.name, e.bytes));
@@ -528,7 +557,6 @@ void Supervisor::sample() {
     add(obs::sample(now(), live, extra));
     last_sample_ = {live, extra};
   }
-  report_status(false);
 }
 
 void Supervisor::signal_live(int sig, const char* why) {
@@ -652,9 +680,19 @@ void Supervisor::mark_phase_event(const std::string& name) {
   if ((steady_seen_ && !before_steady) || (shutdown_seen_ && !before_shutdown)) arm_next_fault();
 }
 
+// Fixture messages are untrusted input: read fields by type, never throw.
+std::string str_field(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+long long int_field(const nlohmann::json& j, const char* key, long long def) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_number_integer() ? it->get<long long>() : def;
+}
+
 void Supervisor::handle_message(const EventSocket::Message& m) {
   auto j = nlohmann::json::parse(m.text, nullptr, false);
-  std::string type = j.is_object() ? j.value("t", "") : "";
+  std::string type = j.is_object() ? str_field(j, "t") : "";
   auto answer = [&](const std::string& a) {
     if (type == "point") (void)sock_.reply(m, a);
   };
@@ -672,11 +710,11 @@ void Supervisor::handle_message(const EventSocket::Message& m) {
     return;
   }
   Tracked& tr = it->second;
-  std::string name = j.value("name", "");
+  std::string name = str_field(j, "name");
   if (type == "announce") {
-    tr.role = parse_role(j.value("role", "unknown")).value_or(Role::Unknown);
-    tr.rank = j.value("rank", -1);
-    tr.worker = j.value("worker", -1);
+    tr.role = parse_role(str_field(j, "role")).value_or(Role::Unknown);
+    tr.rank = static_cast<int>(int_field(j, "rank", -1));
+    tr.worker = static_cast<int>(int_field(j, "worker", -1));
     add(obs::announce(now(), m.pid, tr.role, tr.rank, tr.worker,
                       j.contains("labels") ? j["labels"].dump() : "{}"));
     return;
@@ -687,7 +725,7 @@ void Supervisor::handle_message(const EventSocket::Message& m) {
     return;
   }
   if (type != "point") return;
-  long long hit = j.value("hit", 0LL);
+  long long hit = int_field(j, "hit", 0);
   nlohmann::json labels = j.contains("labels") ? j["labels"] : nlohmann::json::object();
   add(obs::point(now(), m.pid, name, hit, labels.dump()));
   mark_phase_event(name);

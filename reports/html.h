@@ -1,0 +1,37 @@
+// report.html: the report a person reads, rendered from result.json.
+//
+// One self-contained file that works offline and from a CI artifact: inline
+// CSS and JavaScript, no fonts, images or scripts fetched from anywhere. Per
+// scenario it shows the verdict, the checks with their measured values, the
+// recovery timings and a timeline (inline SVG drawn here in C++, so it reads
+// without JavaScript; the script only adds zoom and a time readout). It shows
+// what result.json says and never re-derives a verdict or a check status.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+namespace aftermath {
+
+// The whole HTML document for a result.json document.
+//
+// `report_dir` is the folder report.html will be written to: log files inside
+// it are linked by relative paths, so the folder can be moved or downloaded
+// as an artifact and the links still work. Empty, or a log outside it: the
+// link is the absolute file:// path.
+//
+// Every process lane is an element with class="lane" and data-pid="<pid>".
+// The page's script reports its own errors into <span id="js-errors">, which
+// reads "0" once the script ran cleanly ("not run" when it never ran), and
+// sets data-js="ready" on <body> when it finished.
+std::string render_html(const nlohmann::json& result, const std::string& report_dir = "");
+
+// Escapes text for HTML character data and quoted attribute values (& < > "
+// '), and makes arbitrary bytes safe and visible: C0 control characters other
+// than tab, newline and carriage return become their U+2400 "control
+// picture" (so an ANSI escape in stderr shows as ␛[31m instead of vanishing),
+// C1 controls and malformed UTF-8 become U+FFFD.
+std::string html_escape(std::string_view text);
+
+}  // namespace aftermath

@@ -1,0 +1,25 @@
+// summary.md: a compact Markdown digest of a run for CI job summaries
+// (GitHub's $GITHUB_STEP_SUMMARY, GitLab's markdown artifacts). One table
+// row per scenario, then details for each scenario whose verdict is not
+// pass or xfail. Rendered from result.json; it shows verdicts, never decides
+// them.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+namespace aftermath {
+
+// The heading, the table
+//   | scenario | verdict | failed checks | job | all gone | shm baseline |
+// and, for each fail/xpass/error scenario, its failed checks with reasons.
+std::string render_summary_md(const nlohmann::json& result);
+
+// Makes text safe for one Markdown table cell: '|' becomes "\|", newlines
+// and other control characters become spaces, < > & become entities (so a
+// command line cannot open an HTML tag in the rendered summary), and * ` [ ]
+// and backslash are backslash-escaped.
+std::string md_cell(std::string_view text);
+
+}  // namespace aftermath

@@ -1,0 +1,179 @@
+#include "reports/trace.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+
+#include "reports/view.h"
+
+namespace aftermath {
+
+namespace {
+
+using nlohmann::json;
+using report::format_ms;
+using report::items;
+using report::member;
+using report::num;
+using report::str;
+
+// Trace timestamps are microseconds; result.json has milliseconds with
+// nanosecond digits. Rounded to the nanosecond so floating noise does not
+// show up as 0.30000000000000004.
+double us(double ms) { return std::round(ms * 1e6) / 1e3; }
+
+json metadata(const char* name, int pid, long long tid, json args) {
+  return {{"ph", "M"},  {"name", name}, {"pid", pid},
+          {"tid", tid}, {"ts", 0},      {"args", std::move(args)}};
+}
+
+json instant(std::string name, const char* cat, const char* scope, int pid, long long tid,
+             double t_ms, json args = json::object()) {
+  return {{"ph", "i"},  {"s", scope}, {"name", std::move(name)}, {"cat", cat},
+          {"pid", pid}, {"tid", tid}, {"ts", us(t_ms)},          {"args", std::move(args)}};
+}
+
+json complete(std::string name, const char* cat, int pid, long long tid, double t0_ms, double t1_ms,
+              json args) {
+  return {{"ph", "X"},
+          {"name", std::move(name)},
+          {"cat", cat},
+          {"pid", pid},
+          {"tid", tid},
+          {"ts", us(t0_ms)},
+          {"dur", std::max(0.0, us(t1_ms) - us(t0_ms))},
+          {"args", std::move(args)}};
+}
+
+json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+void add_scenario(json& events, const json& sc, int pid) {
+  const double end = report::scenario_end_ms(sc);
+  std::string name = str(sc, "name", "scenario " + std::to_string(pid));
+  std::string verdict = str(sc, "verdict", "unknown");
+
+  events.push_back(metadata("process_name", pid, kTraceHarnessTid, {{"name", name}}));
+  events.push_back(metadata("process_labels", pid, kTraceHarnessTid, {{"labels", verdict}}));
+  events.push_back(metadata("process_sort_index", pid, kTraceHarnessTid, {{"sort_index", pid}}));
+  events.push_back(metadata("thread_name", pid, kTraceHarnessTid, {{"name", "harness"}}));
+  events.push_back(metadata("thread_sort_index", pid, kTraceHarnessTid, {{"sort_index", -1}}));
+
+  auto procs = report::processes_by_role(sc);
+  std::map<long long, bool> is_job;
+  int order = 0;
+  for (const auto& p : procs) {
+    is_job[p.pid] = true;
+    std::string track = p.role + " " + std::to_string(p.pid) + " " + p.comm;
+    events.push_back(metadata("thread_name", pid, p.pid, {{"name", track}}));
+    // processes_by_role already groups by role, so its order is the sort key.
+    events.push_back(metadata("thread_sort_index", pid, p.pid, {{"sort_index", ++order}}));
+
+    double life_end = p.life_end_ms.value_or(end);
+    json args = {{"pid", p.pid},
+                 {"ppid", member(*p.src, "ppid")},
+                 {"last_ppid", member(*p.src, "last_ppid")},
+                 {"role", p.role},
+                 {"cmdline", p.cmdline},
+                 {"top", p.top},
+                 {"outcome", p.outcome.empty() ? json(nullptr) : json(p.outcome)},
+                 {"started_ms", p.start_ms},
+                 {"exited_ms", opt(p.exited_ms)},
+                 {"gone_ms", opt(p.gone_ms)},
+                 {"orphaned_ms", opt(p.orphaned_ms)},
+                 {"zombie_since_ms", opt(p.zombie_since_ms)},
+                 {"alive_at_end", !p.life_end_ms.has_value()}};
+    if (p.rank) args["rank"] = *p.rank;
+    if (p.worker) args["worker"] = *p.worker;
+    events.push_back(complete(p.comm.empty() ? "pid " + std::to_string(p.pid) : p.comm, "process",
+                              pid, p.pid, p.start_ms, life_end, std::move(args)));
+    // Nested inside the life slice: same end, later or equal start, so
+    // viewers stack it under the life rather than beside it.
+    if (p.orphaned_ms) {
+      double from = std::clamp(*p.orphaned_ms, p.start_ms, life_end);
+      events.push_back(complete("orphaned", "orphan", pid, p.pid, from, life_end,
+                                {{"parent_pid", member(*p.src, "ppid")}}));
+    }
+    // After the life slice: exited but not yet reaped.
+    if (p.zombie_since_ms) {
+      double from = std::max(*p.zombie_since_ms, life_end);
+      double to = p.gone_ms.value_or(end);
+      if (to > from) {
+        events.push_back(
+            complete("zombie", "zombie", pid, p.pid, from, to, {{"reaped_ms", opt(p.gone_ms)}}));
+      }
+    }
+    if (p.life_end_ms) {
+      std::string label = !p.outcome.empty() ? p.outcome : p.exited_ms ? "exited" : "gone";
+      events.push_back(instant(label, "exit", "t", pid, p.pid, *p.life_end_ms));
+    }
+  }
+
+  for (const json* e : items(sc, "timeline")) {
+    auto t = num(*e, "t_ms");
+    if (!t) continue;
+    std::string kind = str(*e, "kind");
+    if (kind == "phase") {
+      events.push_back(instant(str(*e, "name", "phase"), "phase", "p", pid, kTraceHarnessTid, *t));
+    } else if (kind == "signal" || kind == "fault") {
+      long long target = static_cast<long long>(num(*e, "pid").value_or(0));
+      long long tid = is_job.count(target) ? target : kTraceHarnessTid;
+      if (kind == "signal") {
+        events.push_back(instant(str(*e, "signal", "signal"), "signal", "t", pid, tid, *t,
+                                 {{"pid", target}, {"why", str(*e, "why")}}));
+      } else {
+        events.push_back(
+            instant("fault " + str(*e, "action"), "fault", "t", pid, tid, *t,
+                    {{"pid", target}, {"index", member(*e, "index")}, {"what", str(*e, "what")}}));
+      }
+    } else if (kind == "sample") {
+      events.push_back({{"ph", "C"},
+                        {"name", "job processes"},
+                        {"pid", pid},
+                        {"tid", kTraceHarnessTid},
+                        {"ts", us(*t)},
+                        {"args", {{"processes", num(*e, "procs").value_or(0)}}}});
+      events.push_back({{"ph", "C"},
+                        {"name", "/dev/shm bytes"},
+                        {"pid", pid},
+                        {"tid", kTraceHarnessTid},
+                        {"ts", us(*t)},
+                        {"args", {{"bytes", num(*e, "shm_bytes").value_or(0)}}}});
+    } else if (kind.rfind("shm_", 0) == 0) {
+      const json& baseline = member(*e, "baseline");
+      if (baseline.is_boolean() && baseline.get<bool>()) continue;
+      json args = {{"name", str(*e, "name")}};
+      if (auto b = num(*e, "bytes")) args["bytes"] = *b;
+      events.push_back(instant(kind + " " + str(*e, "name"), "shm", "t", pid, kTraceHarnessTid, *t,
+                               std::move(args)));
+    }
+  }
+
+  // The verdict at the end of the scenario, carrying what a reader wants
+  // next to the picture: the reason, the failed checks, the timings.
+  json failed = json::array();
+  for (const auto& c : report::failed_checks(sc)) failed.push_back(c);
+  json timings = member(sc, "timings_ms").is_object() ? member(sc, "timings_ms") : json::object();
+  events.push_back(instant("verdict: " + verdict, "verdict", "p", pid, kTraceHarnessTid, end,
+                           {{"verdict", verdict},
+                            {"reason", str(sc, "verdict_reason")},
+                            {"failed_checks", failed},
+                            {"timings_ms", timings},
+                            {"repro", str(sc, "repro")}}));
+}
+
+}  // namespace
+
+json render_trace(const json& result) {
+  json events = json::array();
+  int pid = 0;
+  for (const json* sc : items(result, "scenarios")) add_scenario(events, *sc, ++pid);
+  return {{"traceEvents", std::move(events)},
+          {"displayTimeUnit", "ms"},
+          {"otherData",
+           {{"generator", "aftermath"},
+            {"tool_version", str(result, "tool_version")},
+            {"command_line", str(result, "command_line")}}}};
+}
+
+}  // namespace aftermath

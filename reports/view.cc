@@ -1,0 +1,190 @@
+#include "reports/view.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+
+namespace aftermath::report {
+
+namespace {
+
+const json& null_json() {
+  static const json kNull;
+  return kNull;
+}
+
+std::optional<long long> opt_int(const json& j, std::string_view key) {
+  const json& v = member(j, key);
+  if (!v.is_number()) return std::nullopt;
+  return v.get<long long>();
+}
+
+}  // namespace
+
+const json& member(const json& j, std::string_view key) {
+  if (!j.is_object()) return null_json();
+  auto it = j.find(key);
+  return it == j.end() ? null_json() : *it;
+}
+
+std::string str(const json& j, std::string_view key, std::string_view fallback) {
+  const json& v = member(j, key);
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number() || v.is_boolean()) return v.dump();
+  return std::string(fallback);
+}
+
+std::optional<double> num(const json& j, std::string_view key) {
+  const json& v = member(j, key);
+  if (!v.is_number()) return std::nullopt;
+  double d = v.get<double>();
+  if (!std::isfinite(d)) return std::nullopt;
+  return d;
+}
+
+std::vector<const json*> items(const json& j, std::string_view key) {
+  std::vector<const json*> out;
+  const json& v = member(j, key);
+  if (!v.is_array()) return out;
+  for (const auto& e : v) out.push_back(&e);
+  return out;
+}
+
+std::string format_ms(std::optional<double> ms) {
+  if (!ms) return "-";
+  char buf[48];
+  if (std::fabs(*ms) >= 1000) {
+    std::snprintf(buf, sizeof buf, "%.2f s", *ms / 1000);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.1f ms", *ms);
+  }
+  return buf;
+}
+
+std::string format_bytes(double bytes) {
+  static constexpr std::array<const char*, 5> kUnits = {"B", "KiB", "MiB", "GiB", "TiB"};
+  size_t unit = 0;
+  double v = bytes;
+  while (std::fabs(v) >= 1024 && unit + 1 < kUnits.size()) {
+    v /= 1024;
+    ++unit;
+  }
+  char buf[48];
+  if (unit == 0) {
+    std::snprintf(buf, sizeof buf, "%.0f B", v);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.1f %s", v, kUnits[unit]);
+  }
+  return buf;
+}
+
+std::string format_number(double v, int max_decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", max_decimals, v);
+  std::string s = buf;
+  if (s.find('.') != std::string::npos) {
+    while (!s.empty() && s.back() == '0') s.pop_back();
+    if (!s.empty() && s.back() == '.') s.pop_back();
+  }
+  if (s == "-0") s = "0";
+  return s;
+}
+
+bool verdict_ok(std::string_view verdict) { return verdict == "pass" || verdict == "xfail"; }
+
+bool check_failed(std::string_view status) { return status == "fail" || status == "error"; }
+
+int role_rank(std::string_view role) {
+  if (role == "launcher") return 0;
+  if (role == "rank") return 1;
+  if (role == "worker") return 2;
+  if (role == "helper") return 3;
+  if (role == "unknown" || role.empty()) return 5;
+  return 4;
+}
+
+std::vector<ProcessView> processes_by_role(const json& scenario) {
+  std::vector<ProcessView> out;
+  for (const json* p : items(scenario, "processes")) {
+    ProcessView v;
+    v.src = p;
+    v.pid = opt_int(*p, "pid").value_or(0);
+    v.role = str(*p, "role", "unknown");
+    if (v.role.empty()) v.role = "unknown";
+    v.comm = str(*p, "comm");
+    v.cmdline = str(*p, "cmdline");
+    v.top = member(*p, "top").is_boolean() && member(*p, "top").get<bool>();
+    // -1 is how result.json says "not announced".
+    auto rank = opt_int(*p, "rank");
+    if (rank && *rank >= 0) v.rank = rank;
+    auto worker = opt_int(*p, "worker");
+    if (worker && *worker >= 0) v.worker = worker;
+    v.start_ms = num(*p, "started_ms").value_or(0);
+    v.exited_ms = num(*p, "exited_ms");
+    v.gone_ms = num(*p, "gone_ms");
+    v.orphaned_ms = num(*p, "orphaned_ms");
+    v.zombie_since_ms = num(*p, "zombie_since_ms");
+    if (v.exited_ms && v.zombie_since_ms) {
+      v.life_end_ms = std::min(*v.exited_ms, *v.zombie_since_ms);
+    } else if (v.exited_ms || v.zombie_since_ms) {
+      v.life_end_ms = v.exited_ms ? v.exited_ms : v.zombie_since_ms;
+    } else {
+      v.life_end_ms = v.gone_ms;
+    }
+    // A clock glitch must not draw a bar that ends before it starts.
+    if (v.life_end_ms && *v.life_end_ms < v.start_ms) v.life_end_ms = v.start_ms;
+    v.outcome = str(member(*p, "outcome"), "text");
+    out.push_back(std::move(v));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const ProcessView& a, const ProcessView& b) {
+    int ra = role_rank(a.role), rb = role_rank(b.role);
+    if (ra != rb) return ra < rb;
+    if (a.role != b.role) return a.role < b.role;
+    if (a.start_ms != b.start_ms) return a.start_ms < b.start_ms;
+    return a.pid < b.pid;
+  });
+  return out;
+}
+
+double scenario_end_ms(const json& scenario) {
+  double end = num(member(scenario, "timings_ms"), "total_ms").value_or(0);
+  for (const json* e : items(scenario, "timeline"))
+    end = std::max(end, num(*e, "t_ms").value_or(0));
+  for (const json* p : items(scenario, "processes")) {
+    for (const char* k : {"started_ms", "exited_ms", "gone_ms", "orphaned_ms", "zombie_since_ms"}) {
+      end = std::max(end, num(*p, k).value_or(0));
+    }
+  }
+  for (const json* f : items(scenario, "faults")) {
+    end = std::max(end, num(*f, "sent_ms").value_or(0));
+    end = std::max(end, num(*f, "effect_ms").value_or(0));
+  }
+  return std::max(end, 1.0);
+}
+
+std::vector<std::string> timing_keys(const json& timings) {
+  static constexpr std::array<const char*, 6> kKnown = {"job_ms",         "to_all_exited_ms",
+                                                        "to_all_gone_ms", "to_shm_baseline_ms",
+                                                        "teardown_ms",    "total_ms"};
+  std::vector<std::string> out;
+  if (!timings.is_object()) return out;
+  for (const char* k : kKnown) {
+    if (timings.contains(k)) out.emplace_back(k);
+  }
+  // nlohmann::json objects iterate in key order, so the rest is alphabetical.
+  for (const auto& [k, v] : timings.items()) {
+    if (std::find(out.begin(), out.end(), k) == out.end()) out.push_back(k);
+  }
+  return out;
+}
+
+std::vector<std::string> failed_checks(const json& scenario) {
+  std::vector<std::string> out;
+  for (const json* c : items(scenario, "checks")) {
+    if (check_failed(str(*c, "status"))) out.push_back(str(*c, "name", "?"));
+  }
+  return out;
+}
+
+}  // namespace aftermath::report

@@ -1,0 +1,87 @@
+// A tolerant, read-only view of result.json for the human-facing renderers
+// (HTML, Chrome trace, Markdown summary, run diff).
+//
+// The renderers work from the JSON document, not from RunResult, so that a
+// result.json from another machine or an older build can be re-rendered.
+// That means every field may be absent, null or of an unexpected type (a
+// newer schema, a run that broke half way): every accessor here degrades to
+// "unknown" instead of throwing, and nothing here decides a verdict: the
+// renderers only show what result.json says.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace aftermath::report {
+
+using nlohmann::json;
+
+// The member `key` of an object, or a null json when `j` is not an object or
+// has no such member. Never throws.
+const json& member(const json& j, std::string_view key);
+// A string member; numbers and booleans are written out, anything else (or
+// absent) gives `fallback`.
+std::string str(const json& j, std::string_view key, std::string_view fallback = "");
+// A numeric member, nullopt when absent, null or not a number.
+std::optional<double> num(const json& j, std::string_view key);
+// The elements of an array member (empty when absent or not an array).
+std::vector<const json*> items(const json& j, std::string_view key);
+
+// "1.8 ms", "1.50 s", "-" for nullopt. Milliseconds below a second keep one
+// decimal: the timings are sampled at 20 ms, finer digits would be noise.
+std::string format_ms(std::optional<double> ms);
+// "0 B", "64.0 KiB", "2.0 MiB".
+std::string format_bytes(double bytes);
+// A number as JSON would write it, but without a trailing ".0" noise: "1.5", "3".
+std::string format_number(double v, int max_decimals = 3);
+
+// pass and xfail are the good verdicts; everything else (fail, xpass, error,
+// and a verdict this version does not know) is treated as bad so a new
+// verdict can never be shown as green by accident.
+bool verdict_ok(std::string_view verdict);
+// fail and error are the statuses that make a check count as failed.
+bool check_failed(std::string_view status);
+
+// Display order of roles: launcher, rank, worker, helper, any role this
+// version does not know, unknown.
+int role_rank(std::string_view role);
+
+// One job process as the timeline draws it.
+struct ProcessView {
+  const json* src = nullptr;  // the processes[] entry
+  long long pid = 0;
+  std::string role = "unknown";
+  std::string comm;
+  std::string cmdline;
+  bool top = false;
+  std::optional<long long> rank, worker;  // announced by the fixture, when known
+  double start_ms = 0;
+  std::optional<double> exited_ms, gone_ms, orphaned_ms, zombie_since_ms;
+  // When the process stopped running: the earlier of its exit and the first
+  // time it was seen a zombie; else when it vanished from /proc; nullopt when
+  // it was alive at the end of the timeline.
+  std::optional<double> life_end_ms;
+  std::string outcome;  // "killed(SIGKILL)", or "" when the harness never learnt it
+};
+
+// The scenario's processes grouped by role (role_rank), then by start time
+// and pid, so every renderer lists lanes in the same order.
+std::vector<ProcessView> processes_by_role(const json& scenario);
+
+// The last instant the scenario's record covers: the latest of every
+// timeline time, process time and total_ms. At least 1 ms so scales never
+// divide by zero.
+double scenario_end_ms(const json& scenario);
+
+// Timing keys in reading order: the documented ones first (job_ms,
+// to_all_exited_ms, to_all_gone_ms, to_shm_baseline_ms, teardown_ms,
+// total_ms), then any others alphabetically.
+std::vector<std::string> timing_keys(const json& timings);
+
+// The names of the scenario's failed checks (status fail or error), in order.
+std::vector<std::string> failed_checks(const json& scenario);
+
+}  // namespace aftermath::report

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Validates the GPU side on a machine with an NVIDIA GPU: builds aftermath
+# there against the PyTorch it carries (LibTorch from torch.utils.cmake_prefix_path;
+# the CUDA toolkit when present; nothing is downloaded), then runs the
+# allocation probe, `aftermath check --json`, and the GPU-side unit tests.
+#
+#   scripts/gpu-validate.sh OUT_DIR
+#
+# OUT_DIR receives: env.txt (GPUs, driver, toolchain), build.log, probe.jsonl
+# (one JSON line per GPU), check.json and check.txt, unit-tests.log, and
+# summary.txt. The build goes to $AFTERMATH_GPU_BUILD (default build-gpu).
+# Exit status: 0 when everything ran and the machine is clean; 1 otherwise.
+set -uo pipefail
+out=${1:?usage: scripts/gpu-validate.sh OUT_DIR}
+mkdir -p "$out" && out=$(cd "$out" && pwd)
+cd "$(dirname "$0")/.."
+build=${AFTERMATH_GPU_BUILD:-build-gpu}
+status=0
+summary() { echo "$*" | tee -a "$out/summary.txt"; }
+: >"$out/summary.txt"
+
+# --- the machine
+torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null || true)
+{
+  echo "date: $(date -u +%FT%TZ)"
+  echo "kernel: $(uname -r)"
+  command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=index,name,uuid,pci.bus_id,memory.used,memory.total,compute_mode,driver_version --format=csv
+  python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "gpus", torch.cuda.device_count())' 2>&1
+  echo "torch cmake prefix: ${torch_prefix:-none}"
+  echo "nvcc: $(command -v nvcc || echo none)"
+  cmake --version | head -1
+  c++ --version | head -1
+  ldconfig -p | grep -E 'libnvidia-ml.so.1|libcudart.so' || true
+  ls -l /dev/nvidia* 2>&1
+} >"$out/env.txt" 2>&1
+
+# The probe loads libcudart at run time: where the system has none, use the
+# one PyTorch ships.
+if ! ldconfig -p | grep -q 'libcudart.so' && [ -z "${AFTERMATH_CUDART:-}" ]; then
+  AFTERMATH_CUDART=$(python3 - <<'EOF' 2>/dev/null
+import glob, os, torch
+root = os.path.dirname(os.path.dirname(torch.__file__))
+hits = sorted(glob.glob(os.path.join(root, "nvidia", "**", "libcudart.so*"), recursive=True))
+print(hits[0] if hits else "")
+EOF
+  )
+  [ -n "$AFTERMATH_CUDART" ] && export AFTERMATH_CUDART && echo "libcudart: $AFTERMATH_CUDART (PyTorch's)" >>"$out/env.txt"
+fi
+
+# --- build
+cmake_args=(-S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo)
+if [ -n "$torch_prefix" ]; then
+  cmake_args+=("-DCMAKE_PREFIX_PATH=$torch_prefix" "-DTorch_DIR=$torch_prefix/Torch")
+fi
+if ! cmake "${cmake_args[@]}" >"$out/build.log" 2>&1; then
+  summary "configure: FAILED (see build.log)"
+  status=1
+elif cmake --build "$build" -j "$(nproc)" >>"$out/build.log" 2>&1; then
+  summary "build: ok ($build)"
+else
+  # Something else broke (a fixture against this LibTorch, say): still build
+  # what this validation runs, and say what failed first.
+  summary "build: FAILED: $(grep -m1 -E 'error:|FAILED:' "$out/build.log")"
+  status=1
+  targets=(aftermath unit_tests)
+  cmake --build "$build" --target help 2>/dev/null | grep -q 'aftermath-probe' && targets+=(aftermath-probe)
+  if cmake --build "$build" -j "$(nproc)" --target "${targets[@]}" >>"$out/build.log" 2>&1; then
+    summary "build: the GPU-side targets (${targets[*]}) built"
+  else
+    summary "build: the GPU-side targets failed too"
+  fi
+fi
+
+# --- the probe (built by the project, else on its own: it needs no library)
+probe="$build/bin/aftermath-probe"
+if [ ! -x "$probe" ]; then
+  probe="$out/aftermath-probe"
+  c++ -O2 -std=c++20 -I. harness/observe/probe/probe_main.cc -ldl -o "$probe" >>"$out/build.log" 2>&1 ||
+    summary "probe: cannot build even on its own"
+fi
+if [ -x "$probe" ]; then
+  timeout 120 "$probe" >"$out/probe.jsonl" 2>>"$out/build.log"
+  rc=$?
+  summary "probe: exit $rc, $(grep -c '"status":"ok"' "$out/probe.jsonl") GPU(s) ok"
+  [ $rc -eq 0 ] || status=1
+fi
+
+# --- aftermath check
+cli="$build/bin/aftermath"
+if [ -x "$cli" ] && "$cli" check --help >/dev/null 2>&1; then
+  timeout 300 "$cli" check --json >"$out/check.json" 2>>"$out/build.log"
+  rc=$?
+  timeout 300 "$cli" check >"$out/check.txt" 2>&1
+  summary "aftermath check: exit $rc ($([ $rc -eq 0 ] && echo clean || echo NOT clean))"
+  [ $rc -eq 0 ] || status=1
+else
+  summary "aftermath check: not available in this build"
+  status=1
+fi
+
+# --- the GPU-side unit tests (NVML, probe and checks for real where a driver is)
+if [ -x "$build/bin/unit_tests" ]; then
+  timeout 600 "$build/bin/unit_tests" --gtest_filter='Device*:Nvml*:Holder*:Probe*:Hygiene*:Reap*' \
+    >"$out/unit-tests.log" 2>&1
+  rc=$?
+  summary "unit tests (GPU side): exit $rc, $(grep -E '^\[  (PASSED|FAILED)  \]' "$out/unit-tests.log" | head -2 | tr '\n' ' ')"
+  [ $rc -eq 0 ] || status=1
+fi
+exit $status

@@ -1,0 +1,302 @@
+// aftermath-compare: the harness's own cost, side by side with the tools
+// engineers use today, in one table. Whole-run figures (micro ones are in
+// aftermath_bench). Run from the repository root after a build:
+//   build/bin/aftermath-compare [--quick]
+// Every figure is measured here, now; baselines run on the same trees.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "aftermath_points.h"
+#include "harness/core/types.h"
+#include "harness/observe/proc.h"
+#include "harness/observe/shm.h"
+#include "tree.h"
+
+extern char** environ;
+using aftermath::monotonic_now;
+using aftermath::Nanos;
+
+namespace {
+
+std::string g_bin;  // the build's bin dir
+bool g_quick = false;
+
+double ms(Nanos d) { return static_cast<double>(d) / 1e6; }
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+double pct(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t i = std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())));
+  return v[i];
+}
+
+// Runs argv to completion, output discarded (or captured); wall time in ms.
+double run_cmd(const std::vector<std::string>& argv, std::string* out = nullptr, int* status_out = nullptr) {
+  char tmpl[] = "/tmp/aftermath-compare-XXXXXX";
+  int fd = mkstemp(tmpl);
+  unlink(tmpl);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, fd, 1);
+  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  Nanos t0 = monotonic_now();
+  pid_t pid;
+  if (posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ) != 0) {
+    posix_spawn_file_actions_destroy(&fa);
+    close(fd);
+    return -1;
+  }
+  int status;
+  waitpid(pid, &status, 0);
+  Nanos t1 = monotonic_now();
+  posix_spawn_file_actions_destroy(&fa);
+  if (out) {
+    lseek(fd, 0, SEEK_SET);
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof buf)) > 0) out->append(buf, static_cast<size_t>(n));
+  }
+  if (status_out) *status_out = status;
+  close(fd);
+  return ms(t1 - t0);
+}
+
+struct Row {
+  std::string what, ours, baseline, ratio, target;
+};
+std::vector<Row> g_rows;
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+void snapshot_rows() {
+  struct Size {
+    int ranks, workers;
+  };
+  for (Size s : {Size{0, 0}, Size{1, 15}, Size{8, 16}, Size{37, 26}}) {
+    bench::ProcessTree tree(s.ranks, s.workers);
+    int n = tree.size();
+    aftermath::ProcReader reader;
+    std::vector<double> ours;
+    for (int i = 0; i < (g_quick ? 20 : 100); ++i) {
+      Nanos t0 = monotonic_now();
+      auto table = reader.scan();
+      auto members = aftermath::descendants(table, tree.root());
+      ours.push_back(ms(monotonic_now() - t0));
+    }
+    double o = median(ours);
+    std::vector<double> ps;
+    for (int i = 0; i < (g_quick ? 5 : 20); ++i) ps.push_back(run_cmd({"ps", "-eo", "pid,ppid,stat,comm"}));
+    std::string psu = "n/a";
+    double p = 0;
+    std::string out;
+    std::string script =
+        "import psutil, time, statistics\n"
+        "root = psutil.Process(" + std::to_string(tree.root()) + ")\n"
+        "ts = []\n"
+        "for _ in range(" + std::to_string(g_quick ? 5 : 20) + "):\n"
+        "    t = time.perf_counter()\n"
+        "    procs = [root] + root.children(recursive=True)\n"
+        "    rows = [(q.pid, q.ppid(), q.status(), q.name()) for q in procs]\n"
+        "    ts.append(time.perf_counter() - t)\n"
+        "print(statistics.median(ts) * 1000)\n";
+    int st = 0;
+    if (run_cmd({"/usr/bin/python3", "-c", script}, &out, &st) >= 0 && WIFEXITED(st) &&
+        WEXITSTATUS(st) == 0) {
+      p = std::atof(out.c_str());
+      psu = fmt("%.2f ms", p);
+    }
+    g_rows.push_back({"snapshot of a " + std::to_string(n) + "-process job",
+                      fmt("%.3f ms", o) + fmt(" (%.1f us/proc)", o * 1000 / n),
+                      "psutil " + psu + "; ps " + fmt("%.1f ms", median(ps)),
+                      p > 0 ? fmt("%.1fx vs psutil", p / o) : "-", "≥5x psutil, ≤20 us/proc"});
+  }
+}
+
+void shm_rows() {
+  for (int n : {100, 1000, 10000}) {
+    char tmpl[] = "/dev/shm/aftermath-compare-XXXXXX";
+    std::string dir = mkdtemp(tmpl);
+    for (int i = 0; i < n; ++i) {
+      int fd = open((dir + "/torch_1_" + std::to_string(i) + "_0").c_str(), O_CREAT | O_WRONLY, 0600);
+      if (fd >= 0) close(fd);
+    }
+    auto before = aftermath::scan_shm(dir);
+    std::vector<double> t;
+    for (int i = 0; i < 20; ++i) {
+      Nanos t0 = monotonic_now();
+      auto d = aftermath::diff_shm(before, aftermath::scan_shm(dir));
+      t.push_back(ms(monotonic_now() - t0));
+    }
+    std::vector<double> ls;
+    for (int i = 0; i < 5; ++i) ls.push_back(run_cmd({"ls", "-la", dir}));
+    std::filesystem::remove_all(dir);
+    g_rows.push_back({"/dev/shm scan + diff, " + std::to_string(n) + " entries", fmt("%.2f ms", median(t)),
+                      "ls -la " + fmt("%.1f ms", median(ls)), fmt("%.1fx", median(ls) / median(t)), "-"});
+  }
+}
+
+// Exit detection: SIGKILL sent -> exit seen. pidfd poll against a 10 ms
+// polling loop (what a sampling harness would do).
+void exit_latency_rows() {
+  int n = g_quick ? 200 : 1000;
+  std::vector<double> pidfd_lat, poll_lat;
+  for (int i = 0; i < n; ++i) {
+    for (int mode = 0; mode < 2; ++mode) {
+      int hold[2];
+      if (pipe(hold) != 0) return;
+      pid_t pid = fork();
+      if (pid == 0) {
+        close(hold[1]);
+        char c;
+        while (read(hold[0], &c, 1) > 0) {
+        }
+        _exit(0);
+      }
+      close(hold[0]);
+      int pfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+      Nanos t0 = monotonic_now();
+      syscall(SYS_pidfd_send_signal, pfd, SIGKILL, nullptr, 0);
+      if (mode == 0) {
+        pollfd p{pfd, POLLIN, 0};
+        poll(&p, 1, 5000);
+        pidfd_lat.push_back(ms(monotonic_now() - t0));
+      } else {
+        // The state a /proc sampler sees: Z (or gone) at the next 10 ms tick.
+        for (;;) {
+          std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+          std::string line;
+          std::getline(f, line);
+          auto rp = line.rfind(')');
+          if (line.empty() || (rp != std::string::npos && line[rp + 2] == 'Z')) break;
+          struct timespec ts {0, 10 * 1000 * 1000};
+          nanosleep(&ts, nullptr);
+        }
+        poll_lat.push_back(ms(monotonic_now() - t0));
+      }
+      waitpid(pid, nullptr, 0);
+      close(pfd);
+      close(hold[1]);
+    }
+  }
+  g_rows.push_back({"exit detection (SIGKILL -> seen), " + std::to_string(n) + " kills",
+                    fmt("pidfd median %.3f ms", median(pidfd_lat)) + fmt(", p99 %.3f ms", pct(pidfd_lat, 0.99)),
+                    fmt("10 ms polling median %.2f ms", median(poll_lat)) + fmt(", p99 %.2f ms", pct(poll_lat, 0.99)),
+                    fmt("%.0fx", median(poll_lat) / std::max(1e-6, median(pidfd_lat))), "median < 1 ms"});
+}
+
+void unarmed_point_row() {
+  const long n = 200'000'000;
+  Nanos t0 = monotonic_now();
+  long armed = 0;
+  for (long i = 0; i < n; ++i) armed += aftermath::points::point("loader.worker.getitem").armed;
+  double ns = static_cast<double>(monotonic_now() - t0) / n;
+  g_rows.push_back({"unarmed point (C++ client)", fmt("%.2f ns/call", ns) + (armed ? "?" : ""), "-", "-",
+                    "< 50 ns"});
+}
+
+void fixed_cost_row() {
+  std::vector<double> t;
+  std::string out = "/tmp/aftermath-compare-out";
+  for (int i = 0; i < (g_quick ? 5 : 20); ++i)
+    t.push_back(run_cmd({g_bin + "/aftermath", "run", "--out", out, "--", "/bin/true"}));
+  std::filesystem::remove_all(out);
+  std::vector<double> bare;
+  for (int i = 0; i < 20; ++i) bare.push_back(run_cmd({"/bin/true"}));
+  g_rows.push_back({"fixed cost: aftermath run -- true", fmt("%.1f ms", median(t)),
+                    fmt("/bin/true alone %.2f ms", median(bare)), "-", "< 100 ms"});
+}
+
+// Harness CPU while supervising 136 idle processes at the default rate.
+void overhead_row() {
+  int secs = g_quick ? 5 : 30;
+  std::string out = "/tmp/aftermath-compare-out";
+  std::vector<std::string> argv = {g_bin + "/aftermath", "run", "--out", out, "--timeout",
+                                   std::to_string(secs + 30) + "s", "--", g_bin + "/tc_hang",
+                                   "--children", "135", "--life", std::to_string(secs) + "s"};
+  std::vector<char*> args;
+  for (auto& a : argv) args.push_back(a.data());
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  pid_t pid;
+  if (posix_spawn(&pid, args[0], &fa, nullptr, args.data(), environ) != 0) return;
+  posix_spawn_file_actions_destroy(&fa);
+  long hz = sysconf(_SC_CLK_TCK);
+  double cpu = 0;
+  Nanos t0 = monotonic_now();
+  // Sample the harness's own CPU time (not its children's) until it ends.
+  for (;;) {
+    auto st = aftermath::ProcReader().stat(pid);
+    if (!st || st->state == 'Z') break;
+    cpu = static_cast<double>(st->utime + st->stime) / static_cast<double>(hz);
+    struct timespec ts {0, 100 * 1000 * 1000};
+    nanosleep(&ts, nullptr);
+  }
+  double wall = static_cast<double>(monotonic_now() - t0) / 1e9;
+  waitpid(pid, nullptr, 0);
+  std::filesystem::remove_all(out);
+  g_rows.push_back({"supervising 136 idle processes for " + std::to_string(secs) + " s (20 ms sampling)",
+                    fmt("%.2f%% of one core", 100 * cpu / wall) + fmt(" (%.2f s CPU)", cpu), "-", "-",
+                    "< 1%"});
+}
+
+void suite_rows() {
+  std::string out = "/tmp/aftermath-compare-out";
+  for (int jobs : {1, 2, 4}) {
+    double t = run_cmd({g_bin + "/aftermath", "run", "--out", out, "--jobs", std::to_string(jobs),
+                        "scenarios/nightly-cpu.suite"});
+    g_rows.push_back({"CPU nightly suite, --jobs " + std::to_string(jobs), fmt("%.2f s", t / 1000), "-", "-", "-"});
+  }
+  std::filesystem::remove_all(out);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--quick") == 0) g_quick = true;
+  g_bin = std::filesystem::read_symlink("/proc/self/exe").parent_path().string();
+  std::fprintf(stderr, "measuring (this takes %s)...\n", g_quick ? "about a minute" : "a few minutes");
+  snapshot_rows();
+  shm_rows();
+  exit_latency_rows();
+  unarmed_point_row();
+  fixed_cost_row();
+  overhead_row();
+  if (std::filesystem::exists("scenarios/nightly-cpu.suite")) suite_rows();
+  std::printf("| figure | aftermath | baseline | ratio | target |\n|---|---|---|---|---|\n");
+  for (const auto& r : g_rows)
+    std::printf("| %s | %s | %s | %s | %s |\n", r.what.c_str(), r.ours.c_str(), r.baseline.c_str(),
+                r.ratio.c_str(), r.target.c_str());
+  return 0;
+}

@@ -1,0 +1,381 @@
+// Hang diagnosis: open collectives from a hand-made timeline, and diagnose()
+// on a real sleeping child of the test (and on a fake /proc).
+#include "harness/observe/diagnose.h"
+
+#include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+
+namespace aftermath {
+namespace {
+
+namespace fs = std::filesystem;
+
+using ::testing::AnyOf;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+using ::testing::Pair;
+using ::testing::UnorderedElementsAre;
+
+// --- open_collectives ------------------------------------------------------------------
+
+Observation coll(Nanos t, int pid, const std::string& fields) {
+  return obs::event(t, pid, "collective", fields);
+}
+
+TEST(OpenCollectives, BeginWithoutEndIsOpen) {
+  Timeline tl;
+  tl.add(coll(1, 10, R"({"op":"allreduce","seq":7,"state":"begin"})"));
+  EXPECT_THAT(open_collectives(tl), UnorderedElementsAre(Pair(10, "allreduce #7")));
+}
+
+TEST(OpenCollectives, BeginThenEndIsClosed) {
+  Timeline tl;
+  tl.add(coll(1, 10, R"({"op":"allreduce","seq":7,"state":"begin"})"));
+  tl.add(coll(2, 10, R"({"op":"allreduce","seq":7,"state":"end"})"));
+  EXPECT_THAT(open_collectives(tl), IsEmpty());
+}
+
+TEST(OpenCollectives, TheLastOneEnteredPerProcess) {
+  Timeline tl;
+  tl.add(obs::phase(0, "running"));
+  tl.add(coll(1, 10, R"({"op":"allreduce","seq":7,"state":"begin"})"));
+  tl.add(coll(2, 11, R"({"op":"allreduce","seq":7,"state":"begin"})"));
+  tl.add(coll(3, 10, R"({"op":"allreduce","seq":7,"state":"end"})"));
+  tl.add(coll(4, 10, R"({"op":"broadcast","seq":8,"state":"begin"})"));
+  tl.add(coll(5, 12, R"({"op":"barrier","seq":1,"state":"begin"})"));
+  tl.add(coll(6, 12, R"({"op":"barrier","seq":1,"state":"end"})"));
+  EXPECT_THAT(open_collectives(tl),
+              UnorderedElementsAre(Pair(10, "broadcast #8"), Pair(11, "allreduce #7")));
+}
+
+TEST(OpenCollectives, OtherEventsAndKindsAreIgnored) {
+  Timeline tl;
+  tl.add(obs::event(1, 10, "step", R"({"op":"allreduce","seq":7,"state":"begin"})"));
+  tl.add(obs::point(2, 10, "collective", 1, R"({"op":"allreduce","seq":7,"state":"begin"})"));
+  tl.add(obs::announce(3, 10, Role::Rank, 0, -1, R"({"state":"begin"})"));
+  tl.add(obs::note(4, R"({"op":"allreduce","seq":7,"state":"begin"})"));
+  EXPECT_THAT(open_collectives(tl), IsEmpty());
+  EXPECT_THAT(open_collectives(Timeline{}), IsEmpty());
+}
+
+TEST(OpenCollectives, MalformedFieldsAreIgnoredOrShownAsUnknown) {
+  Timeline tl;
+  tl.add(coll(1, 10, "not json"));
+  tl.add(coll(2, 11, R"([1,2,3])"));
+  tl.add(coll(3, 12, R"({"op":"allreduce","seq":7})"));                   // no state
+  tl.add(coll(4, 13, R"({"op":"allreduce","seq":7,"state":"middle"})"));  // unknown state
+  tl.add(coll(5, 14, R"({"op":"allreduce","seq":7,"state":"end"})"));     // end, never begun
+  tl.add(coll(6, 15, R"({"op":5,"state":"begin"})"));                     // odd op, no seq
+  tl.add(coll(7, 16, R"({"state":"begin"})"));
+  tl.add(coll(8, 17, ""));
+  EXPECT_THAT(open_collectives(tl), UnorderedElementsAre(Pair(15, "? #?"), Pair(16, "? #?")));
+}
+
+// BUG: a "collective" event whose state is present but not a string makes
+// nlohmann::json::value("state", "") throw type_error (302), so one malformed
+// event from a fixture aborts open_collectives() — and the hang diagnosis that
+// calls it — instead of being ignored.
+TEST(OpenCollectives, NonStringStateIsIgnored) {
+  Timeline tl;
+  tl.add(coll(1, 10, R"({"op":"allreduce","seq":7,"state":"begin"})"));
+  tl.add(coll(2, 11, R"({"op":"allreduce","seq":7,"state":1})"));
+  tl.add(coll(3, 12, R"({"op":"allreduce","seq":7,"state":null})"));
+  std::map<int, std::string> open;
+  EXPECT_NO_THROW(open = open_collectives(tl));
+  EXPECT_THAT(open, UnorderedElementsAre(Pair(10, "allreduce #7")));
+}
+
+// --- diagnose() --------------------------------------------------------------------------
+
+// A child of the test blocked reading a pipe (state S), killed and reaped on destruction.
+class SleepingChild {
+ public:
+  SleepingChild() {
+    int p[2];
+    int ready[2];
+    if (::pipe2(p, O_CLOEXEC) != 0) return;
+    if (::pipe2(ready, O_CLOEXEC) != 0) {
+      ::close(p[0]);
+      ::close(p[1]);
+      return;
+    }
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::close(p[1]);
+      ::close(ready[0]);
+      char c = 'r';
+      if (::write(ready[1], &c, 1) != 1) ::_exit(2);
+      ssize_t n = ::read(p[0], &c, 1);  // until killed, or EOF if the test dies
+      ::_exit(n == 0 ? 0 : 1);
+    }
+    ::close(p[0]);
+    ::close(ready[1]);
+    to_child_ = p[1];
+    ready_ = ready[0];
+    if (pid_ < 0) return;
+    pidfd_ = static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0));
+  }
+  ~SleepingChild() {
+    if (pid_ > 0) {
+      if (pidfd_ >= 0) {
+        ::syscall(SYS_pidfd_send_signal, pidfd_, SIGKILL, nullptr, 0);
+      } else {
+        ::kill(pid_, SIGKILL);
+      }
+      ::waitpid(pid_, nullptr, 0);
+    }
+    for (int fd : {to_child_, ready_, pidfd_})
+      if (fd >= 0) ::close(fd);
+  }
+  SleepingChild(const SleepingChild&) = delete;
+  SleepingChild& operator=(const SleepingChild&) = delete;
+
+  int pid() const { return pid_; }
+
+  // Waits (bounded) until it has started and is asleep in the kernel.
+  bool wait_asleep(int timeout_ms = 10000) {
+    if (pid_ <= 0) return false;
+    pollfd p{ready_, POLLIN, 0};
+    if (::poll(&p, 1, timeout_ms) != 1) return false;
+    timespec start;
+    ::clock_gettime(CLOCK_MONOTONIC, &start);
+    for (;;) {
+      timespec now;
+      ::clock_gettime(CLOCK_MONOTONIC, &now);
+      long long elapsed =
+          (now.tv_sec - start.tv_sec) * 1000LL + (now.tv_nsec - start.tv_nsec) / 1000000;
+      // 'S' shows while the task is still switching out, when the kernel
+      // reports its wchan as "0": wait for the wchan too, unless this kernel
+      // never shows one.
+      if (state() == 'S' && (wchan() != "0" || elapsed > 1000)) return true;
+      if (elapsed > timeout_ms) return false;
+      // Poll /proc again shortly: the child is between write() and read().
+      pollfd none{-1, 0, 0};
+      ::poll(&none, 0, 2);
+    }
+  }
+
+  std::string wchan() const {
+    std::ifstream in("/proc/" + std::to_string(pid_) + "/wchan");
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  }
+
+  char state() const {
+    std::ifstream in("/proc/" + std::to_string(pid_) + "/stat");
+    std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto close = s.rfind(')');
+    return close != std::string::npos && close + 2 < s.size() ? s[close + 2] : '?';
+  }
+
+ private:
+  int pid_ = -1;
+  int pidfd_ = -1;
+  int to_child_ = -1;
+  int ready_ = -1;
+};
+
+std::optional<std::string> read_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+TEST(DiagnoseProcess, ASleepingChildWithoutGdb) {
+  SleepingChild child;
+  ASSERT_TRUE(child.wait_asleep());
+  DiagnoseOptions o;
+  o.gdb = "";
+  std::string note;
+  auto ds = diagnose({child.pid()}, o, &note);
+  ASSERT_EQ(ds.size(), 1u);
+  const ProcessDiagnosis& d = ds[0];
+  EXPECT_EQ(d.pid, child.pid());
+  EXPECT_EQ(d.state, 'S');
+  // What /proc says, as read by us: the kernel may hide the symbol ("0"), but
+  // it is readable and the same while the child sleeps on.
+  std::optional<std::string> wchan = read_file("/proc/" + std::to_string(child.pid()) + "/wchan");
+  if (wchan) {
+    EXPECT_FALSE(d.wchan.empty());
+    EXPECT_EQ(d.wchan, *wchan);
+  } else {
+    EXPECT_EQ(d.wchan, "");  // not readable here: reported as nothing
+  }
+  EXPECT_FALSE(d.kernel_stack.empty());  // the stack, or "(not readable)"
+  EXPECT_THAT(d.user_stacks, IsEmpty());
+  EXPECT_EQ(note, "gdb not installed: no user-space stacks");
+  EXPECT_EQ(child.state(), 'S');  // diagnosis leaves it as it was
+}
+
+TEST(DiagnoseProcess, ASleepingChildWithGdb) {
+  std::string gdb = find_gdb();
+  if (gdb.empty()) GTEST_SKIP() << "gdb is not installed";
+  EXPECT_EQ(gdb.front(), '/') << gdb;  // found on PATH, absolute there
+  SleepingChild child;
+  ASSERT_TRUE(child.wait_asleep());
+  DiagnoseOptions o;
+  o.gdb = gdb;
+  o.per_process = 60 * kSecond;
+  o.total = 120 * kSecond;
+  std::string note;
+  auto ds = diagnose({child.pid()}, o, &note);
+  ASSERT_EQ(ds.size(), 1u);
+  EXPECT_EQ(ds[0].state, 'S');
+  EXPECT_THAT(ds[0].user_stacks, HasSubstr("#0 "));
+  EXPECT_THAT(ds[0].user_stacks, HasSubstr("Thread "));
+  EXPECT_THAT(ds[0].user_stacks, Not(HasSubstr("timed out")));
+  EXPECT_THAT(note, IsEmpty());
+  // gdb detached: the child still sleeps where it was.
+  EXPECT_TRUE(child.wait_asleep(5000));
+}
+
+TEST(DiagnoseProcess, AProcessThatIsGone) {
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) ::_exit(0);
+  int status;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);  // exits at once; reaped: its pid names nothing
+  std::string note;
+  auto ds = diagnose({pid}, DiagnoseOptions{}, &note);
+  ASSERT_EQ(ds.size(), 1u);
+  EXPECT_EQ(ds[0].pid, pid);
+  EXPECT_EQ(ds[0].state, '?');
+  EXPECT_EQ(ds[0].wchan, "");
+  EXPECT_EQ(ds[0].kernel_stack, "(not readable)");
+  EXPECT_THAT(diagnose({}, DiagnoseOptions{}, nullptr), IsEmpty());
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    char tmpl[] = "/tmp/aftermath_diagnose_test.XXXXXX";
+    if (char* p = ::mkdtemp(tmpl)) path_ = p;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    if (!path_.empty()) fs::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string write(const std::string& rel, const std::string& content, mode_t mode = 0644) const {
+    std::string file = path_ + "/" + rel;
+    fs::create_directories(fs::path(file).parent_path());
+    std::ofstream(file) << content;
+    ::chmod(file.c_str(), mode);
+    return file;
+  }
+
+ private:
+  std::string path_;
+};
+
+// A stat line in the kernel's format for a process in `state`.
+std::string fake_stat(int pid, char state) {
+  return std::to_string(pid) + " (trainer) " + state +
+         " 1 4242 4242 0 -1 4194560 1000 0 0 0 50 20 0 0 20 0 3 0 123456 1000000 200 "
+         "18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 3 0 0 0 0 0\n";
+}
+
+TEST(DiagnoseProcess, FromAFakeProc) {
+  TempDir proc;
+  ASSERT_FALSE(proc.path().empty());
+  proc.write("4242/stat", fake_stat(4242, 'D'));
+  proc.write("4242/wchan", "nvidia_wait_event");
+  proc.write("4242/stack", "[<0>] nvidia_wait_event+0x10/0x20\n[<0>] do_syscall_64+0x5/0x10\n");
+  proc.write("4243/stat", fake_stat(4243, 'S'));
+  DiagnoseOptions o;
+  o.proc_root = proc.path();
+  std::string note;
+  auto ds = diagnose({4242, 4243}, o, &note);
+  ASSERT_EQ(ds.size(), 2u);
+  EXPECT_EQ(ds[0].pid, 4242);
+  EXPECT_EQ(ds[0].state, 'D');
+  EXPECT_EQ(ds[0].wchan, "nvidia_wait_event");
+  EXPECT_THAT(ds[0].kernel_stack, HasSubstr("nvidia_wait_event+0x10"));
+  EXPECT_EQ(ds[1].pid, 4243);
+  EXPECT_EQ(ds[1].state, 'S');
+  EXPECT_EQ(ds[1].wchan, "");
+  EXPECT_EQ(ds[1].kernel_stack, "(not readable)");
+}
+
+TEST(DiagnoseProcess, GdbOutputKeepsOnlyThreadsAndFrames) {
+  TempDir t;
+  ASSERT_FALSE(t.path().empty());
+  std::string gdb = t.write("gdb",
+                            "#!/bin/sh\n"
+                            "echo 'Reading symbols from /usr/bin/trainer...'\n"
+                            "echo ''\n"
+                            "echo 'Thread 1 (Thread 0x7f00 (LWP 4242) \"trainer\"):'\n"
+                            "echo '#0  0x00007f in __GI___libc_read (fd=3) at read.c:26'\n"
+                            "echo '#1  0x000055 in main () at main.cc:10'\n"
+                            "echo '[Inferior 1 (process 4242) detached]' >&2\n",
+                            0755);
+  DiagnoseOptions o;
+  o.proc_root = t.path();  // no such pids there: only the gdb part matters
+  o.gdb = gdb;
+  std::string note = "unchanged";
+  auto ds = diagnose({4242}, o, &note);
+  ASSERT_EQ(ds.size(), 1u);
+  EXPECT_EQ(ds[0].user_stacks,
+            "Thread 1 (Thread 0x7f00 (LWP 4242) \"trainer\"):\n"
+            "#0  0x00007f in __GI___libc_read (fd=3) at read.c:26\n"
+            "#1  0x000055 in main () at main.cc:10\n");
+  EXPECT_EQ(note, "unchanged");  // nothing was left out
+}
+
+TEST(DiagnoseProcess, GdbIsBoundedPerProcess) {
+  TempDir t;
+  ASSERT_FALSE(t.path().empty());
+  std::string gdb = t.write("gdb", "#!/bin/sh\nexec sleep 30\n", 0755);
+  DiagnoseOptions o;
+  o.proc_root = t.path();
+  o.gdb = gdb;
+  o.per_process = 300 * kMilli;
+  o.total = 30 * kSecond;
+  Nanos start = monotonic_now();
+  auto ds = diagnose({4242}, o, nullptr);
+  Nanos took = monotonic_now() - start;
+  ASSERT_EQ(ds.size(), 1u);
+  EXPECT_THAT(ds[0].user_stacks, HasSubstr("(gdb timed out after " + format_duration(300 * kMilli) + ")"));
+  EXPECT_GE(took, 300 * kMilli);
+  EXPECT_LT(took, 10 * kSecond);
+}
+
+TEST(DiagnoseProcess, TheTotalBudgetRunsOut) {
+  DiagnoseOptions o;
+  o.gdb = "/nonexistent/gdb";  // never started: the budget is spent before
+  o.total = 500 * kMilli;      // less than the one second a gdb run needs at least
+  std::string note;
+  auto ds = diagnose({999999990, 999999991}, o, &note);
+  ASSERT_EQ(ds.size(), 2u);
+  EXPECT_THAT(ds[0].user_stacks, IsEmpty());
+  EXPECT_EQ(note, "2 process(es) without user stacks: the " + format_duration(500 * kMilli) +
+                      " diagnosis budget ran out");
+}
+
+TEST(DiagnoseProcess, AGdbThatCannotStart) {
+  DiagnoseOptions o;
+  o.gdb = "/nonexistent/gdb";
+  std::string note;
+  auto ds = diagnose({999999990}, o, &note);
+  ASSERT_EQ(ds.size(), 1u);
+  EXPECT_THAT(ds[0].user_stacks, AnyOf(HasSubstr("cannot start gdb"), HasSubstr("no stacks")));
+}
+
+}  // namespace
+}  // namespace aftermath

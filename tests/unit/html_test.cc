@@ -1,0 +1,311 @@
+// Tests for report.html (reports/html.h), rendered from a real result.json.
+// The page must be self-contained, draw one lane per job process, show what
+// result.json says (verdicts, outcomes, orphan and zombie spans, signals,
+// phases, curves), and escape every piece of text it did not write itself.
+#include "reports/html.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "reports/view.h"
+#include "tests/unit/report_fixture.h"
+
+namespace aftermath {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using testing_reports::count;
+using testing_reports::load_fixture;
+using testing_reports::scenario;
+
+// The folder the fixture's run wrote into: the parent of a scenario's folder.
+std::string run_dir(const json& result) {
+  return std::filesystem::path(result["scenarios"][0]["out_dir"].get<std::string>())
+      .parent_path()
+      .string();
+}
+
+// The HTML of the index-th scenario section.
+std::string section(const std::string& html, size_t index) {
+  size_t pos = 0;
+  for (size_t i = 0; i <= index; ++i) {
+    pos = html.find("<section class=\"scenario\"", i == 0 ? 0 : pos + 1);
+    if (pos == std::string::npos) return "";
+  }
+  size_t end = html.find("</section>", pos);
+  return html.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+}
+
+size_t index_of(const json& result, const std::string& name) {
+  for (size_t i = 0; i < result["scenarios"].size(); ++i) {
+    if (result["scenarios"][i]["name"] == name) return i;
+  }
+  ADD_FAILURE() << "no scenario " << name;
+  return 0;
+}
+
+TEST(Html, IsOneSelfContainedDocument) {
+  json result = load_fixture();
+  std::string html = render_html(result, run_dir(result));
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_THAT(html, HasSubstr("</html>"));
+  EXPECT_THAT(html, HasSubstr("<meta charset=\"utf-8\">"));
+  // Nothing fetched from anywhere: no URL schemes, no protocol-relative
+  // sources, no stylesheets or imports, no CSS urls other than local ids.
+  EXPECT_THAT(html, Not(HasSubstr("http://")));
+  EXPECT_THAT(html, Not(HasSubstr("https://")));
+  EXPECT_THAT(html, Not(HasSubstr("src=\"//")));
+  EXPECT_THAT(html, Not(HasSubstr("src='//")));
+  EXPECT_THAT(html, Not(HasSubstr("<link")));
+  EXPECT_THAT(html, Not(HasSubstr("@import")));
+  EXPECT_EQ(count(html, "url("), count(html, "url(#"));
+  EXPECT_EQ(count(html, " src="), 0u);
+  // Exactly the page's own two scripts: the error hook and the main script.
+  EXPECT_EQ(count(html, "<script>"), 2u);
+  EXPECT_EQ(count(html, "</script>"), 2u);
+}
+
+TEST(Html, OneLanePerProcessInEachScenario) {
+  json result = load_fixture();
+  std::string html = render_html(result, run_dir(result));
+  size_t total = 0;
+  for (size_t i = 0; i < result["scenarios"].size(); ++i) {
+    const json& sc = result["scenarios"][i];
+    std::string sec = section(html, i);
+    ASSERT_FALSE(sec.empty()) << i;
+    EXPECT_EQ(count(sec, "class=\"lane\""), sc["processes"].size()) << sc["name"];
+    for (const auto& p : sc["processes"]) {
+      std::string pid = std::to_string(p["pid"].get<long long>());
+      EXPECT_EQ(count(sec, "class=\"lane\" data-pid=\"" + pid + "\""), 1u) << pid;
+    }
+    total += sc["processes"].size();
+  }
+  EXPECT_GE(total, 10u);  // the fixture is not trivially small
+  EXPECT_EQ(count(html, "class=\"lane\""), total);
+}
+
+TEST(Html, LanesAreGroupedByRole) {
+  json result = load_fixture();
+  // Make the roles varied so the order is meaningful.
+  json& sc = scenario(result, "clean-job");
+  std::vector<std::string> roles = {"helper", "worker", "rank", "unknown", "launcher"};
+  for (size_t i = 0; i < sc["processes"].size(); ++i) sc["processes"][i]["role"] = roles[i % 5];
+  std::string sec = section(render_html(result), index_of(result, "clean-job"));
+  std::vector<size_t> at;
+  for (const char* role : {"launcher", "rank", "worker", "helper", "unknown"}) {
+    size_t pos = sec.find(std::string("data-role=\"") + role + "\"");
+    ASSERT_NE(pos, std::string::npos) << role;
+    at.push_back(pos);
+  }
+  EXPECT_TRUE(std::is_sorted(at.begin(), at.end()));
+  EXPECT_THAT(sec, HasSubstr(">launcher \u00b7 1 process</text>"));
+}
+
+TEST(Html, VerdictBannersAndOverview) {
+  json result = load_fixture();
+  std::string html = render_html(result, run_dir(result));
+  ASSERT_THAT(html, HasSubstr("<section id=\"overview\">"));
+  // The overview comes first and links to every section.
+  EXPECT_LT(html.find("id=\"overview\""), html.find("<section class=\"scenario\""));
+  for (size_t i = 0; i < result["scenarios"].size(); ++i) {
+    const json& sc = result["scenarios"][i];
+    std::string id = "s" + std::to_string(i) + "-" + sc["name"].get<std::string>();
+    EXPECT_THAT(html, HasSubstr("<a href=\"#" + id + "\">")) << id;
+    EXPECT_THAT(html, HasSubstr("<section class=\"scenario\" id=\"" + id + "\">")) << id;
+    std::string verdict = sc["verdict"];
+    bool good = verdict == "pass" || verdict == "xfail";
+    EXPECT_THAT(section(html, i),
+                HasSubstr(std::string("<div class=\"banner ") + (good ? "ok" : "bad") +
+                          "\"><span class=\"verdict\">" + verdict + "</span>"))
+        << sc["name"];
+  }
+  EXPECT_EQ(count(html, "<div class=\"banner bad\">"), 1u);  // orphan-unexpected
+}
+
+TEST(Html, SingleScenarioOpensOnItsSection) {
+  json result = load_fixture();
+  json one = result;
+  one["scenarios"] = json::array({scenario(result, "hang")});
+  std::string html = render_html(one);
+  EXPECT_THAT(html, Not(HasSubstr("id=\"overview\"")));
+  EXPECT_EQ(count(html, "<section class=\"scenario\""), 1u);
+  EXPECT_THAT(html, HasSubstr("<title>aftermath report: hang</title>"));
+}
+
+TEST(Html, ChecksTimingsReproAndEnvironment) {
+  json result = load_fixture();
+  std::string html = render_html(result, run_dir(result));
+  size_t i = index_of(result, "orphan-unexpected");
+  const json& sc = result["scenarios"][i];
+  std::string sec = section(html, i);
+  for (const auto& c : sc["checks"]) {
+    EXPECT_THAT(sec, HasSubstr("<code>" + c["name"].get<std::string>() + "</code>"));
+  }
+  EXPECT_EQ(count(sec, "<tr class=\"check st-fail\">"), 2u);  // all_exited, no_orphans
+  // Failed checks show their measured values open.
+  EXPECT_EQ(count(sec, "<details open><summary>measured</summary>"), 2u);
+  for (const auto& [key, value] : sc["timings_ms"].items()) {
+    EXPECT_THAT(sec, HasSubstr("<code>" + key + "</code>")) << key;
+  }
+  EXPECT_THAT(sec, HasSubstr("not reached"));  // to_all_exited_ms is null
+  EXPECT_THAT(sec, HasSubstr(html_escape(sc["repro"].get<std::string>())));
+  for (const auto& [key, value] : result["environment"].items()) {
+    EXPECT_THAT(html, HasSubstr("<tr><th>" + key + "</th>")) << key;
+  }
+}
+
+TEST(Html, TimelineShowsExitsOrphansZombiesSignalsPhasesAndCurves) {
+  json result = load_fixture();
+  std::string html = render_html(result, run_dir(result));
+
+  std::string orphan = section(html, index_of(result, "orphan-outlives-parent"));
+  EXPECT_EQ(count(orphan, "<rect class=\"orphan\" data-t0="), 2u);
+  EXPECT_EQ(count(orphan, ">killed(SIGTERM)</text>"), 2u);
+  EXPECT_EQ(count(orphan, ">exited(0)</text>"), 1u);
+  EXPECT_EQ(count(orphan, "<g class=\"sig sig-term\" data-t="), 2u);
+  for (const char* phase : {"launch", "running", "job_exited", "settle", "teardown", "done"}) {
+    EXPECT_THAT(orphan, HasSubstr(std::string(">") + phase + "</text>")) << phase;
+  }
+  EXPECT_THAT(orphan, HasSubstr("<path class=\"curve procs\""));
+  EXPECT_THAT(orphan, HasSubstr("<path class=\"curve shm\""));
+
+  // The unreaped child: a zombie span from its exit until the parent's exit.
+  json fixture = load_fixture();
+  const json& zp = scenario(fixture, "zombie-unreaped")["processes"][1];
+  std::string zombie = section(html, index_of(result, "zombie-unreaped"));
+  EXPECT_THAT(zombie, HasSubstr("<rect class=\"zombie\" data-t0=\"" +
+                                report::format_number(zp["zombie_since_ms"].get<double>(), 3) +
+                                "\" data-t1=\"" +
+                                report::format_number(zp["gone_ms"].get<double>(), 3) + "\""));
+
+  std::string hang = section(html, index_of(result, "hang"));
+  EXPECT_EQ(count(hang, "<g class=\"sig sig-kill\" data-t="), 3u);
+  EXPECT_EQ(count(hang, ">killed(SIGKILL)</text>"), 3u);
+  EXPECT_THAT(hang, HasSubstr(">deadline</text>"));
+
+  // The leaked segments are marked on the /dev/shm curve.
+  std::string shm = section(html, index_of(result, "shm-leak"));
+  EXPECT_EQ(count(shm, "<g class=\"shm-mark shm_add\" data-t="), 2u);
+  EXPECT_THAT(shm, HasSubstr("max 2.0 MiB"));
+}
+
+TEST(Html, AliveProcessRunsToTheEnd) {
+  json result = load_fixture();
+  json& p = scenario(result, "hang")["processes"][0];
+  p["exited_ms"] = nullptr;
+  p["gone_ms"] = nullptr;
+  p["zombie_since_ms"] = nullptr;
+  std::string html = render_html(result);
+  std::string sec = section(html, index_of(result, "hang"));
+  EXPECT_EQ(count(sec, "<rect class=\"life alive\" data-t0="), 1u);
+  EXPECT_THAT(sec, HasSubstr(">alive at end</text>"));
+}
+
+TEST(Html, EscapesEverythingItDidNotWrite) {
+  json result = load_fixture();
+  json& sc = scenario(result, "orphan-unexpected");
+  sc["processes"][1]["cmdline"] = "tc <script>alert(\"x\")</script> & \x01 \x1b[31mred";
+  sc["processes"][1]["comm"] = "<img src=x>";
+  sc["top"]["stderr_tail"] = "</pre><img src=x onerror=alert(1)>\x7f\n";
+  sc["checks"][0]["reason"] = "a < b && c > d";
+  sc["checks"][0]["measured"]["note"] = "</details><script>bad()</script>";
+  sc["verdict_reason"] = "it's \"quoted\"";
+  sc["repro"] = "aftermath run 'x<y>'";
+  result["environment"]["<key>"] = "<value>";
+  std::string html = render_html(result);
+
+  EXPECT_EQ(count(html, "<script>"), 2u);
+  EXPECT_THAT(html, Not(HasSubstr("<img")));
+  EXPECT_THAT(html, Not(HasSubstr("<key>")));
+  EXPECT_THAT(html, HasSubstr("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp;"));
+  EXPECT_THAT(html, HasSubstr("&lt;img src=x&gt;"));
+  EXPECT_THAT(html, HasSubstr("a &lt; b &amp;&amp; c &gt; d"));
+  EXPECT_THAT(html, HasSubstr("it&#39;s &quot;quoted&quot;"));
+  // Control bytes show as control pictures instead of vanishing or
+  // corrupting the page: SOH, ESC, DEL.
+  EXPECT_THAT(html, HasSubstr("\u2401"));
+  EXPECT_THAT(html, HasSubstr("\u241B[31mred"));
+  EXPECT_THAT(html, HasSubstr("\u2421"));
+  for (char c = 1; c < 0x20; ++c) {
+    if (c == '\t' || c == '\n' || c == '\r') continue;
+    EXPECT_EQ(html.find(c), std::string::npos) << static_cast<int>(c);
+  }
+}
+
+TEST(Html, EscapeFunction) {
+  EXPECT_EQ(html_escape("<a href='x'>&</a>"), "&lt;a href=&#39;x&#39;&gt;&amp;&lt;/a&gt;");
+  EXPECT_EQ(html_escape("tab\tnl\ncr\r"), "tab\tnl\ncr\r");
+  EXPECT_EQ(html_escape(std::string("nul\0x", 5)), "nul\u2400x");
+  EXPECT_EQ(html_escape("\x1b"), "\u241B");
+  EXPECT_EQ(html_escape("\xff\xfe"), "\uFFFD\uFFFD");                              // not UTF-8
+  EXPECT_EQ(html_escape("\xc3"), "\uFFFD");                                        // truncated
+  EXPECT_EQ(html_escape("\xc0\xaf"), "\uFFFD\uFFFD");                              // overlong '/'
+  EXPECT_EQ(html_escape("\xed\xa0\x80"), "\uFFFD\uFFFD\uFFFD");                    // a surrogate
+  EXPECT_EQ(html_escape("\xc2\x85"), "\uFFFD");                                    // C1 control
+  EXPECT_EQ(html_escape("caf\xc3\xa9 \xe2\x9c\x93"), "caf\xc3\xa9 \xe2\x9c\x93");  // kept
+}
+
+TEST(Html, LogLinksAreRelativeInsideTheReportFolder) {
+  json result = load_fixture();
+  std::string dir = run_dir(result);
+  std::string html = render_html(result, dir);
+  EXPECT_THAT(html, HasSubstr("<a href=\"clean-job/stdout.log\">"));
+  EXPECT_THAT(html, HasSubstr("<a href=\"orphan-unexpected/stderr.log\">"));
+  EXPECT_THAT(html, Not(HasSubstr("href=\"file://")));
+
+  // Rendered for another folder (or for none), links are absolute.
+  std::string elsewhere = render_html(result, "/somewhere/else");
+  EXPECT_THAT(elsewhere, HasSubstr("<a href=\"file://" + dir + "/clean-job/stdout.log\">"));
+  EXPECT_THAT(render_html(result), HasSubstr("<a href=\"file://" + dir + "/hang/stderr.log\">"));
+
+  // Characters that would change what a URL means are percent-encoded.
+  scenario(result, "hang")["stderr_path"] = dir + "/a b#c?d%/stderr.log";
+  EXPECT_THAT(render_html(result, dir), HasSubstr("<a href=\"a%20b%23c%3Fd%25/stderr.log\">"));
+}
+
+TEST(Html, UrlsInTextStayText) {
+  json result = load_fixture();
+  scenario(result, "hang")["description"] = "see https://example.com/x?a=1&b=2";
+  std::string html = render_html(result);
+  EXPECT_THAT(html, HasSubstr("see https://example.com/x?a=1&amp;b=2"));
+  EXPECT_THAT(html, Not(HasSubstr("href=\"https")));
+  EXPECT_THAT(html, Not(HasSubstr("src=\"https")));
+}
+
+TEST(Html, ToleratesMissingAndOddFields) {
+  // A document from another version, or a run that broke half way, still
+  // renders: absent fields read as unknown.
+  EXPECT_NO_THROW(render_html(json::object()));
+  EXPECT_NO_THROW(render_html(json::array()));
+  EXPECT_NO_THROW(render_html(json{{"scenarios", 3}}));
+  json odd = {{"scenarios",
+               {{{"name", 7},
+                 {"verdict", "someday"},
+                 {"timings_ms", {{"job_ms", "fast"}, {"x_ms", nullptr}}},
+                 {"checks", {{{"status", 1}}, "not a check"}},
+                 {"timeline",
+                  {{{"kind", "signal"}, {"t_ms", 5}, {"pid", 99}},
+                   {{"kind", "sample"}},
+                   {{"kind", "phase"}, {"t_ms", "late"}}}},
+                 {"processes", {{{"pid", 42}}, {{"pid", 43}, {"started_ms", -5}}}}}}}};
+  std::string html;
+  ASSERT_NO_THROW(html = render_html(odd));
+  EXPECT_EQ(count(html, "class=\"lane\""), 2u);
+  EXPECT_THAT(html, HasSubstr("data-pid=\"42\""));
+  // An unknown verdict is never shown as good.
+  EXPECT_THAT(html, HasSubstr("<div class=\"banner bad\"><span class=\"verdict\">someday"));
+  // A signal to a pid outside the job still shows.
+  EXPECT_THAT(html, HasSubstr("signals to other pids"));
+}
+
+}  // namespace
+}  // namespace aftermath

@@ -1,0 +1,50 @@
+// Shared by the report renderer tests: the result.json fixtures under
+// tests/data/reports/ and small string helpers.
+//
+// result.json and result-rerun.json are two real runs of the same six
+// scenarios (clean-job, orphan-outlives-parent, zombie-unreaped, hang,
+// shm-leak, and orphan-unexpected: an orphaning job whose scenario expects a
+// clean shutdown, so its verdict is fail). See tests/data/reports/README.md.
+#pragma once
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+#ifndef AFTERMATH_TEST_DATA
+#error "AFTERMATH_TEST_DATA must be defined as the absolute path of tests/data"
+#endif
+
+namespace aftermath::testing_reports {
+
+inline nlohmann::json load_fixture(const std::string& name = "result.json") {
+  std::string path = std::string(AFTERMATH_TEST_DATA) + "/reports/" + name;
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw std::runtime_error("cannot read " + path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return nlohmann::json::parse(ss.str());
+}
+
+// Non-overlapping occurrences of needle in hay.
+inline size_t count(const std::string& hay, const std::string& needle) {
+  size_t n = 0;
+  for (size_t pos = hay.find(needle); pos != std::string::npos;
+       pos = hay.find(needle, pos + needle.size())) {
+    ++n;
+  }
+  return n;
+}
+
+// The fixture's scenario with this name (throws if absent, so a fixture
+// change fails loudly instead of testing nothing).
+inline nlohmann::json& scenario(nlohmann::json& result, const std::string& name) {
+  for (auto& sc : result["scenarios"]) {
+    if (sc["name"] == name) return sc;
+  }
+  throw std::runtime_error("fixture has no scenario " + name);
+}
+
+}  // namespace aftermath::testing_reports
