@@ -13,6 +13,7 @@
 #include <cmath>
 #include <mutex>
 #include <random>
+#include <regex>
 #include <thread>
 
 #include "harness/check/checks.h"
@@ -274,6 +275,41 @@ std::map<std::string, std::string> environment_facts() {
   }
   env["nproc"] = std::to_string(sysconf(_SC_NPROCESSORS_ONLN));
   env["uid"] = std::to_string(getuid());
+  // Versions of what jobs run on, read from files (importing torch would cost
+  // seconds per run): PyTorch, LibTorch, CUDA runtime, NCCL, the driver.
+  auto first_match = [](const std::string& path, const std::regex& re) -> std::string {
+    std::ifstream f(path);
+    std::string line;
+    std::smatch m;
+    while (std::getline(f, line))
+      if (std::regex_search(line, m, re)) return m[1].str();
+    return {};
+  };
+  for (const char* py : {"/usr/lib/python3/dist-packages/torch/version.py",
+                         "/usr/local/lib/python3/dist-packages/torch/version.py"}) {
+    auto v = first_match(py, std::regex(R"(__version__\s*=\s*'([^']+)')"));
+    if (!v.empty()) {
+      env["pytorch"] = v;
+      auto cuda = first_match(py, std::regex(R"(^cuda\s*=\s*'([^']+)')"));
+      env["pytorch_cuda"] = cuda.empty() ? "none" : cuda;
+      break;
+    }
+  }
+  auto libtorch = first_match("/usr/lib/x86_64-linux-gnu/cmake/Torch/TorchConfigVersion.cmake",
+                              std::regex(R"(PACKAGE_VERSION \"([^\"]+)\")"));
+  if (!libtorch.empty()) env["libtorch"] = libtorch;
+  auto cudart = first_match("/usr/local/cuda/include/cuda_runtime_api.h",
+                            std::regex(R"(define CUDART_VERSION\s+(\d+))"));
+  if (!cudart.empty()) {
+    int v = std::atoi(cudart.c_str());
+    env["cuda_toolkit"] = std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+  }
+  auto nccl_major = first_match("/usr/local/cuda/include/nccl.h", std::regex(R"(define NCCL_MAJOR (\d+))"));
+  auto nccl_minor = first_match("/usr/local/cuda/include/nccl.h", std::regex(R"(define NCCL_MINOR (\d+))"));
+  auto nccl_patch = first_match("/usr/local/cuda/include/nccl.h", std::regex(R"(define NCCL_PATCH (\d+))"));
+  if (!nccl_major.empty()) env["nccl"] = nccl_major + "." + nccl_minor + "." + nccl_patch;
+  auto driver = first_match("/proc/driver/nvidia/version", std::regex(R"(Kernel Module\s+([0-9.]+))"));
+  env["nvidia_driver"] = driver.empty() ? "none" : driver;
   return env;
 }
 
