@@ -1,5 +1,7 @@
 #include "harness/check/checks.h"
 
+#include "harness/check/data_checks.h"
+
 #include <algorithm>
 #include <functional>
 #include <regex>
@@ -325,6 +327,7 @@ const std::map<std::string, CheckFn>& catalogue() {
   static const std::map<std::string, CheckFn> c = {
       {"all_exited", all_exited}, {"no_orphans", no_orphans}, {"no_zombies", no_zombies},
       {"shm_clean", shm_clean},   {"job_exit", job_exit},     {"no_hang", no_hang},
+      {"data_partition", data_partition}, {"collectives_matched", collectives_matched},
   };
   return c;
 }
@@ -371,8 +374,9 @@ std::vector<CheckResult> run_checks(const Scenario& sc, const Timeline& tl,
   auto in = make_check_input(sc, tl, procs);
   std::vector<CheckResult> out;
   for (const auto& name : known_checks()) {
+    // Only what the scenario enabled: every default, plus opt-in checks it named.
     auto it = sc.checks.find(name);
-    if (it != sc.checks.end() && !it->second.enabled) continue;
+    if (it == sc.checks.end() || !it->second.enabled) continue;
     auto r = run_check(name, in);
     r.expected_to_fail = sc.expect.failing.count(name) > 0;
     out.push_back(std::move(r));

@@ -53,11 +53,15 @@ std::optional<Nanos> duration_option(const std::string& name, const std::string&
   return d;
 }
 
-// A .suite file lists scenario files, one per line, relative to itself;
-// '#' starts a comment.
+// A .suite file lists scenario files (or other suites), one per line,
+// relative to itself; '#' starts a comment.
 std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs,
-                                       std::vector<std::string>& errors) {
+                                       std::vector<std::string>& errors, int depth = 0) {
   std::vector<std::string> out;
+  if (depth > 8) {
+    errors.push_back("suites nest more than 8 deep (a suite that includes itself?)");
+    return out;
+  }
   for (const auto& in : inputs) {
     if (fs::is_directory(in)) {
       std::vector<std::string> found;
@@ -86,7 +90,8 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs,
           errors.push_back(in + ":" + std::to_string(n) + ":1: " + line + ": no such scenario file");
           continue;
         }
-        out.push_back(p.lexically_normal().string());
+        auto inner = expand_inputs({p.lexically_normal().string()}, errors, depth + 1);
+        out.insert(out.end(), inner.begin(), inner.end());
       }
     } else {
       out.push_back(in);
@@ -353,7 +358,7 @@ int main(int argc, char** argv) {
       return 2;
     }
     sc.job.argv[0] = resolved;
-    for (const auto& name : known_checks()) sc.checks[name] = CheckConfig{};
+    for (const auto& name : default_checks()) sc.checks[name] = CheckConfig{};
     for (size_t i = 0; i < fault_texts.size(); ++i) {
       std::vector<Diagnostic> diags;
       auto f = parse_fault_text(fault_texts[i], "--fault " + std::to_string(i + 1), &diags);

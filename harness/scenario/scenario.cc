@@ -18,14 +18,17 @@
 namespace aftermath {
 
 const std::vector<std::string>& known_checks() {
-  static const std::vector<std::string> kChecks = {"all_exited", "no_orphans", "no_zombies",
-                                                   "shm_clean",  "job_exit",   "no_hang"};
+  static const std::vector<std::string> kChecks = {
+      "all_exited", "no_orphans",     "no_zombies",         "shm_clean",
+      "job_exit",   "no_hang",        "data_partition",     "collectives_matched"};
   return kChecks;
 }
 
 const std::vector<std::string>& default_checks() {
-  // Kept as its own list: a future opt-in check would be known but not default.
-  static const std::vector<std::string> kDefaults = known_checks();
+  // The opt-in checks (data_partition, collectives_matched) need a job that
+  // reports its samples and collectives; a scenario names them under checks:.
+  static const std::vector<std::string> kDefaults = {"all_exited", "no_orphans", "no_zombies",
+                                                     "shm_clean",  "job_exit",   "no_hang"};
   return kDefaults;
 }
 
@@ -355,6 +358,8 @@ class Parser {
   void parse_into(Scenario* s) {
     s->file = ctx_.file;
     s->text = std::string(text_);
+    // Every known check gets an entry: the defaults enabled, the opt-in ones not.
+    for (const std::string& name : known_checks()) s->checks[name].enabled = false;
     for (const std::string& name : default_checks()) s->checks[name].enabled = true;
 
     std::vector<YAML::Node> docs;

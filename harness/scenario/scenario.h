@@ -45,7 +45,8 @@ struct CheckConfig {
 
 // The names of every known check, in report order.
 const std::vector<std::string>& known_checks();
-// The default-enabled ones (all_exited, no_orphans, no_zombies, shm_clean, job_exit, no_hang).
+// The default-enabled ones (all_exited, no_orphans, no_zombies, shm_clean, job_exit, no_hang);
+// the others run only when a scenario names them under checks:.
 const std::vector<std::string>& default_checks();
 
 struct Expectation {

@@ -140,8 +140,10 @@ std::vector<Diagnostic> ParseBad(const std::string& text, const ParseContext& ct
 
 TEST(ScenarioChecks, KnownChecksInReportOrder) {
   EXPECT_THAT(known_checks(), ElementsAre("all_exited", "no_orphans", "no_zombies", "shm_clean",
-                                          "job_exit", "no_hang"));
-  EXPECT_EQ(default_checks(), known_checks());
+                                          "job_exit", "no_hang", "data_partition",
+                                          "collectives_matched"));
+  EXPECT_THAT(default_checks(), ElementsAre("all_exited", "no_orphans", "no_zombies", "shm_clean",
+                                            "job_exit", "no_hang"));
 }
 
 TEST(Diagnostic, ToStringFull) {
@@ -222,7 +224,9 @@ expect:
   ASSERT_TRUE(s.seed.has_value());
   EXPECT_EQ(*s.seed, 42u);
 
-  ASSERT_THAT(s.checks, SizeIs(6));
+  ASSERT_THAT(s.checks, SizeIs(known_checks().size()));
+  EXPECT_FALSE(s.checks["data_partition"].enabled);  // opt-in
+  EXPECT_FALSE(s.checks["collectives_matched"].enabled);
   for (const std::string& name : known_checks()) ASSERT_EQ(s.checks.count(name), 1u) << name;
   EXPECT_TRUE(s.checks["all_exited"].enabled);
   EXPECT_FALSE(s.checks["all_exited"].grace.has_value());
@@ -257,9 +261,10 @@ TEST(ParseScenario, DefaultsWhenOptionalFieldsAreAbsent) {
   EXPECT_EQ(s.grace, 1 * kSecond);
   EXPECT_EQ(s.sample_interval, 20 * kMilli);
   EXPECT_FALSE(s.seed.has_value());
-  ASSERT_THAT(s.checks, SizeIs(6));
+  ASSERT_THAT(s.checks, SizeIs(known_checks().size()));
   for (const auto& [name, cfg] : s.checks) {
-    EXPECT_TRUE(cfg.enabled) << name;
+    bool by_default = std::count(default_checks().begin(), default_checks().end(), name) > 0;
+    EXPECT_EQ(cfg.enabled, by_default) << name;
     EXPECT_FALSE(cfg.grace.has_value()) << name;
     EXPECT_FALSE(cfg.job_exit.code.has_value()) << name;
     EXPECT_FALSE(cfg.job_exit.signal.has_value()) << name;

@@ -1,0 +1,306 @@
+// End-to-end: the LibTorch trainer's scenarios (scenarios/trainer-*.yaml)
+// run through the real harness; each verdict must match its expectation,
+// and each scenario's point is checked in its result (who waited where,
+// which processes were orphaned, what leaked, how the launcher exited).
+// Plus the trainer's own promises: same seed, same losses; every rank's
+// samples reported. Skipped without a LibTorch build.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+#include "e2e_util.h"
+
+using namespace std::chrono_literals;
+using e2e::TempDir;
+using nlohmann::json;
+
+namespace {
+
+#ifdef AFTERMATH_HAVE_TRAINER
+constexpr bool kHaveTrainer = true;
+#else
+constexpr bool kHaveTrainer = false;
+#endif
+
+std::string trainer() { return e2e::bin("aftermath-trainer"); }
+
+// Runs one scenario file; its single scenario's result (or null).
+json run_scenario(const TempDir& dir, const std::string& file, e2e::Run* out = nullptr) {
+  e2e::Run r =
+      e2e::aftermath(dir, {"run", "--out", dir / "out", e2e::src("scenarios/" + file)}, 120s);
+  if (out) *out = r;
+  if (r.result.is_null() || r.result["scenarios"].empty()) return nullptr;
+  return r.result["scenarios"][0];
+}
+
+std::string check_status(const json& s, const std::string& name) {
+  for (const auto& c : s["checks"])
+    if (c["name"] == name) return c["status"];
+  return "";
+}
+json check(const json& s, const std::string& name) {
+  for (const auto& c : s["checks"])
+    if (c["name"] == name) return c;
+  return nullptr;
+}
+
+// The verdict the scenario's own expectation asks for, and nothing left
+// behind: every job process gone by the end of the run.
+void expect_verdict_and_clean_end(const json& s, const e2e::Run& r) {
+  ASSERT_FALSE(s.is_null()) << r.err;
+  std::string want = s["expect"] == "pass" ? "pass" : "xfail";
+  EXPECT_EQ(s["verdict"], want) << s["verdict_reason"] << "\n" << r.out;
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  for (const auto& p : s["processes"]) EXPECT_NE(p["gone_ms"], nullptr) << p.dump();
+}
+
+std::vector<json> processes_with_role(const json& s, const std::string& role) {
+  std::vector<json> v;
+  for (const auto& p : s["processes"])
+    if (p["role"] == role) v.push_back(p);
+  return v;
+}
+
+class TrainerScenario : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!kHaveTrainer) GTEST_SKIP() << "built without LibTorch: no aftermath-trainer";
+  }
+  TempDir dir;
+  e2e::Run run;
+};
+
+TEST_F(TrainerScenario, Clean) {
+  json s = run_scenario(dir, "trainer-clean.yaml", &run);
+  expect_verdict_and_clean_end(s, run);
+  std::string out = e2e::slurp(s["stdout_path"]);
+  EXPECT_NE(out.find("step 1 loss "), std::string::npos);
+  EXPECT_NE(out.find("per worker ["), std::string::npos);
+  // Every rank said what it consumed, and announced itself.
+  std::set<int> reporting;
+  for (const auto& e : s["timeline"])
+    if (e["kind"] == "event" && e["name"] == "rank.samples" && e["fields"]["last"] == 1)
+      reporting.insert(e["fields"]["rank"].get<int>());
+  EXPECT_EQ(reporting, (std::set<int>{0, 1}));
+  EXPECT_EQ(processes_with_role(s, "rank").size(), 2u);
+  EXPECT_EQ(processes_with_role(s, "worker").size(), 8u);
+  if (!check(s, "data_partition").is_null()) {
+    EXPECT_EQ(check_status(s, "data_partition"), "pass");
+  }
+  if (!check(s, "collectives_matched").is_null()) {
+    EXPECT_EQ(check_status(s, "collectives_matched"), "pass");
+  }
+}
+
+TEST_F(TrainerScenario, RankKillOrphans) {
+  json s = run_scenario(dir, "trainer-rank-kill-orphans.yaml", &run);
+  expect_verdict_and_clean_end(s, run);
+  EXPECT_EQ(s["faults"][0]["status"], "injected");
+  EXPECT_EQ(s["faults"][0]["rank"], 0);
+  // The orphans are rank 0's 16 workers; what leaked are torch_ segments.
+  json orphans = check(s, "no_orphans")["measured"]["orphans"];
+  int rank0_workers = 0;
+  std::map<int, json> procs;
+  for (const auto& p : s["processes"]) procs[p["pid"]] = p;
+  for (const auto& o : orphans)
+    if (procs[o["pid"]]["role"] == "worker" && procs[o["pid"]]["rank"] == 0) ++rank0_workers;
+  EXPECT_EQ(rank0_workers, 16);
+  json leaked = check(s, "shm_clean")["measured"]["leaked"];
+  ASSERT_FALSE(leaked.empty());
+  for (const auto& l : leaked)
+    EXPECT_TRUE(
+        std::regex_match(l["name"].get<std::string>(), std::regex("torch_[0-9]+_[0-9]+_[0-9]+")));
+}
+
+TEST_F(TrainerScenario, RankKillClean) {
+  json s = run_scenario(dir, "trainer-rank-kill-clean.yaml", &run);
+  expect_verdict_and_clean_end(s, run);
+  // The managers (helpers) reclaimed what was in flight: created, none left.
+  EXPECT_GT(check(s, "shm_clean")["measured"]["created"].get<int>(), 0);
+  EXPECT_EQ(processes_with_role(s, "helper").size(), 32u);
+  EXPECT_NE(s["timings_ms"]["to_shm_baseline_ms"], nullptr);
+}
+
+TEST_F(TrainerScenario, UnevenHangIsDiagnosedPerRank) {
+  json s = run_scenario(dir, "trainer-uneven-hang.yaml", &run);
+  expect_verdict_and_clean_end(s, run);
+  std::map<int, std::string> waiting;
+  for (const auto& d : s["hang_diagnosis"]["processes"])
+    if (d["role"] == "rank") waiting[d["rank"]] = d["waiting_in"];
+  ASSERT_EQ(waiting.size(), 2u) << s["hang_diagnosis"].dump();
+  EXPECT_EQ(waiting[0].rfind("barrier #", 0), 0u) << waiting[0];
+  EXPECT_EQ(waiting[1].rfind("allreduce #", 0), 0u) << waiting[1];
+  // The same collective number: rank 0 ran out of batches one step early.
+  EXPECT_EQ(waiting[0].substr(9), waiting[1].substr(11));
+  if (!check(s, "collectives_matched").is_null()) {
+    EXPECT_EQ(check_status(s, "collectives_matched"), "fail");
+  }
+}
+
+TEST_F(TrainerScenario, UnevenJoinFinishes) {
+  json s = run_scenario(dir, "trainer-uneven-join.yaml", &run);
+  expect_verdict_and_clean_end(s, run);
+  int shadow = 0;
+  for (const auto& e : s["timeline"])
+    if (e["kind"] == "event" && e["name"] == "step" && e["fields"]["shadow"] == 1) ++shadow;
+  EXPECT_EQ(shadow, 1);  // rank 0 shadowed rank 1's 78th step
+}
+
+// How the launcher saw each rank end (its "launcher.rank_exit" events): the
+// launcher reaps its ranks, so the harness's reaper never learns their status.
+std::map<int, std::string> rank_exits(const json& s) {
+  std::map<int, std::string> m;
+  for (const auto& e : s["timeline"])
+    if (e["kind"] == "event" && e["name"] == "launcher.rank_exit")
+      m[e["fields"]["rank"].get<int>()] = e["fields"]["outcome"];
+  return m;
+}
+
+// The launcher's "launcher.signal" events: (rank, signal, to its group?).
+std::vector<std::tuple<int, std::string, bool>> launcher_signals(const json& s) {
+  std::vector<std::tuple<int, std::string, bool>> v;
+  for (const auto& e : s["timeline"])
+    if (e["kind"] == "event" && e["name"] == "launcher.signal")
+      v.emplace_back(e["fields"]["rank"].get<int>(), e["fields"]["signal"],
+                     e["fields"]["group"] == 1);
+  return v;
+}
+
+// Rank 1 was SIGKILLed; the launcher reported it (41) and everything was
+// gone soon after. Rank 0 either died by the launcher's SIGTERM or, when
+// gloo's "connection closed" reached it first, exited 1 by itself (a real
+// race); when the launcher did signal, it was the way `group` says.
+void expect_rank1_kill_recovery(const json& s, bool signals, bool group) {
+  EXPECT_EQ(s["top"]["outcome"]["code"], 41);
+  ASSERT_NE(s["timings_ms"]["to_all_gone_ms"], nullptr);
+  EXPECT_LT(s["timings_ms"]["to_all_gone_ms"].get<double>(), 10000.0);
+  auto exits = rank_exits(s);
+  EXPECT_EQ(exits[1], "killed(SIGKILL)");
+  auto sig = launcher_signals(s);
+  if (!signals) {
+    EXPECT_TRUE(sig.empty());
+    EXPECT_EQ(exits[0], "exited(1)");  // nobody signalled it: gloo failed its collective
+    return;
+  }
+  EXPECT_TRUE(exits[0] == "killed(SIGTERM)" || exits[0] == "exited(1)") << exits[0];
+  if (exits[0] == "killed(SIGTERM)") {
+    ASSERT_FALSE(sig.empty());
+    EXPECT_EQ(std::get<0>(sig[0]), 0);
+    EXPECT_EQ(std::get<1>(sig[0]), "SIGTERM");
+    EXPECT_EQ(std::get<2>(sig[0]), group);
+  }
+}
+
+TEST_F(TrainerScenario, Rank1KillTorchrun) {
+  json s = run_scenario(dir, "trainer-rank1-kill-torchrun.yaml", &run);
+  expect_verdict_and_clean_end(s, run);
+  expect_rank1_kill_recovery(s, /*signals=*/true, /*group=*/true);
+}
+
+TEST_F(TrainerScenario, Rank1KillSpawn) {
+  json s = run_scenario(dir, "trainer-rank1-kill-spawn.yaml", &run);
+  expect_verdict_and_clean_end(s, run);
+  expect_rank1_kill_recovery(s, /*signals=*/true, /*group=*/false);
+}
+
+TEST_F(TrainerScenario, Rank1KillNaive) {
+  json s = run_scenario(dir, "trainer-rank1-kill-naive.yaml", &run);
+  expect_verdict_and_clean_end(s, run);
+  expect_rank1_kill_recovery(s, /*signals=*/false, false);
+  EXPECT_TRUE(std::regex_search(e2e::slurp(s["stderr_path"]),
+                                std::regex("Connection (closed|reset) by peer")));
+}
+
+TEST_F(TrainerScenario, Rank1KillNaiveHang) {
+  json s = run_scenario(dir, "trainer-rank1-kill-naive-hang.yaml", &run);
+  expect_verdict_and_clean_end(s, run);
+  std::string rank0;
+  for (const auto& d : s["hang_diagnosis"]["processes"])
+    if (d["role"] == "rank" && d["rank"] == 0) rank0 = d["waiting_in"];
+  EXPECT_EQ(rank0.rfind("allreduce #", 0), 0u) << s["hang_diagnosis"].dump();
+}
+
+TEST_F(TrainerScenario, LauncherKillTorchrunOrphansTheRanks) {
+  json s = run_scenario(dir, "trainer-launcher-kill-torchrun.yaml", &run);
+  expect_verdict_and_clean_end(s, run);
+  // Orphaned, they trained on to the end (their own report says so).
+  for (const auto& p : processes_with_role(s, "rank")) EXPECT_NE(p["orphaned_ms"], nullptr);
+  int finished = 0;
+  for (const auto& e : s["timeline"])
+    if (e["kind"] == "event" && e["name"] == "rank.collectives") ++finished;
+  EXPECT_EQ(finished, 2);
+}
+
+TEST_F(TrainerScenario, LauncherKillSpawnTakesTheRanksAlong) {
+  json s = run_scenario(dir, "trainer-launcher-kill-spawn.yaml", &run);
+  expect_verdict_and_clean_end(s, run);
+  // Their parent-death SIGINT ended them (where the reaper saw the status).
+  for (const auto& p : processes_with_role(s, "rank")) {
+    if (!p["outcome"].is_null()) {
+      EXPECT_EQ(p["outcome"]["text"], "killed(SIGINT)");
+    }
+  }
+  ASSERT_NE(s["timings_ms"]["to_all_gone_ms"], nullptr);
+  EXPECT_LT(s["timings_ms"]["to_all_gone_ms"].get<double>(), 5000.0);
+}
+
+// The broken sampler: a .pending scenario until data_partition is in the
+// catalogue. Until then the partition is checked here from the events.
+TEST_F(TrainerScenario, BrokenSamplerOverlaps) {
+  std::string file = "scenarios/trainer-broken-sampler.yaml";
+  std::string path = std::filesystem::exists(e2e::src(file)) ? file : file + ".pending";
+  e2e::Run r = e2e::aftermath(dir, {"run", "--out", dir / "out", e2e::src(path)}, 120s);
+  if (r.exit_code == 2 && r.err.find("data_partition") != std::string::npos) {
+    // Not wired yet: run the same job as a plain command.
+    TempDir d2;
+    r = e2e::aftermath(d2,
+                       {"run", "--out", d2 / "out", "--", trainer(), "launch", "--workers", "2",
+                        "--sampler", "broken", "--dataset-size", "1216", "--seed", "0"},
+                       120s);
+  }
+  ASSERT_FALSE(r.result.is_null()) << r.err;
+  json s = r.result["scenarios"][0];
+  std::map<int, std::multiset<long long>> by_rank;
+  for (const auto& e : s["timeline"]) {
+    if (e["kind"] != "event" || e["name"] != "rank.samples") continue;
+    std::stringstream in(e["fields"]["indices"].get<std::string>());
+    std::string item;
+    while (std::getline(in, item, ',')) by_rank[e["fields"]["rank"]].insert(std::stoll(item));
+  }
+  ASSERT_EQ(by_rank.size(), 2u);
+  EXPECT_EQ(by_rank[0], by_rank[1]);  // every rank consumed everything
+  EXPECT_EQ(by_rank[0].size(), 1216u);
+  if (!check(s, "data_partition").is_null()) {
+    EXPECT_EQ(check_status(s, "data_partition"), "fail");
+    EXPECT_EQ(s["verdict"], "xfail") << s["verdict_reason"];
+  }
+}
+
+// Same seed, same losses: run the trainer twice, outside the harness.
+std::string losses(const TempDir& dir, const std::string& name, const std::string& seed) {
+  e2e::Child c = e2e::spawn({trainer(), "launch", "--workers", "2", "--max-steps", "12", "--seed",
+                             seed, "--max-life", "60s"},
+                            dir / (name + ".out"), dir / (name + ".err"));
+  int status = e2e::wait_for(c, 60s);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << e2e::slurp(dir / (name + ".err"));
+  std::stringstream in(e2e::slurp(dir / (name + ".out")));
+  std::string line, out;
+  while (std::getline(in, line))
+    if (line.rfind("step ", 0) == 0) out += line + "\n";
+  return out;
+}
+
+TEST_F(TrainerScenario, SameSeedSameLosses) {
+  std::string a = losses(dir, "a", "5"), b = losses(dir, "b", "5"), c = losses(dir, "c", "6");
+  EXPECT_EQ(std::count(a.begin(), a.end(), '\n'), 12);
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+}
+
+}  // namespace

@@ -1,0 +1,338 @@
+// Unit tests for the trainer's launcher policies (fixtures/cpp/launcher.h)
+// with tiny stand-in ranks (/bin/sh scripts): who gets signalled, when, how
+// the first failure is encoded, and what a dead launcher leaves behind.
+// Every wait has a deadline; every stand-in is ended by pidfd before the
+// test returns.
+#ifdef AFTERMATH_HAVE_TRAINER
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include "fixtures/cpp/launcher.h"
+
+namespace trainer {
+namespace {
+
+using ::testing::HasSubstr;
+
+class TempDir {
+ public:
+  TempDir() {
+    char tmpl[] = "/tmp/aftermath-launcher-XXXXXX";
+    path_ = ::mkdtemp(tmpl);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  std::string operator/(const std::string& n) const { return path_ + "/" + n; }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+std::string slurp(const std::string& p) {
+  std::ifstream f(p);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+bool alive(int pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(f, line)) return false;
+  auto rp = line.rfind(')');
+  return rp != std::string::npos && rp + 2 < line.size() && line[rp + 2] != 'Z';
+}
+
+// Bounded polling for a condition.
+template <typename F>
+bool within(std::chrono::milliseconds bound, F f) {
+  auto end = std::chrono::steady_clock::now() + bound;
+  while (std::chrono::steady_clock::now() < end) {
+    if (f()) return true;
+    ::poll(nullptr, 0, 10);
+  }
+  return f();
+}
+
+// Ends a stand-in that outlived its test (by pidfd, only if it is ours).
+void kill_leftover(int pid, const std::string& marker) {
+  if (!alive(pid) ||
+      slurp("/proc/" + std::to_string(pid) + "/cmdline").find(marker) == std::string::npos)
+    return;
+  int fd = pidfd_open(pid);
+  if (fd >= 0) {
+    pidfd_signal(fd, SIGKILL);
+    ::close(fd);
+  }
+}
+
+LaunchSpec sh(const std::string& script, Policy p, int world = 2) {
+  LaunchSpec s;
+  s.argv = {"/bin/sh", "-c", script};
+  s.world_size = world;
+  s.policy = p;
+  s.master_port = 29999;
+  s.term_timeout = Millis(30000);
+  s.spawn_grace = Millis(30000);
+  return s;
+}
+
+// Shell: rank 1 waits (bounded polling, 10 s) until rank 0 has written
+// `file`, then runs `then`; rank 0 runs `body`. The handshake makes sure rank
+// 0 is set up before the failure it reacts to.
+std::string after(const TempDir& d, const std::string& file, const std::string& then,
+                  const std::string& body) {
+  std::string f = d / file;
+  return "if [ $RANK = 1 ]; then i=0; while [ ! -s " + f +
+         " ] && [ $i -lt 1000 ]; do sleep 0.01; "
+         "i=$((i+1)); done; " +
+         then + "; fi; " + body;
+}
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::map<int, RankExit> by_rank(const LaunchResult& r) {
+  std::map<int, RankExit> m;
+  for (const auto& e : r.exits) m[e.rank] = e;
+  return m;
+}
+
+TEST(TrainerLauncher, AllRanksSucceed) {
+  auto r = run_ranks(sh("exit 0", Policy::Torchrun, 3));
+  EXPECT_EQ(r.exits.size(), 3u);
+  EXPECT_FALSE(r.first_failure);
+  EXPECT_EQ(launcher_exit_code(r), 0);
+}
+
+TEST(TrainerLauncher, RanksGetTorchrunsEnvironment) {
+  TempDir d;
+  auto s =
+      sh("echo \"$RANK $LOCAL_RANK $WORLD_SIZE $MASTER_ADDR $MASTER_PORT $OMP_NUM_THREADS\" > " +
+             d.path() + "/env.$RANK",
+         Policy::Torchrun);
+  auto r = run_ranks(s);
+  ASSERT_EQ(launcher_exit_code(r), 0);
+  EXPECT_EQ(slurp(d / "env.0"), "0 0 2 127.0.0.1 29999 1\n");
+  EXPECT_EQ(slurp(d / "env.1"), "1 1 2 127.0.0.1 29999 1\n");
+}
+
+// /proc/PID/stat fields 5 and 6 (pgrp, session) of the shell itself.
+const char* kIds = "set -- $(cut -d' ' -f5,6 /proc/$$/stat); echo $$ $1 $2 > ";
+
+TEST(TrainerLauncher, TorchrunStartsEachRankInItsOwnSessionOthersDoNot) {
+  for (Policy p : {Policy::Torchrun, Policy::Spawn, Policy::Naive}) {
+    SCOPED_TRACE(to_string(p));
+    TempDir d;
+    auto r = run_ranks(sh(std::string(kIds) + d.path() + "/ids.$RANK", p, 1));
+    ASSERT_EQ(launcher_exit_code(r), 0);
+    std::istringstream in(slurp(d / "ids.0"));
+    int pid = 0, pgrp = 0, sid = 0;
+    in >> pid >> pgrp >> sid;
+    ASSERT_GT(pid, 0);
+    if (p == Policy::Torchrun) {
+      EXPECT_EQ(pgrp, pid);
+      EXPECT_EQ(sid, pid);
+    } else {
+      EXPECT_EQ(pgrp, ::getpgrp());
+    }
+  }
+}
+
+TEST(TrainerLauncher, TorchrunSignalsTheOtherRanksGroupAndEncodesTheFailure) {
+  // Rank 1 fails with 3; rank 0 and its child (same group) would sleep 20 s.
+  TempDir d;
+  auto s = sh(after(d, "child", "exit 3", "sleep 20 & echo $! > " + d.path() + "/child; wait"),
+              Policy::Torchrun);
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = run_ranks(s);
+  double took = ms_since(t0);
+  ASSERT_TRUE(r.first_failure);
+  EXPECT_EQ(r.first_failure->rank, 1);
+  EXPECT_EQ(r.first_failure->outcome(), "exited(3)");
+  EXPECT_EQ(launcher_exit_code(r), 11);
+  EXPECT_EQ(describe_failure(*r.first_failure), "rank 1 failed: exited(3)");
+  EXPECT_EQ(by_rank(r)[0].outcome(), "killed(SIGTERM)");
+  EXPECT_LT(took, 10000);
+  // The group signal reached rank 0's child too.
+  int child = std::atoi(slurp(d / "child").c_str());
+  ASSERT_GT(child, 0);
+  EXPECT_TRUE(within(std::chrono::seconds(5), [&] { return !alive(child); }));
+  kill_leftover(child, "sleep");
+}
+
+TEST(TrainerLauncher, TorchrunEscalatesToSigkillAfterTheBound) {
+  // Rank 0 ignores SIGTERM (so does its child, by inheritance).
+  TempDir d;
+  auto s = sh(after(d, "child", "exit 5",
+                    "trap '' TERM; sleep 20 & echo $! > " + d.path() + "/child; wait"),
+              Policy::Torchrun);
+  s.term_timeout = Millis(300);
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = run_ranks(s);
+  double took = ms_since(t0);
+  EXPECT_EQ(launcher_exit_code(r), 11);
+  EXPECT_EQ(by_rank(r)[0].outcome(), "killed(SIGKILL)");
+  EXPECT_GE(took, 300);
+  EXPECT_LT(took, 10000);
+  int child = std::atoi(slurp(d / "child").c_str());
+  ASSERT_GT(child, 0);
+  EXPECT_TRUE(within(std::chrono::seconds(5), [&] { return !alive(child); }));
+  kill_leftover(child, "sleep");
+}
+
+TEST(TrainerLauncher, SpawnSignalsProcessesNotGroups) {
+  // Rank 0's child is not signalled by spawn: it is left as an orphan (the
+  // negative control of the torchrun test above).
+  TempDir d;
+  auto s = sh(after(d, "child", "exit 2", "sleep 20 & echo $! > " + d.path() + "/child; wait"),
+              Policy::Spawn);
+  auto r = run_ranks(s);
+  EXPECT_EQ(launcher_exit_code(r), 11);
+  EXPECT_EQ(by_rank(r)[0].outcome(), "killed(SIGTERM)");
+  int child = std::atoi(slurp(d / "child").c_str());
+  ASSERT_GT(child, 0);
+  EXPECT_TRUE(alive(child));
+  kill_leftover(child, "sleep");
+}
+
+TEST(TrainerLauncher, SpawnEscalatesAfterItsGrace) {
+  TempDir d;
+  auto s = sh(
+      after(d, "ready", "exit 2", "trap '' TERM; echo x > " + d.path() + "/ready; exec sleep 20"),
+      Policy::Spawn);
+  s.spawn_grace = Millis(200);
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = run_ranks(s);
+  EXPECT_GE(ms_since(t0), 200);
+  EXPECT_EQ(by_rank(r)[0].outcome(), "killed(SIGKILL)");
+  EXPECT_EQ(launcher_exit_code(r), 11);
+}
+
+TEST(TrainerLauncher, NaiveWaitsAndNeverSignals) {
+  auto s = sh("if [ $RANK = 1 ]; then exit 4; fi; exec sleep 1", Policy::Naive);
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = run_ranks(s);
+  EXPECT_GE(ms_since(t0), 900);
+  EXPECT_EQ(by_rank(r)[0].outcome(), "exited(0)");  // ran to its end
+  EXPECT_EQ(launcher_exit_code(r), 11);
+}
+
+TEST(TrainerLauncher, ARankKilledByASignalIsFortyPlusRank) {
+  auto r = run_ranks(sh("if [ $RANK = 1 ]; then kill -KILL $$; fi; exit 0", Policy::Torchrun));
+  ASSERT_TRUE(r.first_failure);
+  EXPECT_EQ(describe_failure(*r.first_failure), "rank 1 failed: killed(SIGKILL)");
+  EXPECT_EQ(launcher_exit_code(r), 41);
+}
+
+TEST(TrainerLauncher, ExitCodeEncoding) {
+  LaunchResult r;
+  EXPECT_EQ(launcher_exit_code(r), 0);
+  r.first_failure = RankExit{3, 7 << 8, 0};  // exited(7)
+  EXPECT_EQ(launcher_exit_code(r), 13);
+  r.first_failure = RankExit{2, SIGTERM, 0};  // killed(SIGTERM)
+  EXPECT_EQ(launcher_exit_code(r), 42);
+  r.error = "cannot exec";
+  EXPECT_EQ(launcher_exit_code(r), 3);
+}
+
+TEST(TrainerLauncher, AnExecFailureIsReported) {
+  LaunchSpec s;
+  s.argv = {"/nonexistent/aftermath-rank"};
+  s.world_size = 2;
+  auto r = run_ranks(s);
+  EXPECT_THAT(r.error, HasSubstr("cannot exec /nonexistent/aftermath-rank"));
+  EXPECT_EQ(launcher_exit_code(r), 3);
+}
+
+// A launcher SIGKILLed mid-run, in a child process of the test: what
+// happens to its ranks depends on the policy.
+struct Orphans {
+  std::vector<int> ranks;
+  std::vector<bool> alive_after;
+};
+Orphans kill_launcher(Policy p, std::chrono::milliseconds bound) {
+  TempDir d;
+  std::string script = "echo $$ >> " + d.path() + "/pids; exec sleep 20";
+  int ready[2];
+  EXPECT_EQ(::pipe(ready), 0);
+  pid_t launcher = ::fork();
+  if (launcher == 0) {
+    ::close(ready[0]);
+    LaunchHooks h;
+    int started = 0;
+    h.started = [&](int, pid_t) {
+      if (++started == 2) (void)!::write(ready[1], "x", 1);
+    };
+    run_ranks(sh(script, p), h);
+    ::_exit(0);
+  }
+  ::close(ready[1]);
+  char c;
+  pollfd pf{ready[0], POLLIN, 0};
+  EXPECT_EQ(::poll(&pf, 1, 10000), 1);
+  EXPECT_EQ(::read(ready[0], &c, 1), 1);
+  ::close(ready[0]);
+  Orphans o;
+  EXPECT_TRUE(within(std::chrono::seconds(5), [&] {
+    std::istringstream in(slurp(d / "pids"));
+    o.ranks.clear();
+    int pid;
+    while (in >> pid) o.ranks.push_back(pid);
+    return o.ranks.size() == 2;
+  }));
+  ::kill(launcher, SIGKILL);
+  ::waitpid(launcher, nullptr, 0);
+  // Under spawn the ranks die of SIGINT (their parent-death signal): wait
+  // for that up to `bound`.
+  within(bound, [&] {
+    for (int pid : o.ranks)
+      if (alive(pid)) return false;
+    return true;
+  });
+  for (int pid : o.ranks) o.alive_after.push_back(alive(pid));
+  for (int pid : o.ranks) kill_leftover(pid, "sleep");
+  return o;
+}
+
+TEST(TrainerLauncher, ADeadSpawnLauncherTakesItsRanksAlong) {
+  auto o = kill_launcher(Policy::Spawn, std::chrono::seconds(10));
+  ASSERT_EQ(o.ranks.size(), 2u);
+  EXPECT_FALSE(o.alive_after[0]);
+  EXPECT_FALSE(o.alive_after[1]);
+}
+
+TEST(TrainerLauncher, ADeadTorchrunLauncherOrphansItsRanks) {
+  // A negative control: still there half a second after the launcher died.
+  auto o = kill_launcher(Policy::Torchrun, std::chrono::milliseconds(500));
+  ASSERT_EQ(o.ranks.size(), 2u);
+  EXPECT_TRUE(o.alive_after[0]);
+  EXPECT_TRUE(o.alive_after[1]);
+}
+
+TEST(TrainerLauncher, ReservedPortsDiffer) {
+  UniqueFd a, b;
+  int pa = reserve_port(&a), pb = reserve_port(&b);
+  EXPECT_GT(pa, 0);
+  EXPECT_GT(pb, 0);
+  EXPECT_NE(pa, pb);
+}
+
+}  // namespace
+}  // namespace trainer
+
+#endif  // AFTERMATH_HAVE_TRAINER
