@@ -250,20 +250,13 @@ TEST_F(TrainerScenario, LauncherKillSpawnTakesTheRanksAlong) {
   EXPECT_LT(s["timings_ms"]["to_all_gone_ms"].get<double>(), 5000.0);
 }
 
-// The broken sampler: a .pending scenario until data_partition is in the
-// catalogue. Until then the partition is checked here from the events.
+// The broken sampler: data_partition fails, and the events themselves show
+// why (every index consumed by both ranks).
 TEST_F(TrainerScenario, BrokenSamplerOverlaps) {
-  std::string file = "scenarios/trainer-broken-sampler.yaml";
-  std::string path = std::filesystem::exists(e2e::src(file)) ? file : file + ".pending";
-  e2e::Run r = e2e::aftermath(dir, {"run", "--out", dir / "out", e2e::src(path)}, 120s);
-  if (r.exit_code == 2 && r.err.find("data_partition") != std::string::npos) {
-    // Not wired yet: run the same job as a plain command.
-    TempDir d2;
-    r = e2e::aftermath(d2,
-                       {"run", "--out", d2 / "out", "--", trainer(), "launch", "--workers", "2",
-                        "--sampler", "broken", "--dataset-size", "1216", "--seed", "0"},
-                       120s);
-  }
+  e2e::Run r = e2e::aftermath(dir, {"run", "--out", dir / "out",
+                                    e2e::src("scenarios/trainer-broken-sampler.yaml")}, 120s);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(e2e::check_status(r, "data_partition"), "fail");
   ASSERT_FALSE(r.result.is_null()) << r.err;
   json s = r.result["scenarios"][0];
   std::map<int, std::multiset<long long>> by_rank;
