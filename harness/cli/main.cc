@@ -21,6 +21,7 @@
 #include "harness/check/checks.h"
 #include "harness/scenario/scenario.h"
 #include "harness/supervise/runner.h"
+#include "harness/cli/hygiene_cmd.h"
 #include "harness/cli/report_cmd.h"
 #include "reports/html.h"
 #include "reports/json.h"
@@ -277,6 +278,19 @@ int main(int argc, char** argv) {
   diff->add_option("a", diff_a, "the first result.json")->required();
   diff->add_option("b", diff_b, "the second result.json")->required();
 
+  HygieneCliOptions hygiene;
+  bool hy_json = false, hy_dry = false, hy_yes = false, hy_all = false;
+  auto* check = app.add_subcommand(
+      "check", "is this machine clean now? GPUs, device-file holders, /dev/shm, orphans, zombies");
+  check->add_flag("--json", hy_json, "JSON for CI");
+  add_hygiene_options(check, hygiene);
+  auto* reap = app.add_subcommand("reap", "clean what check finds, safely (nothing without --yes)");
+  reap->add_flag("--dry-run", hy_dry, "show the plan only");
+  reap->add_flag("--yes", hy_yes, "carry the plan out");
+  reap->add_flag("--all-users", hy_all, "root only: other users' processes too");
+  reap->add_flag("--json", hy_json, "JSON for CI");
+  add_hygiene_options(reap, hygiene);
+
   // Everything after "--" is the job's command line, untouched.
   std::vector<std::string> job_cmd;
   std::vector<char*> args(argv, argv + argc);
@@ -295,6 +309,8 @@ int main(int argc, char** argv) {
   }
 
   if (list->parsed()) return cmd_list(list_dir);
+  if (check->parsed()) return cmd_check(hy_json, hygiene);
+  if (reap->parsed()) return cmd_reap(hy_dry, hy_yes, hy_all, hy_json, hygiene);
   if (report->parsed()) {
     std::string dir = report_out;
     if (dir.empty()) dir = fs::absolute(report_input).parent_path().string();

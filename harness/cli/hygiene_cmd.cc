@@ -1,0 +1,143 @@
+#include "harness/cli/hygiene_cmd.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+#include "harness/hygiene/hygiene.h"
+#include "harness/hygiene/reap.h"
+#include "harness/observe/nvml.h"
+#include "harness/observe/probe.h"
+
+namespace aftermath {
+
+namespace {
+
+std::string program_dir() {
+  std::error_code ec;
+  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string(".") : p.parent_path().string();
+}
+
+// The library's options from the command line's; false (and a message) on a
+// bad value.
+struct Built {
+  HygieneOptions options;
+  std::unique_ptr<DlNvml> nvml;
+  std::unique_ptr<ProcessProbeRunner> probe;
+};
+
+bool build(const char* cmd, const HygieneCliOptions& c, Built& b) {
+  auto probe_timeout = parse_duration(c.probe_timeout);
+  auto min_age = parse_duration(c.shm_min_age);
+  if (!probe_timeout || !min_age) {
+    std::fprintf(stderr, "aftermath %s: '%s' is not a duration (e.g. 500ms, 20s, 2m)\n", cmd,
+                 (!probe_timeout ? c.probe_timeout : c.shm_min_age).c_str());
+    return false;
+  }
+  std::string error;
+  if (!PathPattern::parse(c.device_pattern, &error)) {
+    std::fprintf(stderr, "aftermath %s: --device-pattern: %s\n", cmd, error.c_str());
+    return false;
+  }
+  HygieneOptions& o = b.options;
+  o.proc_root = c.proc_root;
+  o.shm_dir = c.shm_dir;
+  o.device_pattern = c.device_pattern;
+  for (int p : c.orphan_parents) o.orphan_parents.insert(p);
+  o.shm_min_age = *min_age;
+  o.nvml_pid_level = c.nvml_pid_level;
+  b.nvml = std::make_unique<DlNvml>();
+  o.nvml = b.nvml.get();
+  if (!c.no_probe) {
+    ProbeCommand pc = default_probe_command(program_dir());
+    if (!c.probe.empty()) pc.argv = {c.probe};
+    pc.deadline = *probe_timeout;
+    b.probe = std::make_unique<ProcessProbeRunner>(pc);
+    o.probe = b.probe.get();
+  }
+  return true;
+}
+
+}  // namespace
+
+void add_hygiene_options(CLI::App* sub, HygieneCliOptions& o) {
+  sub->add_option("--proc-root", o.proc_root, "procfs to inspect")->capture_default_str();
+  sub->add_option("--shm-dir", o.shm_dir, "shared-memory folder to inspect")->capture_default_str();
+  sub->add_option("--device-pattern", o.device_pattern,
+                  "device files that count as holding a GPU: a glob, or re:REGEX")
+      ->capture_default_str();
+  sub->add_option("--orphan-parent", o.orphan_parents,
+                  "a subreaper pid whose children count as orphans too (besides init)");
+  sub->add_flag("--no-probe", o.no_probe, "skip the per-GPU allocation probe");
+  sub->add_option("--probe", o.probe,
+                  "the probe program (default: aftermath-probe beside this one)");
+  sub->add_option("--probe-timeout", o.probe_timeout, "deadline of each probe child")
+      ->capture_default_str();
+  sub->add_option("--shm-min-age", o.shm_min_age, "younger /dev/shm entries are never leftovers")
+      ->capture_default_str();
+  sub->add_option("--nvml-pid-level", o.nvml_pid_level,
+                  "PID-namespace level of NVML's pids below the proc root's (0: the same)")
+      ->capture_default_str();
+}
+
+int cmd_check(bool json, const HygieneCliOptions& c) {
+  Built b;
+  if (!build("check", c, b)) return 2;
+  CheckReport r = machine_check(b.options);
+  if (json)
+    std::printf("%s\n", to_json(r).dump(2).c_str());
+  else
+    std::fputs(format_check_table(r).c_str(), stdout);
+  return r.clean() ? 0 : 1;
+}
+
+int cmd_reap(bool dry_run, bool yes, bool all_users, bool json, const HygieneCliOptions& c) {
+  if (all_users && ::geteuid() != 0) {
+    std::fprintf(stderr, "aftermath reap: --all-users needs root\n");
+    return 2;
+  }
+  Built b;
+  if (!build("reap", c, b)) return 2;
+  ReapOptions ro;
+  ro.all_users = all_users;
+  ro.uid = ::getuid();
+  CheckReport before = machine_check(b.options);
+  ReapPlan plan = plan_reap(before, ro);
+  const bool act = yes && !dry_run;
+  if (!act) {
+    if (json) {
+      std::printf("%s\n", nlohmann::json{{"before", to_json(before)},
+                                         {"plan", to_json(plan)},
+                                         {"executed", false},
+                                         {"after", nullptr}}
+                              .dump(2)
+                              .c_str());
+    } else {
+      std::fputs(format_check_table(before).c_str(), stdout);
+      std::fputs(("\n" + format_reap_plan(plan, false)).c_str(), stdout);
+      if (!plan.steps.empty())
+        std::printf("\n%s\n", dry_run ? "Dry run: nothing was done."
+                                      : "Nothing was done: pass --yes to do it.");
+    }
+    return before.clean() ? 0 : 1;
+  }
+  ReapResult done = execute_reap(std::move(plan), b.options, ro);
+  if (json) {
+    std::printf("%s\n", nlohmann::json{{"before", to_json(before)},
+                                       {"plan", to_json(done.plan)},
+                                       {"executed", true},
+                                       {"after", to_json(done.after)}}
+                            .dump(2)
+                            .c_str());
+  } else {
+    std::fputs(format_reap_plan(done.plan, true).c_str(), stdout);
+    std::printf("\nVerified with check:\n");
+    std::fputs(format_check_table(done.after).c_str(), stdout);
+  }
+  return done.after.clean() ? 0 : 1;
+}
+
+}  // namespace aftermath

@@ -1,0 +1,42 @@
+// The `check` and `reap` subcommands: thin glue over harness/hygiene.
+//
+//   aftermath check [--json] [HYGIENE OPTIONS]
+//   aftermath reap [--dry-run] [--yes] [--all-users] [--json] [HYGIENE OPTIONS]
+//
+// HYGIENE OPTIONS (add_hygiene_options): --proc-root, --shm-dir,
+// --device-pattern, --orphan-parent PID (repeatable), --no-probe,
+// --probe PROGRAM, --probe-timeout DURATION, --shm-min-age DURATION,
+// --nvml-pid-level N.
+//
+// Exit status: 0 clean (after reaping, for reap); 1 not clean; 2 usage.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+namespace aftermath {
+
+struct HygieneCliOptions {
+  std::string proc_root = "/proc";
+  std::string shm_dir = "/dev/shm";
+  std::string device_pattern = "/dev/nvidia*";
+  std::vector<int> orphan_parents;  // besides init (1)
+  bool no_probe = false;
+  std::string probe;  // default: aftermath-probe beside this program
+  std::string probe_timeout = "20s";
+  std::string shm_min_age = "30s";
+  int nvml_pid_level = 0;
+};
+
+// Registers the options shared by `check` and `reap` on `sub`.
+void add_hygiene_options(CLI::App* sub, HygieneCliOptions& options);
+
+// `aftermath check`: is this machine clean now? Prints the table (or JSON).
+int cmd_check(bool json, const HygieneCliOptions& options);
+
+// `aftermath reap`: shows the plan; does it only with `yes` and without
+// `dry_run`; `all_users` needs root. Verifies the result with check.
+int cmd_reap(bool dry_run, bool yes, bool all_users, bool json, const HygieneCliOptions& options);
+
+}  // namespace aftermath

@@ -1,0 +1,340 @@
+#include "harness/hygiene/reap.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <set>
+
+#include "harness/observe/holders.h"
+#include "harness/observe/process_index.h"
+#include "harness/supervise/pidfd.h"
+
+namespace aftermath {
+
+using nlohmann::json;
+
+namespace {
+
+std::string who(int pid, const std::string& comm, unsigned uid) {
+  return "pid " + std::to_string(pid) + " (" + comm + ", uid " + std::to_string(uid) + ")";
+}
+
+// Whether `proc_root` is procfs for this process's own PID namespace: the only
+// case in which its pids are the pids pidfd_open takes.
+bool own_namespace(const std::string& proc_root) {
+  char buf[64];
+  ssize_t n = ::readlink((proc_root + "/self").c_str(), buf, sizeof buf - 1);
+  if (n <= 0) return false;
+  buf[n] = '\0';
+  return std::string(buf) == std::to_string(::getpid());
+}
+
+struct Target {
+  ReapStep* step;
+  UniqueFd fd;
+  bool exited = false;
+  bool killed = false;
+  Nanos exited_at = 0;
+};
+
+// Waits until every target's pidfd is readable (it exited) or `until` passes.
+void wait_exits(std::vector<Target>& targets, Nanos until) {
+  for (;;) {
+    std::vector<pollfd> fds;
+    std::vector<Target*> who;
+    for (auto& t : targets) {
+      if (t.exited) continue;
+      fds.push_back({t.fd.get(), POLLIN, 0});
+      who.push_back(&t);
+    }
+    if (fds.empty()) return;
+    Nanos left = until - monotonic_now();
+    if (left <= 0) return;
+    int ms = static_cast<int>(std::min<Nanos>((left + kMilli - 1) / kMilli, 1000));
+    int n = ::poll(fds.data(), fds.size(), ms);
+    if (n < 0 && errno != EINTR) return;
+    for (size_t i = 0; n > 0 && i < fds.size(); ++i) {
+      if (!fds[i].revents) continue;
+      who[i]->exited = true;
+      who[i]->exited_at = monotonic_now();
+    }
+  }
+}
+
+}  // namespace
+
+ReapPlan plan_reap(const CheckReport& r, const ReapOptions& o) {
+  ReapPlan plan;
+  std::set<int> terminating;
+  for (const auto& p : r.processes) {
+    std::string name = who(p.pid, p.comm, p.uid);
+    if (p.zombie) {
+      plan.untouched.push_back(
+          name + ": zombie; " +
+          (p.leftover ? "it is reaped once its parent " + std::to_string(p.ppid) + " is gone"
+                      : "its parent " + std::to_string(p.ppid) +
+                            " is not a leftover this check listed: that parent should reap it"));
+      continue;
+    }
+    if (!p.leftover) {
+      plan.untouched.push_back(name + ": " + p.why);
+      continue;
+    }
+    if (p.pid <= 1) continue;  // never init, whatever the report says
+    if (!o.all_users && p.uid != o.uid) {
+      plan.untouched.push_back(name + ": not yours (root may pass --all-users)");
+      continue;
+    }
+    ReapStep s;
+    s.kind = ReapStep::Kind::Terminate;
+    s.pid = p.pid;
+    s.start_ticks = p.start_ticks;
+    s.uid = p.uid;
+    s.comm = p.comm;
+    s.depth = p.depth;
+    s.state = p.state;
+    s.why = p.why;
+    plan.steps.push_back(std::move(s));
+    terminating.insert(p.pid);
+  }
+  // Children before parents: deepest first.
+  std::stable_sort(plan.steps.begin(), plan.steps.end(), [](const ReapStep& a, const ReapStep& b) {
+    if (a.depth != b.depth) return a.depth > b.depth;
+    return a.pid > b.pid;
+  });
+  for (const auto& e : r.shm) {
+    if (!e.leftover && !e.freed_by_reap) continue;
+    std::string name = r.shm_dir + "/" + e.name;
+    if (!o.all_users && e.uid != o.uid) {
+      plan.untouched.push_back(name + ": not yours (uid " + std::to_string(e.uid) + ")");
+      continue;
+    }
+    ReapStep s;
+    s.kind = ReapStep::Kind::Remove;
+    s.name = e.name;
+    s.inode = e.inode;
+    s.uid = e.uid;
+    s.why = e.why;
+    if (e.freed_by_reap) {
+      std::vector<int> deps = e.mapped_by;
+      deps.insert(deps.end(), e.held_by.begin(), e.held_by.end());
+      if (e.creator_pid && e.creator == CreatorState::Alive) deps.push_back(*e.creator_pid);
+      bool all = std::all_of(deps.begin(), deps.end(), [&](int p) { return terminating.count(p); });
+      if (!all) {
+        plan.untouched.push_back(name + ": used by processes reap does not terminate");
+        continue;
+      }
+      s.after_processes = true;
+    }
+    plan.steps.push_back(std::move(s));
+  }
+  return plan;
+}
+
+ReapResult execute_reap(ReapPlan plan, const HygieneOptions& h, const ReapOptions& o) {
+  ProcReader reader(h.proc_root);
+  const bool own_ns = own_namespace(h.proc_root);
+  std::set<int> exempt{static_cast<int>(::getpid())};
+  {
+    auto idx = ProcessIndex::scan(reader);
+    for (int a : idx.ancestors(::getpid())) exempt.insert(a);
+  }
+
+  // Open and verify every target first, then signal in plan order.
+  std::vector<Target> targets;
+  for (auto& s : plan.steps) {
+    if (s.kind != ReapStep::Kind::Terminate) continue;
+    if (!own_ns) {
+      s.result = "refused: " + h.proc_root + " is not this process's PID namespace";
+      continue;
+    }
+    if (exempt.count(s.pid) || s.pid <= 1) {
+      s.result = "refused: the caller, an ancestor of it, or init";
+      continue;
+    }
+    UniqueFd fd;
+    if (auto ec = pidfd_open(s.pid, fd)) {
+      if (ec.value() == ESRCH) {
+        s.result = "gone already";
+        s.done = true;
+      } else {
+        s.result = "refused: pidfd_open: " + ec.message();
+      }
+      continue;
+    }
+    // The pidfd pins the pid to one process now: prove it is the one the
+    // check listed before it is ever signalled.
+    auto info = read_proc_info(reader, s.pid);
+    if (!info) {
+      s.result = "gone already";
+      s.done = true;
+      continue;
+    }
+    if (info->start_ticks != s.start_ticks) {
+      s.result = "refused: pid " + std::to_string(s.pid) +
+                 " now names another process (its start time changed)";
+      continue;
+    }
+    if (info->uid != s.uid || (!o.all_users && info->uid != o.uid)) {
+      s.result = "refused: its owner is not the one the check saw, or not you";
+      continue;
+    }
+    if (info->zombie()) {
+      s.result = "exited already (a zombie until its parent reaps it)";
+      s.done = true;
+      continue;
+    }
+    s.state = info->state;
+    targets.push_back({&s, std::move(fd)});
+  }
+
+  const Nanos t0 = monotonic_now();
+  for (auto& t : targets) {
+    if (auto ec = pidfd_signal(t.fd.get(), SIGTERM); ec && ec.value() == ESRCH) t.exited = true;
+    // A stopped process keeps SIGTERM pending until it runs again.
+    if (t.step->state == 'T' || t.step->state == 't') (void)pidfd_signal(t.fd.get(), SIGCONT);
+  }
+  wait_exits(targets, t0 + o.term_timeout);
+  const Nanos t1 = monotonic_now();
+  bool any_kill = false;
+  for (auto& t : targets) {
+    if (t.exited) continue;
+    t.killed = any_kill = true;
+    (void)pidfd_signal(t.fd.get(), SIGKILL);
+  }
+  if (any_kill) wait_exits(targets, monotonic_now() + o.kill_timeout);
+  for (auto& t : targets) {
+    ReapStep& s = *t.step;
+    s.done = t.exited;
+    if (!t.exited)
+      s.result = "still alive after SIGKILL (uninterruptible, in the driver?)";
+    else if (!t.killed)
+      s.result = "terminated by SIGTERM in " + format_duration(t.exited_at ? t.exited_at - t0 : 0);
+    else
+      s.result = "killed by SIGKILL after SIGTERM went unanswered for " + format_duration(t1 - t0);
+  }
+
+  // Removals, re-checked now that the processes are gone.
+  char buf[PATH_MAX];
+  const std::string shm_real = ::realpath(h.shm_dir.c_str(), buf) ? std::string(buf) : h.shm_dir;
+  int unused = 0;
+  auto idx = ProcessIndex::scan(reader);
+  std::set<std::pair<std::string, int>> users;  // (name, pid) of live users
+  auto collect = [&](const std::map<int, std::vector<FileRef>>& src) {
+    for (const auto& [pid, files] : src) {
+      const ProcInfo* p = idx.get(pid);
+      if (!p || p->zombie()) continue;
+      for (const auto& f : files)
+        if (!f.deleted) users.emplace(f.path.substr(f.path.rfind('/') + 1), pid);
+    }
+  };
+  bool any_remove = std::any_of(plan.steps.begin(), plan.steps.end(),
+                                [](auto& s) { return s.kind == ReapStep::Kind::Remove; });
+  if (any_remove) {
+    collect(scan_mapped_files(h.proc_root, shm_real, &unused));
+    collect(scan_open_files(h.proc_root, PathPattern::under_dir(shm_real), &unused));
+  }
+  int dfd = any_remove ? ::open(h.shm_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+  for (auto& s : plan.steps) {
+    if (s.kind != ReapStep::Kind::Remove) continue;
+    if (dfd < 0) {
+      s.result = "refused: cannot open " + h.shm_dir + ": " + std::strerror(errno);
+      continue;
+    }
+    struct stat st;
+    if (::fstatat(dfd, s.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      s.result = errno == ENOENT ? "gone already" : std::string("refused: ") + std::strerror(errno);
+      s.done = errno == ENOENT;
+      continue;
+    }
+    if (s.inode && st.st_ino != s.inode) {
+      s.result = "refused: replaced by another file since the check";
+      continue;
+    }
+    if (st.st_uid != s.uid || (!o.all_users && st.st_uid != o.uid)) {
+      s.result = "refused: its owner is not the one the check saw, or not you";
+      continue;
+    }
+    std::vector<int> live;
+    for (const auto& [name, pid] : users)
+      if (name == s.name) live.push_back(pid);
+    if (auto creator = torch_creator_pid(s.name)) {
+      const ProcInfo* c = idx.get(*creator);
+      // Alive at plan time means it had to be terminated first: it must be gone now.
+      if (s.after_processes && c && !c->zombie()) live.push_back(*creator);
+    }
+    if (!live.empty()) {
+      std::string pids;
+      for (int p : live) pids += (pids.empty() ? "" : ", ") + std::to_string(p);
+      s.result = "kept: still used by " + pids;
+      continue;
+    }
+    if (::unlinkat(dfd, s.name.c_str(), 0) != 0) {
+      s.result = std::string("failed: ") + std::strerror(errno);
+      continue;
+    }
+    s.result = "removed";
+    s.done = true;
+  }
+  if (dfd >= 0) ::close(dfd);
+
+  ReapResult result;
+  result.plan = std::move(plan);
+  result.after = machine_check(h);
+  return result;
+}
+
+std::string format_reap_plan(const ReapPlan& plan, bool executed) {
+  std::string out;
+  if (plan.steps.empty())
+    out += executed ? "Nothing was done: nothing to reap.\n" : "Nothing to reap.\n";
+  if (!plan.steps.empty()) out += executed ? "Done:\n" : "Plan:\n";
+  for (const auto& s : plan.steps) {
+    std::string what;
+    if (s.kind == ReapStep::Kind::Terminate)
+      what = std::string(static_cast<size_t>(std::min(s.depth, 4)) * 2, ' ') + "terminate " +
+             who(s.pid, s.comm, s.uid) + " (SIGTERM, then SIGKILL)";
+    else
+      what =
+          std::string("remove ") + s.name + (s.after_processes ? " (once its users are gone)" : "");
+    out += "  " + what + "\n      why: " + s.why + "\n";
+    if (executed)
+      out += "      -> " + (s.result.empty() ? std::string("not attempted") : s.result) + "\n";
+  }
+  if (!plan.untouched.empty()) {
+    out += "Left alone:\n";
+    for (const auto& u : plan.untouched) out += "  " + u + "\n";
+  }
+  return out;
+}
+
+nlohmann::json to_json(const ReapPlan& plan) {
+  json steps = json::array();
+  for (const auto& s : plan.steps) {
+    json j{{"kind", s.kind == ReapStep::Kind::Terminate ? "terminate" : "remove"},
+           {"why", s.why},
+           {"result", s.result},
+           {"done", s.done}};
+    if (s.kind == ReapStep::Kind::Terminate) {
+      j["pid"] = s.pid;
+      j["comm"] = s.comm;
+      j["uid"] = s.uid;
+      j["depth"] = s.depth;
+    } else {
+      j["name"] = s.name;
+      j["after_processes"] = s.after_processes;
+    }
+    steps.push_back(j);
+  }
+  return json{{"steps", steps}, {"untouched", plan.untouched}};
+}
+
+}  // namespace aftermath

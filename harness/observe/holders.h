@@ -1,0 +1,72 @@
+// Who holds what: open files (/proc/PID/fd links) and mapped files
+// (/proc/PID/maps), like `fuser -v`. Used for device files (/dev/nvidia*) and
+// /dev/shm entries. The scanners take a proc root so tests can point them at a
+// fake tree; which paths count is a pattern, so a test can plant a regular file
+// and hold it open in a real child. parse_maps_paths takes file contents.
+//
+// Reading another user's fd or maps needs ptrace access: as non-root, other
+// users' processes are counted as unreadable, never silently taken as clean.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <regex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "harness/core/device.h"
+#include "harness/observe/process_index.h"
+
+namespace aftermath {
+
+// Matches a path: a glob (fnmatch(3); '*' also crosses '/'), or, with the
+// prefix "re:", an ECMAScript regex searched in the path.
+class PathPattern {
+ public:
+  // nullopt and *error set when the regex does not compile.
+  static std::optional<PathPattern> parse(std::string_view spec, std::string* error = nullptr);
+  // Matches every path strictly under `dir` (no pattern characters involved).
+  static PathPattern under_dir(std::string_view dir);
+  bool matches(std::string_view path) const;
+  const std::string& spec() const { return spec_; }
+
+ private:
+  std::string spec_;
+  std::string glob_;
+  std::string dir_;  // under_dir
+  std::optional<std::regex> regex_;
+};
+
+// The default device pattern.
+inline constexpr std::string_view kNvidiaDevicePattern = "/dev/nvidia*";
+
+// A link target of /proc/PID/fd/N without the kernel's " (deleted)" suffix.
+struct FileRef {
+  std::string path;
+  bool deleted = false;
+};
+
+// Per process (proc-root pid), the distinct fd link targets that match.
+// Processes whose fd folder cannot be read add to *unreadable.
+std::map<int, std::vector<FileRef>> scan_open_files(const std::string& proc_root,
+                                                    const PathPattern& pattern,
+                                                    int* unreadable = nullptr);
+
+// Paths mapped in /proc/PID/maps contents that lie under `dir` ("/dev/shm"),
+// distinct, in order of appearance.
+std::vector<FileRef> parse_maps_paths(std::string_view contents, std::string_view dir);
+
+// Per process, the distinct mapped files under `dir`.
+std::map<int, std::vector<FileRef>> scan_mapped_files(const std::string& proc_root,
+                                                      std::string_view dir,
+                                                      int* unreadable = nullptr);
+
+// Every process holding a device file matching `pattern`, marked against the
+// job: in_job, orphan (its parent is in job.orphan_parents), zombie.
+std::vector<DeviceHolder> find_device_holders(const ProcessIndex& procs,
+                                              const std::string& proc_root,
+                                              const PathPattern& pattern, const JobRef& job,
+                                              int* unreadable = nullptr);
+
+}  // namespace aftermath

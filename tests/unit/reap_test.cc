@@ -1,0 +1,258 @@
+// Unit tests for harness/hygiene/reap (`aftermath reap`): the plan on
+// hand-made reports (order, what is never touched), and reaping for real:
+// orphans, zombies and /dev/shm entries planted by the test, reaped, then
+// verified gone. Only processes this test started are ever signalled; the
+// /dev/shm used is a scratch folder.
+#include "harness/hygiene/reap.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "tests/unit/device_fixtures.h"
+
+namespace aftermath {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::Planted;
+using testing::SubreaperScope;
+using testing::TempDir;
+
+HygieneProcess proc(int pid, int ppid, bool leftover, int depth = 0, unsigned uid = 1000) {
+  HygieneProcess p;
+  p.pid = pid;
+  p.ppid = ppid;
+  p.uid = uid;
+  p.comm = "p" + std::to_string(pid);
+  p.state = 'S';
+  p.leftover = leftover;
+  p.depth = depth;
+  p.start_ticks = 1000 + pid;
+  p.why = leftover ? "leftover" : "in use: its parent is alive";
+  return p;
+}
+
+const ReapStep* step_for(const ReapPlan& plan, int pid) {
+  for (const auto& s : plan.steps)
+    if (s.kind == ReapStep::Kind::Terminate && s.pid == pid) return &s;
+  return nullptr;
+}
+
+TEST(ReapPlan, ChildrenBeforeParentsAndNothingElse) {
+  CheckReport r;
+  r.shm_dir = "/dev/shm";
+  r.processes = {proc(100, 1, true, 0), proc(101, 100, true, 1), proc(102, 101, true, 2),
+                 proc(200, 150, false), proc(1, 0, true)};
+  HygieneProcess z = proc(103, 100, true, 1);
+  z.zombie = true;
+  z.state = 'Z';
+  r.processes.push_back(z);
+  HygieneProcess z2 = proc(300, 250, false);
+  z2.zombie = true;
+  r.processes.push_back(z2);
+  ReapOptions o;
+  o.uid = 1000;
+  auto plan = plan_reap(r, o);
+  std::vector<int> order;
+  for (const auto& s : plan.steps) order.push_back(s.pid);
+  EXPECT_EQ(order, (std::vector<int>{102, 101, 100})) << "deepest first; never pid 1";
+  EXPECT_EQ(step_for(plan, 100)->start_ticks, 1100u);
+  std::string untouched = ::testing::PrintToString(plan.untouched);
+  EXPECT_NE(untouched.find("pid 200 (p200, uid 1000): in use"), std::string::npos) << untouched;
+  EXPECT_NE(untouched.find("pid 103 (p103, uid 1000): zombie; it is reaped once its parent 100"),
+            std::string::npos)
+      << untouched;
+  EXPECT_NE(untouched.find("parent 250 is not a leftover this check listed"), std::string::npos)
+      << untouched;
+}
+
+TEST(ReapPlan, OnlyYoursUnlessAllUsers) {
+  CheckReport r;
+  r.processes = {proc(100, 1, true, 0, 1000), proc(400, 1, true, 0, 2000)};
+  HygieneShm theirs;
+  theirs.name = "torch_5_1_0";
+  theirs.uid = 2000;
+  theirs.leftover = true;
+  r.shm = {theirs};
+  ReapOptions o;
+  o.uid = 1000;
+  auto plan = plan_reap(r, o);
+  ASSERT_EQ(plan.steps.size(), 1u);
+  EXPECT_EQ(plan.steps[0].pid, 100);
+  EXPECT_EQ(plan.untouched.size(), 2u);
+  o.all_users = true;
+  EXPECT_EQ(plan_reap(r, o).steps.size(), 3u);
+}
+
+TEST(ReapPlan, SegmentsUsedByLeftoversWaitForThem) {
+  CheckReport r;
+  r.processes = {proc(100, 1, true)};
+  HygieneShm freed;
+  freed.name = "torch_100_1_0";
+  freed.uid = 1000;
+  freed.freed_by_reap = true;
+  freed.creator_pid = 100;
+  freed.creator = CreatorState::Alive;
+  freed.mapped_by = {100};
+  HygieneShm blocked = freed;
+  blocked.name = "torch_100_2_0";
+  blocked.mapped_by = {100, 555};  // 555 is not being terminated
+  HygieneShm in_use;
+  in_use.name = "torch_555_1_0";
+  in_use.uid = 1000;
+  r.shm = {freed, blocked, in_use};
+  ReapOptions o;
+  o.uid = 1000;
+  auto plan = plan_reap(r, o);
+  ASSERT_EQ(plan.steps.size(), 2u);
+  EXPECT_EQ(plan.steps[0].kind, ReapStep::Kind::Terminate) << "processes go first";
+  EXPECT_EQ(plan.steps[1].name, "torch_100_1_0");
+  EXPECT_TRUE(plan.steps[1].after_processes);
+  EXPECT_NE(::testing::PrintToString(plan.untouched).find("torch_100_2_0"), std::string::npos);
+  EXPECT_NE(format_reap_plan(plan, false).find("remove torch_100_1_0 (once its users are gone)"),
+            std::string::npos);
+}
+
+// ---- for real
+
+class ReapReal : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fs::create_directories(dir_ / "shm");
+    fs::create_directories(dir_ / "dev");
+    dir_.write("dev/nvidia0", "");
+    opts_.shm_dir = dir_ / "shm";
+    opts_.device_pattern = dir_ / "dev/nvidia*";
+    opts_.shm_min_age = 0;
+    opts_.orphan_parents = {1, ::getpid()};
+    reap_.uid = ::getuid();
+    reap_.term_timeout = 2 * kSecond;
+    reap_.kill_timeout = 5 * kSecond;
+  }
+  void TearDown() override {
+    for (auto& p : planted_) testing::take_down(p);
+  }
+  // A pid that is certainly gone: a child of ours, reaped.
+  pid_t dead_pid() {
+    pid_t c = ::fork();
+    if (c == 0) ::_exit(0);
+    EXPECT_TRUE(testing::reap_child(c, 5 * kSecond));
+    return c;
+  }
+  Planted& plant(testing::HolderSpec spec) {
+    planted_.push_back(testing::plant_holder(spec));
+    EXPECT_GT(planted_.back().holder, 0);
+    return planted_.back();
+  }
+
+  TempDir dir_{"aftermath-reap"};
+  HygieneOptions opts_;
+  ReapOptions reap_;
+  SubreaperScope subreaper_;
+  std::vector<Planted> planted_;
+};
+
+TEST_F(ReapReal, KillsTheOrphanRemovesItsSegmentsAndVerifies) {
+  pid_t dead = dead_pid();
+  std::string gone_creator = "torch_" + std::to_string(dead) + "_1_0";  // creator dead, unused
+  std::string mapped = "torch_" + std::to_string(dead) + "_2_0";        // mapped by the orphan
+  dir_.write("shm/" + gone_creator, std::string(8192, 'x'));
+  dir_.write("shm/" + mapped, std::string(4096, 'x'));
+  dir_.write("shm/sem.mp-test", std::string(32, 'x'));
+  Planted& p = plant({.open_path = dir_ / "dev/nvidia0",
+                      .map_path = dir_ / ("shm/" + mapped),
+                      .orphan = true,
+                      .zombie_child = true});
+  const pid_t holder = p.holder;
+
+  CheckReport before = machine_check(opts_);
+  ASSERT_FALSE(before.clean());
+  ReapPlan plan = plan_reap(before, reap_);
+  ASSERT_NE(step_for(plan, holder), nullptr) << format_reap_plan(plan, false);
+  EXPECT_EQ(plan.steps.size(), 4u) << format_reap_plan(plan, false);
+
+  // The plan alone (what --dry-run and a missing --yes show) touches nothing.
+  EXPECT_TRUE(testing::alive(holder));
+  EXPECT_TRUE(fs::exists(dir_ / ("shm/" + gone_creator)));
+
+  ReapResult done = execute_reap(plan, opts_, reap_);
+  std::string text = format_reap_plan(done.plan, true);
+  EXPECT_NE(text.find("terminated by SIGTERM"), std::string::npos) << text;
+  for (const auto& s : done.plan.steps) EXPECT_TRUE(s.done) << text;
+  EXPECT_FALSE(testing::alive(holder));
+  EXPECT_FALSE(fs::exists(dir_ / ("shm/" + gone_creator)));
+  EXPECT_FALSE(fs::exists(dir_ / ("shm/" + mapped))) << "freed once its orphan was gone";
+  EXPECT_FALSE(fs::exists(dir_ / "shm/sem.mp-test"));
+  EXPECT_TRUE(fs::exists(dir_ / "dev/nvidia0")) << "device files are never removed";
+  EXPECT_TRUE(done.after.clean()) << format_check_table(done.after);
+}
+
+TEST_F(ReapReal, EscalatesToSigkillForAHolderThatIgnoresSigterm) {
+  Planted& p = plant({.open_path = dir_ / "dev/nvidia0", .orphan = true, .ignore_term = true});
+  const pid_t holder = p.holder;
+  reap_.term_timeout = 300 * kMilli;
+  auto plan = plan_reap(machine_check(opts_), reap_);
+  Nanos t0 = monotonic_now();
+  auto done = execute_reap(plan, opts_, reap_);
+  Nanos took = monotonic_now() - t0;
+  const ReapStep* s = step_for(done.plan, holder);
+  ASSERT_NE(s, nullptr);
+  EXPECT_NE(s->result.find("SIGKILL"), std::string::npos) << s->result;
+  EXPECT_TRUE(s->done);
+  EXPECT_GE(took, 300 * kMilli);
+  EXPECT_LT(took, 5 * kSecond);
+  EXPECT_FALSE(testing::alive(holder));
+  EXPECT_TRUE(done.after.clean()) << format_check_table(done.after);
+}
+
+TEST_F(ReapReal, NeverTouchesAHolderWhoseParentIsAlive) {
+  Planted& p = plant({.open_path = dir_ / "dev/nvidia0", .orphan = false});
+  const pid_t holder = p.holder;
+  auto before = machine_check(opts_);
+  EXPECT_TRUE(before.clean()) << format_check_table(before);
+  auto plan = plan_reap(before, reap_);
+  EXPECT_TRUE(plan.steps.empty());
+  auto done = execute_reap(plan, opts_, reap_);
+  EXPECT_TRUE(testing::alive(holder));
+  EXPECT_NE(::testing::PrintToString(plan.untouched).find("in use: its parent"), std::string::npos);
+}
+
+TEST_F(ReapReal, RefusesAPidWhoseStartTimeChanged) {
+  Planted& p = plant({.open_path = dir_ / "dev/nvidia0", .orphan = true});
+  const pid_t holder = p.holder;
+  auto plan = plan_reap(machine_check(opts_), reap_);
+  ASSERT_EQ(plan.steps.size(), 1u);
+  plan.steps[0].start_ticks += 1;  // as if the pid had been reused since the check
+  auto done = execute_reap(plan, opts_, reap_);
+  EXPECT_NE(done.plan.steps[0].result.find("refused"), std::string::npos)
+      << done.plan.steps[0].result;
+  EXPECT_FALSE(done.plan.steps[0].done);
+  EXPECT_TRUE(testing::alive(holder));
+  EXPECT_FALSE(done.after.clean());
+}
+
+TEST_F(ReapReal, KeepsASegmentSomeoneStartedToUse) {
+  // Planned while unused, mapped by a live process before removal: kept.
+  pid_t dead = dead_pid();
+  std::string name = "torch_" + std::to_string(dead) + "_3_0";
+  dir_.write("shm/" + name, std::string(4096, 'x'));
+  auto plan = plan_reap(machine_check(opts_), reap_);
+  ASSERT_EQ(plan.steps.size(), 1u);
+  plant({.map_path = dir_ / ("shm/" + name), .orphan = false});
+  auto done = execute_reap(plan, opts_, reap_);
+  EXPECT_NE(done.plan.steps[0].result.find("kept: still used by"), std::string::npos)
+      << done.plan.steps[0].result;
+  EXPECT_TRUE(fs::exists(dir_ / ("shm/" + name)));
+}
+
+TEST_F(ReapReal, NotYoursIsLeftAlone) {
+  Planted& p = plant({.open_path = dir_ / "dev/nvidia0", .orphan = true});
+  reap_.uid = ::getuid() + 1;
+  auto plan = plan_reap(machine_check(opts_), reap_);
+  EXPECT_TRUE(plan.steps.empty());
+  EXPECT_NE(::testing::PrintToString(plan.untouched).find("not yours"), std::string::npos);
+  EXPECT_TRUE(testing::alive(p.holder));
+}
+
+}  // namespace
+}  // namespace aftermath
