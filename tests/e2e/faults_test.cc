@@ -243,12 +243,22 @@ TEST_F(Faults, HangAtAPointIsDiagnosed) {
 }
 
 TEST_F(Faults, PhaseAndPredicateTriggers) {
+  // (A process-count predicate can hold before the workers have announced
+  // themselves; a role-based target then matches nobody. The workers
+  // predicate counts announced workers.)
   auto r = run({"{action: SIGSTOP, target: launcher, at: {phase: startup}, resume_after: 10ms}",
                 "{action: SIGSTOP, target: rank:0, at: {phase: steady}, resume_after: 10ms}",
-                "{action: SIGSTOP, target: workers:0, at: {when: {processes: 4}}, resume_after: 10ms}"},
+                "{action: SIGSTOP, target: workers:0, at: {when: {workers: {rank: 0, count: 2}}}, resume_after: 10ms}"},
                {points(), "--workers", "2", "--steps", "20", "--items", "40"});
   for (int i = 0; i < 3; ++i) EXPECT_EQ(fault(r, i)["status"], "injected") << i << fault(r, i).dump();
   EXPECT_EQ(scenario(r)["verdict"], "pass") << scenario(r)["verdict_reason"];
+  // And the process-count predicate itself, with a target that needs no role.
+  TempDir d2;
+  auto p = e2e::aftermath(d2, {"run", "--out", d2 / "out", "--fault",
+                               "{action: SIGSTOP, target: all, at: {when: {processes: 4}}, resume_after: 10ms}",
+                               "--", points(), "--workers", "2", "--steps", "20", "--items", "40"});
+  EXPECT_EQ(p.result["scenarios"][0]["faults"][0]["status"], "injected");
+  EXPECT_GE(p.result["scenarios"][0]["faults"][0]["pids"].size(), 4u);
 }
 
 TEST_F(Faults, AFaultWithNoMatchingTargetFailsVisibly) {
