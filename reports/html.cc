@@ -335,7 +335,28 @@ std::string lane_label(const ProcessView& p) {
   if (p.worker) l += " w" + std::to_string(*p.worker);
   l += " " + p.comm;
   if (p.top) l += " \u2605";  // a star marks the top process
-  return truncate_chars(l, kMaxLabelChars);
+  // Room for the "out" / "err" links at the label's end.
+  bool logs = !p.log_stdout.empty() || !p.log_stderr.empty();
+  return truncate_chars(l, logs ? kMaxLabelChars - 9 : kMaxLabelChars);
+}
+
+// The process's own log files as links at the end of its lane's label
+// (left of the plot, where a drag does not zoom).
+std::string lane_log_links(const json& sc, const ProcessView& p, const std::string& report_dir) {
+  std::string out;
+  const std::pair<const std::string*, const char*> logs[] = {{&p.log_stdout, "out"},
+                                                             {&p.log_stderr, "err"}};
+  double x = kPlotX0 - 44;
+  for (const auto& [path, label] : logs) {
+    if (!path->empty()) {
+      std::string file = report::scenario_file(sc, *path);
+      out += fmt("<a class=\"lane-log\" data-stream=\"%s\" href=\"", label) +
+             esc(log_href(file, report_dir)) + "\"><title>" + esc(std::string(label) + ": " + file) +
+             "</title>" + fmt("<text x=\"%s\" y=\"13\">%s</text></a>", px(x).c_str(), label);
+    }
+    x += 21;
+  }
+  return out;
 }
 
 // One step curve (job process count or /dev/shm bytes) as a chart row.
@@ -385,7 +406,7 @@ std::string curve_row(const Scale& s, const Series& series, double y0, const std
   return out;
 }
 
-std::string timeline_svg(const json& sc, const std::string& id) {
+std::string timeline_svg(const json& sc, const std::string& id, const std::string& report_dir) {
   const double end = report::scenario_end_ms(sc);
   const Scale s{end};
   const std::string clip = "clip-" + id;
@@ -479,6 +500,7 @@ std::string timeline_svg(const json& sc, const std::string& id) {
     body += fmt("<rect class=\"lane-bg\" x=\"0\" y=\"0\" width=\"%s\" height=\"%s\"/>",
                 px(kWidth).c_str(), px(kLaneH).c_str());
     body += "<text class=\"lane-label\" x=\"14\" y=\"13\">" + esc(lane_label(p)) + "</text>";
+    body += lane_log_links(sc, p, report_dir);
     body += clipped;
     body += bar(s, p.start_ms, life_end, 5, 9, p.life_end_ms ? "life" : "life alive", "");
     if (p.orphaned_ms) {
@@ -550,6 +572,25 @@ std::string timeline_svg(const json& sc, const std::string& id) {
     body += curve_row(s, shm_series, y, "shm", "/dev/shm above baseline",
                       format_bytes(shm_series.max), end, clip, shm_marks);
     y += kCurveH;
+    // Device memory in use, one curve per GPU, from the device timeline's
+    // samples (absent where there is no GPU).
+    std::map<long long, Series> gpu_series;
+    const json& device = member(sc, "device");
+    for (const json* g : items(device, "samples")) {
+      auto t = num(*g, "t_ms");
+      auto used = num(*g, "used_bytes");
+      auto index = num(*g, "index");
+      if (!t || !used || !index) continue;
+      Series& gs = gpu_series[static_cast<long long>(*index)];
+      gs.pts.emplace_back(*t, *used);
+      gs.max = std::max(gs.max, *used);
+    }
+    for (const auto& [index, gs] : gpu_series) {
+      y += 4;
+      body += curve_row(s, gs, y, "gpu", "GPU " + std::to_string(index) + " memory used",
+                        format_bytes(gs.max), end, clip, "");
+      y += kCurveH;
+    }
   } else {
     body += fmt("<text class=\"empty\" x=\"%s\" y=\"%s\">no samples recorded</text>",
                 px(kPlotX0 + 8).c_str(), px(y + 13).c_str());
@@ -610,6 +651,16 @@ std::string row(const std::string& key, const std::string& value_html) {
   return "<tr><th>" + esc(key) + "</th><td>" + value_html + "</td></tr>";
 }
 
+// What the job reported about itself ("job_environment"): "k=v, k=v", or "".
+std::string job_environment_text(const json& sc) {
+  const json& env = member(sc, "job_environment");
+  std::string out;
+  if (!env.is_object()) return out;
+  for (const auto& [k, v] : env.items())
+    out += (out.empty() ? "" : "; ") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+  return out;
+}
+
 std::string facts_table(const json& sc) {
   std::string out = "<table class=\"facts\">";
   std::string desc = str(sc, "description");
@@ -636,6 +687,8 @@ std::string facts_table(const json& sc) {
     top_text += ", the job deadline passed with it alive";
   }
   out += row("top process", esc(top_text));
+  std::string job_env = job_environment_text(sc);
+  if (!job_env.empty()) out += row("job environment", "<code>" + esc(job_env) + "</code>");
   return out + "</table>";
 }
 
@@ -739,6 +792,35 @@ std::string logs_block(const json& sc, const std::string& report_dir) {
     }
   }
   out += "</ul>";
+  // Each announced process's own stdout and stderr (AFTERMATH_LOG_DIR).
+  std::string rows;
+  size_t with_logs = 0;
+  for (const auto& p : report::processes_by_role(sc)) {
+    if (p.log_stdout.empty() && p.log_stderr.empty()) continue;
+    ++with_logs;
+    std::string who;
+    if (p.rank) who += "r" + std::to_string(*p.rank);
+    if (p.worker) who += (who.empty() ? "w" : " w") + std::to_string(*p.worker);
+    rows += fmt("<tr data-pid=\"%lld\"><td>", p.pid) + esc(p.role) + "</td><td class=\"num\">" +
+            std::to_string(p.pid) + "</td><td>" + esc(who.empty() ? "-" : who) + "</td><td>" +
+            esc(p.comm) + "</td>";
+    for (const std::string* path : {&p.log_stdout, &p.log_stderr}) {
+      if (path->empty()) {
+        rows += "<td class=\"muted\">-</td>";
+      } else {
+        std::string file = report::scenario_file(sc, *path);
+        rows += "<td><a href=\"" + esc(log_href(file, report_dir)) + "\">" + esc(*path) + "</a></td>";
+      }
+    }
+    rows += "</tr>";
+  }
+  if (with_logs > 0) {
+    out += fmt("<table class=\"proc-logs\"><caption>Per-process logs (%zu process%s)</caption>",
+               with_logs, with_logs == 1 ? "" : "es") +
+           "<thead><tr><th>role</th><th>pid</th><th>rank/worker</th><th>comm</th><th>stdout</th>"
+           "<th>stderr</th></tr></thead><tbody>" +
+           rows + "</tbody></table>";
+  }
   std::string tail = str(member(sc, "top"), "stderr_tail");
   if (!tail.empty()) {
     out += "<details open><summary>stderr (tail)</summary><pre class=\"stderr\">" + esc(tail) +
@@ -786,7 +868,7 @@ std::string scenario_section(const json& sc, size_t index, const std::string& re
     out += "<h3>Reproduce</h3><div class=\"repro\"><pre class=\"cmd\">" + esc(repro) +
            "</pre><button type=\"button\" class=\"copy\">copy</button></div>";
   }
-  out += "<h3>Timeline</h3><div class=\"tl-wrap\">" + timeline_svg(sc, id) + "</div>";
+  out += "<h3>Timeline</h3><div class=\"tl-wrap\">" + timeline_svg(sc, id, report_dir) + "</div>";
   out += legend();
   out += "<button type=\"button\" class=\"reset-zoom\" data-for=\"tl-" + esc(id) +
          "\">reset zoom</button>";
@@ -838,6 +920,17 @@ std::string environment_table(const json& result) {
   if (env.is_object()) {
     for (const auto& [k, v] : env.items()) {
       out += row(k, esc(v.is_string() ? v.get<std::string>() : v.dump()));
+    }
+  }
+  // What each job reported about itself (sharing strategy, start method, ...).
+  auto scenarios = items(result, "scenarios");
+  for (const json* sc : scenarios) {
+    const json& job = member(*sc, "job_environment");
+    if (!job.is_object()) continue;
+    std::string prefix = scenarios.size() == 1 ? "job " : "job (" + str(*sc, "name", "?") + ") ";
+    for (const auto& [k, v] : job.items()) {
+      out += "<tr class=\"job-env\">" + std::string("<th>") + esc(prefix + k) + "</th><td>" +
+             esc(v.is_string() ? v.get<std::string>() : v.dump()) + "</td></tr>";
     }
   }
   return out + "</tbody></table></details>";
@@ -908,7 +1001,7 @@ svg.timeline text { fill: #1f2328; }
 .fault-line .mlabel { fill: #cf222e !important; font-weight: 600; }
 .chart-bg { fill: #fafbfc; stroke: #eef1f4; }
 .curve { fill: none; stroke-width: 1.5; } .curve.procs { stroke: #0969da; }
-.curve.shm { stroke: #bf3989; }
+.curve.shm { stroke: #bf3989; } .curve.gpu { stroke: #1a7f37; }
 .shm-mark line { stroke: #bf3989; stroke-width: 2; }
 .zoom-sel { fill: rgba(9,105,218,.12); stroke: #0969da; }
 .readout { fill: #0969da !important; font-weight: 600; }
@@ -920,6 +1013,8 @@ svg.timeline text { fill: #1f2328; }
 .phase-key, .fault-key { display: inline-block; width: 0; height: 12px;
   border-left: 2px dashed #8c959f; } .fault-key { border-left-color: #cf222e; }
 .logs { margin: 4px 0; } .stderr { max-height: 260px; }
+.proc-logs { margin: 6px 0; } .proc-logs caption { text-align: left; font-weight: 600; }
+.lane-log text { fill: #0969da !important; font-size: 10px; text-decoration: underline; }
 details summary { cursor: pointer; color: #0969da; }
 .procs, .env { margin: 10px 0; }
 .top-link { text-align: right; font-size: 12px; margin: 4px 0 0; }
@@ -1196,7 +1291,7 @@ std::string render_html(const json& result, const std::string& report_dir) {
   out += "<p class=\"summary\">";
   out +=
       fmt("<span><b>%zu</b> scenario%s</span>", scenarios.size(), scenarios.size() == 1 ? "" : "s");
-  for (const char* v : {"pass", "xfail", "fail", "xpass", "error"}) {
+  for (const char* v : {"pass", "xfail", "fail", "xpass", "error", "skipped"}) {
     // The run's own tally when it has one; counting is only the fallback
     // for a document without "summary".
     auto n = num(summary, v);

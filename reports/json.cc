@@ -3,6 +3,8 @@
 #include <optional>
 #include <string>
 
+#include "harness/core/device_json.h"
+
 namespace aftermath {
 
 using nlohmann::json;
@@ -79,8 +81,24 @@ json scenario_json(const ScenarioResult& s) {
   j["timings_ms"] = std::move(timings);
 
   json processes = json::array();
-  for (const auto& p : s.processes) processes.push_back(to_json(p));
+  for (const auto& p : s.processes) {
+    json pj = to_json(p);
+    // Only for a process with per-process log files (paths relative to
+    // out_dir), so a run without them reads as before.
+    auto logs = s.process_logs.find(p.pid);
+    if (logs != s.process_logs.end()) {
+      json l = json::object();
+      if (!logs->second.stdout_path.empty()) l["stdout"] = logs->second.stdout_path;
+      if (!logs->second.stderr_path.empty()) l["stderr"] = logs->second.stderr_path;
+      if (!l.empty()) pj["logs"] = std::move(l);
+    }
+    processes.push_back(std::move(pj));
+  }
   j["processes"] = std::move(processes);
+  // The GPUs over the run; {"unavailable": why} where there are none.
+  j["device"] = to_json(s.timeline.device);
+  // What the job said about itself ("torch_config" events); absent when it said nothing.
+  if (!s.job_environment.empty()) j["job_environment"] = s.job_environment;
 
   json timeline = json::array();
   for (const auto& o : s.timeline.events) timeline.push_back(to_json(o));
@@ -242,7 +260,8 @@ json to_json(const RunResult& run) {
                   {"fail", 0},
                   {"xfail", 0},
                   {"xpass", 0},
-                  {"error", 0}};
+                  {"error", 0},
+                  {"skipped", 0}};
   json scenarios = json::array();
   for (const auto& s : run.scenarios) {
     summary[std::string(to_string(s.verdict))] =

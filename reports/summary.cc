@@ -101,7 +101,7 @@ std::string render_summary_md(const json& result) {
                     (scenarios.size() == 1 ? "" : "s");
   std::string counts;
   const json& summary = member(result, "summary");
-  for (const char* v : {"pass", "xfail", "fail", "xpass", "error"}) {
+  for (const char* v : {"pass", "xfail", "fail", "xpass", "error", "skipped"}) {
     // The run's own tally; counting verdicts is only the fallback.
     auto n = num(summary, v);
     if (!n) {
@@ -142,6 +142,14 @@ std::string render_summary_md(const json& result) {
       if (!report::check_failed(status)) continue;
       out += "- **" + md_line(str(*c, "name", "?")) + "** (" + md_line(status) +
              "): " + md_line(str(*c, "reason")) + "\n";
+    }
+    // What the job reported about itself: part of what reproducing it needs.
+    const json& job_env = member(*sc, "job_environment");
+    if (job_env.is_object() && !job_env.empty()) {
+      std::string text;
+      for (const auto& [k, v] : job_env.items())
+        text += (text.empty() ? "" : "; ") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+      out += "- job environment: " + md_line(text) + "\n";
     }
     std::string repro = str(*sc, "repro");
     if (!repro.empty()) out += "- repro: " + md_code(code_line(repro)) + "\n";

@@ -65,7 +65,13 @@ void add_scenario(json& events, const json& sc, int pid) {
   for (const auto& p : procs) {
     is_job[p.pid] = true;
     std::string track = p.role + " " + std::to_string(p.pid) + " " + p.comm;
-    events.push_back(metadata("thread_name", pid, p.pid, {{"name", track}}));
+    json track_args = {{"name", track}};
+    // The process's own log files (result.json's processes[].logs, under its out_dir).
+    json logs = json::object();
+    if (!p.log_stdout.empty()) logs["stdout"] = report::scenario_file(sc, p.log_stdout);
+    if (!p.log_stderr.empty()) logs["stderr"] = report::scenario_file(sc, p.log_stderr);
+    if (!logs.empty()) track_args["logs"] = logs;
+    events.push_back(metadata("thread_name", pid, p.pid, std::move(track_args)));
     // processes_by_role already groups by role, so its order is the sort key.
     events.push_back(metadata("thread_sort_index", pid, p.pid, {{"sort_index", ++order}}));
 
@@ -85,6 +91,7 @@ void add_scenario(json& events, const json& sc, int pid) {
                  {"alive_at_end", !p.life_end_ms.has_value()}};
     if (p.rank) args["rank"] = *p.rank;
     if (p.worker) args["worker"] = *p.worker;
+    if (!logs.empty()) args["logs"] = logs;
     events.push_back(complete(p.comm.empty() ? "pid " + std::to_string(p.pid) : p.comm, "process",
                               pid, p.pid, p.start_ms, life_end, std::move(args)));
     // Nested inside the life slice: same end, later or equal start, so
@@ -147,6 +154,20 @@ void add_scenario(json& events, const json& sc, int pid) {
       events.push_back(instant(kind + " " + str(*e, "name"), "shm", "t", pid, kTraceHarnessTid, *t,
                                std::move(args)));
     }
+  }
+
+  // Device memory in use, one counter track per GPU (none without a GPU).
+  for (const json* g : items(member(sc, "device"), "samples")) {
+    auto t = num(*g, "t_ms");
+    auto used = num(*g, "used_bytes");
+    auto index = num(*g, "index");
+    if (!t || !used || !index) continue;
+    events.push_back({{"ph", "C"},
+                      {"name", "GPU " + std::to_string(static_cast<long long>(*index)) + " memory used"},
+                      {"pid", pid},
+                      {"tid", kTraceHarnessTid},
+                      {"ts", us(*t)},
+                      {"args", {{"bytes", *used}}}});
   }
 
   // The verdict at the end of the scenario, carrying what a reader wants

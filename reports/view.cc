@@ -135,6 +135,8 @@ std::vector<ProcessView> processes_by_role(const json& scenario) {
     // A clock glitch must not draw a bar that ends before it starts.
     if (v.life_end_ms && *v.life_end_ms < v.start_ms) v.life_end_ms = v.start_ms;
     v.outcome = str(member(*p, "outcome"), "text");
+    v.log_stdout = str(member(*p, "logs"), "stdout");
+    v.log_stderr = str(member(*p, "logs"), "stderr");
     out.push_back(std::move(v));
   }
   std::stable_sort(out.begin(), out.end(), [](const ProcessView& a, const ProcessView& b) {
@@ -145,6 +147,13 @@ std::vector<ProcessView> processes_by_role(const json& scenario) {
     return a.pid < b.pid;
   });
   return out;
+}
+
+std::string scenario_file(const json& scenario, const std::string& path) {
+  if (path.empty() || path.front() == '/') return path;
+  std::string dir = str(scenario, "out_dir");
+  if (dir.empty()) return path;
+  return dir.back() == '/' ? dir + path : dir + "/" + path;
 }
 
 double scenario_end_ms(const json& scenario) {

@@ -65,7 +65,14 @@ struct ProcessView {
   // it was alive at the end of the timeline.
   std::optional<double> life_end_ms;
   std::string outcome;  // "killed(SIGKILL)", or "" when the harness never learnt it
+  // Its own log files (processes[].logs), relative to the scenario's out_dir
+  // or absolute; empty when it had none.
+  std::string log_stdout, log_stderr;
 };
+
+// Where a scenario's log file is: a path from result.json ("stdout_path", a
+// process's logs) joined to the scenario's out_dir when relative.
+std::string scenario_file(const json& scenario, const std::string& path);
 
 // The scenario's processes grouped by role (role_rank), then by start time
 // and pid, so every renderer lists lanes in the same order.

@@ -8,6 +8,7 @@ packages=(
   libboost1.81-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libtorch-dev libgloo-dev python3-torch python3-psutil
+  psmisc lsof
 )
 
 # The whole test suite also renders a report in headless Chromium.

@@ -5,4 +5,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
 scripts/build.sh
-exec build/bin/aftermath run --out aftermath-out scenarios/nightly-cpu.suite
+exec build/bin/aftermath run --out aftermath-out --jobs 2 scenarios/nightly-cpu.suite

@@ -1,6 +1,8 @@
 #include "harness/check/checks.h"
 
 #include "harness/check/data_checks.h"
+#include "harness/check/device_checks.h"
+#include "harness/check/memory_checks.h"
 
 #include <algorithm>
 #include <functional>
@@ -322,12 +324,40 @@ CheckResult no_hang(const CheckInput& in) {
   return r;
 }
 
+// The scenario's parameters of a check (null when it gave none).
+const nlohmann::json& params_of(const CheckInput& in, const std::string& check) {
+  static const nlohmann::json kNone;
+  auto it = in.scenario.checks.find(check);
+  return it == in.scenario.checks.end() ? kNone : it->second.params;
+}
+
+CheckResult memory_growth_configured(const CheckInput& in) {
+  std::string why;
+  auto p = parse_memory_growth_params(params_of(in, "memory_growth"), &why);
+  if (!p) throw std::invalid_argument("memory_growth params: " + why);
+  return memory_growth(in, *p);
+}
+
+CheckResult device_memory_configured(const CheckInput& in) {
+  const nlohmann::json& j = params_of(in, kDeviceMemoryReleased);
+  DeviceMemoryParams p;
+  if (j.is_object()) {
+    p.tolerance_bytes = j.value("tolerance_bytes", p.tolerance_bytes);
+    p.deadline = j.value("deadline_ns", p.deadline);
+  }
+  return device_memory_released(in.timeline.device, p);
+}
+
 using CheckFn = std::function<CheckResult(const CheckInput&)>;
 const std::map<std::string, CheckFn>& catalogue() {
   static const std::map<std::string, CheckFn> c = {
       {"all_exited", all_exited}, {"no_orphans", no_orphans}, {"no_zombies", no_zombies},
       {"shm_clean", shm_clean},   {"job_exit", job_exit},     {"no_hang", no_hang},
       {"data_partition", data_partition}, {"collectives_matched", collectives_matched},
+      {"memory_growth", memory_growth_configured},
+      {kDeviceMemoryReleased, device_memory_configured},
+      {kNoDeviceHolders, [](const CheckInput& in) { return no_device_holders(in.timeline.device); }},
+      {kDeviceAllocProbe, [](const CheckInput& in) { return device_alloc_probe(in.timeline.device); }},
   };
   return c;
 }

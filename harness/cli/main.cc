@@ -133,7 +133,8 @@ void print_table(const RunResult& run, bool tty) {
     std::string s(to_string(v));
     if (!tty) return s;
     bool good = v == Verdict::Pass || v == Verdict::XFail;
-    return (good ? "\033[32m" : "\033[31m") + s + "\033[0m";
+    const char* c = v == Verdict::Skipped ? "\033[33m" : good ? "\033[32m" : "\033[31m";
+    return c + s + "\033[0m";
   };
   std::printf("\n%-36s %-7s %-30s %10s %10s %10s\n", "scenario", "verdict", "failed checks",
               "job", "all gone", "shm base");
@@ -152,14 +153,16 @@ void print_table(const RunResult& run, bool tty) {
     std::printf("%-36s %-*s %-30s %10s %10s %10s\n", s.name.c_str(), pad, v.c_str(), failed.c_str(),
                 fmt_ms(get("job_ms")).c_str(), fmt_ms(get("to_all_gone_ms")).c_str(),
                 fmt_ms(get("to_shm_baseline_ms")).c_str());
-    if (s.verdict == Verdict::Fail || s.verdict == Verdict::XPass || s.verdict == Verdict::Error)
+    if (s.verdict != Verdict::Pass && s.verdict != Verdict::XFail)
       std::printf("    %s\n", s.verdict_reason.c_str());
   }
   std::map<Verdict, int> n;
   for (const auto& s : run.scenarios) n[s.verdict]++;
-  std::printf("\n%zu scenario(s): %d pass, %d xfail, %d fail, %d xpass, %d error\n",
+  std::printf("\n%zu scenario(s): %d pass, %d xfail, %d fail, %d xpass, %d error",
               run.scenarios.size(), n[Verdict::Pass], n[Verdict::XFail], n[Verdict::Fail],
               n[Verdict::XPass], n[Verdict::Error]);
+  if (n[Verdict::Skipped]) std::printf(", %d skipped", n[Verdict::Skipped]);
+  std::printf("\n");
 }
 
 void print_aggregates(const RunResult& run) {
@@ -239,6 +242,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> inputs;
   std::string out_dir = "aftermath-out", timeout_s, grace_s, settle_s, contain = "auto", shm = "auto";
   bool keep_leaks = false;
+  bool ignore_requires = false;
   int repeat = 1, jobs = 1;
   std::optional<std::uint64_t> seed;
   std::vector<std::string> fault_texts;
@@ -258,6 +262,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 10000));
   run->add_option("--jobs", jobs, "run N scenarios side by side")->check(CLI::Range(1, 256));
   run->add_flag("--keep-leaks", keep_leaks, "leave leaked /dev/shm entries in place (still reported)");
+  run->add_flag("--ignore-requires", ignore_requires,
+                "launch scenarios whose requires: are not met here (normally skipped)");
   run->add_option("--contain", contain, "containment: auto, pidns or subreaper")
       ->check(CLI::IsMember({"auto", "pidns", "subreaper"}));
   run->add_option("--shm", shm,
@@ -329,6 +335,7 @@ int main(int argc, char** argv) {
   }
   ro.out_dir = out_dir;
   ro.keep_leaks = keep_leaks;
+  ro.ignore_requirements = ignore_requires;
   ro.seed = seed;
   ro.containment = contain;
   ro.fault_texts = fault_texts;
@@ -466,6 +473,7 @@ int main(int argc, char** argv) {
   }
   if (g_interrupted) return 1;
   for (const auto& r : result.scenarios)
-    if (r.verdict != Verdict::Pass && r.verdict != Verdict::XFail) return 1;
+    if (r.verdict != Verdict::Pass && r.verdict != Verdict::XFail && r.verdict != Verdict::Skipped)
+      return 1;
   return 0;
 }

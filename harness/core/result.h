@@ -49,6 +49,16 @@ struct ScenarioResult {
   std::string started_at;        // wall clock, ISO-8601 UTC
   int run_index = 0;             // with --repeat N: 0..N-1
   int runs = 1;
+  // Per-process logs (AFTERMATH_LOG_DIR): by pid, the files that exist,
+  // relative to out_dir (absolute when outside it); empty: none.
+  struct ProcessLogs {
+    std::string stdout_path, stderr_path;
+  };
+  std::map<int, ProcessLogs> process_logs;
+  // What the job reported about itself in "torch_config" events
+  // (sharing_strategy, start_method, torch_version, backend, ...); a key that
+  // processes reported differently holds the distinct values, ", "-joined.
+  std::map<std::string, std::string> job_environment;
 };
 
 // One scenario over its repeated runs.

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/core/device.h"
 #include "harness/core/types.h"
 
 namespace aftermath {
@@ -123,6 +124,8 @@ struct RunFacts {
 struct Timeline {
   std::vector<Observation> events;
   RunFacts facts;
+  // The GPUs over the same run (unavailable, with the reason, where there are none).
+  DeviceTimeline device;
   void add(Observation o) { events.push_back(std::move(o)); }
 };
 

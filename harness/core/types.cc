@@ -149,6 +149,7 @@ std::string_view to_string(Verdict v) {
     case Verdict::Fail: return "fail";
     case Verdict::XFail: return "xfail";
     case Verdict::XPass: return "xpass";
+    case Verdict::Skipped: return "skipped";
     case Verdict::Error: break;
   }
   return "error";

@@ -70,7 +70,8 @@ enum class CheckStatus { Pass, Fail, Skipped, Error };
 std::string_view to_string(CheckStatus s);
 
 // A scenario's outcome against its expectation.
-enum class Verdict { Pass, Fail, XFail, XPass, Error };
+// Skipped: the scenario was not launched (a requirement of it is not met here).
+enum class Verdict { Pass, Fail, XFail, XPass, Error, Skipped };
 std::string_view to_string(Verdict v);
 
 }  // namespace aftermath

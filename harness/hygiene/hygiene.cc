@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <map>
 
+#include "harness/core/device_json.h"
 #include "harness/observe/device_observer.h"
 #include "harness/observe/process_index.h"
 #include "harness/observe/shm.h"
@@ -402,17 +403,7 @@ CheckReport machine_check(const HygieneOptions& o) {
 
 nlohmann::json to_json(const CheckReport& r) {
   json gpus = json::array();
-  auto probe_json = [](const GpuProbe& p) {
-    return json{{"ordinal", p.ordinal},
-                {"index", p.index},
-                {"uuid", p.uuid},
-                {"pci_bus_id", p.pci_bus_id},
-                {"status", std::string(to_string(p.status))},
-                {"error", p.error},
-                {"free_bytes", p.free},
-                {"total_bytes", p.total},
-                {"ms", to_ms(p.elapsed)}};
-  };
+  auto probe_json = [](const GpuProbe& p) { return to_json(p); };
   for (const auto& g : r.gpus) {
     json procs = json::array();
     for (const auto& p : g.processes)

@@ -1,21 +1,13 @@
 #include "harness/observe/diagnose.h"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
-#include <stdlib.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "harness/core/subprocess.h"
 #include "harness/observe/proc.h"
-
-extern char** environ;
 
 namespace aftermath {
 
@@ -33,40 +25,14 @@ std::string find_gdb() {
 namespace {
 
 // Runs gdb in batch mode on one process with a deadline; its output, or why not.
-std::string user_stacks(const std::string& gdb, int pid, Nanos bound) {
-  char tmpl[] = "/tmp/aftermath-gdb-XXXXXX";
-  int out = ::mkstemp(tmpl);
-  if (out < 0) return "(cannot create a temporary file)";
-  ::unlink(tmpl);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&fa, out, 1);
-  posix_spawn_file_actions_adddup2(&fa, out, 2);
-  std::string p = std::to_string(pid);
-  const char* argv[] = {gdb.c_str(), "-nx", "-batch", "-p", p.c_str(),
-                        "-ex", "set pagination off", "-ex", "thread apply all bt", nullptr};
-  pid_t child = -1;
-  int rc = posix_spawn(&child, gdb.c_str(), &fa, nullptr, const_cast<char* const*>(argv), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) {
-    ::close(out);
-    return "(cannot start gdb)";
-  }
-  int pfd = static_cast<int>(::syscall(SYS_pidfd_open, child, 0));
-  pollfd pl{pfd, POLLIN, 0};
-  bool timed_out = ::poll(&pl, 1, static_cast<int>(bound / kMilli)) != 1;
-  if (timed_out) ::syscall(SYS_pidfd_send_signal, pfd, SIGKILL, nullptr, 0);
-  int status;
-  ::waitpid(child, &status, 0);
-  ::close(pfd);
-  std::string text;
-  char buf[4096];
-  ::lseek(out, 0, SEEK_SET);
-  ssize_t n;
-  while ((n = ::read(out, buf, sizeof buf)) > 0 && text.size() < 256 * 1024)
-    text.append(buf, static_cast<size_t>(n));
-  ::close(out);
+std::string user_stacks(const std::string& gdb, int pid, Nanos bound,
+                        const std::function<void()>& while_waiting) {
+  CommandOutcome c = run_command({gdb, "-nx", "-batch", "-p", std::to_string(pid), "-ex",
+                                  "set pagination off", "-ex", "thread apply all bt"},
+                                 bound, 256 * 1024, while_waiting);
+  if (!c.started) return "(cannot start gdb: " + c.output + ")";
+  bool timed_out = c.timed_out;
+  const std::string& text = c.output;
   // Keep the stacks, drop gdb's chatter about symbols and threads.
   std::stringstream in(text), kept;
   std::string line;
@@ -96,7 +62,7 @@ std::vector<ProcessDiagnosis> diagnose(const std::vector<int>& pids, const Diagn
     if (!o.gdb.empty()) {
       Nanos left = o.total - (monotonic_now() - start);
       if (left > kSecond) {
-        d.user_stacks = user_stacks(o.gdb, pid, std::min(left, o.per_process));
+        d.user_stacks = user_stacks(o.gdb, pid, std::min(left, o.per_process), o.while_waiting);
       } else {
         ++skipped;
       }

@@ -3,6 +3,7 @@
 // stuck driver) must not wedge the harness.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -16,6 +17,10 @@ struct DiagnoseOptions {
   std::string gdb;                      // path to gdb; empty: no user stacks
   Nanos per_process = 10 * kSecond;     // gdb bound for one process
   Nanos total = 30 * kSecond;           // bound for all of them
+  // Called at least every 50 ms while gdb runs, and between processes: the
+  // supervisor reads the job's events meanwhile, so a job that reports its
+  // progress never blocks on a full socket while it is being looked at.
+  std::function<void()> while_waiting;
 };
 
 // Finds gdb on PATH (empty if absent).

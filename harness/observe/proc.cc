@@ -184,6 +184,93 @@ std::map<int, std::pair<ProcStat, int>> ProcReader::subtree(int root) const {
   return out;
 }
 
+std::vector<int> ProcReader::pids() const {
+  std::vector<int> out;
+  DIR* d = ::opendir(root_.c_str());
+  if (!d) return out;
+  while (dirent* e = ::readdir(d)) {
+    int pid;
+    std::string_view name(e->d_name);
+    if (!name.empty() && name[0] >= '0' && name[0] <= '9' && to_num(name, pid)) out.push_back(pid);
+  }
+  ::closedir(d);
+  return out;
+}
+
+std::map<int, std::pair<ProcStat, int>> ProcReader::newcomers(int root, const std::map<int, int>& known,
+                                                              std::set<int>* foreign,
+                                                              const std::vector<int>* candidates) const {
+  std::map<int, std::pair<ProcStat, int>> out;
+  auto depth_of = [&](int pid) -> std::optional<int> {
+    if (pid == root) return 0;
+    if (auto it = known.find(pid); it != known.end()) return it->second;
+    if (auto it = out.find(pid); it != out.end()) return it->second.second;
+    return std::nullopt;
+  };
+  std::vector<int> listed;
+  if (!candidates) {
+    // Children files: walk down from root, reading the known processes'
+    // children lists and stat'ing only the pids not seen before.
+    std::deque<std::pair<int, int>> q{{root, 0}};
+    bool have_children = true;
+    while (!q.empty()) {
+      auto [pid, depth] = q.front();
+      q.pop_front();
+      auto kids = children(pid);
+      if (!kids) {
+        if (pid != root) continue;  // gone meanwhile
+        have_children = false;
+        break;
+      }
+      for (int c : *kids) {
+        if (known.count(c)) {
+          q.emplace_back(c, depth + 1);
+          continue;
+        }
+        if (out.count(c)) continue;
+        auto st = stat(c);
+        if (!st) continue;
+        out.emplace(c, std::make_pair(std::move(*st), depth + 1));
+        q.emplace_back(c, depth + 1);
+      }
+    }
+    if (have_children) return out;
+    listed = pids();
+    if (foreign) {
+      std::set<int> now(listed.begin(), listed.end());
+      for (auto it = foreign->begin(); it != foreign->end();)
+        it = now.count(*it) ? std::next(it) : foreign->erase(it);
+    }
+    candidates = &listed;
+  }
+  // Stat the unknown pids, then attach each to a known (or attached) parent;
+  // a parent may come later in the list (pids wrap around).
+  // Announced candidates are looked at even if a listing once saw the pid
+  // outside the job: it may have been reused since.
+  const bool listing = candidates == &listed;
+  std::map<int, ProcStat> loose;
+  for (int pid : *candidates) {
+    if (pid == root || known.count(pid) || loose.count(pid)) continue;
+    if (listing && foreign && foreign->count(pid)) continue;
+    if (auto st = stat(pid)) loose.emplace(pid, std::move(*st));
+  }
+  for (bool progress = true; progress && !loose.empty();) {
+    progress = false;
+    for (auto it = loose.begin(); it != loose.end();) {
+      if (auto d = depth_of(it->second.ppid)) {
+        out.emplace(it->first, std::make_pair(std::move(it->second), *d + 1));
+        it = loose.erase(it);
+        progress = true;
+      } else {
+        ++it;
+      }
+    }
+  }
+  if (foreign && listing)
+    for (const auto& [pid, st] : loose) foreign->insert(pid);
+  return out;
+}
+
 std::optional<int> ProcReader::last_pid() const {
   auto text = read_small_file(root_ + "/loadavg");
   if (!text) return std::nullopt;

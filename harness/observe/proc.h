@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -59,6 +60,21 @@ class ProcReader {
   // re-parented during the walk can be missed by one walk; callers confirm
   // absence with stat() before calling anything gone.
   std::map<int, std::pair<ProcStat, int>> subtree(int root) const;
+  // Every pid in the table (thread-group leaders), unsorted; no file is read.
+  std::vector<int> pids() const;
+  // The processes below `root` that are not in `known` (pid -> depth below
+  // root; root itself may be left out), each stat'ed, with its depth. Cheaper
+  // than subtree(): only pids not yet known are stat'ed. `candidates` (pids
+  // announced by process events), when given, are the only ones looked at.
+  // Else the children files of root and the known pids are read; without
+  // children files the table is listed and the pids neither known nor in
+  // *foreign are stat'ed: those found outside the subtree are added to
+  // *foreign (pids no longer listed are dropped from it, so a reused pid is
+  // looked at again). A process whose parent is neither known nor found is
+  // left out.
+  std::map<int, std::pair<ProcStat, int>> newcomers(int root, const std::map<int, int>& known,
+                                                    std::set<int>* foreign,
+                                                    const std::vector<int>* candidates = nullptr) const;
   // The most recently created pid on the machine (last field of
   // /proc/loadavg): unchanged means no fork anywhere since the last read.
   std::optional<int> last_pid() const;

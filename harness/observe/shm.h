@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,39 @@ using ShmTable = std::map<std::string, ShmEntry>;
 // Lists regular files (and sockets/fifos: anything but . and ..) in `dir`.
 // Subdirectories (torch-shm-dir-*) are listed by name with bytes 0.
 ShmTable scan_shm(const std::string& dir);
+
+// One entry of `dir` by name, as scan_shm would list it; nullopt if absent.
+std::optional<ShmEntry> stat_shm(const std::string& dir, const std::string& name);
+
+// Changes to a /dev/shm directory through inotify, so that an idle check reads
+// nothing. Entries created, removed, renamed, truncated or written are
+// reported by name; a caller re-stats those (stat_shm) instead of rescanning.
+// Where inotify is unavailable, or its queue overflowed, or the directory went
+// away, poll() asks for a full scan. Not thread-safe; one owner.
+class ShmWatch {
+ public:
+  ShmWatch() = default;
+  ~ShmWatch();
+  ShmWatch(const ShmWatch&) = delete;
+  ShmWatch& operator=(const ShmWatch&) = delete;
+
+  // Starts watching `dir` (stopping any previous watch). False if inotify
+  // cannot watch it: every poll() then asks for a scan.
+  bool watch(const std::string& dir);
+  const std::string& dir() const { return dir_; }
+  bool active() const { return wd_ >= 0; }
+
+  // Adds the names changed since the last call to *changed, without blocking.
+  // False when the caller must scan the whole directory instead (no watch,
+  // events lost, the directory removed or unmounted).
+  [[nodiscard]] bool poll(std::set<std::string>* changed);
+
+ private:
+  void stop();
+  int fd_ = -1;
+  int wd_ = -1;
+  std::string dir_;
+};
 
 struct ShmDiff {
   std::vector<ShmEntry> added;

@@ -17,6 +17,7 @@
 // from the job's start for the first).
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -70,7 +71,17 @@ struct FaultSpec {
   TriggerSpec at;
   Nanos duration = 0;             // delay: how long the point is held
   Nanos resume_after = 0;         // SIGSTOP: SIGCONT after this (0: stays stopped)
-  std::string mechanism = "auto"; // host_oom: auto | rlimit | cgroup
+  // host_oom: auto | rlimit | cgroup.
+  // device_oom: point (the fixture allocates too much when its point is
+  // answered), hog (aftermath-device-hog takes `share` of the free memory, or
+  // `bytes`, of GPU `device` at the trigger and holds it until teardown),
+  // interposer (the job runs with libaftermath-cudafail.so preloaded; the
+  // trigger arms it for the target processes: their next cudaMalloc /
+  // cuMemAlloc returns out-of-memory).
+  std::string mechanism = "auto";
+  double share = 0.95;              // device_oom hog
+  std::optional<std::int64_t> bytes;
+  int device = 0;
   int line = 0;                   // where it was written, for reports
 };
 

@@ -1,5 +1,8 @@
 #include "harness/scenario/scenario.h"
 
+#include "harness/check/memory_checks.h"
+#include "harness/core/device.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -19,16 +22,21 @@ namespace aftermath {
 
 const std::vector<std::string>& known_checks() {
   static const std::vector<std::string> kChecks = {
-      "all_exited", "no_orphans",     "no_zombies",         "shm_clean",
-      "job_exit",   "no_hang",        "data_partition",     "collectives_matched"};
+      "all_exited",     "no_orphans",          "no_zombies",
+      "shm_clean",      "job_exit",            "no_hang",
+      "data_partition", "collectives_matched", "memory_growth",
+      "device_memory_released", "no_device_holders", "device_alloc_probe"};
   return kChecks;
 }
 
 const std::vector<std::string>& default_checks() {
-  // The opt-in checks (data_partition, collectives_matched) need a job that
-  // reports its samples and collectives; a scenario names them under checks:.
-  static const std::vector<std::string> kDefaults = {"all_exited", "no_orphans", "no_zombies",
-                                                     "shm_clean",  "job_exit",   "no_hang"};
+  // The opt-in checks (data_partition, collectives_matched, memory_growth)
+  // need a job that reports its samples, collectives or memory; a scenario
+  // names them under checks:. The device checks are on everywhere and skip
+  // (with the reason) where there is no GPU.
+  static const std::vector<std::string> kDefaults = {
+      "all_exited", "no_orphans", "no_zombies", "shm_clean", "job_exit", "no_hang",
+      "device_memory_released", "no_device_holders", "device_alloc_probe"};
   return kDefaults;
 }
 
@@ -52,7 +60,8 @@ using Keys = std::vector<std::string_view>;
 
 const Keys kTopKeys = {"name",  "description",     "tags", "requires", "job",    "timeouts",
                        "grace", "sample_interval", "seed", "checks",   "expect", "faults"};
-const Keys kFaultKeys = {"action", "target", "at", "duration", "resume_after", "mechanism"};
+const Keys kFaultKeys = {"action",    "target", "at",    "duration", "resume_after",
+                         "mechanism", "share",  "bytes", "device"};
 const Keys kTriggerKeys = {"point", "labels", "hit", "after", "when", "phase"};
 const Keys kPredicateKeys = {"workers", "processes", "shm_entries", "state"};
 const Keys kPhases = {"startup", "steady", "shutdown"};
@@ -60,6 +69,9 @@ const Keys kJobKeys = {"command", "args", "env", "cwd"};
 const Keys kTimeoutKeys = {"job", "settle", "teardown"};
 const Keys kCheckParams = {"grace"};
 const Keys kJobExitParams = {"grace", "code", "signal", "output_regex"};
+const Keys kMemoryGrowthParams = {"grace", "max_kb_per_step", "field", "skip_steps", "min_points",
+                                  "role"};
+const Keys kDeviceMemoryParams = {"grace", "tolerance", "deadline"};
 const Keys kExpectKeys = {"fail", "reason"};
 const Keys kRequirements = {"root", "pidns", "gpu", "cuda", "nccl", "torch", "python-torch"};
 
@@ -515,14 +527,59 @@ class Parser {
       if (f.action != "SIGSTOP") error(r->key.Mark(), r->path, "only SIGSTOP takes resume_after");
       if (auto v = bounded_duration(*r, true)) f.resume_after = *v;
     }
+    if (f.action == "device_oom") f.mechanism = "point";
     if (const Entry* m = find(es, "mechanism")) {
       if (auto v = string_value(*m)) {
-        if (f.action != "host_oom") {
-          error(m->key.Mark(), m->path, "only host_oom takes a mechanism");
-        } else if (*v != "auto" && *v != "rlimit" && *v != "cgroup") {
-          error(m->where(), m->path, "unknown mechanism '" + *v + "' (auto, rlimit, cgroup)");
+        if (f.action == "host_oom") {
+          if (*v != "auto" && *v != "rlimit" && *v != "cgroup")
+            error(m->where(), m->path, "unknown mechanism '" + *v + "' (auto, rlimit, cgroup)");
+        } else if (f.action == "device_oom") {
+          if (*v != "point" && *v != "hog" && *v != "interposer")
+            error(m->where(), m->path, "unknown mechanism '" + *v + "' (point, hog, interposer)");
+        } else {
+          error(m->key.Mark(), m->path, "only host_oom and device_oom take a mechanism");
         }
         f.mechanism = *v;
+      }
+    }
+    // The hog's share of free device memory, or its exact bytes, and which GPU.
+    bool hog = f.action == "device_oom" && f.mechanism == "hog";
+    if (hog && !find(es, "target")) {
+      // The hog acts on a GPU, not on a process: no target to name.
+      f.target.kind = TargetSpec::Kind::All;
+      f.target.text = "all";
+    }
+    if (const Entry* sh = find(es, "share")) {
+      double v = 0;
+      if (!hog) {
+        error(sh->key.Mark(), sh->path, "only device_oom with mechanism: hog takes a share");
+      } else if (!sh->value.IsScalar() || !YAML::convert<double>::decode(sh->value, v) ||
+                 !(v > 0 && v <= 1)) {
+        error(sh->where(), sh->path, "expected a fraction of free memory in (0, 1], e.g. 0.95");
+      } else {
+        f.share = v;
+      }
+    }
+    if (const Entry* b = find(es, "bytes")) {
+      auto v = b->value.IsScalar() ? parse_bytes(b->value.Scalar()) : std::nullopt;
+      if (!hog) {
+        error(b->key.Mark(), b->path, "only device_oom with mechanism: hog takes bytes");
+      } else if (find(es, "share")) {
+        error(b->key.Mark(), b->path, "share and bytes are mutually exclusive");
+      } else if (!v || *v <= 0) {
+        error(b->where(), b->path, "expected a size like 40GiB or 512MiB");
+      } else {
+        f.bytes = *v;
+      }
+    }
+    if (const Entry* d = find(es, "device")) {
+      const std::string s = d->value.IsScalar() ? d->value.Scalar() : "";
+      if (!hog) {
+        error(d->key.Mark(), d->path, "only device_oom with mechanism: hog takes a device");
+      } else if (s.empty() || s.size() > 4 || s.find_first_not_of("0123456789") != std::string::npos) {
+        error(d->where(), d->path, "expected a CUDA device ordinal (0, 1, ...)");
+      } else {
+        f.device = std::stoi(s);
       }
     }
     // Combinations that cannot work.
@@ -532,7 +589,8 @@ class Parser {
       error(fe.value.Mark(), child(fe.path, "target"),
             "target 'self' (the process at a point) needs an `at: {point: ...}` trigger");
     }
-    if ((f.action == "delay" || f.action == "hang" || f.action == "device_oom" ||
+    if ((f.action == "delay" || f.action == "hang" ||
+         (f.action == "device_oom" && f.mechanism == "point") ||
          (f.action == "host_oom" && f.mechanism == "rlimit")) &&
         !at_point && diags_.size() == before) {
       error(fe.value.Mark(), child(fe.path, "at"),
@@ -901,8 +959,14 @@ class Parser {
 
   void parse_check_params(const Entry& ce, CheckConfig* cfg) {
     bool job_exit = ce.name == "job_exit";
-    std::vector<Entry> es = entries(ce.value, ce.path, job_exit ? &kJobExitParams : &kCheckParams);
+    const Keys* keys = job_exit                                   ? &kJobExitParams
+                       : ce.name == "memory_growth"               ? &kMemoryGrowthParams
+                       : ce.name == "device_memory_released"      ? &kDeviceMemoryParams
+                                                                  : &kCheckParams;
+    std::vector<Entry> es = entries(ce.value, ce.path, keys);
     if (const Entry* e = find(es, "grace")) cfg->grace = bounded_duration(*e, false);
+    if (ce.name == "memory_growth") parse_memory_growth(ce, es, cfg);
+    if (ce.name == "device_memory_released") parse_device_memory(es, cfg);
     if (!job_exit) return;
     JobExitExpect& je = cfg->job_exit;
     const Entry* code = find(es, "code");
@@ -943,6 +1007,67 @@ class Parser {
         }
       }
     }
+  }
+
+  // A YAML scalar as JSON: an integer, a number, else a string.
+  static nlohmann::json scalar_json(const YAML::Node& v) {
+    long long i = 0;
+    double d = 0;
+    const std::string& s = v.Scalar();
+    if (s.find_first_not_of("+-0123456789") == std::string::npos &&
+        YAML::convert<long long>::decode(v, i))
+      return i;
+    if (YAML::convert<double>::decode(v, d) && s.find_first_of("0123456789") != std::string::npos)
+      return d;
+    return s;
+  }
+
+  // memory_growth's parameters, validated by the check's own parser; its
+  // error names the key, which locates the diagnostic.
+  void parse_memory_growth(const Entry& ce, const std::vector<Entry>& es, CheckConfig* cfg) {
+    nlohmann::json params = nlohmann::json::object();
+    for (const Entry& e : es) {
+      if (e.name == "grace") continue;
+      if (!e.value.IsScalar()) {
+        wrong_type(e, "a number or a name");
+        return;
+      }
+      params[e.name] = scalar_json(e.value);
+    }
+    std::string why;
+    if (!parse_memory_growth_params(params, &why)) {
+      const Entry* at = &ce;
+      std::string message = why;
+      if (auto colon = why.find(": "); colon != std::string::npos) {
+        if (const Entry* e = find(es, why.substr(0, colon))) {
+          at = e;
+          message = why.substr(colon + 2);
+        }
+      }
+      error(at->where(), at->path, message);
+      return;
+    }
+    cfg->params = std::move(params);
+  }
+
+  void parse_device_memory(const std::vector<Entry>& es, CheckConfig* cfg) {
+    nlohmann::json params = nlohmann::json::object();
+    if (const Entry* e = find(es, "tolerance")) {
+      std::optional<std::int64_t> b =
+          e->value.IsScalar() ? parse_bytes(e->value.Scalar()) : std::nullopt;
+      if (!b || *b < 0) {
+        error(e->where(), e->path,
+              "expected a size like 64MiB, 1GiB or 500MB, got " + describe(e->value));
+        return;
+      }
+      params["tolerance_bytes"] = *b;
+    }
+    if (const Entry* e = find(es, "deadline")) {
+      auto d = bounded_duration(*e, true);
+      if (!d) return;
+      params["deadline_ns"] = *d;
+    }
+    cfg->params = std::move(params);
   }
 
   void parse_expect(const Entry& ee, const std::map<std::string, CheckConfig>& checks,

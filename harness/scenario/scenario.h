@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "harness/core/types.h"
 #include "harness/scenario/fault.h"
 
@@ -41,12 +43,18 @@ struct CheckConfig {
   bool enabled = true;
   std::optional<Nanos> grace;  // per-check override of Scenario::grace
   JobExitExpect job_exit;      // only for job_exit
+  // The check's own parameters, validated at parse time (null: defaults):
+  //   memory_growth           {max_kb_per_step, field, skip_steps, min_points, role}
+  //   device_memory_released  {tolerance_bytes, deadline_ns}
+  nlohmann::json params;
 };
 
 // The names of every known check, in report order.
 const std::vector<std::string>& known_checks();
-// The default-enabled ones (all_exited, no_orphans, no_zombies, shm_clean, job_exit, no_hang);
-// the others run only when a scenario names them under checks:.
+// The default-enabled ones (all_exited, no_orphans, no_zombies, shm_clean, job_exit, no_hang,
+// and the three device checks, which skip with the reason where there is no GPU);
+// the others (data_partition, collectives_matched, memory_growth) run only when
+// a scenario names them under checks:.
 const std::vector<std::string>& default_checks();
 
 struct Expectation {

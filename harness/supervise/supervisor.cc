@@ -15,10 +15,14 @@
 #include <regex>
 #include <set>
 
+#include "harness/check/device_checks.h"
+#include "harness/inject/device_fault.h"
 #include "harness/inject/oom.h"
 #include "harness/inject/select.h"
+#include "harness/observe/device_observer.h"
 #include "harness/observe/diagnose.h"
 #include "harness/observe/proc.h"
+#include "harness/observe/proc_events.h"
 #include "harness/observe/shm.h"
 #include "harness/supervise/event_socket.h"
 #include "harness/supervise/pidfd.h"
@@ -81,6 +85,7 @@ struct Tracked {
   Role role = Role::Unknown;
   int rank = -1;
   int worker = -1;
+  std::string comm;     // as last read; a change means an exec (or a rename)
   std::string cmdline;
   bool exited = false;
   bool gone = false;
@@ -91,7 +96,14 @@ struct Tracked {
 class Supervisor {
  public:
   Supervisor(const Scenario& sc, const SupervisorOptions& opt)
-      : sc_(sc), opt_(opt), reader_(opt.proc_root), timer_(ctx_), fault_timer_(ctx_) {}
+      : sc_(sc), opt_(opt), reader_(opt.proc_root), timer_(ctx_), fault_timer_(ctx_) {
+    // Forks, execs and renames pushed by the kernel, where it lets us listen
+    // (root in the initial namespaces) and /proc is the host's; else the
+    // tick polls /proc/loadavg. AFTERMATH_PROC_EVENTS=0 forces the fallback.
+    const char* pe = ::getenv("AFTERMATH_PROC_EVENTS");
+    if (opt.proc_root == "/proc" && !(pe && std::string(pe) == "0"))
+      proc_events_ = ProcEvents::open();
+  }
 
   Timeline run();
 
@@ -110,6 +122,11 @@ class Supervisor {
   void sample();      // walk the job's tree and /dev/shm
   void sample_shm();  // /dev/shm alone
   void track_new(int pid, const ProcStat& st, int depth);
+  void sample_new();        // stat only the processes born since the last look
+  void adopt(std::map<int, std::pair<ProcStat, int>> fresh);  // newcomers -> track_new
+  std::map<int, int> known_levels() const;  // tracked pids -> depth below the reaper
+  void refresh_commands();  // re-read comm and cmdline of the processes in execd_
+  std::map<int, int> refresh_tracked();  // re-stat every tracked process; known_levels() after
   void watch_exit(Tracked& tr);  // pidfd (opened here if needed) -> ProcExit on the loop
   void on_pidfd(int pid);
   void read_events();
@@ -129,6 +146,13 @@ class Supervisor {
   std::string fire(size_t index, int self_pid, const std::string& point, long long hit);
   void diagnose_hang();
   void settle_fault_effects();
+  // The device side: baseline before launch, samples on their own timer,
+  // release watched after teardown, holders and probe at the end.
+  JobRef job_ref() const;
+  void device_start();
+  void schedule_device_sample();
+  bool device_at_baseline() const;
+  void device_finish();
   // Runs the loop until pred() or the deadline (absolute, in run time).
   template <typename Pred>
   bool pump(Nanos deadline, Pred pred);
@@ -149,8 +173,20 @@ class Supervisor {
   bool dirty_ = true;       // something happened since the last walk
   int quiet_ticks_ = 0;     // ticks since the last walk
   int last_pid_seen_ = -1;  // /proc/loadavg's last pid at the last tick
+  std::unique_ptr<ProcEvents> proc_events_;  // null: forks seen through /proc/loadavg
+  std::vector<int> born_;   // job processes announced by fork events, not yet looked at
+  std::set<int> execd_;     // job processes that exec'd or renamed themselves since
+  std::set<int> foreign_;   // pids seen outside the job (listing without children files)
+  bool lost_events_ = false;  // the event stream overflowed: the next refresh walks
+  int refreshes_ = 0;
+  ShmWatch shm_watch_;      // /dev/shm changes by name, where inotify works
+  std::int64_t shm_extra_ = 0;  // bytes in /dev/shm entries not in the baseline
+  int shm_fresh_ = -1;          // those entries; -1: not counted yet
   std::string phase_;
   Nanos last_status_ = -kSecond;
+
+  std::unique_ptr<DeviceObserver> dev_;
+  std::unique_ptr<asio::steady_timer> dev_timer_;
 
   std::unique_ptr<bp2::process> reaper_;
   int reaper_pid_ = 0;   // the supervisor's child
@@ -171,6 +207,13 @@ class Supervisor {
   std::unique_ptr<asio::posix::stream_descriptor> sock_watch_;
   asio::steady_timer fault_timer_;
   std::vector<std::unique_ptr<asio::steady_timer>> resume_timers_;
+  // Device OOM: why it cannot act here (nullopt: it can), the interposer's
+  // per-process arm folder, and the hogs holding device memory until teardown.
+  std::optional<std::optional<std::string>> device_oom_why_;
+  std::string cuda_arm_dir_;
+  std::vector<std::unique_ptr<DeviceHog>> hogs_;
+  std::string tools_dir() const;
+  const std::optional<std::string>& device_oom_unavailable_here();
   size_t next_fault_ = 0;
   Nanos fault_base_ = 0;  // when the previous fault fired (the top's start for the first)
   bool steady_seen_ = false;
@@ -258,6 +301,22 @@ void Supervisor::launch() {
   env["AFTERMATH_EVENTS"] = sock_.address();
   std::string armed = armed_points(sc_.faults);
   if (!armed.empty()) env["AFTERMATH_POINTS"] = armed;
+  // Device OOM through the interposer: preloaded into the whole job, armed
+  // per process at the trigger (a file per target under an arm folder).
+  bool interposer = std::any_of(sc_.faults.begin(), sc_.faults.end(), [](const FaultSpec& f) {
+    return f.action == "device_oom" && f.mechanism == "interposer";
+  });
+  if (interposer && !device_oom_unavailable_here()) {
+    char tmpl[] = "/tmp/aftermath-cudafail-XXXXXX";
+    if (::mkdtemp(tmpl)) {
+      cuda_arm_dir_ = tmpl;
+      auto it = env.find("LD_PRELOAD");
+      for (auto& [k, v] : cuda_fail_env(tools_dir() + "/libaftermath-cudafail.so", std::nullopt,
+                                        cuda_arm_dir_ + "/",
+                                        it == env.end() ? std::string() : it->second))
+        env[k] = v;
+    }
+  }
   std::vector<std::string> env_list;
   for (const auto& [k, v] : env) env_list.push_back(k + "=" + v);
   std::vector<const char*> envp;
@@ -346,6 +405,7 @@ void Supervisor::handle(const reaper::Record& r) {
       tr.state = 'R';
       tr.role = Role::Launcher;
       tr.cmdline = cmd;
+      if (r.a != r.pid) tr.inner_pid = r.a;  // its pid in the job's namespace
       // Not yet reaped (only the reaper reaps it, and it reports that), so
       // the pid cannot have been reused: the pidfd names the top.
       watch_exit(tr);
@@ -412,6 +472,8 @@ void Supervisor::track_new(int pid, const ProcStat& st, int depth) {
   tr.ppid = st.ppid;
   tr.state = st.state;
   tr.depth = depth;
+  tr.comm = st.comm;
+  execd_.erase(pid);  // read fresh here
   std::string cmd = reader_.cmdline(pid);
   bool is_top = pid == tl_.facts.top_pid;
   tr.role = role_by_rule(st.comm, cmd, is_top);
@@ -461,96 +523,223 @@ void Supervisor::on_pidfd(int pid) {
 }
 
 void Supervisor::tick() {
-  // A full walk of the job's tree costs a few microseconds per process; most
-  // ticks of an idle job need none. Walk when something happened: a fork
-  // anywhere on the machine (the last pid in /proc/loadavg moved), an exit
-  // (pidfd), a reap, a message from an unknown process — and at least every
-  // kStateRefresh ticks, for state changes nothing announces (a stop, D).
+  // Most ticks of an idle job read nothing from /proc. What changes the tree
+  // is announced: a fork of a job process by the kernel's process events (or,
+  // without them, any fork on the machine: the last pid in /proc/loadavg
+  // moved), an exit by its pidfd, a reap by the reaper, an unknown sender by
+  // its message. A fork costs a look at the new pids only; the rest a full
+  // refresh, as does every kStateRefresh-th tick, for the state changes
+  // nothing announces (a stop, D).
   constexpr int kStateRefresh = 10;
-  auto lp = reader_.last_pid();
-  bool forked = !lp || *lp != last_pid_seen_;
-  if (lp) last_pid_seen_ = *lp;
-  if (dirty_ || forked || ++quiet_ticks_ >= kStateRefresh) {
-    sample();
+  bool forked = false;
+  if (proc_events_) {
+    auto in_job = [&](int pid) {
+      if (pid == reaper_pid_ || pid == init_pid_) return true;
+      auto it = procs_.find(pid);
+      if (it != procs_.end()) return !it->second.gone;
+      return std::find(born_.begin(), born_.end(), pid) != born_.end();
+    };
+    bool complete = proc_events_->drain([&](const ProcEvent& e) {
+      if (e.pid != e.tgid) return;  // a thread's own event
+      if (e.kind == ProcEvent::Kind::Fork) {
+        if (in_job(e.parent_tgid)) born_.push_back(e.tgid);
+      } else if (e.kind == ProcEvent::Kind::Exec || e.kind == ProcEvent::Kind::Comm) {
+        if (procs_.count(e.tgid)) execd_.insert(e.tgid);
+      }
+    });
+    if (!complete) dirty_ = lost_events_ = true;  // events were lost: look at everything
+    forked = !born_.empty();
   } else {
-    sample_shm();
-    report_status(false);
+    auto lp = reader_.last_pid();
+    forked = !lp || *lp != last_pid_seen_;
+    if (lp) last_pid_seen_ = *lp;
   }
+  if (dirty_ || ++quiet_ticks_ >= kStateRefresh) {
+    // With process events, births are announced: a refresh re-reads the
+    // tracked processes and the announced ones. The table (or the children
+    // files) is read only every kDiscoverEvery-th refresh (~5 s), as a
+    // safety net.
+    constexpr int kDiscoverEvery = 25;
+    if (proc_events_ && !lost_events_ && ++refreshes_ % kDiscoverEvery != 0) {
+      dirty_ = false;
+      quiet_ticks_ = 0;
+      refresh_tracked();
+      if (!born_.empty()) sample_new();
+      if (!execd_.empty()) refresh_commands();
+      sample_shm();
+      report_status(false);
+    } else {
+      lost_events_ = false;
+      sample();
+    }
+    return;
+  }
+  if (forked) sample_new();
+  if (!execd_.empty()) refresh_commands();
+  sample_shm();
+  report_status(false);
 }
 
-void Supervisor::sample() {
-  dirty_ = false;
-  quiet_ticks_ = 0;
-  // The job is every descendant of the reaper, minus the reaper's own init.
-  auto members = reader_.subtree(reaper_pid_);
-  if (init_pid_ && init_pid_ != reaper_pid_) members.erase(init_pid_);
+std::map<int, int> Supervisor::known_levels() const {
+  // Levels below reaper_pid_: (pid namespace) init 1, top 2; (subreaper) top 1.
+  int base = pid_ns_ ? 2 : 1;
+  std::map<int, int> known;
+  if (init_pid_ && init_pid_ != reaper_pid_) known[init_pid_] = 1;
+  for (const auto& [pid, tr] : procs_)
+    if (!tr.gone) known[pid] = tr.depth + base;
+  return known;
+}
+
+void Supervisor::adopt(std::map<int, std::pair<ProcStat, int>> fresh) {
   int base = pid_ns_ ? 2 : 1;  // depth of the top process below reaper_pid_
-  for (const auto& [pid, entry] : members) {
-    const ProcStat& st = entry.first;
-    int depth = entry.second;
+  for (auto& [pid, entry] : fresh) {
+    if (!top_started_) break;  // the reaper's own fork, before exec
     auto it = procs_.find(pid);
-    if (it != procs_.end() && it->second.starttime != st.starttime && it->second.starttime != 0) {
+    if (it != procs_.end()) {
+      if (!it->second.gone && it->second.starttime == entry.first.starttime) continue;
       // The pid was reused inside the job: the old one is gone.
       if (!it->second.gone) {
         if (!it->second.exited) add(obs::proc_exit(now(), pid, std::nullopt));
         add(obs::proc_gone(now(), pid));
       }
       procs_.erase(it);
-      it = procs_.end();
     }
-    if (it == procs_.end()) {
-      if (!top_started_) continue;  // the reaper's own fork, before exec
-      track_new(pid, st, std::max(0, depth - base));
-      continue;
-    }
-    Tracked& tr = it->second;
-    if (tr.starttime == 0) tr.starttime = st.starttime;
-    tr.depth = std::max(0, depth - base);
-    if (tr.gone) continue;
-    if (st.ppid != tr.ppid) {
-      tr.ppid = st.ppid;
-      add(obs::proc_parent(now(), pid, st.ppid));
-    }
-    if (st.state != tr.state) {
-      tr.state = st.state;
-      add(obs::proc_state(now(), pid, st.state));
-    }
+    track_new(pid, entry.first, std::max(0, entry.second - base));
   }
+}
+
+void Supervisor::sample_new() {
+  std::vector<int> born;
+  born.swap(born_);
+  adopt(reader_.newcomers(reaper_pid_, known_levels(), &foreign_, proc_events_ ? &born : nullptr));
+}
+
+void Supervisor::refresh_commands() {
+  std::set<int> pids;
+  pids.swap(execd_);
+  for (int pid : pids) {
+    auto it = procs_.find(pid);
+    if (it == procs_.end() || it->second.gone) continue;
+    Tracked& tr = it->second;
+    auto st = reader_.stat(pid);
+    if (!st || (tr.starttime && st->starttime != tr.starttime)) continue;  // the next walk says
+    std::string cmd = reader_.cmdline(pid);
+    tr.comm = st->comm;
+    if (cmd.empty() || cmd == tr.cmdline) continue;  // a zombie has none; a rename keeps it
+    tr.cmdline = cmd;
+    // Seen between fork and exec, it carried its parent's command line: role
+    // rules and match: targets need the new one.
+    if (tr.role == Role::Unknown) tr.role = role_by_rule(tr.comm, cmd, pid == tl_.facts.top_pid);
+    add(obs::note(now(), "pid " + std::to_string(pid) + " exec'd: " + tr.comm + " (" + cmd + ")"));
+  }
+}
+
+void Supervisor::sample() {
+  dirty_ = false;
+  quiet_ticks_ = 0;
+  born_.clear();  // the walk below finds them
+  auto known = refresh_tracked();
+  // Then the processes born since, from the children files or the table
+  // (never from events: this is the walk that does not depend on them).
+  adopt(reader_.newcomers(reaper_pid_, known, &foreign_));
+  if (!execd_.empty()) refresh_commands();
+  sample_shm();
+  report_status(false);
+}
+
+std::map<int, int> Supervisor::refresh_tracked() {
+  int base = pid_ns_ ? 2 : 1;  // depth of the top process below reaper_pid_
+  // Every tracked process, re-read: gone, state, parent, name. The reads
+  // cost the job's size, never the machine's.
+  auto known = known_levels();
   for (auto& [pid, tr] : procs_) {
-    if (tr.gone || members.count(pid)) continue;
-    // Not in this walk: gone, or re-parented while we walked. Ask directly.
-    auto t = reader_.stat(pid);
-    if (!t || (tr.starttime && t->starttime != tr.starttime)) {
+    if (tr.gone) continue;
+    auto st = reader_.stat(pid);
+    if (!st || (tr.starttime && st->starttime != tr.starttime)) {
       if (!tr.exited) {
         tr.exited = true;
         add(obs::proc_exit(now(), pid, std::nullopt));
       }
       tr.gone = true;
       add(obs::proc_gone(now(), pid));
+      known.erase(pid);
+      continue;
+    }
+    if (tr.starttime == 0) tr.starttime = st->starttime;
+    if (st->ppid != tr.ppid) {
+      tr.ppid = st->ppid;
+      add(obs::proc_parent(now(), pid, st->ppid));
+      int parent = st->ppid == reaper_pid_ ? 0 : known.count(st->ppid) ? known[st->ppid] : -1;
+      if (parent >= 0) {
+        tr.depth = std::max(0, parent + 1 - base);
+        known[pid] = tr.depth + base;
+      }
+    }
+    if (st->state != tr.state) {
+      tr.state = st->state;
+      add(obs::proc_state(now(), pid, st->state));
+    }
+    if (tr.comm.empty()) {
+      tr.comm = st->comm;
+    } else if (st->comm != tr.comm) {
+      execd_.insert(pid);  // exec'd (or renamed) since: read its command line again
     }
   }
-  sample_shm();
-  report_status(false);
+  return known;
 }
 
 void Supervisor::sample_shm() {
   if (shm_final_) return;
-  auto shm = scan_shm(shm_dir_);
-  auto d = diff_shm(shm_now_, shm);
+  // inotify says which names changed, so an idle tick reads nothing and a
+  // busy one only those; where it cannot (no watch, events lost), a scan.
+  bool scan = false;
+  if (shm_watch_.dir() != shm_dir_) {
+    (void)shm_watch_.watch(shm_dir_);
+    scan = true;
+  }
+  std::set<std::string> changed;
+  if (!shm_watch_.poll(&changed)) scan = true;
+  ShmDiff d;
+  if (scan) {
+    auto shm = scan_shm(shm_dir_);
+    d = diff_shm(shm_now_, shm);
+    shm_now_ = std::move(shm);
+  } else {
+    for (const auto& name : changed) {
+      auto e = stat_shm(shm_dir_, name);
+      auto it = shm_now_.find(name);
+      if (e && it == shm_now_.end()) {
+        d.added.push_back(*e);
+        shm_now_.emplace(name, std::move(*e));
+      } else if (e) {
+        if (e->bytes != it->second.bytes) d.resized.push_back(*e);
+        it->second = std::move(*e);
+      } else if (it != shm_now_.end()) {
+        d.removed.push_back(it->second);
+        shm_now_.erase(it);
+      }
+    }
+  }
   for (const auto& e : d.added) add(obs::shm_add(now(), e.name, e.bytes));
   for (const auto& e : d.resized) add(obs::shm_resize(now(), e.name, e.bytes));
   for (const auto& e : d.removed) add(obs::shm_remove(now(), e.name));
-  shm_now_ = std::move(shm);
 
-  std::int64_t extra = 0;
-  for (const auto& [name, e] : shm_now_)
-    if (!shm_baseline_.count(name)) extra += e.bytes;
+  // What the job added: recounted only when /dev/shm changed (the baseline
+  // may hold thousands of entries).
+  if (scan || !changed.empty() || shm_fresh_ < 0) {
+    shm_extra_ = 0;
+    shm_fresh_ = 0;
+    for (const auto& [name, e] : shm_now_)
+      if (!shm_baseline_.count(name)) {
+        shm_extra_ += e.bytes;
+        ++shm_fresh_;
+      }
+  }
+  std::int64_t extra = shm_extra_;
   if (next_fault_ < sc_.faults.size() && !tearing_down_ &&
       sc_.faults[next_fault_].at.kind == TriggerSpec::Kind::When) {
-    int fresh = 0;
-    for (const auto& [name, e] : shm_now_)
-      if (!shm_baseline_.count(name)) ++fresh;
-    if (predicate_holds(sc_.faults[next_fault_].at.when, job_view(), fresh)) post_fire(next_fault_);
+    if (predicate_holds(sc_.faults[next_fault_].at.when, job_view(), shm_fresh_))
+      post_fire(next_fault_);
   }
   int live = live_count();
   if (last_sample_.first != live || last_sample_.second != extra) {
@@ -588,6 +777,18 @@ void Supervisor::teardown() {
       signal_live(SIGKILL, "teardown: still alive after SIGTERM");
       pump(now() + 5 * kSecond, [&] { return live_count() == 0; });
     }
+  }
+  // The hogs hold device memory for as long as the job runs; not after.
+  for (auto& h : hogs_) {
+    auto out = h->stop();
+    add(obs::note(now(), "aftermath-device-hog (pid " + std::to_string(h->pid()) + ") released " +
+                             format_bytes(static_cast<std::int64_t>(h->held())) +
+                             (out ? "" : "; it did not exit")));
+  }
+  hogs_.clear();
+  if (!cuda_arm_dir_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(cuda_arm_dir_, ec);
   }
   // Record the /dev/shm leftovers while the job's namespace (and with it a
   // private /dev/shm) still exists.
@@ -855,9 +1056,61 @@ std::string Supervisor::fire(size_t index, int self_pid, const std::string& poin
                          "move jobs into cgroups yet";
     }
   } else if (f.action == "device_oom") {
-    if (::access("/dev/nvidiactl", F_OK) != 0) {
+    rec.mechanism = f.mechanism;
+    if (const auto& why = device_oom_unavailable_here()) {
       rec.status = "skipped";
-      rec.reason = "no GPU on this machine (/dev/nvidiactl absent)";
+      rec.reason = *why;
+    } else if (f.mechanism == "hog") {
+      DeviceHogOptions ho;
+      ho.hog_path = tools_dir() + "/aftermath-device-hog";
+      ho.device = f.device;
+      ho.share = f.share;
+      if (f.bytes) ho.bytes = static_cast<std::uint64_t>(*f.bytes);
+      ho.deadline = 30 * kSecond;
+      if (!opt_.cudart_candidates.empty()) ho.cudart = opt_.cudart_candidates.front();
+      auto hog = std::make_unique<DeviceHog>();
+      HogState st = hog->start(ho);
+      if (st == HogState::Ready) {
+        injected("hog", "aftermath-device-hog (pid " + std::to_string(hog->pid()) + ") holds " +
+                            format_bytes(static_cast<std::int64_t>(hog->held())) + " of GPU " +
+                            std::to_string(f.device) + " (" +
+                            format_bytes(static_cast<std::int64_t>(hog->free_after())) +
+                            " left free) until teardown");
+        hogs_.push_back(std::move(hog));
+      } else {
+        rec.status = st == HogState::Unavailable ? "skipped" : "failed";
+        rec.reason = "aftermath-device-hog " + std::string(to_string(st)) + ": " + hog->reason();
+      }
+    } else if (f.mechanism == "interposer") {
+      if (cuda_arm_dir_.empty()) {
+        rec.status = "failed";
+        rec.reason = "the interposer was not preloaded (no arm folder)";
+      } else {
+        std::string armed_pids, error;
+        bool all = true;
+        for (int pid : pids) {
+          // The pid the process sees itself as (getpid() in the interposer).
+          const Tracked& tr = procs_.at(pid);
+          int inner = tr.inner_pid;
+          if (!inner) {
+            auto ns = reader_.nspid(pid);
+            inner = ns.empty() ? pid : ns.back();
+          }
+          if (arm_cuda_fail(cuda_arm_dir_ + "/pid-" + std::to_string(inner), &error)) {
+            armed_pids += (armed_pids.empty() ? "" : ", ") + std::to_string(pid);
+            if (inner != pid) armed_pids += " (" + std::to_string(inner) + " in the job)";
+          } else {
+            all = false;
+          }
+        }
+        if (all) {
+          injected("interposer", "the next device allocation of pid " + armed_pids +
+                                     " returns out-of-memory (libaftermath-cudafail.so)");
+        } else {
+          rec.status = "failed";
+          rec.reason = "cannot arm the interposer: " + error;
+        }
+      }
     } else {
       injected("point-reply", "the fixture makes an oversized device allocation");
       answer = "device_oom";
@@ -886,6 +1139,13 @@ void Supervisor::diagnose_hang() {
   DiagnoseOptions d;
   d.proc_root = opt_.proc_root;
   d.gdb = find_gdb();
+  // Keep reading the job's events (and exits) while gdb looks at it: a job
+  // that reports progress must not block on a full event socket, which would
+  // change the very stacks being taken.
+  d.while_waiting = [this] {
+    if (ctx_.stopped()) ctx_.restart();
+    ctx_.poll();
+  };
   auto diag = diagnose(live, d, &tl_.facts.diagnosis_note);
   auto open = open_collectives(tl_);
   for (auto& p : diag) {
@@ -936,6 +1196,7 @@ Timeline Supervisor::run() {
   if (auto ec = sock_.open()) throw SetupError("cannot open the event socket: " + ec.message());
   sock_watch_ = std::make_unique<asio::posix::stream_descriptor>(ctx_, ::dup(sock_.fd()));
   watch_events();
+  device_start();
   phase("launch");
   launch();
   // The reaper reports its mode, init and top right away.
@@ -963,6 +1224,7 @@ Timeline Supervisor::run() {
   }
   teardown();
   timer_.cancel();
+  device_finish();
   tl_.facts.stdout_text = tail_of_file(opt_.out_dir + "/stdout.log", 64 * 1024);
   tl_.facts.stderr_text = tail_of_file(opt_.out_dir + "/stderr.log", 64 * 1024);
   phase("done");
@@ -971,6 +1233,114 @@ Timeline Supervisor::run() {
                    [](const Observation& a, const Observation& b) { return a.t < b.t; });
   settle_fault_effects();
   return std::move(tl_);
+}
+
+std::string Supervisor::tools_dir() const {
+  if (!opt_.tools_dir.empty()) return opt_.tools_dir;
+  return std::filesystem::path(opt_.reaper_path).parent_path().string();
+}
+
+const std::optional<std::string>& Supervisor::device_oom_unavailable_here() {
+  if (!device_oom_why_) {
+    device_oom_why_ = opt_.cudart_candidates.empty() && opt_.dev_root == "/dev"
+                          ? device_oom_unavailable()
+                          : device_oom_unavailable(opt_.dev_root, opt_.cudart_candidates.empty()
+                                                                      ? cudart_candidates()
+                                                                      : opt_.cudart_candidates);
+  }
+  return *device_oom_why_;
+}
+
+JobRef Supervisor::job_ref() const {
+  JobRef j;
+  for (const auto& [pid, tr] : procs_) j.pids.insert(pid);
+  j.orphan_parents = {1};
+  if (reaper_pid_) j.orphan_parents.insert(reaper_pid_);
+  if (init_pid_) j.orphan_parents.insert(init_pid_);
+  return j;
+}
+
+void Supervisor::device_start() {
+  DeviceObserverOptions o;
+  o.proc_root = opt_.proc_root;
+  if (!opt_.device_pattern.empty()) o.device_pattern = opt_.device_pattern;
+  dev_ = std::make_unique<DeviceObserver>(opt_.nvml, opt_.probe, o);
+  if (!opt_.nvml) {
+    tl_.device.unavailable = "device observation off";
+    return;
+  }
+  if (!dev_->start(now(), job_ref())) return;
+  auto env_of = [&](const char* name) -> std::optional<std::string> {
+    if (auto it = sc_.job.env.find(name); it != sc_.job.env.end()) return it->second;
+    if (const char* v = ::getenv(name)) return std::string(v);
+    return std::nullopt;
+  };
+  dev_->set_job_environment(env_of("CUDA_VISIBLE_DEVICES"), env_of("CUDA_DEVICE_ORDER"));
+  dev_timer_ = std::make_unique<asio::steady_timer>(ctx_);
+  schedule_device_sample();
+}
+
+void Supervisor::schedule_device_sample() {
+  dev_timer_->expires_after(std::chrono::nanoseconds(opt_.device_interval));
+  dev_timer_->async_wait([this](boost::system::error_code ec) {
+    if (ec) return;
+    dev_->sample(now(), job_ref());
+    schedule_device_sample();
+  });
+}
+
+bool Supervisor::device_at_baseline() const {
+  const DeviceTimeline& d = dev_->timeline();
+  DeviceMemoryParams p;
+  if (auto it = sc_.checks.find(kDeviceMemoryReleased);
+      it != sc_.checks.end() && it->second.params.is_object())
+    p.tolerance_bytes = it->second.params.value("tolerance_bytes", p.tolerance_bytes);
+  for (const auto& base : d.baseline) {
+    if (!d.job_gpus.empty() &&
+        std::find(d.job_gpus.begin(), d.job_gpus.end(), base.index) == d.job_gpus.end())
+      continue;
+    const GpuSample* last = nullptr;
+    for (const auto& s : d.samples)
+      if (s.index == base.index && s.error.empty()) last = &s;
+    if (last && last->used > base.used + p.tolerance_bytes) return false;
+  }
+  return true;
+}
+
+void Supervisor::device_finish() {
+  if (!dev_ || !dev_->available()) {
+    if (dev_ && opt_.nvml) tl_.device = dev_->take();
+    return;
+  }
+  // Release deadlines count from the first fault, else the top process's
+  // exit, else the job deadline.
+  std::optional<Nanos> origin;
+  for (const auto& o : tl_.events) {
+    if (o.kind == ObsKind::Fault) {
+      origin = o.t;
+      break;
+    }
+  }
+  if (!origin) origin = phase_time(tl_, "job_exited");
+  if (!origin) origin = phase_time(tl_, "deadline");
+  dev_->set_origin(origin.value_or(now()));
+  // Device memory comes back after the processes are gone, when the driver
+  // has torn their contexts down: keep sampling until it is back or the
+  // check's deadline has passed.
+  DeviceMemoryParams p;
+  if (auto it = sc_.checks.find(kDeviceMemoryReleased);
+      it != sc_.checks.end() && it->second.params.is_object())
+    p.deadline = it->second.params.value("deadline_ns", p.deadline);
+  dev_->sample(now(), job_ref());
+  Nanos until = origin.value_or(now()) + p.deadline + opt_.device_interval;
+  if (!device_at_baseline()) {
+    phase("device_release");
+    pump(until, [&] { return device_at_baseline(); });
+  }
+  if (dev_timer_) dev_timer_->cancel();
+  dev_->finish(now(), job_ref());
+  for (const auto& n : dev_->notes()) add(obs::note(now(), "device: " + n));
+  tl_.device = dev_->take();
 }
 
 }  // namespace

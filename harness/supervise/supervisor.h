@@ -27,6 +27,8 @@
 #include <string>
 
 #include "harness/core/timeline.h"
+#include "harness/observe/nvml.h"
+#include "harness/observe/probe.h"
 #include "harness/scenario/scenario.h"
 
 namespace aftermath {
@@ -49,6 +51,20 @@ struct SupervisorOptions {
   // that appear during the run are attributed to the job by time alone.
   std::string shm = "auto";
   bool keep_leaks = false;
+  // The device side (not owned; null: no GPU observation). NVML is sampled
+  // every device_interval from before the launch until the memory is back at
+  // its baseline after teardown (or device_memory_released's deadline); the
+  // holder scan and the allocation probe run once after teardown.
+  Nvml* nvml = nullptr;
+  ProbeRunner* probe = nullptr;
+  std::string device_pattern;           // empty: /dev/nvidia*
+  Nanos device_interval = 200 * kMilli;
+  // Device OOM faults: the device nodes and CUDA runtimes that decide
+  // whether they can act here (tests plant their own), and the folder of
+  // aftermath-device-hog and libaftermath-cudafail.so (empty: the reaper's).
+  std::string dev_root = "/dev";
+  std::vector<std::string> cudart_candidates;  // empty: the usual places
+  std::string tools_dir;
   std::function<void(const LiveStatus&)> on_status;  // called at most every 200 ms
   // Set from a signal handler to stop the run early (teardown still happens).
   const volatile bool* interrupted = nullptr;

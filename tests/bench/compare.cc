@@ -1,12 +1,13 @@
 // aftermath-compare: the harness's own cost, side by side with the tools
 // engineers use today, in one table. Whole-run figures (micro ones are in
 // aftermath_bench). Run from the repository root after a build:
-//   build/bin/aftermath-compare [--quick]
+//   build/bin/aftermath-compare [--quick] [--only overhead,holders,...]
 // Every figure is measured here, now; baselines run on the same trees.
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -25,7 +26,9 @@
 
 #include "aftermath_points.h"
 #include "harness/core/types.h"
+#include "harness/observe/holders.h"
 #include "harness/observe/proc.h"
+#include "harness/observe/process_index.h"
 #include "harness/observe/shm.h"
 #include "tree.h"
 
@@ -235,8 +238,24 @@ void fixed_cost_row() {
                     fmt("/bin/true alone %.2f ms", median(bare)), "-", "< 100 ms"});
 }
 
-// Harness CPU while supervising 136 idle processes at the default rate.
+// Harness CPU while supervising 136 idle processes at the default rate; with
+// `fallback`, without the kernel's process events (the /proc/loadavg gate).
+double overhead_run(bool fallback, double* cpu_out);
 void overhead_row() {
+  int secs = g_quick ? 5 : 30;
+  double cpu = 0, cpu_fb = 0;
+  double pct = overhead_run(false, &cpu);
+  double pct_fb = overhead_run(true, &cpu_fb);
+  if (pct < 0) return;
+  g_rows.push_back({"supervising 136 idle processes for " + std::to_string(secs) + " s (20 ms sampling)",
+                    fmt("%.2f%% of one core", pct) + fmt(" (%.2f s CPU)", cpu),
+                    pct_fb < 0 ? "-"
+                               : "without process events (AFTERMATH_PROC_EVENTS=0): " +
+                                     fmt("%.2f%%", pct_fb) + fmt(" (%.2f s CPU)", cpu_fb),
+                    "-", "< 1%"});
+}
+
+double overhead_run(bool fallback, double* cpu_out) {
   int secs = g_quick ? 5 : 30;
   std::string out = "/tmp/aftermath-compare-out";
   std::vector<std::string> argv = {g_bin + "/aftermath", "run", "--out", out, "--timeout",
@@ -248,8 +267,15 @@ void overhead_row() {
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  std::vector<std::string> env_s;
+  for (char** e = environ; *e; ++e)
+    if (std::strncmp(*e, "AFTERMATH_PROC_EVENTS=", 22) != 0) env_s.push_back(*e);
+  if (fallback) env_s.push_back("AFTERMATH_PROC_EVENTS=0");
+  std::vector<char*> envp;
+  for (auto& e : env_s) envp.push_back(e.data());
+  envp.push_back(nullptr);
   pid_t pid;
-  if (posix_spawn(&pid, args[0], &fa, nullptr, args.data(), environ) != 0) return;
+  if (posix_spawn(&pid, args[0], &fa, nullptr, args.data(), envp.data()) != 0) return -1;
   posix_spawn_file_actions_destroy(&fa);
   long hz = sysconf(_SC_CLK_TCK);
   double cpu = 0;
@@ -265,9 +291,95 @@ void overhead_row() {
   double wall = static_cast<double>(monotonic_now() - t0) / 1e9;
   waitpid(pid, nullptr, 0);
   std::filesystem::remove_all(out);
-  g_rows.push_back({"supervising 136 idle processes for " + std::to_string(secs) + " s (20 ms sampling)",
-                    fmt("%.2f%% of one core", 100 * cpu / wall) + fmt(" (%.2f s CPU)", cpu), "-", "-",
-                    "< 1%"});
+  *cpu_out = cpu;
+  return 100 * cpu / wall;
+}
+
+// Device-file holder scan over every process on the machine: planted
+// device-like files (regular files under a temp dir, matched by a pattern as
+// /dev/nvidia* would be), held open by 136 processes started here, against
+// `fuser -v` and `lsof` on the same files. Ours gives what fuser -v prints:
+// each holder's pid, uid, command and the files it holds.
+void holder_rows() {
+  const int n_holders = 136;
+  char tmpl[] = "/tmp/aftermath-compare-holders-XXXXXX";
+  if (!mkdtemp(tmpl)) return;
+  std::string dir = tmpl;
+  std::vector<std::string> files;
+  for (std::string f : {"nvidiactl", "nvidia-uvm", "nvidia0", "nvidia1", "nvidia2", "nvidia3"}) {
+    files.push_back(dir + "/" + f);
+    int fd = open(files.back().c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+    if (fd >= 0) close(fd);
+  }
+  int ready[2], hold[2];
+  if (pipe2(ready, O_CLOEXEC) != 0 || pipe2(hold, O_CLOEXEC) != 0) return;
+  std::vector<pid_t> kids;
+  for (int i = 0; i < n_holders; ++i) {
+    pid_t p = fork();
+    if (p == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      alarm(600);  // bounds its own life
+      close(hold[1]);  // or the EOF that ends it would never come
+      close(ready[0]);
+      // Like a CUDA process: the control files and one GPU.
+      for (const std::string& f : {files[0], files[1], files[2 + i % 4]})
+        if (open(f.c_str(), O_RDWR) < 0) _exit(1);
+      if (write(ready[1], "r", 1) != 1) _exit(1);
+      char c;
+      while (read(hold[0], &c, 1) > 0) {
+      }
+      _exit(0);
+    }
+    if (p > 0) kids.push_back(p);
+  }
+  close(ready[1]);
+  close(hold[0]);
+  int up = 0;
+  char c;
+  while (up < static_cast<int>(kids.size()) && read(ready[0], &c, 1) == 1) ++up;
+  close(ready[0]);
+
+  auto pattern = *aftermath::PathPattern::parse(dir + "/nvidia*");
+  std::vector<double> ours;
+  size_t found = 0;
+  for (int i = 0; i < (g_quick ? 5 : 20); ++i) {
+    Nanos t0 = monotonic_now();
+    aftermath::ProcReader reader;
+    aftermath::ProcessIndex idx;
+    auto holders = aftermath::find_device_holders(idx, "/proc", pattern, aftermath::JobRef{});
+    for (auto& h : holders)
+      if (auto p = aftermath::read_proc_info(reader, h.pid)) {
+        h.uid = p->uid;
+        h.comm = p->comm;
+        h.ppid = p->ppid;
+        h.state = p->state;
+      }
+    ours.push_back(ms(monotonic_now() - t0));
+    found = holders.size();
+  }
+  std::vector<std::string> fuser_argv = {"fuser", "-v"}, lsof_argv = {"lsof"};
+  fuser_argv.insert(fuser_argv.end(), files.begin(), files.end());
+  lsof_argv.insert(lsof_argv.end(), files.begin(), files.end());
+  std::vector<double> fu, ls;
+  int st = 0;
+  for (int i = 0; i < (g_quick ? 3 : 10); ++i) {
+    double t = run_cmd(fuser_argv, nullptr, &st);
+    if (t >= 0) fu.push_back(t);
+    t = run_cmd(lsof_argv, nullptr, &st);
+    if (t >= 0) ls.push_back(t);
+  }
+  close(hold[1]);  // EOF: every holder exits
+  for (pid_t p : kids) waitpid(p, nullptr, 0);
+  std::filesystem::remove_all(dir);
+  double o = median(ours);
+  std::string base = (fu.empty() ? std::string("fuser n/a") : "fuser -v " + fmt("%.1f ms", median(fu))) +
+                     "; " + (ls.empty() ? std::string("lsof n/a") : "lsof " + fmt("%.1f ms", median(ls)));
+  g_rows.push_back({"device-file holder scan, whole machine, " + std::to_string(up) + " holders of " +
+                        std::to_string(files.size()) + " planted files",
+                    fmt("%.2f ms", o) + " (" + std::to_string(found) + " found)", base,
+                    fu.empty() ? "-" : fmt("%.1fx vs fuser", median(fu) / o) +
+                                           (ls.empty() ? "" : fmt(", %.1fx vs lsof", median(ls) / o)),
+                    "≥ 3x fuser"});
 }
 
 void suite_rows() {
@@ -280,20 +392,77 @@ void suite_rows() {
   std::filesystem::remove_all(out);
 }
 
+// The trainer's loader against PyTorch's DataLoader: batches per second over
+// one pass, same batch shape (16 x 512-byte samples), 16 workers, fork, each
+// sharing strategy. `aftermath-trainer loader-bench` and
+// fixtures/python/loader_bench.py each print one JSON line; the median of the
+// runs is taken, and the ratio is ours over PyTorch's (steady rate: after the
+// first batch; the whole pass, workers' start included, in brackets).
+void loader_throughput_rows() {
+  const std::string trainer = g_bin + "/aftermath-trainer";
+  const std::string script = "fixtures/python/loader_bench.py";
+  if (access(trainer.c_str(), X_OK) != 0 || !std::filesystem::exists(script)) return;
+  auto number = [](const std::string& line, const std::string& key) {
+    auto at = line.find("\"" + key + "\": ");
+    return at == std::string::npos ? -1.0 : std::atof(line.c_str() + at + key.size() + 4);
+  };
+  const std::vector<std::string> shape = {"--workers", "16", "--dataset-size", "16384",
+                                          "--batch-size", "16", "--sample-bytes", "512"};
+  const int runs = g_quick ? 1 : 5;
+  for (std::string sharing : {"file_descriptor", "file_system"}) {
+    std::vector<double> ours, ours_all, theirs, theirs_all;
+    for (int i = 0; i < runs; ++i) {
+      std::vector<std::string> a = {trainer, "loader-bench", "--sharing", sharing};
+      std::vector<std::string> b = {"/usr/bin/python3", script, "--strategy", sharing};
+      a.insert(a.end(), shape.begin(), shape.end());
+      b.insert(b.end(), shape.begin(), shape.end());
+      std::string out;
+      int st = 0;
+      if (run_cmd(a, &out, &st) >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+        ours.push_back(number(out, "steady_batches_per_s"));
+        ours_all.push_back(number(out, "batches_per_s"));
+      }
+      out.clear();
+      if (run_cmd(b, &out, &st) >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+        theirs.push_back(number(out, "steady_batches_per_s"));
+        theirs_all.push_back(number(out, "batches_per_s"));
+      }
+    }
+    if (ours.empty()) continue;
+    double o = median(ours), t = theirs.empty() ? 0 : median(theirs);
+    g_rows.push_back(
+        {"loader throughput, 16 workers, " + sharing + " (batches of 16 x 512 B)",
+         fmt("%.0f batches/s", o) + fmt(" (%.0f whole pass)", median(ours_all)),
+         t > 0 ? "PyTorch DataLoader " + fmt("%.0f batches/s", t) +
+                     fmt(" (%.0f whole pass)", median(theirs_all))
+               : "PyTorch n/a",
+         t > 0 ? fmt("%.2fx", o / t) + fmt(" (%.2fx)", median(ours_all) / median(theirs_all))
+               : "-",
+         "≥ 2x PyTorch"});
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i)
+  // --only ROW[,ROW]: snapshot shm exit point fixed overhead holders suite loader
+  std::string only;
+  for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) g_quick = true;
+    if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = "," + std::string(argv[++i]) + ",";
+  }
+  auto want = [&](const char* row) { return only.empty() || only.find("," + std::string(row) + ",") != std::string::npos; };
   g_bin = std::filesystem::read_symlink("/proc/self/exe").parent_path().string();
   std::fprintf(stderr, "measuring (this takes %s)...\n", g_quick ? "about a minute" : "a few minutes");
-  snapshot_rows();
-  shm_rows();
-  exit_latency_rows();
-  unarmed_point_row();
-  fixed_cost_row();
-  overhead_row();
-  if (std::filesystem::exists("scenarios/nightly-cpu.suite")) suite_rows();
+  if (want("snapshot")) snapshot_rows();
+  if (want("shm")) shm_rows();
+  if (want("exit")) exit_latency_rows();
+  if (want("point")) unarmed_point_row();
+  if (want("fixed")) fixed_cost_row();
+  if (want("overhead")) overhead_row();
+  if (want("holders")) holder_rows();
+  if (want("suite") && std::filesystem::exists("scenarios/nightly-cpu.suite")) suite_rows();
+  if (want("loader")) loader_throughput_rows();
   std::printf("| figure | aftermath | baseline | ratio | target |\n|---|---|---|---|---|\n");
   for (const auto& r : g_rows)
     std::printf("| %s | %s | %s | %s | %s |\n", r.what.c_str(), r.ours.c_str(), r.baseline.c_str(),

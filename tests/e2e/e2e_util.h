@@ -113,6 +113,25 @@ inline Run aftermath(const TempDir& dir, std::vector<std::string> args,
   return r;
 }
 
+// A scenario's whole output on one stream ("stdout" / "stderr"): its shared
+// log, then each announced process's own file (processes[].logs), the top
+// process's last; the "aftermath: pid N ... logs to ..." lines left out.
+inline std::string job_output(const nlohmann::json& sc, const std::string& stream) {
+  std::string text = slurp(sc[stream + "_path"].get<std::string>()), top;
+  const std::string dir = sc.value("out_dir", std::string());
+  for (const auto& p : sc["processes"]) {
+    if (!p.contains("logs") || !p["logs"].contains(stream)) continue;
+    std::string path = p["logs"][stream];
+    if (path.empty() || path[0] != '/') path = dir + "/" + path;
+    (p.value("top", false) ? top : text) += slurp(path);
+  }
+  std::string out, line;
+  std::istringstream in(text + top);
+  while (std::getline(in, line))
+    if (line.rfind("aftermath: pid ", 0) != 0) out += line + "\n";
+  return out;
+}
+
 // The status of one check of the first scenario ("" if absent).
 inline std::string check_status(const Run& r, const std::string& name, size_t scenario = 0) {
   for (const auto& c : r.result["scenarios"][scenario]["checks"])

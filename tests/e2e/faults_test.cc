@@ -188,7 +188,7 @@ TEST_F(Faults, HostOomMakesTheNextAllocationFailForReal) {
   json f = fault(r);
   EXPECT_EQ(f["status"], "injected");
   EXPECT_EQ(f["mechanism"], "rlimit");
-  std::string err = e2e::slurp(scenario(r)["stderr_path"]);
+  std::string err = e2e::job_output(scenario(r), "stderr");
   EXPECT_NE(err.find("allocation of 256 MiB failed: Cannot allocate memory"), std::string::npos) << err;
   EXPECT_EQ(scenario(r)["top"]["outcome"]["code"], 3);
 
@@ -196,7 +196,7 @@ TEST_F(Faults, HostOomMakesTheNextAllocationFailForReal) {
   TempDir d2;
   auto ok = e2e::aftermath(d2, {"run", "--out", d2 / "out", "--", points(), "--workers", "1",
                                 "--steps", "4", "--alloc-step", "2", "--alloc-mb", "256"});
-  EXPECT_NE(e2e::slurp(ok.result["scenarios"][0]["stderr_path"]).find("succeeded"), std::string::npos);
+  EXPECT_NE(e2e::job_output(ok.result["scenarios"][0], "stderr").find("succeeded"), std::string::npos);
 }
 
 TEST_F(Faults, UnavailableMechanismsAreSkippedWithTheReason) {
@@ -261,6 +261,20 @@ TEST_F(Faults, PhaseAndPredicateTriggers) {
   EXPECT_GE(p.result["scenarios"][0]["faults"][0]["pids"].size(), 4u);
 }
 
+TEST_F(Faults, MatchSeesTheCommandLineAfterExec) {
+  // The subshell is seen at its fork, a copy of its parent (same command
+  // line), and execs 400 ms later: the selector must see the new one. Only
+  // the exec'd process's command line is exactly "sleep 37".
+  auto r = run({"{action: SIGKILL, target: 'match:^sleep 37$', at: {after: 1500ms}}"},
+               {"/bin/sh", "-c", "x=7; (sleep 0.4; exec sleep 3$x) & wait"});
+  ASSERT_FALSE(r.result.is_null()) << r.err;
+  json f = fault(r);
+  EXPECT_EQ(f["status"], "injected") << f.dump();
+  ASSERT_EQ(f["pids"].size(), 1u) << f.dump();
+  EXPECT_TRUE(procs(r).count(f["pids"][0].get<int>()));
+  EXPECT_NE(f["effect_ms"], nullptr);  // its exit was seen after the signal
+}
+
 TEST_F(Faults, AFaultWithNoMatchingTargetFailsVisibly) {
   auto r = run({"{action: SIGKILL, target: rank:9, at: {after: 50ms}}"},
                {points(), "--workers", "1", "--steps", "20"});
@@ -315,7 +329,7 @@ TEST_F(Faults, PythonClientTakesPartToo) {
   EXPECT_EQ(f["status"], "injected");
   EXPECT_EQ(f["target_role"], "rank");
   EXPECT_EQ(scenario(r)["top"]["outcome"]["signal"], "SIGKILL");
-  EXPECT_EQ(e2e::slurp(scenario(r)["stdout_path"]), "step 1\nstep 2\n");
+  EXPECT_EQ(e2e::job_output(scenario(r), "stdout"), "step 1\nstep 2\n");
 }
 
 }  // namespace

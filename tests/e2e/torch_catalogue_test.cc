@@ -74,7 +74,7 @@ std::vector<json> events(const json& s, const std::string& name) {
   return v;
 }
 
-std::string stderr_of(const json& s) { return e2e::slurp(s["stderr_path"].get<std::string>()); }
+std::string stderr_of(const json& s) { return e2e::job_output(s, "stderr"); }
 
 // Where each rank of the hang diagnosis waits ("barrier #10"), by rank;
 // ranks in no collective are absent.
@@ -171,7 +171,6 @@ const std::map<std::string, Point>& points_of_scenarios() {
          EXPECT_TRUE(events(s, "loader.error").empty());
          EXPECT_GE(check_of(s, "shm_clean")["measured"]["created"].get<int>(), 100);
        }},
-      // Pending (.yaml.pending) until memory_growth is in the catalogue.
       {"torch-loader-copy-on-read",
        [](const json& s) {
          const json& m = check_of(s, "memory_growth")["measured"];

@@ -79,7 +79,7 @@ class TrainerScenario : public ::testing::Test {
 TEST_F(TrainerScenario, Clean) {
   json s = run_scenario(dir, "trainer-clean.yaml", &run);
   expect_verdict_and_clean_end(s, run);
-  std::string out = e2e::slurp(s["stdout_path"]);
+  std::string out = e2e::job_output(s, "stdout");
   EXPECT_NE(out.find("step 1 loss "), std::string::npos);
   EXPECT_NE(out.find("per worker ["), std::string::npos);
   // Every rank said what it consumed, and announced itself.
@@ -213,7 +213,7 @@ TEST_F(TrainerScenario, Rank1KillNaive) {
   json s = run_scenario(dir, "trainer-rank1-kill-naive.yaml", &run);
   expect_verdict_and_clean_end(s, run);
   expect_rank1_kill_recovery(s, /*signals=*/false, false);
-  EXPECT_TRUE(std::regex_search(e2e::slurp(s["stderr_path"]),
+  EXPECT_TRUE(std::regex_search(e2e::job_output(s, "stderr"),
                                 std::regex("Connection (closed|reset) by peer")));
 }
 
@@ -250,6 +250,55 @@ TEST_F(TrainerScenario, LauncherKillSpawnTakesTheRanksAlong) {
   EXPECT_LT(s["timings_ms"]["to_all_gone_ms"].get<double>(), 5000.0);
 }
 
+// file_descriptor sharing under a low RLIMIT_NOFILE with batches kept:
+// rank 1 runs out of fds in the middle of the epoch (not at its start: the
+// kept batches are what fills the table), says PyTorch's EMFILE message,
+// exits 1; the launcher ends rank 0 and exits 11.
+TEST_F(TrainerScenario, FdEmfileKeptBatches) {
+  json s = run_scenario(dir, "trainer-fd-emfile.yaml", &run);
+  expect_verdict_and_clean_end(s, run);
+  EXPECT_EQ(s["top"]["outcome"]["code"], 11);
+  auto exits = rank_exits(s);
+  EXPECT_EQ(exits[1], "exited(1)");
+  EXPECT_TRUE(exits[0] == "killed(SIGTERM)" || exits[0] == "exited(1)") << exits[0];
+  std::string err = e2e::job_output(s, "stderr");
+  EXPECT_NE(err.find("rank 1: DataLoader error: Too many open files."), std::string::npos) << err;
+  EXPECT_EQ(err.find("rank 0: DataLoader error"), std::string::npos) << err;
+  int rank1_steps = 0;
+  for (const auto& e : s["timeline"])
+    if (e["kind"] == "event" && e["name"] == "step" && e["fields"]["rank"] == 1) ++rank1_steps;
+  EXPECT_GT(rank1_steps, 20);   // it ran a while: the kept batches filled the table
+  EXPECT_LT(rank1_steps, 152);  // and it did not finish its epoch
+  EXPECT_EQ(processes_with_role(s, "worker").size(), 32u);
+}
+
+// Host OOM in rank 1 at step 5: the harness lowered its RLIMIT_AS at the
+// point, the 256 MiB tensor after it failed in LibTorch's allocator, rank 1
+// exited 3 and the torchrun launcher reacted (exit 11, rank 0 ended).
+TEST_F(TrainerScenario, Rank1HostOom) {
+  json s = run_scenario(dir, "trainer-rank1-host-oom.yaml", &run);
+  expect_verdict_and_clean_end(s, run);
+  ASSERT_EQ(s["faults"].size(), 1u);
+  const json& f = s["faults"][0];
+  EXPECT_EQ(f["status"], "injected") << f.dump();
+  EXPECT_EQ(f["mechanism"], "rlimit");
+  EXPECT_EQ(f["rank"], 1);
+  EXPECT_EQ(f["hit"], 5);
+  EXPECT_EQ(s["top"]["outcome"]["code"], 11);
+  auto exits = rank_exits(s);
+  EXPECT_EQ(exits[1], "exited(3)");
+  EXPECT_TRUE(exits[0] == "killed(SIGTERM)" || exits[0] == "exited(1)") << exits[0];
+  EXPECT_TRUE(std::regex_search(e2e::job_output(s, "stderr"),
+                                std::regex("rank 1: host allocation of 256 MiB failed: .*Cannot "
+                                           "allocate memory")));
+  int rank1_steps = 0;
+  for (const auto& e : s["timeline"])
+    if (e["kind"] == "event" && e["name"] == "step" && e["fields"]["rank"] == 1) ++rank1_steps;
+  EXPECT_EQ(rank1_steps, 4);  // the step event follows the point: step 5 never began
+  ASSERT_NE(s["timings_ms"]["to_all_gone_ms"], nullptr);
+  EXPECT_LT(s["timings_ms"]["to_all_gone_ms"].get<double>(), 10000.0);
+}
+
 // The broken sampler: data_partition fails, and the events themselves show
 // why (every index consumed by both ranks).
 TEST_F(TrainerScenario, BrokenSamplerOverlaps) {
@@ -273,6 +322,33 @@ TEST_F(TrainerScenario, BrokenSamplerOverlaps) {
     EXPECT_EQ(check_status(s, "data_partition"), "fail");
     EXPECT_EQ(s["verdict"], "xfail") << s["verdict_reason"];
   }
+}
+
+// A backend this build left out (fixtures/cpp/CMakeLists.txt builds each
+// only where LibTorch's header for it compiles) is one clear error before any
+// rank starts: exit 2, one line, no process left.
+TEST_F(TrainerScenario, MissingBackendIsOneErrorAtStartup) {
+  e2e::Child h = e2e::spawn({trainer(), "--help"}, dir / "help.out", dir / "help.err");
+  ASSERT_EQ(e2e::wait_for(h, 30s), 0);
+  std::smatch m;
+  std::string help = e2e::slurp(dir / "help.out");
+  ASSERT_TRUE(std::regex_search(help, m, std::regex("backends built:([a-z ]*)\n"))) << help;
+  std::string built = m[1];
+  int tried = 0;
+  for (std::string backend : {"gloo", "nccl"}) {
+    if (built.find(backend) != std::string::npos) continue;
+    ++tried;
+    e2e::Child c = e2e::spawn({trainer(), "launch", "--backend", backend, "--max-life", "20s"},
+                              dir / (backend + ".out"), dir / (backend + ".err"));
+    int status = e2e::wait_for(c, 30s);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2) << status;
+    std::string other = backend == "gloo" ? "nccl" : "gloo";
+    std::string want = "aftermath-trainer: built without " +
+                       std::string(backend == "gloo" ? "gloo" : "NCCL") + ": use --backend " +
+                       other + "\n";
+    EXPECT_EQ(e2e::slurp(dir / (backend + ".err")), want);
+  }
+  if (tried == 0) GTEST_SKIP() << "this build has every backend";
 }
 
 // Same seed, same losses: run the trainer twice, outside the harness.

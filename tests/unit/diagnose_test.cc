@@ -231,8 +231,11 @@ TEST(DiagnoseProcess, ASleepingChildWithGdb) {
   o.gdb = gdb;
   o.per_process = 60 * kSecond;
   o.total = 120 * kSecond;
+  int waited = 0;  // gdb takes far longer than one 50 ms slice to attach and detach
+  o.while_waiting = [&] { ++waited; };
   std::string note;
   auto ds = diagnose({child.pid()}, o, &note);
+  EXPECT_GE(waited, 1);
   ASSERT_EQ(ds.size(), 1u);
   EXPECT_EQ(ds[0].state, 'S');
   EXPECT_THAT(ds[0].user_stacks, HasSubstr("#0 "));

@@ -99,8 +99,27 @@ TEST(FaultParseAction, InProcessActionsDefaultToSelfAtAPoint) {
     EXPECT_EQ(f.target.kind, TargetSpec::Kind::Self);
     EXPECT_EQ(f.target.text, "self");
     EXPECT_EQ(f.at.kind, TriggerSpec::Kind::Point);
-    EXPECT_EQ(f.mechanism, "auto");
+    EXPECT_EQ(f.mechanism, action == "device_oom" ? "point" : "auto");
   }
+}
+
+TEST(FaultParseAction, DeviceOomMechanisms) {
+  FaultSpec hog = one_fault(
+      "  - action: device_oom\n    mechanism: hog\n    share: 0.5\n    device: 1\n"
+      "    at: {after: 2s}\n");
+  EXPECT_EQ(hog.mechanism, "hog");
+  EXPECT_DOUBLE_EQ(hog.share, 0.5);
+  EXPECT_EQ(hog.device, 1);
+  EXPECT_FALSE(hog.bytes.has_value());
+  FaultSpec bytes = one_fault(
+      "  - action: device_oom\n    mechanism: hog\n    bytes: 40GiB\n    at: {after: 2s}\n");
+  EXPECT_EQ(bytes.bytes, 40ll << 30);
+  // The interposer takes any trigger and a target; it is armed per process.
+  FaultSpec ip = one_fault(
+      "  - action: device_oom\n    mechanism: interposer\n    target: rank:1\n"
+      "    at: {when: {processes: 3}}\n");
+  EXPECT_EQ(ip.mechanism, "interposer");
+  EXPECT_EQ(ip.target.kind, TargetSpec::Kind::Rank);
 }
 
 TEST(FaultParseAction, DelayWithDuration) {
@@ -455,7 +474,24 @@ TEST(FaultParseErrors, MechanismErrors) {
       "faults[0].mechanism", 7, 16, "unknown mechanism 'swap' (auto, rlimit, cgroup)");
   expect_one_diag(
       "  - action: SIGKILL\n    target: launcher\n    mechanism: rlimit\n    at: {after: 1s}\n",
-      "faults[0].mechanism", 8, 5, "only host_oom takes a mechanism");
+      "faults[0].mechanism", 8, 5, "only host_oom and device_oom take a mechanism");
+  expect_one_diag("  - action: device_oom\n    mechanism: magic\n    at: {point: p}\n",
+                  "faults[0].mechanism", 7, 16, "unknown mechanism 'magic' (point, hog, interposer)");
+  // The point reply needs a point; the hog does not.
+  expect_one_diag("  - action: device_oom\n    target: rank:0\n    at: {after: 1s}\n",
+                  "faults[0].at", 6, 5, "needs `at: {point: ...}`");
+  expect_one_diag(
+      "  - action: device_oom\n    mechanism: hog\n    share: 1.5\n    at: {after: 1s}\n",
+      "faults[0].share", 8, 12, "(0, 1]");
+  expect_one_diag(
+      "  - action: device_oom\n    mechanism: hog\n    share: 0.5\n    bytes: 1GiB\n"
+      "    at: {after: 1s}\n",
+      "faults[0].bytes", 9, 5, "mutually exclusive");
+  expect_one_diag("  - action: device_oom\n    share: 0.5\n    at: {point: p}\n",
+                  "faults[0].share", 7, 5, "only device_oom with mechanism: hog");
+  expect_one_diag(
+      "  - action: device_oom\n    mechanism: hog\n    device: first\n    at: {after: 1s}\n",
+      "faults[0].device", 8, 13, "CUDA device ordinal");
 }
 
 TEST(FaultParseErrors, HitMustBePositive) {

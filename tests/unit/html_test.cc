@@ -309,3 +309,33 @@ TEST(Html, ToleratesMissingAndOddFields) {
 
 }  // namespace
 }  // namespace aftermath
+
+namespace aftermath {
+namespace {
+
+TEST(Html, DeviceMemoryCurvePerGpuWhenTheRunHasOne) {
+  json result = load_fixture();
+  json& sc = result["scenarios"][0];
+  // No GPU in the run: no device curve.
+  sc["device"] = {{"unavailable", "no NVIDIA driver"}};
+  std::string without = render_html(result);
+  EXPECT_EQ(without.find("curve gpu"), std::string::npos);
+  // Two GPUs sampled: one curve each, on the same time axis, with its peak.
+  sc["device"] = {{"unavailable", ""},
+                  {"samples",
+                   {{{"t_ms", 0}, {"index", 0}, {"used_bytes", 1 << 20}},
+                    {{"t_ms", 0}, {"index", 1}, {"used_bytes", 0}},
+                    {{"t_ms", 200}, {"index", 0}, {"used_bytes", 3ll << 30}},
+                    {{"t_ms", 200}, {"index", 1}, {"used_bytes", 512 << 20}}}}};
+  std::string with = render_html(result);
+  EXPECT_NE(with.find("GPU 0 memory used"), std::string::npos);
+  EXPECT_NE(with.find("GPU 1 memory used"), std::string::npos);
+  size_t n = 0;
+  for (size_t at = with.find("curve gpu"); at != std::string::npos; at = with.find("curve gpu", at + 1)) ++n;
+  EXPECT_EQ(n, 2u);
+  EXPECT_NE(with.find("max 3.0 GiB"), std::string::npos);
+  EXPECT_NE(with.find("max 512.0 MiB"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace aftermath

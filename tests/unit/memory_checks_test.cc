@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/check/checks.h"
 #include "harness/core/timeline.h"
 #include "harness/scenario/scenario.h"
 
@@ -259,6 +260,39 @@ TEST(MemoryGrowthParams, Parse) {
   EXPECT_FALSE(parse_memory_growth_params(json{{"slope", 3}}, &err));
   EXPECT_THAT(err, HasSubstr("unknown key slope"));
   EXPECT_FALSE(parse_memory_growth_params(json::array(), &err));
+}
+
+}  // namespace
+}  // namespace aftermath
+
+namespace aftermath {
+namespace {
+
+// Through the catalogue: the scenario's checks.memory_growth params reach the
+// check (parsed from YAML, run by run_checks), and it runs only when named.
+TEST(MemoryGrowthCatalogue, ScenarioParamsDecideTheVerdict) {
+  Timeline tl = job();
+  series(tl, kWorker0, 16, 22000, 600, 40);
+  finish(tl);
+  auto procs = build_histories(tl);
+  auto parse = [](const std::string& checks) {
+    ParseContext ctx;
+    ctx.file = "<unit>";
+    ctx.check_command = false;
+    auto r = parse_scenario("name: t\ndescription: d\njob: {command: /bin/true}\n" + checks, ctx);
+    EXPECT_TRUE(r.scenario.has_value());
+    return *r.scenario;
+  };
+  auto status = [&](const Scenario& sc) -> std::optional<CheckStatus> {
+    for (const auto& c : run_checks(sc, tl, procs))
+      if (c.name == "memory_growth") return c.status;
+    return std::nullopt;
+  };
+  EXPECT_EQ(status(parse("")), std::nullopt);  // opt-in
+  EXPECT_EQ(status(parse("checks: {memory_growth: true}\n")), CheckStatus::Fail);  // default 256
+  EXPECT_EQ(status(parse("checks: {memory_growth: {max_kb_per_step: 1000}}\n")), CheckStatus::Pass);
+  // Judging only ranks leaves the growing worker out: nothing to judge.
+  EXPECT_EQ(status(parse("checks: {memory_growth: {role: rank}}\n")), CheckStatus::Skipped);
 }
 
 }  // namespace

@@ -76,7 +76,8 @@ class ClientChild {
     pid_ = ::fork();
     if (pid_ == 0) {
       ::close(p[0]);
-      for (const char* v : {"AFTERMATH_EVENTS", "AFTERMATH_POINTS", "AFTERMATH_POINT_TIMEOUT_MS"})
+      for (const char* v : {"AFTERMATH_EVENTS", "AFTERMATH_POINTS", "AFTERMATH_POINT_TIMEOUT_MS",
+                            "AFTERMATH_LOG_DIR"})
         ::unsetenv(v);
       for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
       std::string out = body();
@@ -532,7 +533,8 @@ class PythonChild {
     pid_ = ::fork();
     if (pid_ == 0) {
       ::dup2(p[1], 1);
-      for (const char* v : {"AFTERMATH_EVENTS", "AFTERMATH_POINTS", "AFTERMATH_POINT_TIMEOUT_MS"})
+      for (const char* v : {"AFTERMATH_EVENTS", "AFTERMATH_POINTS", "AFTERMATH_POINT_TIMEOUT_MS",
+                            "AFTERMATH_LOG_DIR"})
         ::unsetenv(v);
       for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
       ::execl("/usr/bin/python3", "python3", "-c", code.c_str(), static_cast<char*>(nullptr));

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -261,6 +262,75 @@ TEST_F(FakeProc, ReadSmallFile) {
   write("empty", "");
   EXPECT_EQ(read_small_file(root_ + "/empty"), "");
   EXPECT_EQ(read_small_file(root_ + "/missing"), std::nullopt);
+}
+
+// ---------------------------------------------------------------- newcomers
+
+TEST_F(FakeProc, NewcomersWithoutChildrenFilesStatOnlyUnknownPids) {
+  add_proc(1, "init", 0, "", "");
+  add_proc(10, "reaper", 1, "", "");
+  add_proc(11, "top", 10, "", "");
+  add_proc(12, "worker", 11, "", "");  // new
+  add_proc(13, "helper", 12, "", "");  // new, below a new one
+  add_proc(20, "other", 1, "", "");    // not the job's
+  add_proc(30, "other-child", 20, "", "");
+  ProcReader r(root_);
+  std::set<int> foreign;
+  auto got = r.newcomers(10, {{11, 1}}, &foreign);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got.at(12).first.comm, "worker");
+  EXPECT_EQ(got.at(12).second, 2);
+  EXPECT_EQ(got.at(13).second, 3);
+  EXPECT_EQ(foreign, (std::set<int>{1, 20, 30}));
+  // A known foreign pid is not read again: a stat that now claims the job
+  // would be believed if it were.
+  write("20/stat", stat_line(20, "other", 'S', 11, 1020));
+  EXPECT_TRUE(r.newcomers(10, {{11, 1}, {12, 2}, {13, 3}}, &foreign).empty());
+  // Once it has left the table, the pid is looked at afresh (reuse).
+  fs::remove_all(fs::path(root_) / "20");
+  EXPECT_TRUE(r.newcomers(10, {{11, 1}, {12, 2}, {13, 3}}, &foreign).empty());
+  EXPECT_FALSE(foreign.count(20));
+  add_proc(20, "reused", 11, "", "");
+  got = r.newcomers(10, {{11, 1}, {12, 2}, {13, 3}}, &foreign);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got.at(20).first.comm, "reused");
+  EXPECT_EQ(got.at(20).second, 2);
+}
+
+TEST_F(FakeProc, NewcomersThroughChildrenFiles) {
+  add_proc(10, "reaper", 1, "", "");
+  add_proc(11, "top", 10, "", "");
+  add_proc(12, "worker", 11, "", "");
+  add_proc(13, "helper", 12, "", "");
+  add_proc(20, "other", 1, "", "");  // never looked at: no children file names it
+  write("10/task/10/children", "11 ");
+  write("11/task/11/children", "");
+  write("11/task/15/children", "12 ");  // a child belongs to the thread that forked it
+  write("12/task/12/children", "13");
+  write("13/task/13/children", "");
+  ProcReader r(root_);
+  std::set<int> foreign;
+  auto got = r.newcomers(10, {{11, 1}}, &foreign);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got.at(12).second, 2);
+  EXPECT_EQ(got.at(13).second, 3);
+  EXPECT_TRUE(foreign.empty());
+}
+
+TEST_F(FakeProc, NewcomersFromAnnouncedCandidates) {
+  add_proc(10, "reaper", 1, "", "");
+  add_proc(11, "top", 10, "", "");
+  add_proc(12, "worker", 11, "", "");
+  add_proc(13, "helper", 12, "", "");
+  add_proc(20, "other", 1, "", "");
+  ProcReader r(root_);
+  // Children before parents, an absent pid, one outside the job: only the
+  // job's, at their depths.
+  std::vector<int> candidates{13, 12, 40, 20};
+  auto got = r.newcomers(10, {{11, 1}}, nullptr, &candidates);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got.at(12).second, 2);
+  EXPECT_EQ(got.at(13).second, 3);
 }
 
 // ---------------------------------------------------------------- descendants

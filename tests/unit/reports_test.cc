@@ -538,13 +538,19 @@ TEST(ReportsJson, TopLevelShapeAndSummary) {
   EXPECT_EQ(j["environment"]["kernel"], "6.1.0");
   EXPECT_EQ(
       j["summary"],
-      json({{"scenarios", 2}, {"pass", 0}, {"fail", 1}, {"xfail", 1}, {"xpass", 0}, {"error", 0}}));
+      json({{"scenarios", 2},
+            {"pass", 0},
+            {"fail", 1},
+            {"xfail", 1},
+            {"xpass", 0},
+            {"error", 0},
+            {"skipped", 0}}));
   ASSERT_EQ(j["scenarios"].size(), 2u);
 }
 
 TEST(ReportsJson, ClosedTypesAreWrittenByName) {
   const json j = to_json(sample_run());
-  const std::set<std::string> verdicts = {"pass", "fail", "xfail", "xpass", "error"};
+  const std::set<std::string> verdicts = {"pass", "fail", "xfail", "xpass", "error", "skipped"};
   const std::set<std::string> statuses = {"pass", "fail", "skipped", "error"};
   const std::set<std::string> roles = {"launcher", "rank", "worker", "helper", "unknown"};
   for (const auto& s : j["scenarios"]) {

@@ -139,11 +139,14 @@ std::vector<Diagnostic> ParseBad(const std::string& text, const ParseContext& ct
 // --- check lists and Diagnostic ----------------------------------------------
 
 TEST(ScenarioChecks, KnownChecksInReportOrder) {
-  EXPECT_THAT(known_checks(), ElementsAre("all_exited", "no_orphans", "no_zombies", "shm_clean",
-                                          "job_exit", "no_hang", "data_partition",
-                                          "collectives_matched"));
-  EXPECT_THAT(default_checks(), ElementsAre("all_exited", "no_orphans", "no_zombies", "shm_clean",
-                                            "job_exit", "no_hang"));
+  EXPECT_THAT(known_checks(),
+              ElementsAre("all_exited", "no_orphans", "no_zombies", "shm_clean", "job_exit",
+                          "no_hang", "data_partition", "collectives_matched", "memory_growth",
+                          "device_memory_released", "no_device_holders", "device_alloc_probe"));
+  EXPECT_THAT(default_checks(),
+              ElementsAre("all_exited", "no_orphans", "no_zombies", "shm_clean", "job_exit",
+                          "no_hang", "device_memory_released", "no_device_holders",
+                          "device_alloc_probe"));
 }
 
 TEST(Diagnostic, ToStringFull) {
@@ -323,6 +326,45 @@ TEST(ParseScenario, JobExitCodeBounds) {
               ElementsAre(Diag("checks.job_exit.code", 5, 27, "0..255")));
   EXPECT_THAT(ParseBad(Base("checks: {job_exit: {code: zero}}\n")),
               ElementsAre(Diag("checks.job_exit.code", 5, 27, "integer")));
+}
+
+TEST(ParseScenario, MemoryGrowthParamsAreValidatedAndKept) {
+  Scenario s = ParseOk(Base(
+      "checks: {memory_growth: {max_kb_per_step: 128.5, field: rss_kb, skip_steps: 2, "
+      "min_points: 5, role: worker, grace: 1s}}\n"));
+  const CheckConfig& c = s.checks["memory_growth"];
+  EXPECT_TRUE(c.enabled);
+  EXPECT_EQ(c.params["max_kb_per_step"], 128.5);
+  EXPECT_EQ(c.params["field"], "rss_kb");
+  EXPECT_EQ(c.params["skip_steps"], 2);
+  EXPECT_EQ(c.params["min_points"], 5);
+  EXPECT_EQ(c.params["role"], "worker");
+  EXPECT_FALSE(c.params.contains("grace"));
+  // Opt-in: off unless named.
+  EXPECT_FALSE(ParseOk(Base()).checks["memory_growth"].enabled);
+  // Each bad value is one diagnostic at its own key.
+  EXPECT_THAT(ParseBad(Base("checks: {memory_growth: {max_kb_per_step: -3}}\n")),
+              ElementsAre(Diag("checks.memory_growth.max_kb_per_step", 5, 43, "positive number")));
+  EXPECT_THAT(ParseBad(Base("checks: {memory_growth: {role: gpu}}\n")),
+              ElementsAre(Diag("checks.memory_growth.role", 5, 32, "launcher, rank, worker")));
+  EXPECT_THAT(ParseBad(Base("checks: {memory_growth: {min_points: 1}}\n")),
+              ElementsAre(Diag("checks.memory_growth.min_points", 5, 38, ">= 2")));
+  EXPECT_THAT(ParseBad(Base("checks: {memory_growth: {slope: 3}}\n")),
+              ElementsAre(Diag("checks.memory_growth.slope", 5, 26, "unknown key 'slope'")));
+}
+
+TEST(ParseScenario, DeviceMemoryParams) {
+  Scenario s = ParseOk(Base("checks: {device_memory_released: {tolerance: 256MiB, deadline: 3s}}\n"));
+  const CheckConfig& c = s.checks["device_memory_released"];
+  EXPECT_TRUE(c.enabled);
+  EXPECT_EQ(c.params["tolerance_bytes"], 256ll << 20);
+  EXPECT_EQ(c.params["deadline_ns"], 3 * kSecond);
+  // On by default, with no params.
+  EXPECT_TRUE(ParseOk(Base()).checks["device_memory_released"].enabled);
+  EXPECT_THAT(ParseBad(Base("checks: {device_memory_released: {tolerance: lots}}\n")),
+              ElementsAre(Diag("checks.device_memory_released.tolerance", 5, 46, "64MiB")));
+  EXPECT_THAT(ParseBad(Base("checks: {device_memory_released: {deadline: 0s}}\n")),
+              ElementsAre(Diag("checks.device_memory_released.deadline", 5, 45, "> 0")));
 }
 
 TEST(ParseScenario, SeedBounds) {

@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -145,6 +146,54 @@ TEST(DiffShm, IdenticalTablesHaveNoDifference) {
   EXPECT_TRUE(d.added.empty());
   EXPECT_TRUE(d.removed.empty());
   EXPECT_TRUE(d.resized.empty());
+}
+
+TEST_F(ScanShm, StatOneEntryAsTheScanListsIt) {
+  write("psm_abc", 100);
+  auto e = stat_shm(dir_, "psm_abc");
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->bytes, 100);
+  EXPECT_EQ(e->bytes, scan_shm(dir_).at("psm_abc").bytes);
+  EXPECT_EQ(stat_shm(dir_, "absent"), std::nullopt);
+  EXPECT_EQ(stat_shm(dir_, "../etc"), std::nullopt);  // names only, never paths
+}
+
+TEST_F(ScanShm, WatchReportsChangedNamesAndNothingWhenIdle) {
+  ShmWatch w;
+  ASSERT_TRUE(w.watch(dir_)) << "inotify unavailable";
+  std::set<std::string> changed;
+  ASSERT_TRUE(w.poll(&changed));
+  EXPECT_TRUE(changed.empty());
+  write("torch_1_0", 10);  // created
+  int fd = ::open((dir_ + "/nccl-shm-1").c_str(), O_CREAT | O_RDWR, 0600);
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(w.poll(&changed));
+  EXPECT_EQ(changed, (std::set<std::string>{"nccl-shm-1", "torch_1_0"}));
+  changed.clear();
+  ASSERT_EQ(::ftruncate(fd, 8192), 0);  // resized
+  ::close(fd);
+  fs::rename(fs::path(dir_) / "torch_1_0", fs::path(dir_) / "torch_1_1");
+  ASSERT_TRUE(w.poll(&changed));
+  EXPECT_EQ(changed, (std::set<std::string>{"nccl-shm-1", "torch_1_0", "torch_1_1"}));
+  changed.clear();
+  fs::remove(fs::path(dir_) / "nccl-shm-1");
+  ASSERT_TRUE(w.poll(&changed));
+  EXPECT_EQ(changed, (std::set<std::string>{"nccl-shm-1"}));
+  changed.clear();
+  ASSERT_TRUE(w.poll(&changed));
+  EXPECT_TRUE(changed.empty());
+  // The directory itself goes: from now on the caller must scan.
+  fs::remove_all(dir_);
+  EXPECT_FALSE(w.poll(&changed));
+  EXPECT_FALSE(w.active());
+  EXPECT_FALSE(w.poll(&changed));
+}
+
+TEST_F(ScanShm, WatchOfAMissingDirectoryAsksForScans) {
+  ShmWatch w;
+  EXPECT_FALSE(w.watch(dir_ + "/absent"));
+  std::set<std::string> changed;
+  EXPECT_FALSE(w.poll(&changed));
 }
 
 TEST(DiffShm, OnlyAllocationChangedIsNotAResize) {

@@ -202,3 +202,29 @@ TEST(Trace, ToleratesMissingFields) {
 
 }  // namespace
 }  // namespace aftermath
+
+namespace aftermath {
+namespace {
+
+TEST(Trace, DeviceMemoryCounterPerGpu) {
+  json result = testing_reports::load_fixture();
+  result["scenarios"][0]["device"] = {{"unavailable", ""},
+                                      {"samples",
+                                       {{{"t_ms", 0}, {"index", 0}, {"used_bytes", 100}},
+                                        {{"t_ms", 10}, {"index", 0}, {"used_bytes", 900}},
+                                        {{"t_ms", 10}, {"index", 1}, {"used_bytes", 5}}}}};
+  json trace = render_trace(result);
+  std::map<std::string, std::vector<double>> counters;
+  for (const auto& e : trace["traceEvents"])
+    if (e["ph"] == "C" && e["name"].get<std::string>().rfind("GPU ", 0) == 0)
+      counters[e["name"]].push_back(e["args"]["bytes"].get<double>());
+  EXPECT_EQ(counters["GPU 0 memory used"], (std::vector<double>{100, 900}));
+  EXPECT_EQ(counters["GPU 1 memory used"], (std::vector<double>{5}));
+  // Without a GPU, no such track.
+  result["scenarios"][0]["device"] = {{"unavailable", "no NVIDIA driver"}};
+  for (const auto& e : render_trace(result)["traceEvents"])
+    EXPECT_NE(e["name"].get<std::string>().rfind("GPU ", 0), 0u) << e.dump();
+}
+
+}  // namespace
+}  // namespace aftermath

@@ -336,3 +336,31 @@ TEST(TrainerLauncher, ReservedPortsDiffer) {
 }  // namespace trainer
 
 #endif  // AFTERMATH_HAVE_TRAINER
+
+namespace trainer {
+namespace {
+
+int exited(int code) { return code << 8; }  // a wait status
+int killed(int sig) { return sig; }
+
+TEST(TrainerLauncherPickFailure, TheRootCauseBeforeItsConsequences) {
+  // Rank 1 hit a host OOM (exit 3); rank 0's collective then failed (exit 1)
+  // in the same instant: rank 1 is the failure, whatever the order.
+  std::vector<RankExit> oom = {{0, exited(1), 5}, {1, exited(3), 5}};
+  ASSERT_NE(pick_failure(oom), nullptr);
+  EXPECT_EQ(pick_failure(oom)->rank, 1);
+  std::vector<RankExit> reversed = {{1, exited(3), 5}, {0, exited(1), 5}};
+  EXPECT_EQ(pick_failure(reversed)->rank, 1);
+  // A signal beats any exit code.
+  std::vector<RankExit> kill = {{0, exited(3), 5}, {2, killed(SIGKILL), 5}};
+  EXPECT_EQ(pick_failure(kill)->rank, 2);
+  // Equals: the lower rank.
+  std::vector<RankExit> both = {{3, exited(1), 5}, {1, exited(1), 5}};
+  EXPECT_EQ(pick_failure(both)->rank, 1);
+  // Clean exits are not failures.
+  std::vector<RankExit> clean = {{0, exited(0), 5}, {1, exited(0), 5}};
+  EXPECT_EQ(pick_failure(clean), nullptr);
+}
+
+}  // namespace
+}  // namespace trainer

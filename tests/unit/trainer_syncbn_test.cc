@@ -26,6 +26,11 @@ double max_abs(const torch::Tensor& a, const torch::Tensor& b) {
   return (a.to(torch::kDouble) - b.to(torch::kDouble)).abs().max().item<double>();
 }
 
+// These tests run over gloo; a build without it (fixtures/cpp/CMakeLists.txt)
+// skips them.
+#define SKIP_WITHOUT_GLOO() \
+  if (!gloo_built()) GTEST_SKIP() << "built without gloo"
+
 // Runs fn(rank, comm) on `world` threads, each with its own gloo group.
 // Rethrows the first failure.
 void on_ranks(int world, const std::function<void(int, Comm&)>& fn) {
@@ -132,17 +137,23 @@ void check_against_batchnorm(const std::vector<std::int64_t>& rows_per_rank,
 }
 
 TEST(TrainerSyncBN, TwoRanksEqualBatchNormOverTheGlobalBatch) {
+  SKIP_WITHOUT_GLOO();
   check_against_batchnorm({6, 10}, 5);
 }
 
-TEST(TrainerSyncBN, ThreeRanksUnevenBatches) { check_against_batchnorm({7, 1, 12}, 4); }
+TEST(TrainerSyncBN, ThreeRanksUnevenBatches) {
+  SKIP_WITHOUT_GLOO();
+  check_against_batchnorm({7, 1, 12}, 4);
+}
 
 TEST(TrainerSyncBN, AnEmptyRankShadowsTheCollectives) {
+  SKIP_WITHOUT_GLOO();
   // The Join case: a rank out of data takes part with zero rows.
   check_against_batchnorm({9, 0}, 3);
 }
 
 TEST(TrainerSyncBN, GradientBucketsAverageAcrossRanks) {
+  SKIP_WITHOUT_GLOO();
   on_ranks(2, [](int r, Comm& comm) {
     torch::Tensor a = torch::zeros({3}, torch::requires_grad());
     torch::Tensor b = torch::zeros({2, 2}, torch::requires_grad());
@@ -158,6 +169,7 @@ TEST(TrainerSyncBN, GradientBucketsAverageAcrossRanks) {
 }
 
 TEST(TrainerSyncBN, BroadcastStateCopiesRankZero) {
+  SKIP_WITHOUT_GLOO();
   on_ranks(2, [](int r, Comm& comm) {
     torch::Tensor p = torch::full({4}, static_cast<float>(r + 7));
     torch::Tensor q = torch::full({2}, static_cast<float>(-r));

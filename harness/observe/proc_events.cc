@@ -1,0 +1,176 @@
+#include "harness/observe/proc_events.h"
+
+#include <linux/cn_proc.h>
+#include <linux/connector.h>
+#include <linux/netlink.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+
+namespace aftermath {
+
+namespace {
+
+// One control message: netlink header, connector header, the operation.
+bool send_op(int fd, proc_cn_mcast_op op, unsigned ack) {
+  constexpr size_t kLen = NLMSG_LENGTH(sizeof(cn_msg) + sizeof(proc_cn_mcast_op));
+  alignas(nlmsghdr) char buf[NLMSG_SPACE(sizeof(cn_msg) + sizeof(proc_cn_mcast_op))] = {};
+  auto* nl = reinterpret_cast<nlmsghdr*>(buf);
+  nl->nlmsg_len = kLen;
+  nl->nlmsg_type = NLMSG_DONE;
+  cn_msg cn{};
+  cn.id.idx = CN_IDX_PROC;
+  cn.id.val = CN_VAL_PROC;
+  cn.ack = ack;
+  cn.len = sizeof(op);
+  std::memcpy(NLMSG_DATA(nl), &cn, sizeof cn);
+  std::memcpy(static_cast<char*>(NLMSG_DATA(nl)) + sizeof cn, &op, sizeof op);
+  return ::send(fd, buf, kLen, MSG_NOSIGNAL) == static_cast<ssize_t>(kLen);
+}
+
+long long now_ms() {
+  timespec ts;
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<long long>(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
+}
+
+// Walks the netlink messages of one datagram; f(event) for each proc event.
+template <typename F>
+void each_event(const char* buf, size_t len, F&& f) {
+  auto* nl = reinterpret_cast<const nlmsghdr*>(buf);
+  for (; NLMSG_OK(nl, len); nl = NLMSG_NEXT(nl, len)) {
+    if (nl->nlmsg_type == NLMSG_NOOP || nl->nlmsg_type == NLMSG_ERROR) continue;
+    if (nl->nlmsg_len < NLMSG_LENGTH(sizeof(cn_msg))) continue;
+    cn_msg cn;
+    std::memcpy(&cn, NLMSG_DATA(nl), sizeof cn);
+    if (cn.id.idx != CN_IDX_PROC || cn.id.val != CN_VAL_PROC) continue;
+    if (nl->nlmsg_len < NLMSG_LENGTH(sizeof(cn_msg) + sizeof(proc_event))) continue;
+    proc_event ev;
+    std::memcpy(&ev, static_cast<const char*>(NLMSG_DATA(nl)) + sizeof(cn_msg), sizeof ev);
+    f(cn, ev);
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<ProcEvents> ProcEvents::open(std::string* why, int ack_timeout_ms) {
+  auto fail = [&](std::string what) -> std::unique_ptr<ProcEvents> {
+    if (why) *why = std::move(what);
+    return nullptr;
+  };
+  int fd = ::socket(PF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_CONNECTOR);
+  if (fd < 0) return fail(std::string("no proc connector socket: ") + std::strerror(errno));
+  std::unique_ptr<ProcEvents> self(new ProcEvents(fd));
+  // Room for bursts (a busy machine forks thousands of times a second); a
+  // privileged caller may exceed rmem_max.
+  int bytes = 4 << 20;
+  if (::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &bytes, sizeof bytes) != 0)
+    (void)::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof bytes);
+  sockaddr_nl addr{};
+  addr.nl_family = AF_NETLINK;
+  addr.nl_groups = CN_IDX_PROC;
+  addr.nl_pid = 0;  // the kernel picks a unique port
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
+    return fail(std::string("cannot join the proc connector group: ") + std::strerror(errno));
+  // The acknowledgement is multicast to every subscriber: ours carries our ack + 1.
+  static std::atomic<unsigned> counter{0};
+  unsigned ack = (static_cast<unsigned>(::getpid()) << 8) ^ ++counter;
+  if (!send_op(fd, PROC_CN_MCAST_LISTEN, ack))
+    return fail(std::string("cannot subscribe to process events: ") + std::strerror(errno));
+  long long deadline = now_ms() + ack_timeout_ms;
+  char buf[4096];
+  for (;;) {
+    long long left = deadline - now_ms();
+    if (left <= 0)
+      return fail("the kernel did not acknowledge the process-events subscription (not in the "
+                  "initial PID/user namespace?)");
+    pollfd p{fd, POLLIN, 0};
+    int r = ::poll(&p, 1, static_cast<int>(left));
+    if (r < 0 && errno != EINTR) return fail(std::string("poll: ") + std::strerror(errno));
+    if (r <= 0) continue;
+    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EINTR || errno == ENOBUFS) continue;
+      return fail(std::string("recv: ") + std::strerror(errno));
+    }
+    int err = -1;
+    each_event(buf, static_cast<size_t>(n), [&](const cn_msg& cn, const proc_event& ev) {
+      if (ev.what == proc_event::PROC_EVENT_NONE && cn.ack == ack + 1)
+        err = static_cast<int>(ev.event_data.ack.err);
+    });
+    if (err == 0) break;
+    if (err > 0) return fail(std::string("process events refused: ") + std::strerror(err));
+  }
+  return self;
+}
+
+ProcEvents::~ProcEvents() {
+  if (fd_ < 0) return;
+  (void)send_op(fd_, PROC_CN_MCAST_IGNORE, 0);
+  ::close(fd_);
+}
+
+bool ProcEvents::drain(const std::function<void(const ProcEvent&)>& f) {
+  bool complete = true;
+  constexpr int kBatch = 32;
+  static thread_local char bufs[kBatch][512];
+  iovec iov[kBatch];
+  mmsghdr msgs[kBatch];
+  for (;;) {
+    for (int i = 0; i < kBatch; ++i) {
+      iov[i] = {bufs[i], sizeof bufs[i]};
+      std::memset(&msgs[i], 0, sizeof msgs[i]);
+      msgs[i].msg_hdr.msg_iov = &iov[i];
+      msgs[i].msg_hdr.msg_iovlen = 1;
+    }
+    int n = ::recvmmsg(fd_, msgs, kBatch, MSG_DONTWAIT, nullptr);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == ENOBUFS) {  // overrun: some events are gone for good
+        complete = false;
+        continue;
+      }
+      return complete;  // EAGAIN: nothing more pending
+    }
+    for (int i = 0; i < n; ++i) {
+      each_event(bufs[i], msgs[i].msg_len, [&](const cn_msg&, const proc_event& ev) {
+        ProcEvent e;
+        switch (ev.what) {
+          case proc_event::PROC_EVENT_FORK:
+            e.kind = ProcEvent::Kind::Fork;
+            e.pid = ev.event_data.fork.child_pid;
+            e.tgid = ev.event_data.fork.child_tgid;
+            e.parent_pid = ev.event_data.fork.parent_pid;
+            e.parent_tgid = ev.event_data.fork.parent_tgid;
+            break;
+          case proc_event::PROC_EVENT_EXEC:
+            e.kind = ProcEvent::Kind::Exec;
+            e.pid = ev.event_data.exec.process_pid;
+            e.tgid = ev.event_data.exec.process_tgid;
+            break;
+          case proc_event::PROC_EVENT_EXIT:
+            e.kind = ProcEvent::Kind::Exit;
+            e.pid = ev.event_data.exit.process_pid;
+            e.tgid = ev.event_data.exit.process_tgid;
+            break;
+          case proc_event::PROC_EVENT_COMM:
+            e.kind = ProcEvent::Kind::Comm;
+            e.pid = ev.event_data.comm.process_pid;
+            e.tgid = ev.event_data.comm.process_tgid;
+            break;
+          default:
+            return;
+        }
+        f(e);
+      });
+    }
+    if (n < kBatch) return complete;
+  }
+}
+
+}  // namespace aftermath

@@ -1,0 +1,125 @@
+// requires: against this machine, with planted device nodes and planted
+// interpreters so every answer is exercised both ways.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "harness/scenario/requirements.h"
+
+namespace aftermath {
+namespace {
+
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+class TempDir {
+ public:
+  TempDir() {
+    char tmpl[] = "/tmp/aftermath-req-XXXXXX";
+    path_ = ::mkdtemp(tmpl);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  std::string operator/(const std::string& n) const { return path_ + "/" + n; }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+void touch(const std::string& p) { std::ofstream(p) << ""; }
+
+// An executable shell script.
+void script(const std::string& p, const std::string& body) {
+  std::ofstream(p) << "#!/bin/sh\n" << body << "\n";
+  ::chmod(p.c_str(), 0755);
+}
+
+Scenario job(std::vector<std::string> argv, std::vector<std::string> reqs) {
+  Scenario s;
+  s.name = "t";
+  s.job.argv = std::move(argv);
+  s.requires_ = std::move(reqs);
+  return s;
+}
+
+TEST(Requirements, GpuNeedsNvidiactlAndADeviceNode) {
+  TempDir dev;
+  RequirementEnv env{dev.path(), "/usr/bin/python3"};
+  Scenario s = job({"/bin/true"}, {"gpu"});
+  auto none = requirement_unmet("gpu", s, env);
+  ASSERT_TRUE(none);
+  EXPECT_THAT(*none, HasSubstr("nvidiactl absent"));
+  touch(dev / "nvidiactl");
+  touch(dev / "nvidia-uvm");  // not a GPU node
+  auto ctl_only = requirement_unmet("gpu", s, env);
+  ASSERT_TRUE(ctl_only);
+  EXPECT_THAT(*ctl_only, HasSubstr("nvidia<N>"));
+  touch(dev / "nvidia0");
+  EXPECT_EQ(requirement_unmet("gpu", s, env), std::nullopt);
+  // cuda and nccl need a GPU first: without one, that is the reason given.
+  TempDir empty;
+  RequirementEnv none_env{empty.path(), "/usr/bin/python3"};
+  auto cuda = requirement_unmet("cuda", s, none_env);
+  ASSERT_TRUE(cuda);
+  EXPECT_THAT(*cuda, HasSubstr("nvidiactl absent"));
+  auto nccl = requirement_unmet("nccl", s, none_env);
+  ASSERT_TRUE(nccl);
+  EXPECT_THAT(*nccl, HasSubstr("nvidiactl absent"));
+}
+
+TEST(Requirements, RootFollowsTheEffectiveUser) {
+  Scenario s = job({"/bin/true"}, {"root"});
+  EXPECT_EQ(requirement_unmet("root", s).has_value(), ::geteuid() != 0);
+}
+
+TEST(Requirements, PythonTorchAsksTheJobsOwnInterpreter) {
+  TempDir d;
+  // A "python" whose import fails says why, on its last line.
+  std::string bad = d / "python-without-torch";
+  script(bad, "echo 'Traceback (most recent call last):' >&2\n"
+              "echo \"ModuleNotFoundError: No module named 'torch'\" >&2\nexit 1");
+  Scenario s = job({bad, "job.py"}, {"python-torch"});
+  auto why = requirement_unmet("python-torch", s);
+  ASSERT_TRUE(why);
+  EXPECT_THAT(*why, HasSubstr("No module named 'torch'"));
+  EXPECT_THAT(*why, HasSubstr(bad));
+  // One that imports it (exit 0) meets it.
+  std::string good = d / "python-with-torch";
+  script(good, "exit 0");
+  EXPECT_EQ(requirement_unmet("python-torch", job({good}, {"python-torch"})), std::nullopt);
+  // A job that is not Python is judged by the configured interpreter.
+  RequirementEnv env{"/dev", bad};
+  auto via_env = requirement_unmet("python-torch", job({"/bin/true"}, {"python-torch"}), env);
+  ASSERT_TRUE(via_env);
+  EXPECT_THAT(*via_env, HasSubstr(bad));
+}
+
+TEST(Requirements, FirstUnmetIsNamed) {
+  TempDir d;
+  std::string bad = d / "python-broken";
+  script(bad, "exit 3");
+  Scenario s = job({bad}, {"python-torch"});
+  auto why = unmet_requirements(s);
+  ASSERT_TRUE(why);
+  EXPECT_EQ(why->rfind("python-torch: ", 0), 0u) << *why;
+  EXPECT_EQ(unmet_requirements(job({"/bin/true"}, {})), std::nullopt);
+}
+
+TEST(Requirements, PidNamespaceProbeAgreesWithTheKernel) {
+  // Whatever the answer, it must be an answer, and stable (cached).
+  Scenario s = job({"/bin/true"}, {"pidns"});
+  auto a = requirement_unmet("pidns", s);
+  auto b = requirement_unmet("pidns", s);
+  EXPECT_EQ(a, b);
+  if (::geteuid() == 0) EXPECT_EQ(a, std::nullopt) << *a;
+}
+
+}  // namespace
+}  // namespace aftermath
