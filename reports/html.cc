@@ -422,7 +422,7 @@ std::string timeline_svg(const json& sc, const std::string& id, const std::strin
   std::map<size_t, std::vector<const json*>> lane_faults;
   std::vector<const json*> stray_faults;
   std::vector<const json*> shm_events;
-  Series procs_series, shm_series;
+  Series procs_series, shm_series, rss_series;
   for (const json* e : items(sc, "timeline")) {
     std::string kind = str(*e, "kind");
     auto t = num(*e, "t_ms");
@@ -450,6 +450,10 @@ std::string timeline_svg(const json& sc, const std::string& id, const std::strin
       shm_series.pts.emplace_back(*t, shm_v);
       procs_series.max = std::max(procs_series.max, procs_v);
       shm_series.max = std::max(shm_series.max, shm_v);
+    } else if (kind == "memory") {
+      double rss = num(*e, "rss_bytes").value_or(0);
+      rss_series.pts.emplace_back(*t, rss);
+      rss_series.max = std::max(rss_series.max, rss);
     } else if (kind.rfind("shm_", 0) == 0) {
       // Entries present before launch are the baseline, not the job's doing.
       const json& baseline = member(*e, "baseline");
@@ -572,6 +576,13 @@ std::string timeline_svg(const json& sc, const std::string& id, const std::strin
     body += curve_row(s, shm_series, y, "shm", "/dev/shm above baseline",
                       format_bytes(shm_series.max), end, clip, shm_marks);
     y += kCurveH;
+    // Host memory: the resident bytes of the job's processes.
+    if (!rss_series.pts.empty()) {
+      y += 4;
+      body += curve_row(s, rss_series, y, "rss", "job memory (RSS)", format_bytes(rss_series.max),
+                        end, clip, "");
+      y += kCurveH;
+    }
     // Device memory in use, one curve per GPU, from the device timeline's
     // samples (absent where there is no GPU).
     std::map<long long, Series> gpu_series;
@@ -1002,6 +1013,7 @@ svg.timeline text { fill: #1f2328; }
 .chart-bg { fill: #fafbfc; stroke: #eef1f4; }
 .curve { fill: none; stroke-width: 1.5; } .curve.procs { stroke: #0969da; }
 .curve.shm { stroke: #bf3989; } .curve.gpu { stroke: #1a7f37; }
+.curve.rss { stroke: #9a6700; }
 .shm-mark line { stroke: #bf3989; stroke-width: 2; }
 .zoom-sel { fill: rgba(9,105,218,.12); stroke: #0969da; }
 .readout { fill: #0969da !important; font-weight: 600; }

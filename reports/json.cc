@@ -182,6 +182,10 @@ json to_json(const Observation& o) {
       j["procs"] = o.value;
       j["shm_bytes"] = o.value2;
       break;
+    case ObsKind::Memory:
+      j["rss_bytes"] = o.value;
+      j["procs"] = o.value2;
+      break;
     case ObsKind::Note:
       j["text"] = o.text;
       break;

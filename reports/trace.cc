@@ -146,6 +146,13 @@ void add_scenario(json& events, const json& sc, int pid) {
                         {"tid", kTraceHarnessTid},
                         {"ts", us(*t)},
                         {"args", {{"bytes", num(*e, "shm_bytes").value_or(0)}}}});
+    } else if (kind == "memory") {
+      events.push_back({{"ph", "C"},
+                        {"name", "job RSS bytes"},
+                        {"pid", pid},
+                        {"tid", kTraceHarnessTid},
+                        {"ts", us(*t)},
+                        {"args", {{"bytes", num(*e, "rss_bytes").value_or(0)}}}});
     } else if (kind.rfind("shm_", 0) == 0) {
       const json& baseline = member(*e, "baseline");
       if (baseline.is_boolean() && baseline.get<bool>()) continue;

@@ -22,6 +22,7 @@ std::string_view to_string(ObsKind k) {
     case ObsKind::Event: return "event";
     case ObsKind::Point: return "point";
     case ObsKind::Fault: return "fault";
+    case ObsKind::Memory: return "memory";
     case ObsKind::Note: break;
   }
   return "note";
@@ -113,6 +114,12 @@ Observation sample(Nanos t, std::int64_t procs, std::int64_t shm_bytes) {
   auto o = make(t, ObsKind::Sample);
   o.value = procs;
   o.value2 = shm_bytes;
+  return o;
+}
+Observation memory(Nanos t, std::int64_t rss_bytes, std::int64_t processes) {
+  auto o = make(t, ObsKind::Memory);
+  o.value = rss_bytes;
+  o.value2 = processes;
   return o;
 }
 Observation note(Nanos t, std::string text) {

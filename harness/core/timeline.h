@@ -31,6 +31,7 @@ enum class ObsKind {
   Event,       // pid, name, text=fields (JSON): a fixture's progress event
   Point,       // pid, name, value=hit, text=labels (JSON): an armed point was reached
   Fault,       // value=fault index, pid=target, name=action, text=what: a fault was sent
+  Memory,      // value=resident bytes of the job's live processes (sum of RSS), value2=processes summed
 };
 std::string_view to_string(ObsKind k);
 
@@ -71,6 +72,7 @@ Observation announce(Nanos t, int pid, Role role, int rank, int worker, std::str
 Observation event(Nanos t, int pid, std::string name, std::string fields);
 Observation point(Nanos t, int pid, std::string name, long long hit, std::string labels);
 Observation fault(Nanos t, int index, int pid, std::string action, std::string what);
+Observation memory(Nanos t, std::int64_t rss_bytes, std::int64_t processes);
 }  // namespace obs
 
 // What became of one of the scenario's faults.

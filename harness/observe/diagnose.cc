@@ -11,15 +11,33 @@
 
 namespace aftermath {
 
-std::string find_gdb() {
+namespace {
+
+std::string find_in_path(const std::string& name, const std::string& extra_dir = "") {
   const char* path = std::getenv("PATH");
-  std::stringstream ss(path ? path : "/usr/bin:/bin");
+  std::string dirs = path ? path : "/usr/bin:/bin";
+  if (!extra_dir.empty()) dirs += ":" + extra_dir;
+  std::stringstream ss(dirs);
   std::string dir;
   while (std::getline(ss, dir, ':')) {
-    std::string cand = (dir.empty() ? "." : dir) + "/gdb";
+    std::string cand = (dir.empty() ? "." : dir) + "/" + name;
     if (::access(cand.c_str(), X_OK) == 0) return cand;
   }
   return {};
+}
+
+}  // namespace
+
+std::string find_gdb() { return find_in_path("gdb"); }
+
+std::string find_debugger(const std::string& dev_root) {
+  // On a GPU machine cuda-gdb (a gdb that also understands CUDA contexts)
+  // when the toolkit has one; gdb otherwise.
+  if (::access((dev_root + "/nvidiactl").c_str(), F_OK) == 0) {
+    std::string cuda = find_in_path("cuda-gdb", "/usr/local/cuda/bin");
+    if (!cuda.empty()) return cuda;
+  }
+  return find_gdb();
 }
 
 namespace {

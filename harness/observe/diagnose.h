@@ -25,6 +25,9 @@ struct DiagnoseOptions {
 
 // Finds gdb on PATH (empty if absent).
 std::string find_gdb();
+// The debugger for user stacks: cuda-gdb where there is a GPU (dev_root holds
+// nvidiactl) and cuda-gdb is on PATH or in /usr/local/cuda/bin, else gdb.
+std::string find_debugger(const std::string& dev_root = "/dev");
 
 // State, wchan, kernel stack (where readable) and, with gdb, the user-space
 // stacks of every thread, for each pid. `note` says what was left out and why.

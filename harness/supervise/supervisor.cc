@@ -170,6 +170,8 @@ class Supervisor {
   Nanos t0_ = 0;
   bool tearing_down_ = false;
   std::pair<std::int64_t, std::int64_t> last_sample_{-1, -1};  // (processes, shm bytes)
+  std::int64_t last_rss_ = -1;      // the job's RSS at the last memory observation
+  std::int64_t last_rss_procs_ = -1;
   bool dirty_ = true;       // something happened since the last walk
   int quiet_ticks_ = 0;     // ticks since the last walk
   int last_pid_seen_ = -1;  // /proc/loadavg's last pid at the last tick
@@ -652,9 +654,14 @@ std::map<int, int> Supervisor::refresh_tracked() {
   // Every tracked process, re-read: gone, state, parent, name. The reads
   // cost the job's size, never the machine's.
   auto known = known_levels();
+  std::int64_t rss_pages = 0, summed = 0;
   for (auto& [pid, tr] : procs_) {
     if (tr.gone) continue;
     auto st = reader_.stat(pid);
+    if (st && st->state != 'Z' && (!tr.starttime || st->starttime == tr.starttime)) {
+      rss_pages += st->rss_pages;
+      ++summed;
+    }
     if (!st || (tr.starttime && st->starttime != tr.starttime)) {
       if (!tr.exited) {
         tr.exited = true;
@@ -684,6 +691,16 @@ std::map<int, int> Supervisor::refresh_tracked() {
     } else if (st->comm != tr.comm) {
       execd_.insert(pid);  // exec'd (or renamed) since: read its command line again
     }
+  }
+  // The job's resident memory, from the same reads: recorded when it moved
+  // by 1 MiB or more (RSS counts shared pages once per process: an upper
+  // bound on what the job holds, and what an OOM killer weighs).
+  static const std::int64_t kPage = ::sysconf(_SC_PAGESIZE);
+  std::int64_t rss = rss_pages * kPage;
+  if (last_rss_ < 0 || std::llabs(rss - last_rss_) >= (1 << 20) || (summed == 0) != (last_rss_procs_ == 0)) {
+    add(obs::memory(now(), rss, summed));
+    last_rss_ = rss;
+    last_rss_procs_ = summed;
   }
   return known;
 }
@@ -1138,7 +1155,7 @@ void Supervisor::diagnose_hang() {
     if (!tr.exited && !tr.gone) live.push_back(pid);
   DiagnoseOptions d;
   d.proc_root = opt_.proc_root;
-  d.gdb = find_gdb();
+  d.gdb = find_debugger(opt_.dev_root);
   // Keep reading the job's events (and exits) while gdb looks at it: a job
   // that reports progress must not block on a full event socket, which would
   // change the very stacks being taken.

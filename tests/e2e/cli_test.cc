@@ -316,3 +316,27 @@ TEST(Parallel, SameLeakyScenarioFourTimesSideBySide) {
 }
 
 }  // namespace
+
+// The job's resident memory is on the timeline: a job that touches 96 MiB
+// is seen holding at least that much, and the report draws it.
+TEST_F(Cli, JobMemoryIsSampledOnTheTimeline) {
+  if (::access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "/usr/bin/python3 is not installed";
+  auto r = run_cmd({}, {"/usr/bin/python3", "-c",
+                        "import time\n"
+                        "b = bytearray(96 << 20)\n"
+                        "for i in range(0, len(b), 4096): b[i] = 1\n"
+                        "time.sleep(0.8)\n"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  double peak = 0;
+  int samples = 0;
+  for (const auto& e : r.result["scenarios"][0]["timeline"]) {
+    if (e["kind"] != "memory") continue;
+    ++samples;
+    peak = std::max(peak, e["rss_bytes"].get<double>());
+  }
+  EXPECT_GE(samples, 2);
+  EXPECT_GE(peak, 96.0 * (1 << 20));
+  EXPECT_LT(peak, 1024.0 * (1 << 20));
+  std::string html = e2e::slurp(out() + "/report.html");
+  EXPECT_NE(html.find("job memory (RSS)"), std::string::npos);
+}

@@ -382,3 +382,33 @@ TEST(DiagnoseProcess, AGdbThatCannotStart) {
 
 }  // namespace
 }  // namespace aftermath
+
+namespace aftermath {
+namespace {
+
+TEST(FindDebugger, CudaGdbOnlyWhereThereIsAGpu) {
+  char tmpl[] = "/tmp/aftermath-dbg-XXXXXX";
+  std::string dir = ::mkdtemp(tmpl);
+  std::string bin = dir + "/bin", dev = dir + "/dev";
+  std::filesystem::create_directories(bin);
+  std::filesystem::create_directories(dev);
+  for (const char* name : {"gdb", "cuda-gdb"}) {
+    std::ofstream(bin + "/" + name) << "#!/bin/sh\n";
+    std::filesystem::permissions(bin + "/" + name, std::filesystem::perms::owner_all);
+  }
+  const char* old = std::getenv("PATH");
+  std::string saved = old ? old : "";
+  ::setenv("PATH", bin.c_str(), 1);
+  EXPECT_EQ(find_debugger(dev), bin + "/gdb");  // no GPU: plain gdb
+  std::ofstream(dev + "/nvidiactl") << "";
+  EXPECT_EQ(find_debugger(dev), bin + "/cuda-gdb");
+  std::filesystem::remove(bin + "/cuda-gdb");
+  // A GPU without cuda-gdb on PATH: the toolkit's, where it has one, else gdb.
+  bool toolkit = ::access("/usr/local/cuda/bin/cuda-gdb", X_OK) == 0;
+  EXPECT_EQ(find_debugger(dev), toolkit ? "/usr/local/cuda/bin/cuda-gdb" : bin + "/gdb");
+  ::setenv("PATH", saved.c_str(), 1);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace aftermath

@@ -222,8 +222,27 @@ TEST(Trace, DeviceMemoryCounterPerGpu) {
   EXPECT_EQ(counters["GPU 1 memory used"], (std::vector<double>{5}));
   // Without a GPU, no such track.
   result["scenarios"][0]["device"] = {{"unavailable", "no NVIDIA driver"}};
-  for (const auto& e : render_trace(result)["traceEvents"])
+  json without = render_trace(result);
+  for (const auto& e : without["traceEvents"])
     EXPECT_NE(e["name"].get<std::string>().rfind("GPU ", 0), 0u) << e.dump();
+}
+
+}  // namespace
+}  // namespace aftermath
+
+namespace aftermath {
+namespace {
+
+TEST(Trace, JobMemoryIsACounterTrack) {
+  json result = testing_reports::load_fixture();
+  json& tl = result["scenarios"][0]["timeline"];
+  tl.push_back({{"kind", "memory"}, {"t_ms", 1.0}, {"rss_bytes", 1 << 20}, {"procs", 2}});
+  tl.push_back({{"kind", "memory"}, {"t_ms", 2.0}, {"rss_bytes", 3 << 20}, {"procs", 2}});
+  std::vector<double> rss;
+  json trace = render_trace(result);
+  for (const auto& e : trace["traceEvents"])
+    if (e["ph"] == "C" && e["name"] == "job RSS bytes") rss.push_back(e["args"]["bytes"].get<double>());
+  EXPECT_EQ(rss, (std::vector<double>{1 << 20, 3 << 20}));
 }
 
 }  // namespace
