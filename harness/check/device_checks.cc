@@ -1,5 +1,7 @@
 #include "harness/check/device_checks.h"
 
+#include "harness/core/device_json.h"
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -226,15 +228,7 @@ CheckResult device_alloc_probe(const DeviceTimeline& tl) {
     // A result not tied to an NVML index (one child for every GPU) is judged too.
     if (p.index >= 0 && !wanted.count(p.index)) continue;
     if (p.index >= 0) seen.insert(p.index);
-    gpus.push_back(json{{"index", p.index},
-                        {"ordinal", p.ordinal},
-                        {"uuid", p.uuid},
-                        {"pci_bus_id", p.pci_bus_id},
-                        {"status", std::string(to_string(p.status))},
-                        {"error", p.error},
-                        {"free_bytes", p.free},
-                        {"total_bytes", p.total},
-                        {"ms", to_ms(p.elapsed)}});
+    gpus.push_back(to_json(p));
     if (p.status != ProbeStatus::Ok)
       bad.push_back("GPU " + std::to_string(p.index >= 0 ? p.index : p.ordinal) + " " +
                     std::string(to_string(p.status)) + (p.error.empty() ? "" : ": " + p.error));

@@ -16,6 +16,52 @@ extern char** environ;
 
 namespace aftermath {
 
+pid_t spawn_process(const std::vector<std::string>& argv, const std::vector<std::string>* env,
+                    int in_fd, int out_fd, int err_fd, std::string* error, bool search_path) {
+  if (argv.empty()) {
+    if (error) *error = "no command";
+    return -1;
+  }
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  const int fds[3] = {in_fd, out_fd, err_fd};
+  for (int target = 0; target < 3; ++target) {
+    if (fds[target] >= 0) {
+      posix_spawn_file_actions_adddup2(&fa, fds[target], target);
+    } else {
+      posix_spawn_file_actions_addopen(&fa, target, "/dev/null", target == 0 ? O_RDONLY : O_WRONLY,
+                                       0);
+    }
+  }
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t all, none;
+  sigfillset(&all);
+  sigemptyset(&none);
+  posix_spawnattr_setsigdefault(&attr, &all);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  std::vector<char*> envp;
+  if (env) {
+    for (const auto& e : *env) envp.push_back(const_cast<char*>(e.c_str()));
+    envp.push_back(nullptr);
+  }
+  pid_t pid = -1;
+  char** e = env ? envp.data() : environ;
+  int rc = search_path ? ::posix_spawnp(&pid, args[0], &fa, &attr, args.data(), e)
+                       : ::posix_spawn(&pid, args[0], &fa, &attr, args.data(), e);
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) {
+    if (error) *error = "cannot run " + argv[0] + ": " + std::strerror(rc);
+    return -1;
+  }
+  return pid;
+}
+
 bool CommandOutcome::exited_zero() const {
   return started && !timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
@@ -34,31 +80,9 @@ CommandOutcome run_command(const std::vector<std::string>& argv, Nanos deadline,
     return r;
   }
   ::unlink(tmpl);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&fa, out, 1);
-  posix_spawn_file_actions_adddup2(&fa, out, 2);
-  // The harness may block or ignore signals (the event loop does); the child
-  // starts with defaults.
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t all, none;
-  sigfillset(&all);
-  sigemptyset(&none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t child = -1;
-  int rc = ::posix_spawnp(&child, args[0], &fa, &attr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) {
+  pid_t child = spawn_process(argv, nullptr, -1, out, out, &r.output, /*search_path=*/true);
+  if (child < 0) {
     ::close(out);
-    r.output = "cannot start " + argv[0] + ": " + std::strerror(rc);
     return r;
   }
   r.started = true;

@@ -4,6 +4,8 @@
 // pidfd and reaped. Never throws.
 #pragma once
 
+#include <sys/types.h>
+
 #include <functional>
 #include <string>
 #include <vector>
@@ -11,6 +13,15 @@
 #include "harness/core/types.h"
 
 namespace aftermath {
+
+// Starts argv[0] (an absolute path; looked up in PATH when search_path) with
+// fd 0, 1, 2 on in_fd, out_fd, err_fd (-1: /dev/null), the environment `env`
+// ("KEY=value" entries; nullptr: the harness's own), default signal
+// dispositions and an empty signal mask, whatever the harness has set, so
+// SIGTERM and SIGKILL act on it. Its pid, or -1 with *error saying why.
+pid_t spawn_process(const std::vector<std::string>& argv, const std::vector<std::string>* env,
+                    int in_fd, int out_fd, int err_fd, std::string* error,
+                    bool search_path = false);
 
 struct CommandOutcome {
   bool started = false;    // false: posix_spawn failed (then `output` says why)

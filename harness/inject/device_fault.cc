@@ -1,5 +1,7 @@
 #include "harness/inject/device_fault.h"
 
+#include "harness/core/subprocess.h"
+
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -231,31 +233,9 @@ void DeviceHog::spawn(const DeviceHogOptions& o) {
   }
   for (const auto& [k, v] : o.env) env_s.push_back(k + "=" + v);
 
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, in_r.get(), 0);
-  posix_spawn_file_actions_adddup2(&fa, out_w.get(), 1);
-  posix_spawn_file_actions_adddup2(&fa, err_w.get(), 2);
-  // Default dispositions and an empty mask, whatever the harness has set.
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t all, none;
-  sigfillset(&all);
-  sigemptyset(&none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::vector<char*> envp;
-  for (auto& e : env_s) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  pid_t pid = -1;
-  int rc = ::posix_spawn(&pid, argv[0], &fa, &attr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) return fail("cannot run " + o.hog_path + ": " + std::strerror(rc));
+  std::string error;
+  pid_t pid = spawn_process(args, &env_s, in_r.get(), out_w.get(), err_w.get(), &error);
+  if (pid < 0) return fail(error);
   pid_ = pid;
   if (auto ec = pidfd_open(pid_, pidfd_)) {
     // Only ENOSYS (kernel < 5.3) gets here: the child is unreaped, so the pid

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "harness/core/subprocess.h"
 #include "harness/supervise/pidfd.h"
 
 extern char** environ;
@@ -74,35 +75,13 @@ void spawn(Child& c, const std::vector<std::string>& argv) {
   c.out = UniqueFd(out[0]);
   c.err = UniqueFd(err[0]);
   UniqueFd out_w(out[1]), err_w(err[1]);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-  posix_spawn_file_actions_adddup2(&fa, err[1], 2);
-  // The child starts with default signal dispositions and an empty mask, so
-  // SIGTERM/SIGKILL act on it whatever the harness has set.
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t all, none;
-  sigfillset(&all);
-  sigemptyset(&none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
   auto env_s = child_env(c.gpu);
-  std::vector<char*> env;
-  for (auto& e : env_s) env.push_back(e.data());
-  env.push_back(nullptr);
   c.started = monotonic_now();
-  int rc = ::posix_spawn(&c.pid, args[0], &fa, &attr, args.data(), env.data());
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) {
+  std::string error;
+  c.pid = spawn_process(argv, &env_s, -1, out[1], err[1], &error);
+  if (c.pid < 0) {
     c.pid = -1;
-    c.spawn_error = "cannot run " + argv[0] + ": " + std::strerror(rc);
+    c.spawn_error = error;
     c.out = UniqueFd();
     c.err = UniqueFd();
     return;

@@ -2,6 +2,7 @@
 // (fixtures/points/aftermath_points.h), each scenario in its own forked child
 // since the client reads its environment once per process, and the Python
 // module (fixtures/points/aftermath_points.py) under /usr/bin/python3.
+#include "tests/unit/child_util.h"
 #include "fixtures/points/aftermath_points.h"
 
 #include <fcntl.h>
@@ -47,24 +48,8 @@ std::string fmt(bool armed, ap::Action action, long long hit) {
   return fmt(ap::Reply{armed, action, hit});
 }
 
-bool wait_readable(int fd, int timeout_ms) {
-  pollfd p{fd, POLLIN, 0};
-  for (;;) {
-    int r = ::poll(&p, 1, timeout_ms);
-    if (r < 0 && errno == EINTR) continue;
-    return r == 1;
-  }
-}
-
-// Waits (bounded) for a child of ours to exit; kills it past the deadline; reaps it.
-int reap_within(pid_t pid, int timeout_ms) {
-  int status = -1;
-  int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-  if (pidfd < 0 || !wait_readable(pidfd, timeout_ms)) ::kill(pid, SIGKILL);
-  if (pidfd >= 0) ::close(pidfd);
-  ::waitpid(pid, &status, 0);
-  return status;
-}
+using testing_children::reap_within;
+bool wait_readable(int fd, int timeout_ms) { return testing_children::readable_within(fd, timeout_ms); }
 
 // `body` run in a forked child with exactly these AFTERMATH_* variables set;
 // what it returns comes back through a pipe. Killed and reaped on destruction.

@@ -4,6 +4,7 @@
 // - the runner finds them (find_process_logs) and merges "torch_config"
 //   events (job_environment_from);
 // - result.json carries both, and the HTML, trace and summary show them.
+#include "tests/unit/child_util.h"
 #include "fixtures/points/aftermath_points.h"
 
 #include <fcntl.h>
@@ -97,24 +98,8 @@ std::vector<std::string> markers(const std::string& text) {
   return out;
 }
 
-bool readable_within(int fd, int timeout_ms) {
-  pollfd p{fd, POLLIN, 0};
-  for (;;) {
-    int r = ::poll(&p, 1, timeout_ms);
-    if (r < 0 && errno == EINTR) continue;
-    return r == 1;
-  }
-}
-
-// Waits (bounded) for a child of ours; SIGKILLs it past the deadline; reaps it.
-int reap_within(pid_t pid, int timeout_ms) {
-  int status = -1;
-  int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-  if (pidfd < 0 || !readable_within(pidfd, timeout_ms)) ::kill(pid, SIGKILL);
-  if (pidfd >= 0) ::close(pidfd);
-  ::waitpid(pid, &status, 0);
-  return status;
-}
+using testing_children::readable_within;
+using testing_children::reap_within;
 
 // Runs `body` in a forked child whose fd 1 and 2 are `shared_out` and
 // `shared_err` (the job's shared logs) and whose environment has exactly

@@ -7,27 +7,14 @@
 #include <tuple>
 #include <type_traits>
 
+#include "harness/observe/probe/loader.h"
+
 #include "harness/observe/probe/cudart.h"
 
 namespace aftermath::cudart {
 namespace {
 
-template <typename F>
-struct Signature;
-template <typename R, typename... A>
-struct Signature<R (*)(A...)> {
-  using Result = R;
-  using Args = std::tuple<A...>;
-};
-
-// Same arguments, and a result of int's size (cudaError_t is an enum).
-template <typename Real, typename Ours>
-constexpr bool same_abi() {
-  using RS = Signature<Real>;
-  using OS = Signature<Ours>;
-  return std::is_same_v<typename RS::Args, typename OS::Args> &&
-         sizeof(typename RS::Result) == sizeof(typename OS::Result);
-}
+using cudart_loading::same_abi;
 
 static_assert(same_abi<decltype(&::cudaGetDeviceCount), GetDeviceCountFn>());
 static_assert(same_abi<decltype(&::cudaSetDevice), SetDeviceFn>());

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "harness/observe/probe/cudart.h"
+#include "harness/observe/probe/loader.h"
 
 namespace {
 
@@ -107,18 +108,7 @@ Fn sym(void* h, const char* name) {
 
 // Tries each candidate; on failure *why lists what was tried.
 bool load(Runtime& r, const std::vector<std::string>& candidates, std::string* why) {
-  for (const auto& c : candidates) {
-    if (c.empty()) continue;
-    void* h = ::dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-      const char* e = ::dlerror();
-      *why += (why->empty() ? "" : "; ") + std::string(e ? e : c);
-      continue;
-    }
-    r.handle = h;
-    r.path = c;
-    break;
-  }
+  r.handle = aftermath::cudart_loading::dlopen_first(candidates, &r.path, why);
   if (!r.handle) return false;
   void* h = r.handle;
   r.get_device_count = sym<rt::GetDeviceCountFn>(h, "cudaGetDeviceCount");
