@@ -2,12 +2,14 @@
 # Validates the GPU side on a machine with an NVIDIA GPU: builds aftermath
 # there against the PyTorch it carries (LibTorch from torch.utils.cmake_prefix_path;
 # the CUDA toolkit when present; nothing is downloaded), then runs the
-# allocation probe, `aftermath check --json`, and the GPU-side unit tests.
+# allocation probe, `aftermath check --json`, the GPU scenarios and the
+# GPU-side unit tests.
 #
 #   scripts/gpu-validate.sh OUT_DIR
 #
 # OUT_DIR receives: env.txt (GPUs, driver, toolchain), build.log, probe.jsonl
-# (one JSON line per GPU), check.json and check.txt, unit-tests.log, and
+# (one JSON line per GPU), check.json and check.txt, gpu-suite/ (the reports
+# of scenarios/nightly-gpu.suite) and gpu-suite.log, unit-tests.log, and
 # summary.txt. The build goes to $AFTERMATH_GPU_BUILD (default build-gpu).
 # Exit status: 0 when everything ran and the machine is clean; 1 otherwise.
 set -uo pipefail
@@ -97,6 +99,17 @@ if [ -x "$cli" ] && "$cli" --help 2>&1 | grep -qE '^[[:space:]]+check[[:space:]]
 else
   summary "aftermath check: not available in this build"
   status=1
+fi
+
+# --- the GPU scenarios: device OOM by interposer, orphaned workers holding
+# device memory, NCCL rank death and watchdog, the pin-memory exit stall.
+# /usr/bin/python3 must be the runner's CUDA PyTorch; scenarios whose
+# requirements are not met (e.g. one GPU for the NCCL pair) are skipped.
+if [ -x "$cli" ]; then
+  timeout 900 "$cli" run --out "$out/gpu-suite" scenarios/nightly-gpu.suite >"$out/gpu-suite.log" 2>&1
+  rc=$?
+  summary "GPU suite: exit $rc, $(grep -E '^[0-9]+ scenario\(s\):' "$out/gpu-suite.log" | tail -1)"
+  [ $rc -eq 0 ] || status=1
 fi
 
 # --- the GPU-side unit tests (NVML, probe and checks for real where a driver is)
