@@ -1,6 +1,7 @@
 #include "harness/inject/device_fault.h"
 
 #include "harness/core/subprocess.h"
+#include "harness/observe/probe/loader.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -83,8 +84,7 @@ std::vector<std::string> cudart_candidates() {
 #ifdef AFTERMATH_CUDART_HINT
   c.emplace_back(AFTERMATH_CUDART_HINT);  // the toolkit found at build time
 #endif
-  for (const char* n : {"libcudart.so", "libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0"})
-    c.emplace_back(n);
+  for (const auto& n : cudart_loading::cudart_sonames()) c.push_back(n);
   return c;
 }
 

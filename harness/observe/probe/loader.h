@@ -13,6 +13,14 @@
 
 namespace aftermath::cudart_loading {
 
+// The CUDA runtime's sonames, newest first, after any explicit choice and
+// the toolkit found at build time (each caller adds those).
+inline const std::vector<std::string>& cudart_sonames() {
+  static const std::vector<std::string> kNames = {"libcudart.so", "libcudart.so.13",
+                                                  "libcudart.so.12", "libcudart.so.11.0"};
+  return kNames;
+}
+
 // dlopen()s the first candidate that loads (RTLD_NOW | RTLD_LOCAL); its path
 // in *path. nullptr when none does, and *why lists what each attempt said.
 inline void* dlopen_first(const std::vector<std::string>& candidates, std::string* path,

@@ -217,8 +217,7 @@ int main(int argc, char** argv) {
 #ifdef AFTERMATH_CUDART_HINT
   candidates.emplace_back(AFTERMATH_CUDART_HINT);  // the toolkit found at build time
 #endif
-  for (const char* n : {"libcudart.so", "libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0"})
-    candidates.emplace_back(n);
+  for (const auto& n : aftermath::cudart_loading::cudart_sonames()) candidates.push_back(n);
   Runtime r;
   std::string why;
   if (!load(r, candidates, &why)) {
