@@ -566,10 +566,10 @@ class Parser {
         error(b->key.Mark(), b->path, "only device_oom with mechanism: hog takes bytes");
       } else if (find(es, "share")) {
         error(b->key.Mark(), b->path, "share and bytes are mutually exclusive");
-      } else if (!v || *v <= 0) {
+      } else if (std::int64_t n = v.value_or(0); n <= 0) {
         error(b->where(), b->path, "expected a size like 40GiB or 512MiB");
       } else {
-        f.bytes = *v;
+        f.bytes = n;
       }
     }
     if (const Entry* d = find(es, "device")) {

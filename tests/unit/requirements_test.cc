@@ -118,7 +118,9 @@ TEST(Requirements, PidNamespaceProbeAgreesWithTheKernel) {
   auto a = requirement_unmet("pidns", s);
   auto b = requirement_unmet("pidns", s);
   EXPECT_EQ(a, b);
-  if (::geteuid() == 0) EXPECT_EQ(a, std::nullopt) << *a;
+  if (::geteuid() == 0) {
+    EXPECT_EQ(a, std::nullopt) << *a;
+  }
 }
 
 }  // namespace
