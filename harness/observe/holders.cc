@@ -68,6 +68,7 @@ std::optional<PathPattern> PathPattern::parse(std::string_view spec, std::string
     }
   } else {
     p.glob_ = std::string(spec.rfind("glob:", 0) == 0 ? spec.substr(5) : spec);
+    p.prefix_ = p.glob_.substr(0, p.glob_.find_first_of("*?[\\"));
   }
   return p;
 }
@@ -76,6 +77,7 @@ PathPattern PathPattern::under_dir(std::string_view dir) {
   PathPattern p;
   p.spec_ = std::string(dir) + "/*";
   p.dir_ = std::string(dir);
+  p.prefix_ = p.dir_ + "/";
   return p;
 }
 
@@ -89,6 +91,7 @@ std::map<int, std::vector<FileRef>> scan_open_files(const std::string& proc_root
                                                     const PathPattern& pattern, int* unreadable) {
   std::map<int, std::vector<FileRef>> out;
   std::string target(4096, '\0');
+  const std::string& prefix = pattern.literal_prefix();
   for (int pid : numeric_entries(proc_root)) {
     std::string fd_dir = proc_root + "/" + std::to_string(pid) + "/fd";
     DIR* d = ::opendir(fd_dir.c_str());
@@ -102,7 +105,9 @@ std::map<int, std::vector<FileRef>> scan_open_files(const std::string& proc_root
       if (e->d_name[0] == '.') continue;
       ssize_t n = ::readlinkat(dfd, e->d_name, target.data(), target.size());
       if (n <= 0) continue;
-      auto f = file_ref(std::string_view(target.data(), static_cast<size_t>(n)));
+      std::string_view link(target.data(), static_cast<size_t>(n));
+      if (link.substr(0, prefix.size()) != prefix) continue;  // cannot match: no path built
+      auto f = file_ref(link);
       if (pattern.matches(f.path)) add_unique(out[pid], std::move(f));
     }
     ::closedir(d);

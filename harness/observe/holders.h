@@ -29,10 +29,15 @@ class PathPattern {
   // Matches every path strictly under `dir` (no pattern characters involved).
   static PathPattern under_dir(std::string_view dir);
   bool matches(std::string_view path) const;
+  // What every match starts with (the glob up to its first wildcard, the
+  // folder and its slash; nothing for a regex): a scan rejects the sockets,
+  // pipes and files of a machine's fds on it without building a path.
+  const std::string& literal_prefix() const { return prefix_; }
   const std::string& spec() const { return spec_; }
 
  private:
   std::string spec_;
+  std::string prefix_;
   std::string glob_;
   std::string dir_;  // under_dir
   std::optional<std::regex> regex_;

@@ -37,6 +37,19 @@ TEST(HolderPattern, GlobRegexAndDir) {
   EXPECT_FALSE(dir.matches("/dev/shm"));
 }
 
+TEST(HolderPattern, LiteralPrefixIsWhatEveryMatchStartsWith) {
+  EXPECT_EQ(PathPattern::parse("/dev/nvidia*")->literal_prefix(), "/dev/nvidia");
+  EXPECT_EQ(PathPattern::parse("glob:/tmp/x/dev?/a*")->literal_prefix(), "/tmp/x/dev");
+  EXPECT_EQ(PathPattern::parse("/dev/[n]vidia0")->literal_prefix(), "/dev/");
+  EXPECT_EQ(PathPattern::parse("re:^/dev/nvidia[0-9]+$")->literal_prefix(), "");
+  EXPECT_EQ(PathPattern::under_dir("/dev/shm").literal_prefix(), "/dev/shm/");
+  // A pattern without wildcards is its own prefix, and still only matches itself.
+  auto exact = PathPattern::parse("/dev/nvidiactl");
+  EXPECT_EQ(exact->literal_prefix(), "/dev/nvidiactl");
+  EXPECT_TRUE(exact->matches("/dev/nvidiactl"));
+  EXPECT_FALSE(exact->matches("/dev/nvidiactl2"));
+}
+
 TEST(HolderMaps, ParsesPathsUnderADirectory) {
   std::string maps =
       "55d0c0a00000-55d0c0a21000 r--p 00000000 08:01 1234   /usr/bin/python3.11\n"
