@@ -148,6 +148,12 @@ json to_json(const Observation& o) {
       j["pid"] = o.pid;
       j["ppid"] = o.ppid;
       break;
+    case ObsKind::ProcExec:
+      j["pid"] = o.pid;
+      j["comm"] = o.name;
+      j["cmdline"] = o.text;
+      j["role"] = std::string(to_string(o.role));
+      break;
     case ObsKind::ProcState:
       j["pid"] = o.pid;
       j["state"] = o.state ? std::string(1, o.state) : std::string();

@@ -23,6 +23,7 @@ std::string_view to_string(ObsKind k) {
     case ObsKind::Point: return "point";
     case ObsKind::Fault: return "fault";
     case ObsKind::Memory: return "memory";
+    case ObsKind::ProcExec: return "proc_exec";
     case ObsKind::Note: break;
   }
   return "note";
@@ -60,6 +61,14 @@ Observation proc_parent(Nanos t, int pid, int new_ppid) {
   auto o = make(t, ObsKind::ProcParent);
   o.pid = pid;
   o.ppid = new_ppid;
+  return o;
+}
+Observation proc_exec(Nanos t, int pid, std::string comm, std::string cmdline, Role role) {
+  auto o = make(t, ObsKind::ProcExec);
+  o.pid = pid;
+  o.name = std::move(comm);
+  o.text = std::move(cmdline);
+  o.role = role;
   return o;
 }
 Observation proc_state(Nanos t, int pid, char state) {
@@ -199,6 +208,15 @@ std::vector<ProcessHistory> build_histories(const Timeline& tl) {
         if (auto* h = find(o.pid)) {
           h->last_ppid = o.ppid;
           if (!h->orphaned_at) h->orphaned_at = o.t;
+        }
+        break;
+      case ObsKind::ProcExec:
+        // What it is now: a process seen between fork and exec carried its
+        // parent's command line until here.
+        if (auto* h = find(o.pid)) {
+          if (!o.name.empty()) h->comm = o.name;
+          if (!o.text.empty()) h->cmdline = o.text;
+          if (h->role == Role::Unknown) h->role = o.role;
         }
         break;
       case ObsKind::ProcState:

@@ -32,6 +32,7 @@ enum class ObsKind {
   Point,       // pid, name, value=hit, text=labels (JSON): an armed point was reached
   Fault,       // value=fault index, pid=target, name=action, text=what: a fault was sent
   Memory,      // value=resident bytes of the job's live processes (sum of RSS), value2=processes summed
+  ProcExec,    // pid, name=comm, text=cmdline, role: the process exec'd (or renamed itself) since first seen
 };
 std::string_view to_string(ObsKind k);
 
@@ -73,6 +74,7 @@ Observation event(Nanos t, int pid, std::string name, std::string fields);
 Observation point(Nanos t, int pid, std::string name, long long hit, std::string labels);
 Observation fault(Nanos t, int index, int pid, std::string action, std::string what);
 Observation memory(Nanos t, std::int64_t rss_bytes, std::int64_t processes);
+Observation proc_exec(Nanos t, int pid, std::string comm, std::string cmdline, Role role);
 }  // namespace obs
 
 // What became of one of the scenario's faults.

@@ -632,7 +632,7 @@ void Supervisor::refresh_commands() {
     // Seen between fork and exec, it carried its parent's command line: role
     // rules and match: targets need the new one.
     if (tr.role == Role::Unknown) tr.role = role_by_rule(tr.comm, cmd, pid == tl_.facts.top_pid);
-    add(obs::note(now(), "pid " + std::to_string(pid) + " exec'd: " + tr.comm + " (" + cmd + ")"));
+    add(obs::proc_exec(now(), pid, tr.comm, cmd, tr.role));
   }
 }
 

@@ -1113,3 +1113,28 @@ TEST(CheckInputTest, GracePerCheckElseScenario) {
 
 }  // namespace
 }  // namespace aftermath
+
+namespace aftermath {
+namespace {
+
+// A process first seen between fork and exec carries its parent's command
+// line; the exec that follows is on the timeline, and the history (what
+// reports and checks show) holds what it became.
+TEST(Histories, AnExecReplacesTheCommandSeenBeforeIt) {
+  Timeline tl;
+  tl.add(obs::proc_start(msec(1), 20, 10, "python3", "python3 loader_job.py", Role::Unknown, 1));
+  tl.add(obs::proc_exec(msec(5), 20, "torch_shm_manag",
+                        "/usr/lib/python3/dist-packages/torch/bin/torch_shm_manager", Role::Helper));
+  tl.add(obs::proc_start(msec(6), 21, 10, "python3", "python3 loader_job.py", Role::Worker, 1));
+  tl.add(obs::proc_exec(msec(7), 21, "python3", "python3 -c pass", Role::Helper));
+  auto hs = build_histories(tl);
+  ASSERT_EQ(hs.size(), 2u);
+  EXPECT_EQ(hs[0].comm, "torch_shm_manag");
+  EXPECT_EQ(hs[0].cmdline, "/usr/lib/python3/dist-packages/torch/bin/torch_shm_manager");
+  EXPECT_EQ(hs[0].role, Role::Helper);  // unknown until the exec said more
+  EXPECT_EQ(hs[1].cmdline, "python3 -c pass");
+  EXPECT_EQ(hs[1].role, Role::Worker);  // a known role is kept
+}
+
+}  // namespace
+}  // namespace aftermath
