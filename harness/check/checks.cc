@@ -339,13 +339,8 @@ CheckResult memory_growth_configured(const CheckInput& in) {
 }
 
 CheckResult device_memory_configured(const CheckInput& in) {
-  const nlohmann::json& j = params_of(in, kDeviceMemoryReleased);
-  DeviceMemoryParams p;
-  if (j.is_object()) {
-    p.tolerance_bytes = j.value("tolerance_bytes", p.tolerance_bytes);
-    p.deadline = j.value("deadline_ns", p.deadline);
-  }
-  return device_memory_released(in.timeline.device, p);
+  return device_memory_released(in.timeline.device,
+                                device_memory_params(params_of(in, kDeviceMemoryReleased)));
 }
 
 using CheckFn = std::function<CheckResult(const CheckInput&)>;

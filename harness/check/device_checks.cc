@@ -251,6 +251,15 @@ CheckResult device_alloc_probe(const DeviceTimeline& tl) {
   return r;
 }
 
+DeviceMemoryParams device_memory_params(const nlohmann::json& params) {
+  DeviceMemoryParams p;
+  if (params.is_object()) {
+    p.tolerance_bytes = params.value("tolerance_bytes", p.tolerance_bytes);
+    p.deadline = params.value("deadline_ns", p.deadline);
+  }
+  return p;
+}
+
 CheckResult run_device_check(const std::string& name, const DeviceTimeline& tl,
                              const DeviceMemoryParams& params) {
   CheckResult r;

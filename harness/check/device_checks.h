@@ -19,6 +19,8 @@
 #include <cstdint>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "harness/core/device.h"
 #include "harness/core/result.h"
 #include "harness/core/types.h"
@@ -29,6 +31,10 @@ struct DeviceMemoryParams {
   std::int64_t tolerance_bytes = 64ll << 20;  // above baseline that still counts as released
   Nanos deadline = 10 * kSecond;              // from DeviceTimeline::origin
 };
+
+// The params a scenario's `checks.device_memory_released` map was parsed into
+// ({tolerance_bytes, deadline_ns}, each optional; null: the defaults).
+DeviceMemoryParams device_memory_params(const nlohmann::json& params);
 
 // Names as the catalogue lists them.
 inline constexpr const char* kDeviceMemoryReleased = "device_memory_released";

@@ -188,6 +188,7 @@ class Supervisor {
   Nanos last_status_ = -kSecond;
 
   std::unique_ptr<DeviceObserver> dev_;
+  DeviceMemoryParams device_memory_params_;  // the scenario's device_memory_released params
   std::unique_ptr<asio::steady_timer> dev_timer_;
 
   std::unique_ptr<bp2::process> reaper_;
@@ -1282,6 +1283,8 @@ void Supervisor::device_start() {
   o.proc_root = opt_.proc_root;
   if (!opt_.device_pattern.empty()) o.device_pattern = opt_.device_pattern;
   dev_ = std::make_unique<DeviceObserver>(opt_.nvml, opt_.probe, o);
+  if (auto it = sc_.checks.find(kDeviceMemoryReleased); it != sc_.checks.end())
+    device_memory_params_ = device_memory_params(it->second.params);
   if (!opt_.nvml) {
     tl_.device.unavailable = "device observation off";
     return;
@@ -1308,18 +1311,17 @@ void Supervisor::schedule_device_sample() {
 
 bool Supervisor::device_at_baseline() const {
   const DeviceTimeline& d = dev_->timeline();
-  DeviceMemoryParams p;
-  if (auto it = sc_.checks.find(kDeviceMemoryReleased);
-      it != sc_.checks.end() && it->second.params.is_object())
-    p.tolerance_bytes = it->second.params.value("tolerance_bytes", p.tolerance_bytes);
   for (const auto& base : d.baseline) {
     if (!d.job_gpus.empty() &&
         std::find(d.job_gpus.begin(), d.job_gpus.end(), base.index) == d.job_gpus.end())
       continue;
-    const GpuSample* last = nullptr;
-    for (const auto& s : d.samples)
-      if (s.index == base.index && s.error.empty()) last = &s;
-    if (last && last->used > base.used + p.tolerance_bytes) return false;
+    // The newest good sample of this GPU: called on every turn of the loop
+    // while waiting, so look from the end.
+    auto last = std::find_if(d.samples.rbegin(), d.samples.rend(), [&](const GpuSample& s) {
+      return s.index == base.index && s.error.empty();
+    });
+    if (last != d.samples.rend() && last->used > base.used + device_memory_params_.tolerance_bytes)
+      return false;
   }
   return true;
 }
@@ -1344,10 +1346,7 @@ void Supervisor::device_finish() {
   // Device memory comes back after the processes are gone, when the driver
   // has torn their contexts down: keep sampling until it is back or the
   // check's deadline has passed.
-  DeviceMemoryParams p;
-  if (auto it = sc_.checks.find(kDeviceMemoryReleased);
-      it != sc_.checks.end() && it->second.params.is_object())
-    p.deadline = it->second.params.value("deadline_ns", p.deadline);
+  const DeviceMemoryParams& p = device_memory_params_;
   dev_->sample(now(), job_ref());
   Nanos until = origin.value_or(now()) + p.deadline + opt_.device_interval;
   if (!device_at_baseline()) {

@@ -2,6 +2,7 @@
 // (harness/check/data_checks): hand-made timelines with the events a
 // training job sends, each check once passing and once with the fault
 // planted (overlap, a missing index, unequal counts, a divergent op).
+#include "tests/unit/check_fixtures.h"
 #include "harness/check/data_checks.h"
 
 #include <gmock/gmock.h>
@@ -19,7 +20,7 @@ namespace {
 using nlohmann::json;
 using ::testing::HasSubstr;
 
-constexpr Nanos msec(std::int64_t n) { return n * kMilli; }
+using testing_checks::msec;
 
 constexpr int kInit = 10;
 constexpr int kLauncher = 100;
@@ -27,13 +28,7 @@ constexpr int kRank0 = 101;
 constexpr int kRank1 = 102;
 constexpr Nanos kTeardown = msec(5000);
 
-Scenario make_scenario() {
-  Scenario sc;
-  sc.name = "unit";
-  sc.file = "<unit test>";
-  for (const auto& name : known_checks()) sc.checks[name] = CheckConfig{};
-  return sc;
-}
+Scenario make_scenario() { return testing_checks::every_check_scenario(); }
 
 // A launcher and two ranks that announced themselves (finish() ends them).
 Timeline job() {

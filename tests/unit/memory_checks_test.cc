@@ -2,6 +2,7 @@
 // timelines with the "memory" events the Python fixtures send from each
 // DataLoader worker. Planted growth must fail, flat memory must pass, a
 // one-off jump must not count as a trend, and every param must bite.
+#include "tests/unit/check_fixtures.h"
 #include "harness/check/memory_checks.h"
 
 #include <gmock/gmock.h>
@@ -22,7 +23,7 @@ using nlohmann::json;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-constexpr Nanos msec(std::int64_t n) { return n * kMilli; }
+using testing_checks::msec;
 
 constexpr int kInit = 10;
 constexpr int kMain = 100;
@@ -30,13 +31,7 @@ constexpr int kWorker0 = 101;
 constexpr int kWorker1 = 102;
 constexpr Nanos kTeardown = msec(9000);
 
-Scenario make_scenario() {
-  Scenario sc;
-  sc.name = "unit";
-  sc.file = "<unit test>";
-  for (const auto& name : known_checks()) sc.checks[name] = CheckConfig{};
-  return sc;
-}
+Scenario make_scenario() { return testing_checks::every_check_scenario(); }
 
 // A main process (rank 0) and two DataLoader workers that announced themselves.
 Timeline job() {
