@@ -6,6 +6,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <filesystem>
+#include <deque>
 #include <map>
 #include <optional>
 #include <string>
@@ -290,7 +291,8 @@ std::string signal_class(const std::string& sig) {
 std::string signal_marker(const Scale& s, const json& e, double y) {
   double t = num(e, "t_ms").value_or(0);
   std::string sig = str(e, "signal", "signal " + str(e, "signo", "?"));
-  std::string title = sig + " sent to " + str(e, "pid", "?") + " at " + format_ms(t);
+  std::string title = sig + (str(e, "by").empty() ? " sent" : " from " + str(e, "by")) + " to " +
+                      str(e, "pid", "?") + " at " + format_ms(t);
   std::string why = str(e, "why");
   if (!why.empty()) title += " (" + why + ")";
   return at_time(s, t, signal_class(sig)) +
@@ -419,6 +421,7 @@ std::string timeline_svg(const json& sc, const std::string& id, const std::strin
   std::vector<VLine> vlines;
   std::map<size_t, std::vector<const json*>> lane_signals;
   std::vector<const json*> stray_signals;  // to pids not in processes[]
+  std::deque<json> kernel_kills;           // oom_kill, drawn as the SIGKILL it was
   std::map<size_t, std::vector<const json*>> lane_faults;
   std::vector<const json*> stray_faults;
   std::vector<const json*> shm_events;
@@ -454,6 +457,16 @@ std::string timeline_svg(const json& sc, const std::string& id, const std::strin
       double rss = num(*e, "rss_bytes").value_or(0);
       rss_series.pts.emplace_back(*t, rss);
       rss_series.max = std::max(rss_series.max, rss);
+    } else if (kind == "oom_kill") {
+      auto pid = num(*e, "pid");
+      auto it = pid ? lane_of.find(static_cast<long long>(*pid)) : lane_of.end();
+      kernel_kills.push_back({{"t_ms", *t},
+                              {"pid", member(*e, "pid")},
+                              {"signal", "SIGKILL"},
+                              {"by", "the kernel"},
+                              {"why", "its OOM killer, in " + str(*e, "cgroup") +
+                                          " (oom_kill " + str(*e, "kills", "?") + ")"}});
+      (it == lane_of.end() ? stray_signals : lane_signals[it->second]).push_back(&kernel_kills.back());
     } else if (kind.rfind("shm_", 0) == 0) {
       // Entries present before launch are the baseline, not the job's doing.
       const json& baseline = member(*e, "baseline");
@@ -757,9 +770,13 @@ std::string faults_table(const json& sc) {
       "<th>trigger</th><th>status</th><th>sent</th><th>effect</th><th>reason</th></tr></thead>"
       "<tbody>";
   for (const json* f : faults) {
+    // How it acted, and what the kernel's OOM killer did in its cgroup.
+    std::string status = str(*f, "status");
+    if (!str(*f, "mechanism").empty()) status += " (" + str(*f, "mechanism") + ")";
+    if (auto k = num(*f, "oom_kills")) status += fmt(", oom_kill %.0f", *k);
     out += "<tr><td>" + esc(str(*f, "index")) + "</td><td>" + esc(str(*f, "action")) + "</td><td>" +
            esc(str(*f, "target")) + "</td><td>" + esc(str(*f, "trigger")) + "</td><td>" +
-           esc(str(*f, "status")) + "</td><td class=\"num\">" + esc(format_ms(num(*f, "sent_ms"))) +
+           esc(status) + "</td><td class=\"num\">" + esc(format_ms(num(*f, "sent_ms"))) +
            "</td><td class=\"num\">" + esc(format_ms(num(*f, "effect_ms"))) + "</td><td>" +
            esc(str(*f, "reason")) + "</td></tr>";
   }

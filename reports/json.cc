@@ -219,6 +219,12 @@ json to_json(const Observation& o) {
       j["action"] = o.name;
       j["what"] = o.text;
       break;
+    case ObsKind::OomKill:
+      j["index"] = o.value;
+      j["pid"] = o.pid;
+      j["kills"] = o.value2;
+      j["cgroup"] = o.text;
+      break;
   }
   return j;
 }
@@ -228,7 +234,9 @@ json to_json(const FaultRecord& f) {
           {"trigger", f.trigger},   {"point", f.point},           {"hit", f.hit},
           {"status", f.status},     {"reason", f.reason},         {"mechanism", f.mechanism},
           {"pids", f.pids},         {"target_role", f.target_role}, {"rank", f.rank},
-          {"worker", f.worker},     {"sent_ms", opt_ms(f.sent)},  {"effect_ms", opt_ms(f.effect)}};
+          {"worker", f.worker},     {"sent_ms", opt_ms(f.sent)},  {"effect_ms", opt_ms(f.effect)},
+          {"oom_kills", f.oom_kills ? json(*f.oom_kills) : json(nullptr)},
+          {"cgroups", f.cgroups}};
 }
 
 json to_json(const ProcessDiagnosis& d) {

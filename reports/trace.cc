@@ -133,6 +133,14 @@ void add_scenario(json& events, const json& sc, int pid) {
             instant("fault " + str(*e, "action"), "fault", "t", pid, tid, *t,
                     {{"pid", target}, {"index", member(*e, "index")}, {"what", str(*e, "what")}}));
       }
+    } else if (kind == "oom_kill") {
+      long long target = static_cast<long long>(num(*e, "pid").value_or(0));
+      long long tid = is_job.count(target) ? target : kTraceHarnessTid;
+      events.push_back(instant("oom_kill", "fault", "t", pid, tid, *t,
+                               {{"pid", target},
+                                {"index", member(*e, "index")},
+                                {"kills", member(*e, "kills")},
+                                {"cgroup", str(*e, "cgroup")}}));
     } else if (kind == "sample") {
       events.push_back({{"ph", "C"},
                         {"name", "job processes"},

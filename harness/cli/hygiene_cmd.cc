@@ -49,6 +49,7 @@ bool build(const char* cmd, const HygieneCliOptions& c, Built& b) {
   for (int p : c.orphan_parents) o.orphan_parents.insert(p);
   o.shm_min_age = *min_age;
   o.nvml_pid_level = c.nvml_pid_level;
+  o.cgroup_dir = c.cgroup_dir == "none" ? "" : c.cgroup_dir;
   b.nvml = std::make_unique<DlNvml>();
   o.nvml = b.nvml.get();
   if (!c.no_probe) {
@@ -80,6 +81,10 @@ void add_hygiene_options(CLI::App* sub, HygieneCliOptions& o) {
       ->capture_default_str();
   sub->add_option("--nvml-pid-level", o.nvml_pid_level,
                   "PID-namespace level of NVML's pids below the proc root's (0: the same)")
+      ->capture_default_str();
+  sub->add_option("--cgroup-dir", o.cgroup_dir,
+                  "where host_oom's fault cgroups are made: auto (found as a run finds it), a "
+                  "directory, or none")
       ->capture_default_str();
 }
 

@@ -27,6 +27,7 @@ struct HygieneCliOptions {
   std::string probe_timeout = "20s";
   std::string shm_min_age = "30s";
   int nvml_pid_level = 0;
+  std::string cgroup_dir = "auto";
 };
 
 // Registers the options shared by `check` and `reap` on `sub`.

@@ -24,6 +24,7 @@ std::string_view to_string(ObsKind k) {
     case ObsKind::Fault: return "fault";
     case ObsKind::Memory: return "memory";
     case ObsKind::ProcExec: return "proc_exec";
+    case ObsKind::OomKill: return "oom_kill";
     case ObsKind::Note: break;
   }
   return "note";
@@ -166,6 +167,14 @@ Observation fault(Nanos t, int index, int pid, std::string action, std::string w
   o.pid = pid;
   o.name = std::move(action);
   o.text = std::move(what);
+  return o;
+}
+Observation oom_kill(Nanos t, int index, int pid, long long kills, std::string cgroup) {
+  auto o = make(t, ObsKind::OomKill);
+  o.value = index;
+  o.pid = pid;
+  o.value2 = kills;
+  o.text = std::move(cgroup);
   return o;
 }
 }  // namespace obs

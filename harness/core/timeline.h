@@ -33,6 +33,7 @@ enum class ObsKind {
   Fault,       // value=fault index, pid=target, name=action, text=what: a fault was sent
   Memory,      // value=resident bytes of the job's live processes (sum of RSS), value2=processes summed
   ProcExec,    // pid, name=comm, text=cmdline, role: the process exec'd (or renamed itself) since first seen
+  OomKill,     // pid=the fault's target, value=fault index, value2=kills so far, text=cgroup: the kernel OOM killer acted in a fault's cgroup
 };
 std::string_view to_string(ObsKind k);
 
@@ -75,6 +76,7 @@ Observation point(Nanos t, int pid, std::string name, long long hit, std::string
 Observation fault(Nanos t, int index, int pid, std::string action, std::string what);
 Observation memory(Nanos t, std::int64_t rss_bytes, std::int64_t processes);
 Observation proc_exec(Nanos t, int pid, std::string comm, std::string cmdline, Role role);
+Observation oom_kill(Nanos t, int index, int pid, long long kills, std::string cgroup);
 }  // namespace obs
 
 // What became of one of the scenario's faults.
@@ -94,6 +96,10 @@ struct FaultRecord {
   int worker = -1;
   std::optional<Nanos> sent;    // when the harness acted
   std::optional<Nanos> effect;  // when the effect was observed (exit, stop)
+  // host_oom by cgroup: the kernel OOM killer's kills in the fault's
+  // cgroup(s) (memory.events / memory.oom_control), read until teardown.
+  std::optional<long long> oom_kills;
+  std::vector<std::string> cgroups;  // the fault cgroups made (removed after teardown)
 };
 
 // The state of a live process when a hang was diagnosed.

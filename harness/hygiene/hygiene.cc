@@ -13,6 +13,7 @@
 #include <map>
 
 #include "harness/core/device_json.h"
+#include "harness/inject/cgroup.h"
 #include "harness/observe/device_observer.h"
 #include "harness/observe/process_index.h"
 #include "harness/observe/shm.h"
@@ -389,6 +390,35 @@ CheckReport machine_check(const HygieneOptions& o) {
   }
   if (dfd >= 0) ::close(dfd);
 
+  // Fault cgroups whose harness is gone.
+  rep.cgroup_dir = o.cgroup_dir;
+  if (rep.cgroup_dir == "auto") {
+    rep.cgroup_dir.clear();
+    if (o.proc_root == "/proc") {
+      auto home = find_memory_cgroup_home();
+      if (home.home) rep.cgroup_dir = home.home->dir;
+    }
+  }
+  if (!rep.cgroup_dir.empty()) {
+    for (auto& f : list_fault_cgroups(rep.cgroup_dir, o.proc_root)) {
+      HygieneCgroup g;
+      g.dir = f.dir;
+      g.owner = f.owner;
+      g.owner_alive = f.owner_alive;
+      g.members = f.members;
+      g.uid = f.uid;
+      g.leftover = !f.owner_alive;
+      if (g.leftover) {
+        g.why = "leftover: aftermath pid " + std::to_string(g.owner) + " made it and is gone" +
+                (g.members.empty() ? "" : "; processes " + join_ints(g.members) + " are still in it");
+        rep.problems.push_back(g.dir + ": " + g.why);
+      } else {
+        g.why = "in use: aftermath pid " + std::to_string(g.owner) + " is alive";
+      }
+      rep.cgroups.push_back(std::move(g));
+    }
+  }
+
   if (rep.unreadable_processes)
     rep.notes.push_back(std::to_string(rep.unreadable_processes) +
                         " process(es) could not be inspected: permission denied" +
@@ -459,6 +489,15 @@ nlohmann::json to_json(const CheckReport& r) {
                        {"leftover", s.leftover},
                        {"freed_by_reap", s.freed_by_reap},
                        {"why", s.why}});
+  json cgroups = json::array();
+  for (const auto& g : r.cgroups)
+    cgroups.push_back(json{{"dir", g.dir},
+                           {"owner", g.owner},
+                           {"owner_alive", g.owner_alive},
+                           {"members", g.members},
+                           {"uid", g.uid},
+                           {"leftover", g.leftover},
+                           {"why", g.why}});
   return json{
       {"clean", r.clean()},
       {"problems", r.problems},
@@ -470,9 +509,13 @@ nlohmann::json to_json(const CheckReport& r) {
       {"unmapped_probes", unmapped},
       {"processes", procs},
       {"shm", shm},
+      {"cgroups", cgroups},
       {"unreadable_processes", r.unreadable_processes},
       {"roots",
-       json{{"proc", r.proc_root}, {"shm", r.shm_dir}, {"device_pattern", r.device_pattern}}}};
+       json{{"proc", r.proc_root},
+            {"shm", r.shm_dir},
+            {"device_pattern", r.device_pattern},
+            {"cgroup", r.cgroup_dir}}}};
 }
 
 std::string format_check_table(const CheckReport& r) {
@@ -542,6 +585,13 @@ std::string format_check_table(const CheckReport& r) {
           users.empty() ? "-" : cut(join_ints(users), 12).c_str(), s.leftover ? "LEFTOVER " : "",
           s.why.c_str());
     }
+  }
+
+  if (!r.cgroups.empty()) {
+    out += "\nFault cgroups in " + r.cgroup_dir + "\n";
+    for (const auto& g : r.cgroups)
+      out += "  " + g.dir.substr(g.dir.rfind('/') + 1) + "  " + (g.leftover ? "LEFTOVER " : "") +
+             g.why + "\n";
   }
 
   if (!r.notes.empty()) {

@@ -10,7 +10,9 @@
 //  - leftover processes: an orphan (its parent is init or a given reaper,
 //    and it is not a known daemon) that holds a GPU device file, GPU memory or
 //    a /dev/shm entry, with every holder below it in its tree; zombies that
-//    hold something, or whose parent is such a leftover.
+//    hold something, or whose parent is such a leftover;
+//  - fault cgroups (aftermath-<pid>-..., made by host_oom's cgroup mechanism)
+//    whose harness is gone: it was killed before it could remove them.
 //
 // "Clean" means no leftover: no leftover process, no /dev/shm entry whose
 // creator is gone and that nobody uses, no GPU failing its probe. Live,
@@ -56,6 +58,10 @@ struct HygieneOptions {
   // Younger /dev/shm entries are never leftovers: their creator may not have
   // mapped them yet.
   Nanos shm_min_age = 30 * kSecond;
+  // Where fault cgroups are made: "auto" finds it as the harness does
+  // (inject/cgroup.h) when proc_root is this machine's /proc; "" looks
+  // nowhere.
+  std::string cgroup_dir = "auto";
   std::int64_t now_wall_ns = 0;  // CLOCK_REALTIME for ages; 0: read the clock
 };
 
@@ -111,6 +117,17 @@ struct HygieneShm {
   std::string why;
 };
 
+// A fault cgroup the check found.
+struct HygieneCgroup {
+  std::string dir;
+  int owner = 0;             // the harness that made it
+  bool owner_alive = false;
+  std::vector<int> members;  // processes still in it
+  unsigned uid = 0;
+  bool leftover = false;     // its harness is gone
+  std::string why;
+};
+
 struct CheckReport {
   std::string gpu_unavailable;    // why GPU memory was not inspected
   std::string probe_unavailable;  // why nothing was probed
@@ -119,6 +136,8 @@ struct CheckReport {
   std::vector<GpuProbe> unmapped_probes;  // probe results tied to no NVML GPU
   std::vector<HygieneProcess> processes;
   std::vector<HygieneShm> shm;
+  std::vector<HygieneCgroup> cgroups;
+  std::string cgroup_dir;             // where fault cgroups were looked for ("" nowhere)
   std::vector<std::string> problems;  // one line per leftover; empty: clean
   std::vector<std::string> notes;     // what limits the check, and what is in use
   int unreadable_processes = 0;

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <set>
 
+#include "harness/inject/cgroup.h"
 #include "harness/observe/holders.h"
 #include "harness/observe/process_index.h"
 #include "harness/supervise/pidfd.h"
@@ -22,6 +23,12 @@ namespace aftermath {
 using nlohmann::json;
 
 namespace {
+
+std::string join_pids(const std::vector<int>& pids) {
+  std::string out;
+  for (int p : pids) out += (out.empty() ? "" : ", ") + std::to_string(p);
+  return out;
+}
 
 std::string who(int pid, const std::string& comm, unsigned uid) {
   return "pid " + std::to_string(pid) + " (" + comm + ", uid " + std::to_string(uid) + ")";
@@ -134,6 +141,27 @@ ReapPlan plan_reap(const CheckReport& r, const ReapOptions& o) {
       }
       s.after_processes = true;
     }
+    plan.steps.push_back(std::move(s));
+  }
+  for (const auto& g : r.cgroups) {
+    if (!g.leftover) continue;
+    if (!o.all_users && g.uid != o.uid) {
+      plan.untouched.push_back(g.dir + ": not yours (uid " + std::to_string(g.uid) + ")");
+      continue;
+    }
+    bool all = std::all_of(g.members.begin(), g.members.end(),
+                           [&](int p) { return terminating.count(p) > 0; });
+    if (!all) {
+      plan.untouched.push_back(g.dir + ": holds processes reap does not terminate (" +
+                               join_pids(g.members) + ")");
+      continue;
+    }
+    ReapStep s;
+    s.kind = ReapStep::Kind::RemoveCgroup;
+    s.name = g.dir;
+    s.uid = g.uid;
+    s.why = g.why;
+    s.after_processes = !g.members.empty();
     plan.steps.push_back(std::move(s));
   }
   return plan;
@@ -272,9 +300,7 @@ ReapResult execute_reap(ReapPlan plan, const HygieneOptions& h, const ReapOption
       if (s.after_processes && c && !c->zombie()) live.push_back(*creator);
     }
     if (!live.empty()) {
-      std::string pids;
-      for (int p : live) pids += (pids.empty() ? "" : ", ") + std::to_string(p);
-      s.result = "kept: still used by " + pids;
+      s.result = "kept: still used by " + join_pids(live);
       continue;
     }
     if (::unlinkat(dfd, s.name.c_str(), 0) != 0) {
@@ -285,6 +311,29 @@ ReapResult execute_reap(ReapPlan plan, const HygieneOptions& h, const ReapOption
     s.done = true;
   }
   if (dfd >= 0) ::close(dfd);
+
+  // Fault cgroups: empty once their processes are gone.
+  for (auto& s : plan.steps) {
+    if (s.kind != ReapStep::Kind::RemoveCgroup) continue;
+    struct stat st;
+    if (::stat(s.name.c_str(), &st) != 0) {
+      s.done = errno == ENOENT;
+      s.result = s.done ? "gone already" : std::string("refused: ") + std::strerror(errno);
+      continue;
+    }
+    if (st.st_uid != s.uid || (!o.all_users && st.st_uid != o.uid)) {
+      s.result = "refused: its owner is not the one the check saw, or not you";
+      continue;
+    }
+    if (std::string err = remove_cgroup_dir(s.name, kSecond); !err.empty()) {
+      s.result = err.find(std::strerror(EBUSY)) != std::string::npos
+                     ? "kept: processes are still in it"
+                     : "failed: " + err;
+      continue;
+    }
+    s.result = "removed";
+    s.done = true;
+  }
 
   ReapResult result;
   result.plan = std::move(plan);
@@ -302,6 +351,8 @@ std::string format_reap_plan(const ReapPlan& plan, bool executed) {
     if (s.kind == ReapStep::Kind::Terminate)
       what = std::string(static_cast<size_t>(std::min(s.depth, 4)) * 2, ' ') + "terminate " +
              who(s.pid, s.comm, s.uid) + " (SIGTERM, then SIGKILL)";
+    else if (s.kind == ReapStep::Kind::RemoveCgroup)
+      what = "remove cgroup " + s.name + (s.after_processes ? " (once its processes are gone)" : "");
     else
       what =
           std::string("remove ") + s.name + (s.after_processes ? " (once its users are gone)" : "");
@@ -319,7 +370,10 @@ std::string format_reap_plan(const ReapPlan& plan, bool executed) {
 nlohmann::json to_json(const ReapPlan& plan) {
   json steps = json::array();
   for (const auto& s : plan.steps) {
-    json j{{"kind", s.kind == ReapStep::Kind::Terminate ? "terminate" : "remove"},
+    const char* kind = s.kind == ReapStep::Kind::Terminate      ? "terminate"
+                       : s.kind == ReapStep::Kind::RemoveCgroup ? "remove_cgroup"
+                                                                : "remove";
+    json j{{"kind", kind},
            {"why", s.why},
            {"result", s.result},
            {"done", s.done}};

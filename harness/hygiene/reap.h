@@ -12,6 +12,8 @@
 //    process maps or holds: unlinked, after re-checking at removal time that
 //    it is the same file (inode) and still unused. An entry used only by
 //    leftover processes is removed once they are gone.
+//  - a fault cgroup whose harness is gone: removed (rmdir) once it is empty;
+//    one that still holds processes reap does not terminate is left alone.
 //  - only the caller's own processes and entries (uid), unless all_users
 //    (which needs root); never pid 1, the caller or its ancestors.
 //
@@ -36,7 +38,7 @@ struct ReapOptions {
 };
 
 struct ReapStep {
-  enum class Kind { Terminate, Remove };
+  enum class Kind { Terminate, Remove, RemoveCgroup };
   Kind kind = Kind::Terminate;
   // Terminate
   int pid = 0;
@@ -45,7 +47,7 @@ struct ReapStep {
   std::string comm;
   int depth = 0;
   char state = '?';
-  // Remove
+  // Remove (a /dev/shm name), RemoveCgroup (a directory)
   std::string name;
   std::uint64_t inode = 0;
   bool after_processes = false;  // only once the processes it depends on are gone
@@ -55,7 +57,7 @@ struct ReapStep {
 };
 
 struct ReapPlan {
-  std::vector<ReapStep> steps;         // terminations (deepest first), then removals
+  std::vector<ReapStep> steps;         // terminations (deepest first), then removals, then cgroups
   std::vector<std::string> untouched;  // what the check found and reap leaves, and why
 };
 

@@ -82,6 +82,10 @@ struct FaultSpec {
   double share = 0.95;              // device_oom hog
   std::optional<std::int64_t> bytes;
   int device = 0;
+  // host_oom: how much more the target may take before its allocations fail
+  // (rlimit: address space above its current size; cgroup: memory charged
+  // after it was moved into its own cgroup).
+  std::int64_t headroom = 16 << 20;
   int line = 0;                   // where it was written, for reports
 };
 

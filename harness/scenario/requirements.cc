@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "harness/core/subprocess.h"
+#include "harness/inject/cgroup.h"
 
 namespace aftermath {
 
@@ -124,6 +125,11 @@ std::optional<std::string> requirement_unmet(const std::string& name, const Scen
   }
   if (name == "python-torch")
     return python_check(job_python(sc, env), "import torch", "torch does not import");
+  if (name == "memory-cgroup") {
+    auto r = find_memory_cgroup_home();
+    if (r.home) return std::nullopt;
+    return r.why;
+  }
   return "unknown requirement";
 }
 

@@ -12,6 +12,9 @@
 //   nccl          gpu, and the job's Python torch reports NCCL available
 //   torch         the harness was built with LibTorch (the trainer exists)
 //   python-torch  the job's Python imports torch
+//   memory-cgroup a memory cgroup where host_oom may put a target under the
+//                 kernel's OOM killer (inject/cgroup.h: $AFTERMATH_CGROUP,
+//                 a v2 ancestor that enables memory, or our v1 memory cgroup)
 //
 // Each answer is probed once per process and cached (importing torch costs a
 // second or two). Probes run with a deadline.

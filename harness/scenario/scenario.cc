@@ -60,8 +60,8 @@ using Keys = std::vector<std::string_view>;
 
 const Keys kTopKeys = {"name",  "description",     "tags", "requires", "job",    "timeouts",
                        "grace", "sample_interval", "seed", "checks",   "expect", "faults"};
-const Keys kFaultKeys = {"action",    "target", "at",    "duration", "resume_after",
-                         "mechanism", "share",  "bytes", "device"};
+const Keys kFaultKeys = {"action",    "target", "at",     "duration", "resume_after",
+                         "mechanism", "share",  "bytes", "device",   "headroom"};
 const Keys kTriggerKeys = {"point", "labels", "hit", "after", "when", "phase"};
 const Keys kPredicateKeys = {"workers", "processes", "shm_entries", "state"};
 const Keys kPhases = {"startup", "steady", "shutdown"};
@@ -73,7 +73,8 @@ const Keys kMemoryGrowthParams = {"grace", "max_kb_per_step", "field", "skip_ste
                                   "role"};
 const Keys kDeviceMemoryParams = {"grace", "tolerance", "deadline"};
 const Keys kExpectKeys = {"fail", "reason"};
-const Keys kRequirements = {"root", "pidns", "gpu", "cuda", "nccl", "torch", "python-torch"};
+const Keys kRequirements = {"root",  "pidns",        "gpu",          "cuda",
+                             "nccl",  "torch",        "python-torch", "memory-cgroup"};
 
 const Keys& known_check_keys() {
   static const Keys kKeys(known_checks().begin(), known_checks().end());
@@ -570,6 +571,16 @@ class Parser {
         error(b->where(), b->path, "expected a size like 40GiB or 512MiB");
       } else {
         f.bytes = n;
+      }
+    }
+    if (const Entry* h = find(es, "headroom")) {
+      auto v = h->value.IsScalar() ? parse_bytes(h->value.Scalar()) : std::nullopt;
+      if (f.action != "host_oom") {
+        error(h->key.Mark(), h->path, "only host_oom takes a headroom");
+      } else if (std::int64_t n = v.value_or(0); n <= 0) {
+        error(h->where(), h->path, "expected a size like 16MiB or 1GiB");
+      } else {
+        f.headroom = n;
       }
     }
     if (const Entry* d = find(es, "device")) {

@@ -170,6 +170,7 @@ ScenarioResult run_scenario(const Scenario& input, const RunOptions& o, int run_
   so.dev_root = o.dev_root;
   so.cudart_candidates = o.cudart_candidates;
   so.tools_dir = o.tools_dir;
+  so.cgroup_parent = o.cgroup_parent;
   if (o.on_status) so.on_status = [&](const LiveStatus& s) { o.on_status(sc, s); };
   try {
     r.timeline = supervise(sc, so);

@@ -34,6 +34,7 @@ struct RunOptions {
   std::string dev_root = "/dev";
   std::vector<std::string> cudart_candidates;
   std::string tools_dir;
+  std::string cgroup_parent;  // host_oom by cgroup: see SupervisorOptions
   // Command-line overrides of every scenario's values.
   std::optional<Nanos> timeout;
   std::optional<Nanos> grace;

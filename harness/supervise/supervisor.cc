@@ -16,6 +16,7 @@
 #include <set>
 
 #include "harness/check/device_checks.h"
+#include "harness/inject/cgroup.h"
 #include "harness/inject/device_fault.h"
 #include "harness/inject/oom.h"
 #include "harness/inject/select.h"
@@ -215,6 +216,20 @@ class Supervisor {
   std::optional<std::optional<std::string>> device_oom_why_;
   std::string cuda_arm_dir_;
   std::vector<std::unique_ptr<DeviceHog>> hogs_;
+  // Host OOM by cgroup: where fault cgroups go (found at the first such
+  // fault), and each cgroup made, with its fault and target, until teardown.
+  std::optional<CgroupHomeOrWhy> cgroup_home_;
+  struct FaultCgroup {
+    size_t fault = 0;
+    int pid = 0;
+    long long kills = 0;
+    std::unique_ptr<MemoryCgroup> cg;
+  };
+  std::vector<FaultCgroup> cgroups_;
+  std::string oom_by_cgroup(size_t index, const FaultSpec& f, const std::vector<int>& pids,
+                            FaultRecord& rec);
+  void watch_oom_kills();  // new kills in the fault cgroups -> OomKill observations
+  void close_cgroups();
   std::string tools_dir() const;
   const std::optional<std::string>& device_oom_unavailable_here();
   size_t next_fault_ = 0;
@@ -522,6 +537,7 @@ void Supervisor::on_pidfd(int pid) {
   if (it == procs_.end() || it->second.exited) return;
   it->second.exited = true;
   dirty_ = true;  // it may be a zombie now, its children orphans
+  if (!cgroups_.empty()) watch_oom_kills();  // the kill comes before the exit it causes
   add(obs::proc_exit(now(), pid, std::nullopt));
 }
 
@@ -534,6 +550,7 @@ void Supervisor::tick() {
   // refresh, as does every kStateRefresh-th tick, for the state changes
   // nothing announces (a stop, D).
   constexpr int kStateRefresh = 10;
+  if (!cgroups_.empty()) watch_oom_kills();  // a kill in a fault cgroup (one small read each)
   bool forked = false;
   if (proc_events_) {
     auto in_job = [&](int pid) {
@@ -821,6 +838,8 @@ void Supervisor::teardown() {
     reaper_->terminate(ec);
     pump(now() + 5 * kSecond, [&] { return reaper_done; });
   }
+  // The fault cgroups are empty now: the last kill counts, then away.
+  close_cgroups();
   // Prove it: nothing we ever saw is still there.
   sample();
   for (const auto& [pid, tr] : procs_) {
@@ -1053,7 +1072,7 @@ std::string Supervisor::fire(size_t index, int self_pid, const std::string& poin
       std::string how;
       bool all = true;
       for (int pid : pids) {
-        OomAction a = lower_address_space(pid, 16 << 20, opt_.proc_root);
+        OomAction a = lower_address_space(pid, f.headroom, opt_.proc_root);
         all = all && a.done;
         how += (how.empty() ? "" : "; ") + a.detail;
       }
@@ -1066,12 +1085,8 @@ std::string Supervisor::fire(size_t index, int self_pid, const std::string& poin
         rec.reason = how;
       }
     } else {
-      auto why = cgroup_memory_unavailable(opt_.proc_root);
-      rec.status = "skipped";
-      rec.mechanism = "cgroup";
-      rec.reason = why ? "cgroup v2 memory.max unavailable: " + *why
-                       : "a cgroup v2 memory limit is available here, but the harness does not "
-                         "move jobs into cgroups yet";
+      // At a point the fixture is told so, and makes its next allocation.
+      answer = oom_by_cgroup(index, f, pids, rec);
     }
   } else if (f.action == "device_oom") {
     rec.mechanism = f.mechanism;
@@ -1174,6 +1189,69 @@ void Supervisor::diagnose_hang() {
     if (auto it = open.find(p.pid); it != open.end()) p.waiting_in = it->second;
   }
   tl_.facts.diagnosis = std::move(diag);
+}
+
+std::string Supervisor::oom_by_cgroup(size_t index, const FaultSpec& f, const std::vector<int>& pids,
+                                      FaultRecord& rec) {
+  rec.mechanism = "cgroup";
+  if (!cgroup_home_) cgroup_home_ = find_memory_cgroup_home("/proc", opt_.cgroup_parent);
+  if (!cgroup_home_->home) {
+    rec.status = "skipped";
+    rec.reason = "no memory cgroup to limit the target in: " + cgroup_home_->why;
+    return "continue";
+  }
+  const CgroupHome& home = *cgroup_home_->home;
+  std::string how, error;
+  for (int pid : pids) {
+    std::string why;
+    auto cg = MemoryCgroup::create(home, fault_cgroup_name(static_cast<int>(index), pid),
+                                   f.headroom, &why);
+    if (cg) why = cg->add(pid);
+    if (!why.empty()) {
+      error += (error.empty() ? "" : "; ") + why;
+      continue;
+    }
+    how += (how.empty() ? "" : "; ") + std::string("pid ") + std::to_string(pid) + " moved into " +
+           cg->dir() + " (" + (home.version == 2 ? "memory.max" : "memory.limit_in_bytes") + " " +
+           format_bytes(f.headroom) + " of new charges)";
+    rec.cgroups.push_back(cg->dir());
+    cgroups_.push_back(FaultCgroup{index, pid, cg->oom_kills().value_or(0), std::move(cg)});
+  }
+  rec.oom_kills = 0;
+  if (error.empty()) {
+    rec.status = "injected";
+    rec.reason = how + ": the kernel OOM killer acts beyond it";
+    return "host_oom";
+  }
+  rec.status = "failed";
+  rec.reason = "cgroup v" + std::to_string(home.version) + ": " + error +
+               (how.empty() ? "" : " (done: " + how + ")");
+  return how.empty() ? "continue" : "host_oom";
+}
+
+void Supervisor::watch_oom_kills() {
+  for (auto& c : cgroups_) {
+    if (!c.cg) continue;
+    auto k = c.cg->oom_kills();
+    if (!k || *k <= c.kills) continue;
+    c.kills = *k;
+    add(obs::oom_kill(now(), static_cast<int>(c.fault), c.pid, *k, c.cg->dir()));
+    auto& rec = tl_.facts.faults.at(c.fault);
+    long long total = 0;
+    for (const auto& o : cgroups_)
+      if (o.fault == c.fault) total += o.kills;
+    rec.oom_kills = total;
+  }
+}
+
+void Supervisor::close_cgroups() {
+  watch_oom_kills();
+  for (auto& c : cgroups_) {
+    if (!c.cg) continue;
+    std::string err = c.cg->close();
+    if (!err.empty()) add(obs::note(now(), "fault cgroup not removed: " + err));
+    c.cg.reset();
+  }
 }
 
 void Supervisor::settle_fault_effects() {

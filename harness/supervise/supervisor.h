@@ -65,6 +65,9 @@ struct SupervisorOptions {
   std::string dev_root = "/dev";
   std::vector<std::string> cudart_candidates;  // empty: the usual places
   std::string tools_dir;
+  // Host OOM by cgroup: the cgroup to make fault cgroups in (empty:
+  // $AFTERMATH_CGROUP, else found from our own; see inject/cgroup.h).
+  std::string cgroup_parent;
   std::function<void(const LiveStatus&)> on_status;  // called at most every 200 ms
   // Set from a signal handler to stop the run early (teardown still happens).
   const volatile bool* interrupted = nullptr;

@@ -2,11 +2,17 @@
 // and predicate, on every kind of target; each recorded exactly.
 #include <gtest/gtest.h>
 
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <set>
 
 #include "e2e_util.h"
+#include "harness/inject/cgroup.h"
 
 using namespace std::chrono_literals;
 using e2e::TempDir;
@@ -200,18 +206,129 @@ TEST_F(Faults, HostOomMakesTheNextAllocationFailForReal) {
 }
 
 TEST_F(Faults, UnavailableMechanismsAreSkippedWithTheReason) {
+  // No memory cgroup to use: here, because the one named does not exist.
+  ::setenv("AFTERMATH_CGROUP", (dir / "no-such-cgroup").c_str(), 1);
   auto r = run({"{action: host_oom, mechanism: cgroup, target: launcher, at: {after: 10ms}}",
                 "{action: device_oom, at: {point: step, hit: 2}}"},
                {points(), "--workers", "1", "--steps", "4"});
+  ::unsetenv("AFTERMATH_CGROUP");
   json cg = fault(r, 0), dev = fault(r, 1);
   EXPECT_EQ(cg["mechanism"], "cgroup");
-  if (cg["status"] == "skipped") {
-    EXPECT_NE(cg["reason"].get<std::string>().find("cgroup"), std::string::npos);
-  }
+  EXPECT_EQ(cg["status"], "skipped");
+  EXPECT_EQ(cg["reason"], "no memory cgroup to limit the target in: AFTERMATH_CGROUP=" +
+                              (dir / "no-such-cgroup") + " is not a directory");
+  EXPECT_EQ(scenario(r)["top"]["outcome"]["code"], 0);  // nothing was done to the job
   if (!std::filesystem::exists("/dev/nvidiactl")) {
     EXPECT_EQ(dev["status"], "skipped");
     EXPECT_NE(dev["reason"].get<std::string>().find("no GPU"), std::string::npos);
   }
+}
+
+// The kernel's OOM killer, through a memory cgroup of the target's own: the
+// rank is moved in at its point with 16 MiB of headroom, and its 256 MiB
+// memset ends in SIGKILL from the kernel, counted by the cgroup.
+TEST_F(Faults, HostOomByCgroupIsTheKernelsOomKiller) {
+  auto home = aftermath::find_memory_cgroup_home();
+  if (!home.home) GTEST_SKIP() << "no memory cgroup to use here: " << home.why;
+  auto r = run({"{action: host_oom, mechanism: cgroup, at: {point: alloc}}"},
+               {points(), "--workers", "1", "--steps", "4", "--alloc-step", "2", "--alloc-mb", "256"});
+  json f = fault(r);
+  EXPECT_EQ(f["status"], "injected") << f.dump();
+  EXPECT_EQ(f["mechanism"], "cgroup");
+  EXPECT_EQ(f["oom_kills"], 1) << f.dump();
+  ASSERT_EQ(f["pids"].size(), 1u);
+  int rank = f["pids"][0];
+  // The launcher reaps its rank and exits 128 + the signal that ended it.
+  EXPECT_EQ(scenario(r)["top"]["outcome"]["code"], 128 + SIGKILL) << procs(r)[rank].dump();
+  EXPECT_NE(f["effect_ms"], nullptr);
+  int seen = 0;
+  for (const auto& e : scenario(r)["timeline"])
+    if (e["kind"] == "oom_kill") {
+      ++seen;
+      EXPECT_EQ(e["pid"], rank);
+      EXPECT_EQ(e["kills"], 1);
+    }
+  EXPECT_EQ(seen, 1);
+  EXPECT_EQ(e2e::job_output(scenario(r), "stderr").find("succeeded"), std::string::npos);
+  EXPECT_NE(e2e::slurp(dir / "out/report.html").find("injected (cgroup), oom_kill 1"),
+            std::string::npos);
+  EXPECT_NE(e2e::slurp(dir / "out/report.html").find("SIGKILL from the kernel to " + std::to_string(rank)),
+            std::string::npos);
+  EXPECT_NE(e2e::slurp(dir / "out/trace.json").find("\"name\":\"oom_kill\""), std::string::npos);
+  // The fault cgroups are gone with the job.
+  ASSERT_EQ(f["cgroups"].size(), 1u);
+  EXPECT_FALSE(std::filesystem::exists(f["cgroups"][0].get<std::string>()));
+}
+
+// Without a point (here, a time), `auto` means the cgroup: the limit is put
+// on from outside, and the rank's allocation a second later meets it.
+TEST_F(Faults, HostOomOnATimeTriggerUsesTheCgroup) {
+  auto home = aftermath::find_memory_cgroup_home();
+  if (!home.home) GTEST_SKIP() << "no memory cgroup to use here: " << home.why;
+  auto r = run({"{action: host_oom, target: rank:0, at: {after: 10ms}}"},
+               {points(), "--workers", "1", "--steps", "40", "--step-ms", "25", "--alloc-step", "40",
+                "--alloc-mb", "256"});
+  json f = fault(r);
+  EXPECT_EQ(f["status"], "injected") << f.dump();
+  EXPECT_EQ(f["mechanism"], "cgroup");
+  EXPECT_EQ(f["oom_kills"], 1) << f.dump();
+  EXPECT_EQ(scenario(r)["top"]["outcome"]["code"], 128 + SIGKILL);
+}
+
+// SIGKILL the harness while its fault cgroup holds the rank: the job dies
+// with the harness (its PID namespace, or the reaper's lifeline), the cgroup
+// stays behind; `aftermath check` names it and `aftermath reap --yes`
+// removes it.
+TEST_F(Faults, AKilledHarnessLeavesItsFaultCgroupToCheckAndReap) {
+  auto home = aftermath::find_memory_cgroup_home();
+  if (!home.home) GTEST_SKIP() << "no memory cgroup to use here: " << home.why;
+  ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+  std::string pids = dir / "pids";
+  e2e::Child c = e2e::spawn({e2e::bin("aftermath"), "run", "--out", dir / "out", "--timeout", "60s",
+                             "--fault", "{action: host_oom, target: rank:0, at: {after: 10ms}}",
+                             "--", points(), "--workers", "0", "--steps", "100000", "--step-ms",
+                             "50", "--pidfile", pids},
+                            dir / "o", dir / "e");
+  // Its fault cgroup, once the rank is in it.
+  const std::string prefix = "aftermath-" + std::to_string(c.pid) + "-";
+  std::string made;
+  auto end = std::chrono::steady_clock::now() + 20s;
+  while (made.empty() && std::chrono::steady_clock::now() < end) {
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(home.home->dir, ec))
+      if (e.path().filename().string().rfind(prefix, 0) == 0 &&
+          !e2e::slurp(e.path().string() + "/cgroup.procs").empty())
+        made = e.path().string();
+    if (made.empty()) ::poll(nullptr, 0, 10);
+  }
+  auto job = e2e::read_pids(pids);
+  ::syscall(SYS_pidfd_send_signal, c.pidfd, SIGKILL, nullptr, 0);
+  e2e::wait_for(c, 10s);
+  EXPECT_TRUE(e2e::all_gone_within(job, 5s));
+  e2e::kill_leftovers(job);
+  EXPECT_TRUE(e2e::reap_orphans(5s));
+  ::prctl(PR_SET_CHILD_SUBREAPER, 0);
+  ASSERT_FALSE(made.empty()) << e2e::slurp(dir / "e");
+  EXPECT_TRUE(std::filesystem::exists(made));
+
+  // Looked at apart from this machine's /dev/shm and devices.
+  std::filesystem::create_directories(dir / "shm");
+  std::vector<std::string> scope{"--no-probe", "--shm-dir", dir / "shm", "--device-pattern",
+                                 dir / "nvidia*", "--cgroup-dir", home.home->dir, "--json"};
+  std::vector<std::string> check{"check"}, reap{"reap", "--yes"};
+  check.insert(check.end(), scope.begin(), scope.end());
+  reap.insert(reap.end(), scope.begin(), scope.end());
+  TempDir d1, d2;
+  auto checked = e2e::aftermath(d1, check);
+  EXPECT_EQ(checked.exit_code, 1) << checked.out << checked.err;
+  bool listed = false;
+  const json report = json::parse(checked.out);
+  for (const auto& g : report["cgroups"])
+    if (g["dir"] == made) listed = g["leftover"].get<bool>() && g["owner"] == c.pid;
+  EXPECT_TRUE(listed) << checked.out;
+  auto reaped = e2e::aftermath(d2, reap);
+  EXPECT_FALSE(std::filesystem::exists(made)) << reaped.out << reaped.err;
+  if (std::filesystem::exists(made)) aftermath::remove_cgroup_dir(made, 5 * aftermath::kSecond);
 }
 
 TEST_F(Faults, DelayHoldsThePoint) {

@@ -15,6 +15,7 @@
 #include <tuple>
 
 #include "e2e_util.h"
+#include "harness/inject/cgroup.h"
 
 using namespace std::chrono_literals;
 using e2e::TempDir;
@@ -297,6 +298,56 @@ TEST_F(TrainerScenario, Rank1HostOom) {
   EXPECT_EQ(rank1_steps, 4);  // the step event follows the point: step 5 never began
   ASSERT_NE(s["timings_ms"]["to_all_gone_ms"], nullptr);
   EXPECT_LT(s["timings_ms"]["to_all_gone_ms"].get<double>(), 10000.0);
+}
+
+// Host OOM in rank 1 at step 5 by the kernel's OOM killer (rank 1 alone in
+// a memory cgroup with 16 MiB of headroom): no error in LibTorch, a SIGKILL.
+// With the poll watchdog its 16 workers outlive it; with pdeathsig they die
+// with it.
+class TrainerCgroupOom : public TrainerScenario {
+ protected:
+  void SetUp() override {
+    TrainerScenario::SetUp();
+    if (IsSkipped()) return;
+    auto home = aftermath::find_memory_cgroup_home();
+    if (!home.home) GTEST_SKIP() << "no memory cgroup to use here: " << home.why;
+  }
+  // The verdict, the fault and the launcher's report; rank 1's workers.
+  std::vector<json> expect_rank1_oom_killed(const json& s) {
+    expect_verdict_and_clean_end(s, run);
+    const json& f = s["faults"][0];
+    EXPECT_EQ(f["status"], "injected") << f.dump();
+    EXPECT_EQ(f["mechanism"], "cgroup");
+    EXPECT_EQ(f["oom_kills"], 1) << f.dump();
+    EXPECT_EQ(s["top"]["outcome"]["code"], 41);
+    EXPECT_EQ(rank_exits(s)[1], "killed(SIGKILL)");
+    EXPECT_EQ(e2e::job_output(s, "stderr").find("host allocation"), std::string::npos)
+        << "LibTorch saw no error: the kernel killed the rank";
+    int rank1 = f["pids"][0];
+    std::vector<json> workers;
+    for (const auto& w : processes_with_role(s, "worker"))
+      if (w["ppid"] == rank1) workers.push_back(w);
+    EXPECT_EQ(workers.size(), 16u);
+    return workers;
+  }
+};
+
+TEST_F(TrainerCgroupOom, PollWatchdogWorkersOutliveTheKilledRank) {
+  json s = run_scenario(dir, "trainer-rank1-host-oom-cgroup.yaml", &run);
+  auto workers = expect_rank1_oom_killed(s);
+  EXPECT_EQ(check_status(s, "no_orphans"), "fail");
+  int orphans = 0;
+  const json no_orphans = check(s, "no_orphans");
+  for (const auto& o : no_orphans["measured"]["orphans"])
+    orphans += o["alive_at_teardown"].get<bool>();
+  EXPECT_EQ(orphans, 16);
+}
+
+TEST_F(TrainerCgroupOom, PdeathsigWorkersDieWithTheKilledRank) {
+  json s = run_scenario(dir, "trainer-rank1-host-oom-cgroup-pdeathsig.yaml", &run);
+  expect_rank1_oom_killed(s);
+  EXPECT_EQ(check_status(s, "no_orphans"), "pass");
+  EXPECT_EQ(check_status(s, "all_exited"), "pass");
 }
 
 // The broken sampler: data_partition fails, and the events themselves show

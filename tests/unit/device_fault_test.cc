@@ -23,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/unit/temp_dir.h"
+
 extern char** environ;
 
 namespace aftermath {
@@ -139,22 +141,7 @@ class Proc {
   std::optional<Outcome> outcome_;
 };
 
-class TempDir {
- public:
-  TempDir() {
-    std::string t = (fs::temp_directory_path() / "aftermath-devfault-XXXXXX").string();
-    path_ = ::mkdtemp(t.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using aftermath::testing::TempDir;
 
 std::map<std::string, std::string> with_preload(std::map<std::string, std::string> env) {
   env["LD_PRELOAD"] = kPreload;

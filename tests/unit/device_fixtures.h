@@ -25,36 +25,11 @@
 #include <vector>
 
 #include "harness/core/types.h"
+#include "tests/unit/temp_dir.h"
 
 namespace aftermath::testing {
 
 namespace fs = std::filesystem;
-
-// A temporary folder, removed with everything in it.
-class TempDir {
- public:
-  explicit TempDir(const char* tag = "aftermath-dev") {
-    std::string tmpl = std::string("/tmp/") + tag + "-XXXXXX";
-    std::vector<char> buf(tmpl.begin(), tmpl.end());
-    buf.push_back('\0');
-    path_ = ::mkdtemp(buf.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-  void write(const std::string& rel, const std::string& text) const {
-    fs::create_directories(fs::path(path_ + "/" + rel).parent_path());
-    std::ofstream(path_ + "/" + rel, std::ios::binary) << text;
-  }
-
- private:
-  std::string path_;
-};
 
 // A fake procfs tree under a TempDir.
 class FakeProc {

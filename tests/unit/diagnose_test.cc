@@ -19,6 +19,8 @@
 #include <optional>
 #include <string>
 
+#include "tests/unit/temp_dir.h"
+
 namespace aftermath {
 namespace {
 
@@ -262,30 +264,7 @@ TEST(DiagnoseProcess, AProcessThatIsGone) {
   EXPECT_THAT(diagnose({}, DiagnoseOptions{}, nullptr), IsEmpty());
 }
 
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/aftermath_diagnose_test.XXXXXX";
-    if (char* p = ::mkdtemp(tmpl)) path_ = p;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!path_.empty()) fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-  std::string write(const std::string& rel, const std::string& content, mode_t mode = 0644) const {
-    std::string file = path_ + "/" + rel;
-    fs::create_directories(fs::path(file).parent_path());
-    std::ofstream(file) << content;
-    ::chmod(file.c_str(), mode);
-    return file;
-  }
-
- private:
-  std::string path_;
-};
+using aftermath::testing::TempDir;
 
 // A stat line in the kernel's format for a process in `state`.
 std::string fake_stat(int pid, char state) {

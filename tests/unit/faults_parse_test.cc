@@ -148,6 +148,23 @@ TEST(FaultParseAction, HostOomMechanisms) {
   EXPECT_EQ(f.target.kind, TargetSpec::Kind::Rank);
 }
 
+TEST(FaultParseAction, HostOomHeadroom) {
+  EXPECT_EQ(one_fault("  - action: host_oom\n    at: {point: alloc}\n").headroom, 16 << 20);
+  FaultSpec f = one_fault(
+      "  - action: host_oom\n    target: rank:0\n    headroom: 1GiB\n    at: {after: 1s}\n");
+  EXPECT_EQ(f.headroom, std::int64_t(1) << 30);
+}
+
+TEST(FaultParseErrors, HeadroomErrors) {
+  expect_one_diag("  - action: host_oom\n    headroom: lots\n    at: {point: p}\n",
+                  "faults[0].headroom", 7, 15, "expected a size like 16MiB or 1GiB");
+  expect_one_diag("  - action: host_oom\n    headroom: 0\n    at: {point: p}\n",
+                  "faults[0].headroom", 7, 15, "expected a size");
+  expect_one_diag(
+      "  - action: SIGKILL\n    target: launcher\n    headroom: 1MiB\n    at: {after: 1s}\n",
+      "faults[0].headroom", 8, 5, "only host_oom takes a headroom");
+}
+
 TEST(FaultParseAction, KnownActionsList) {
   EXPECT_THAT(known_fault_actions(),
               ElementsAre("SIGKILL", "SIGTERM", "SIGINT", "SIGSTOP", "SIGCONT", "SIGSEGV",

@@ -193,6 +193,37 @@ TEST_F(HygieneFake, CleanMachine) {
   EXPECT_TRUE(to_json(r)["clean"].get<bool>());
 }
 
+TEST_F(HygieneFake, FaultCgroupsOfAGoneHarnessAreLeftovers) {
+  proc_.add(1, 0, "init", 'S', 0);
+  proc_.add(300, 1, "aftermath", 'S', 0);  // a harness still running
+  dir_.write("cg/aftermath-4242-0-f0-p100/cgroup.procs", "100\n");  // its harness is gone
+  dir_.write("cg/aftermath-4243-3-f1-p7/cgroup.procs", "");
+  dir_.write("cg/aftermath-300-1-f0-p5/cgroup.procs", "5\n");
+  dir_.write("cg/system.slice/cgroup.procs", "");
+  dir_.write("cg/aftermath-x-0/cgroup.procs", "");
+  opts_.cgroup_dir = dir_ / "cg";
+  auto r = machine_check(opts_);
+  ASSERT_EQ(r.cgroups.size(), 3u);
+  EXPECT_EQ(r.cgroups[0].dir, dir_ / "cg/aftermath-300-1-f0-p5");
+  EXPECT_FALSE(r.cgroups[0].leftover);
+  EXPECT_EQ(r.cgroups[0].why, "in use: aftermath pid 300 is alive");
+  EXPECT_TRUE(r.cgroups[1].leftover);
+  EXPECT_EQ(r.cgroups[1].members, std::vector<int>{100});
+  EXPECT_TRUE(r.cgroups[2].leftover);
+  ASSERT_EQ(r.problems.size(), 2u) << ::testing::PrintToString(r.problems);
+  EXPECT_EQ(r.problems[0], dir_ / "cg/aftermath-4242-0-f0-p100" +
+                               ": leftover: aftermath pid 4242 made it and is gone; processes 100 "
+                               "are still in it");
+  EXPECT_NE(format_check_table(r).find("aftermath-4243-3-f1-p7  LEFTOVER leftover: aftermath pid 4243"),
+            std::string::npos)
+      << format_check_table(r);
+  EXPECT_EQ(to_json(r)["cgroups"].size(), 3u);
+  EXPECT_EQ(to_json(r)["roots"]["cgroup"], dir_ / "cg");
+  // "" looks nowhere.
+  opts_.cgroup_dir = "";
+  EXPECT_TRUE(machine_check(opts_).cgroups.empty());
+}
+
 TEST_F(HygieneFake, NoDriverIsNotedNotFailed) {
   FakeNvml nvml = FakeNvml::unavailable("no NVIDIA driver: cannot load libnvidia-ml.so.1");
   ScriptedProbe probe(ProbeReport{"no usable NVIDIA driver", {}});
@@ -243,6 +274,7 @@ TEST(HygieneReal, FindsAPlantedOrphanItsZombieAndItsSegment) {
   o.shm_dir = dir / "shm";
   o.device_pattern = dir / "dev/nvidia*";
   o.shm_min_age = 0;
+  o.cgroup_dir = "";  // this machine's fault cgroups are not this test's
   o.orphan_parents = {1, ::getpid()};
   CheckReport r = machine_check(o);
   // Negative control: without this test as an orphan parent, nothing is orphaned.

@@ -1,5 +1,5 @@
-// Host OOM mechanisms: VmSize parsing, RLIMIT_AS lowering on a real child,
-// and the cgroup v2 availability check on a fake /proc and cgroup tree.
+// Host OOM by RLIMIT_AS: VmSize parsing, the limit lowered on a real child.
+// (The cgroup mechanism: cgroup_test.cc.)
 #include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -19,6 +19,7 @@
 #include <string>
 
 #include "harness/inject/oom.h"
+#include "tests/unit/temp_dir.h"
 
 namespace aftermath {
 namespace {
@@ -249,29 +250,7 @@ TEST(OomRlimit, NeverRaisedAboveTheHardLimit) {
   EXPECT_EQ(now.rlim_max, hard);
 }
 
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/aftermath_oom_test.XXXXXX";
-    if (char* p = ::mkdtemp(tmpl)) path_ = p;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!path_.empty()) fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-  std::string write(const std::string& rel, const std::string& content) const {
-    std::string file = path_ + "/" + rel;
-    fs::create_directories(fs::path(file).parent_path());
-    std::ofstream(file) << content;
-    return file;
-  }
-
- private:
-  std::string path_;
-};
+using aftermath::testing::TempDir;
 
 TEST(OomRlimit, NoAddressSpaceSize) {
   TempDir proc;
@@ -295,95 +274,6 @@ TEST(OomRlimit, PrlimitFailureIsReported) {
   OomAction a = lower_address_space(999999999, kMiB, proc.path());
   EXPECT_FALSE(a.done);
   EXPECT_THAT(a.detail, StartsWith("prlimit: "));
-}
-
-// --- cgroup_memory_unavailable ----------------------------------------------------------
-
-TEST(CgroupMemory, CgroupV1MemoryController) {
-  TempDir t;
-  ASSERT_FALSE(t.path().empty());
-  t.write("proc/self/cgroup",
-          "12:hugetlb:/\n11:memory:/user.slice/user-1000.slice\n10:pids:/\n1:name=systemd:/\n0::/\n");
-  auto why = cgroup_memory_unavailable(t.path() + "/proc", t.path() + "/cg");
-  ASSERT_TRUE(why.has_value());
-  EXPECT_THAT(*why, HasSubstr("cgroup v1"));
-}
-
-TEST(CgroupMemory, V2WithoutTheMemoryController) {
-  TempDir t;
-  ASSERT_FALSE(t.path().empty());
-  t.write("proc/self/cgroup", "0::/x\n");
-  t.write("cg/x/cgroup.controllers", "cpuset cpu io pids\n");
-  t.write("cg/x/cgroup.subtree_control", "");
-  t.write("cg/x/cgroup.procs", "");
-  auto why = cgroup_memory_unavailable(t.path() + "/proc", t.path() + "/cg");
-  ASSERT_TRUE(why.has_value());
-  EXPECT_EQ(*why, "the memory controller is not enabled for " + t.path() + "/cg/x");
-}
-
-TEST(CgroupMemory, V2DelegatedWithMemory) {
-  TempDir t;
-  ASSERT_FALSE(t.path().empty());
-  t.write("proc/self/cgroup", "0::/x\n");
-  t.write("cg/x/cgroup.controllers", "cpuset cpu io memory hugetlb pids rdma misc\n");
-  t.write("cg/x/cgroup.subtree_control", "");
-  t.write("cg/x/cgroup.procs", "");
-  EXPECT_EQ(cgroup_memory_unavailable(t.path() + "/proc", t.path() + "/cg"), std::nullopt);
-}
-
-TEST(CgroupMemory, V2NotDelegated) {
-  TempDir t;
-  ASSERT_FALSE(t.path().empty());
-  t.write("proc/self/cgroup", "0::/x\n");
-  t.write("cg/x/cgroup.controllers", "cpu memory pids\n");
-  // No cgroup.subtree_control / cgroup.procs to write to (chmod would not stop root).
-  auto why = cgroup_memory_unavailable(t.path() + "/proc", t.path() + "/cg");
-  ASSERT_TRUE(why.has_value());
-  EXPECT_EQ(*why, t.path() + "/cg/x is not delegated to us (not writable)");
-  if (::geteuid() != 0) {
-    t.write("cg/x/cgroup.subtree_control", "");
-    std::string procs = t.write("cg/x/cgroup.procs", "");
-    ASSERT_EQ(::chmod(procs.c_str(), 0444), 0);
-    why = cgroup_memory_unavailable(t.path() + "/proc", t.path() + "/cg");
-    ASSERT_TRUE(why.has_value());
-    EXPECT_THAT(*why, HasSubstr("not delegated"));
-  }
-}
-
-TEST(CgroupMemory, HybridUsesTheUnifiedMount) {
-  TempDir t;
-  ASSERT_FALSE(t.path().empty());
-  t.write("proc/self/cgroup", "1:name=systemd:/user.slice\n0::/user.slice\n");
-  t.write("cg/unified/user.slice/cgroup.controllers", "memory pids\n");
-  t.write("cg/unified/user.slice/cgroup.subtree_control", "");
-  t.write("cg/unified/user.slice/cgroup.procs", "");
-  EXPECT_EQ(cgroup_memory_unavailable(t.path() + "/proc", t.path() + "/cg"), std::nullopt);
-}
-
-TEST(CgroupMemory, NothingToReadOrNoV2) {
-  TempDir t;
-  ASSERT_FALSE(t.path().empty());
-  auto why = cgroup_memory_unavailable(t.path() + "/proc", t.path() + "/cg");
-  ASSERT_TRUE(why.has_value());
-  EXPECT_EQ(*why, "cannot read " + t.path() + "/proc/self/cgroup");
-
-  t.write("proc/self/cgroup", "3:cpu,cpuacct:/\n1:name=systemd:/\n");
-  why = cgroup_memory_unavailable(t.path() + "/proc", t.path() + "/cg");
-  ASSERT_TRUE(why.has_value());
-  EXPECT_EQ(*why, "no cgroup v2 hierarchy for this process");
-
-  t.write("proc/self/cgroup", "0::/gone\n");
-  why = cgroup_memory_unavailable(t.path() + "/proc", t.path() + "/cg");
-  ASSERT_TRUE(why.has_value());
-  EXPECT_EQ(*why, "no cgroup v2 directory found for /gone");
-}
-
-TEST(CgroupMemory, TheRealSystemGivesAnAnswer) {
-  // Either usable or a reason; never a crash. The reason, when given, is text.
-  auto why = cgroup_memory_unavailable();
-  if (why) {
-    EXPECT_FALSE(why->empty());
-  }
 }
 
 }  // namespace

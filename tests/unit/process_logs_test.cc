@@ -36,6 +36,7 @@
 #include "reports/summary.h"
 #include "reports/trace.h"
 #include "tests/unit/report_fixture.h"
+#include "tests/unit/temp_dir.h"
 
 namespace aftermath {
 namespace {
@@ -49,22 +50,7 @@ using ::testing::IsEmpty;
 using ::testing::Not;
 using ::testing::UnorderedElementsAre;
 
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/aftermath-logs-XXXXXX";
-    if (char* p = ::mkdtemp(tmpl)) path_ = p;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using aftermath::testing::TempDir;
 
 std::string slurp(const std::string& path) {
   std::ifstream f(path, std::ios::binary);

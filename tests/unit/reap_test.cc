@@ -6,7 +6,14 @@
 #include "harness/hygiene/reap.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+
+#include "harness/inject/cgroup.h"
 
 #include "tests/unit/device_fixtures.h"
 
@@ -113,6 +120,42 @@ TEST(ReapPlan, SegmentsUsedByLeftoversWaitForThem) {
             std::string::npos);
 }
 
+TEST(ReapPlan, FaultCgroupsGoOnceTheirProcessesAre) {
+  CheckReport r;
+  r.processes = {proc(100, 1, true)};
+  auto cg = [](std::string dir, std::vector<int> members, bool leftover, unsigned uid = 1000) {
+    HygieneCgroup g;
+    g.dir = std::move(dir);
+    g.members = std::move(members);
+    g.leftover = leftover;
+    g.uid = uid;
+    g.why = leftover ? "leftover" : "in use";
+    return g;
+  };
+  r.cgroups = {cg("/cg/aftermath-1-0-f0-p9", {}, true), cg("/cg/aftermath-1-1-f0-p100", {100}, true),
+               cg("/cg/aftermath-1-2-f0-p555", {555}, true), cg("/cg/aftermath-2-0-f0-p3", {3}, false),
+               cg("/cg/aftermath-1-3-f0-p8", {}, true, 0)};
+  ReapOptions o;
+  o.uid = 1000;
+  auto plan = plan_reap(r, o);
+  ASSERT_EQ(plan.steps.size(), 3u);
+  EXPECT_EQ(plan.steps[0].kind, ReapStep::Kind::Terminate);
+  EXPECT_EQ(plan.steps[1].kind, ReapStep::Kind::RemoveCgroup);
+  EXPECT_EQ(plan.steps[1].name, "/cg/aftermath-1-0-f0-p9");
+  EXPECT_FALSE(plan.steps[1].after_processes);
+  EXPECT_EQ(plan.steps[2].name, "/cg/aftermath-1-1-f0-p100");
+  EXPECT_TRUE(plan.steps[2].after_processes);
+  std::string untouched = ::testing::PrintToString(plan.untouched);
+  EXPECT_NE(untouched.find("/cg/aftermath-1-2-f0-p555: holds processes reap does not terminate (555)"),
+            std::string::npos)
+      << untouched;
+  EXPECT_NE(untouched.find("/cg/aftermath-1-3-f0-p8: not yours (uid 0)"), std::string::npos) << untouched;
+  EXPECT_NE(format_reap_plan(plan, false).find(
+                "remove cgroup /cg/aftermath-1-1-f0-p100 (once its processes are gone)"),
+            std::string::npos);
+  EXPECT_EQ(to_json(plan)["steps"][1]["kind"], "remove_cgroup");
+}
+
 // ---- for real
 
 class ReapReal : public ::testing::Test {
@@ -125,6 +168,7 @@ class ReapReal : public ::testing::Test {
     opts_.device_pattern = dir_ / "dev/nvidia*";
     opts_.shm_min_age = 0;
     opts_.orphan_parents = {1, ::getpid()};
+    opts_.cgroup_dir = "";  // this machine's fault cgroups are not these tests'
     reap_.uid = ::getuid();
     reap_.term_timeout = 2 * kSecond;
     reap_.kill_timeout = 5 * kSecond;
@@ -243,6 +287,45 @@ TEST_F(ReapReal, KeepsASegmentSomeoneStartedToUse) {
   EXPECT_NE(done.plan.steps[0].result.find("kept: still used by"), std::string::npos)
       << done.plan.steps[0].result;
   EXPECT_TRUE(fs::exists(dir_ / ("shm/" + name)));
+}
+
+// A fault cgroup left by a harness that is gone (a real memory cgroup, where
+// this machine has a home for them) is found and removed; one with a live
+// process of ours in it is left alone.
+TEST_F(ReapReal, RemovesTheFaultCgroupOfAGoneHarness) {
+  auto home = find_memory_cgroup_home();
+  if (!home.home) GTEST_SKIP() << "no memory cgroup to use here: " << home.why;
+  pid_t dead = dead_pid();
+  std::string stale = home.home->dir + "/aftermath-" + std::to_string(dead) + "-0-f0-p1";
+  ASSERT_EQ(::mkdir(stale.c_str(), 0755), 0) << stale << ": " << std::strerror(errno);
+  // A second one, still holding a sleeping child of ours.
+  std::string busy = home.home->dir + "/aftermath-" + std::to_string(dead) + "-1-f0-p2";
+  ASSERT_EQ(::mkdir(busy.c_str(), 0755), 0);
+  pid_t child = ::fork();
+  if (child == 0) {
+    ::pause();
+    ::_exit(0);
+  }
+  std::ofstream(busy + "/cgroup.procs") << child;
+  opts_.cgroup_dir = home.home->dir;
+  auto before = machine_check(opts_);
+  int leftovers = 0;
+  for (const auto& g : before.cgroups) leftovers += g.leftover && g.dir.find(std::to_string(dead)) != std::string::npos;
+  EXPECT_EQ(leftovers, 2);
+  auto plan = plan_reap(before, reap_);
+  auto done = execute_reap(plan, opts_, reap_);
+  EXPECT_FALSE(fs::exists(stale));
+  EXPECT_TRUE(fs::exists(busy));
+  bool removed = false;
+  for (const auto& s : done.plan.steps)
+    if (s.kind == ReapStep::Kind::RemoveCgroup && s.name == stale) removed = s.done && s.result == "removed";
+  EXPECT_TRUE(removed) << format_reap_plan(done.plan, true);
+  EXPECT_NE(::testing::PrintToString(done.plan.untouched).find(busy + ": holds processes reap does not terminate"),
+            std::string::npos);
+  ::kill(child, SIGKILL);
+  EXPECT_TRUE(testing::reap_child(child, 5 * kSecond));
+  EXPECT_EQ(remove_cgroup_dir(busy, 5 * kSecond), "");
+  EXPECT_FALSE(fs::exists(busy));
 }
 
 TEST_F(ReapReal, NotYoursIsLeftAlone) {

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "harness/scenario/requirements.h"
+#include "tests/unit/temp_dir.h"
 
 namespace aftermath {
 namespace {
@@ -16,22 +17,7 @@ namespace {
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/aftermath-req-XXXXXX";
-    path_ = ::mkdtemp(tmpl);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string operator/(const std::string& n) const { return path_ + "/" + n; }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using aftermath::testing::TempDir;
 
 void touch(const std::string& p) { std::ofstream(p) << ""; }
 
@@ -121,6 +107,21 @@ TEST(Requirements, PidNamespaceProbeAgreesWithTheKernel) {
   if (::geteuid() == 0) {
     EXPECT_EQ(a, std::nullopt) << *a;
   }
+}
+
+TEST(Requirements, MemoryCgroupFollowsWhereFaultCgroupsCanGo) {
+  // Named by AFTERMATH_CGROUP (not cached: the environment decides).
+  TempDir d;
+  Scenario s = job({"/bin/true"}, {"memory-cgroup"});
+  ::setenv("AFTERMATH_CGROUP", (d / "absent").c_str(), 1);
+  auto missing = requirement_unmet("memory-cgroup", s);
+  d.write("cg/cgroup.controllers", "cpu memory\n");
+  ::setenv("AFTERMATH_CGROUP", (d / "cg").c_str(), 1);
+  auto planted = requirement_unmet("memory-cgroup", s);
+  ::unsetenv("AFTERMATH_CGROUP");
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(*missing, "AFTERMATH_CGROUP=" + (d / "absent") + " is not a directory");
+  EXPECT_EQ(planted, std::nullopt) << *planted;
 }
 
 }  // namespace

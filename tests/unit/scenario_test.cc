@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/unit/temp_dir.h"
+
 namespace aftermath {
 namespace {
 
@@ -33,34 +35,7 @@ const std::string kDataDir =
     (fs::path(__FILE__).parent_path().parent_path() / "data" / "scenarios").string();
 #endif
 
-// A scratch directory under /tmp, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/aftermath_scenario_test.XXXXXX";
-    char* p = ::mkdtemp(tmpl);
-    if (p != nullptr) path_ = p;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!path_.empty()) fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  const std::string& path() const { return path_; }
-
-  std::string write(const std::string& name, const std::string& content, mode_t mode) const {
-    std::string file = path_ + "/" + name;
-    fs::create_directories(fs::path(file).parent_path());
-    std::ofstream(file) << content;
-    ::chmod(file.c_str(), mode);
-    return file;
-  }
-
- private:
-  std::string path_;
-};
+using aftermath::testing::TempDir;
 
 // Sets an environment variable for one test and restores it after.
 class ScopedEnv {

@@ -21,25 +21,14 @@
 #include <thread>
 
 #include "fixtures/cpp/launcher.h"
+#include "tests/unit/temp_dir.h"
 
 namespace trainer {
 namespace {
 
 using ::testing::HasSubstr;
 
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/aftermath-launcher-XXXXXX";
-    path_ = ::mkdtemp(tmpl);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  std::string operator/(const std::string& n) const { return path_ + "/" + n; }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using aftermath::testing::TempDir;
 
 std::string slurp(const std::string& p) {
   std::ifstream f(p);
