@@ -182,6 +182,9 @@ Observation oom_kill(Nanos t, int index, int pid, long long kills, std::string c
 std::vector<ProcessHistory> build_histories(const Timeline& tl) {
   std::vector<ProcessHistory> out;
   std::map<int, size_t> live;  // pid -> index of its current (latest) history
+  // pid -> its latest history, gone or not: the reaper stamps a reap after
+  // waitpid returned, so a scan may already have seen the pid gone.
+  std::map<int, size_t> latest;
   auto find = [&](int pid) -> ProcessHistory* {
     auto it = live.find(pid);
     return it == live.end() ? nullptr : &out[it->second];
@@ -202,7 +205,7 @@ std::vector<ProcessHistory> build_histories(const Timeline& tl) {
         // First seen already re-parented to the reaper: its parent died before
         // any sample saw it (a double fork, a parent that exits at once).
         if (!h.is_top && tl.facts.init_pid != 0 && o.ppid == tl.facts.init_pid) h.orphaned_at = o.t;
-        live[o.pid] = out.size();  // a reused pid starts a new history
+        live[o.pid] = latest[o.pid] = out.size();  // a reused pid starts a new history
         out.push_back(std::move(h));
         break;
       }
@@ -246,6 +249,10 @@ std::vector<ProcessHistory> build_histories(const Timeline& tl) {
           // Exited but not yet reaped is what a zombie is; the exit time is exact
           // (pidfd), the sampled 'Z' may come later.
           if (!h->zombie_since) h->zombie_since = o.t;
+        } else if (auto it = latest.find(o.pid); it != latest.end() && o.outcome &&
+                   !out[it->second].outcome) {
+          // The reaper's status for a pid a scan saw gone a moment before.
+          out[it->second].outcome = o.outcome;
         }
         break;
       case ObsKind::ProcGone:

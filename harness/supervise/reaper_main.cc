@@ -175,8 +175,11 @@ int init_loop(const Options& o, bool pid1) {
 
   pid_t top = start_top(o, old);
   bool top_done = false;
-  for (;;) {
-    // Reap everything that is ready.
+  // Reaps and reports everything that is ready. Also run on the way out: a
+  // child that exited just before the lifeline closed (the supervisor's
+  // teardown SIGTERMs, then closes it) would otherwise go unreported, its
+  // status lost with the namespace.
+  auto reap_ready = [&] {
     for (;;) {
       int status;
       pid_t p = waitpid(-1, &status, WNOHANG | __WALL);
@@ -188,6 +191,9 @@ int init_loop(const Options& o, bool pid1) {
         send(Msg::Reaped, p, status);
       }
     }
+  };
+  for (;;) {
+    reap_ready();
     pollfd fds[2] = {{sfd, POLLIN, 0}, {g_lifeline, POLLIN, 0}};
     int r = poll(fds, 2, -1);
     if (r < 0 && errno != EINTR) die("poll");
@@ -198,6 +204,7 @@ int init_loop(const Options& o, bool pid1) {
           // The supervisor asks for the end, or died (our parent-death
           // signal). As pid 1 our exit kills the namespace; as a subreaper we
           // kill the job ourselves.
+          reap_ready();
           if (!pid1) kill_descendants();
           return 0;
         }
@@ -208,6 +215,7 @@ int init_loop(const Options& o, bool pid1) {
       if (::read(g_lifeline, &c, 1) <= 0) {
         // The supervisor is done, or dead. As pid 1 our exit makes the
         // kernel kill the rest of the namespace; as a subreaper we do it.
+        reap_ready();
         if (!pid1) kill_descendants();
         return 0;
       }

@@ -198,6 +198,7 @@ class Supervisor {
   bool pid_ns_ = false;
   UniqueFd lifeline_;    // our end; closing it ends the reaper
   std::unique_ptr<asio::posix::stream_descriptor> events_;
+  bool events_eof_ = false;  // the reaper's records are all read
   std::array<char, 4096> ev_buf_{};
   std::string ev_pending_;
 
@@ -356,7 +357,10 @@ void Supervisor::launch() {
 
 void Supervisor::read_events() {
   events_->async_read_some(asio::buffer(ev_buf_), [this](boost::system::error_code ec, size_t n) {
-    if (ec) return;  // EOF: the reaper is gone
+    if (ec) {  // EOF: the reaper is gone, and every record it wrote was read
+      events_eof_ = true;
+      return;
+    }
     ev_pending_.append(ev_buf_.data(), n);
     while (ev_pending_.size() >= sizeof(reaper::Record)) {
       reaper::Record r;
@@ -838,6 +842,9 @@ void Supervisor::teardown() {
     reaper_->terminate(ec);
     pump(now() + 5 * kSecond, [&] { return reaper_done; });
   }
+  // Its last records (the exit statuses of what it reaped at the end) may
+  // still be in the pipe when its own exit is seen: read them to the end.
+  pump(now() + kSecond, [&] { return events_eof_; });
   // The fault cgroups are empty now: the last kill counts, then away.
   close_cgroups();
   // Prove it: nothing we ever saw is still there.

@@ -999,6 +999,25 @@ TEST(BuildHistories, EventsAfterGoneDoNotTouchTheOldHistory) {
   EXPECT_FALSE(hs[0].zombie_since.has_value());
 }
 
+// The reaper stamps a reap after its waitpid returned: a scan in between sees
+// the pid gone first. The status still belongs to that process, and to no
+// later one that reuses the pid.
+TEST(BuildHistories, TheReapersStatusAfterAScanSawThePidGone) {
+  Timeline tl;
+  tl.add(obs::proc_start(msec(10), 200, 1, "p", "p"));
+  tl.add(obs::proc_exit(msec(20), 200, std::nullopt));  // pidfd: exited, status unknown
+  tl.add(obs::proc_gone(msec(21), 200));                // the scan: reaped
+  tl.add(obs::proc_exit(msec(22), 200, Outcome::killed(SIGTERM, false)));  // the reaper's record
+  tl.add(obs::proc_start(msec(30), 200, 1, "reused", "reused"));
+  tl.add(obs::proc_exit(msec(40), 200, Outcome::exited(0)));
+  auto hs = build_histories(tl);
+  ASSERT_EQ(hs.size(), 2u);
+  EXPECT_EQ(hs[0].outcome, Outcome::killed(SIGTERM, false));
+  EXPECT_EQ(hs[0].exited_at, msec(20));
+  EXPECT_EQ(hs[0].gone_at, msec(21));
+  EXPECT_EQ(hs[1].outcome, Outcome::exited(0));
+}
+
 TEST(BuildHistories, ZombieSince) {
   Timeline tl;
   // 201: exits at 10, reaped at 500 -> zombie since its exit.
