@@ -9,7 +9,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -19,6 +18,7 @@
 #include <optional>
 #include <string>
 
+#include "tests/unit/child_util.h"
 #include "tests/unit/temp_dir.h"
 
 namespace aftermath {
@@ -116,8 +116,8 @@ class SleepingChild {
       ::close(p[1]);
       return;
     }
-    pid_ = ::fork();
-    if (pid_ == 0) {
+    pid_t pid = ::fork();
+    if (pid == 0) {
       ::close(p[1]);
       ::close(ready[0]);
       char c = 'r';
@@ -129,31 +129,22 @@ class SleepingChild {
     ::close(ready[1]);
     to_child_ = p[1];
     ready_ = ready[0];
-    if (pid_ < 0) return;
-    pidfd_ = static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0));
+    child_.adopt(pid);
   }
   ~SleepingChild() {
-    if (pid_ > 0) {
-      if (pidfd_ >= 0) {
-        ::syscall(SYS_pidfd_send_signal, pidfd_, SIGKILL, nullptr, 0);
-      } else {
-        ::kill(pid_, SIGKILL);
-      }
-      ::waitpid(pid_, nullptr, 0);
-    }
-    for (int fd : {to_child_, ready_, pidfd_})
+    child_.kill_and_reap();  // before its pipe closes
+    for (int fd : {to_child_, ready_})
       if (fd >= 0) ::close(fd);
   }
   SleepingChild(const SleepingChild&) = delete;
   SleepingChild& operator=(const SleepingChild&) = delete;
 
-  int pid() const { return pid_; }
+  int pid() const { return child_.pid(); }
 
   // Waits (bounded) until it has started and is asleep in the kernel.
   bool wait_asleep(int timeout_ms = 10000) {
-    if (pid_ <= 0) return false;
-    pollfd p{ready_, POLLIN, 0};
-    if (::poll(&p, 1, timeout_ms) != 1) return false;
+    if (pid() <= 0) return false;
+    if (!testing_children::readable_within(ready_, timeout_ms)) return false;
     timespec start;
     ::clock_gettime(CLOCK_MONOTONIC, &start);
     for (;;) {
@@ -173,20 +164,19 @@ class SleepingChild {
   }
 
   std::string wchan() const {
-    std::ifstream in("/proc/" + std::to_string(pid_) + "/wchan");
+    std::ifstream in("/proc/" + std::to_string(pid()) + "/wchan");
     return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   }
 
   char state() const {
-    std::ifstream in("/proc/" + std::to_string(pid_) + "/stat");
+    std::ifstream in("/proc/" + std::to_string(pid()) + "/stat");
     std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     auto close = s.rfind(')');
     return close != std::string::npos && close + 2 < s.size() ? s[close + 2] : '?';
   }
 
  private:
-  int pid_ = -1;
-  int pidfd_ = -1;
+  testing_children::OwnedChild child_;
   int to_child_ = -1;
   int ready_ = -1;
 };

@@ -1,6 +1,7 @@
 // The harness's points socket: abstract address, kernel-attested sender pids,
 // replies to autobound senders, and the error paths.
 #include "harness/supervise/event_socket.h"
+#include "tests/unit/child_util.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -8,7 +9,6 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -68,30 +68,13 @@ bool send_to(int fd, const std::string& address, const std::string& text) {
                   len) == static_cast<ssize_t>(text.size());
 }
 
-bool readable(int fd, int timeout_ms) {
-  pollfd p{fd, POLLIN, 0};
-  return ::poll(&p, 1, timeout_ms) == 1;
-}
+using testing_children::readable_within;
+using testing_children::reap_within;
 
 // The next message, waiting up to `timeout_ms` for one to be queued.
 std::optional<EventSocket::Message> receive_within(EventSocket& s, int timeout_ms = 5000) {
-  if (!readable(s.fd(), timeout_ms)) return std::nullopt;
+  if (!readable_within(s.fd(), timeout_ms)) return std::nullopt;
   return s.receive();
-}
-
-// Waits (bounded) for a child of ours to exit and reaps it; kills it past the deadline.
-int reap(pid_t pid, int timeout_ms = 5000) {
-  int status = -1;
-  int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-  if (pidfd >= 0) {
-    pollfd p{pidfd, POLLIN, 0};
-    if (::poll(&p, 1, timeout_ms) != 1) ::kill(pid, SIGKILL);
-    ::close(pidfd);
-  } else {
-    ::kill(pid, SIGKILL);
-  }
-  ::waitpid(pid, &status, 0);
-  return status;
 }
 
 TEST(EventSocketOpen, AbstractAddressNamedAfterUs) {
@@ -152,7 +135,7 @@ TEST(EventSocketReceive, ForkedSenderPidIsTheChilds) {
     ::_exit(ok ? 0 : 1);
   }
   auto m = receive_within(s);
-  int status = reap(child);
+  int status = reap_within(child, 5000);
   ASSERT_TRUE(m.has_value());
   EXPECT_EQ(m->text, "I am pid 1");
   EXPECT_EQ(m->pid, child);
@@ -171,7 +154,7 @@ TEST(EventSocketReceive, InheritedSocketSendsWithTheSendersPid) {
   ASSERT_GE(child, 0);
   if (child == 0) ::_exit(send_to(c.get(), s.address(), "from child") ? 0 : 1);
   auto m = receive_within(s);
-  int status = reap(child);
+  int status = reap_within(child, 5000);
   ASSERT_TRUE(m.has_value());
   EXPECT_EQ(m->pid, child);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
@@ -193,7 +176,7 @@ TEST(EventSocketReply, ReachesAnAutoboundClient) {
   EXPECT_GT(m->from_len, offsetof(sockaddr_un, sun_path));
   EXPECT_EQ(m->from.sun_path[0], '\0');  // an autobound (abstract) address
   EXPECT_FALSE(s.reply(*m, "continue"));
-  ASSERT_TRUE(readable(c.get(), 5000));
+  ASSERT_TRUE(readable_within(c.get(), 5000));
   char buf[64];
   ssize_t n = ::recv(c.get(), buf, sizeof buf, MSG_DONTWAIT);
   ASSERT_EQ(n, 8);
@@ -225,13 +208,13 @@ TEST(EventSocketReply, ToAForkedChildBlockedOnIt) {
     EXPECT_FALSE(s.reply(*m, "delay 5"));
   }
   std::string got;
-  if (readable(out[0], 5000)) {
+  if (readable_within(out[0], 5000)) {
     char buf[64];
     ssize_t n = ::read(out[0], buf, sizeof buf);
     if (n > 0) got.assign(buf, static_cast<size_t>(n));
   }
   ::close(out[0]);
-  int status = reap(child);
+  int status = reap_within(child, 5000);
   ASSERT_TRUE(m.has_value());
   EXPECT_EQ(got, "delay 5");
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;

@@ -3,13 +3,11 @@
 #include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,6 +17,7 @@
 #include <string>
 
 #include "harness/inject/oom.h"
+#include "tests/unit/child_util.h"
 #include "tests/unit/temp_dir.h"
 
 namespace aftermath {
@@ -115,8 +114,8 @@ class AllocChild {
       ::close(cmd[1]);
       return;
     }
-    pid_ = ::fork();
-    if (pid_ == 0) {
+    pid_t pid = ::fork();
+    if (pid == 0) {
       ::close(cmd[1]);
       ::close(res[0]);
       if (hard_limit) {
@@ -141,32 +140,29 @@ class AllocChild {
     }
     ::close(cmd[0]);
     ::close(res[1]);
-    if (pid_ < 0) {
+    if (pid < 0) {
       ::close(cmd[1]);
       ::close(res[0]);
       return;
     }
     to_child_ = cmd[1];
     from_child_ = res[0];
+    child_.adopt(pid);
   }
   ~AllocChild() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
+    child_.kill_and_reap();  // before its pipes close
     if (to_child_ >= 0) ::close(to_child_);
     if (from_child_ >= 0) ::close(from_child_);
   }
   AllocChild(const AllocChild&) = delete;
   AllocChild& operator=(const AllocChild&) = delete;
 
-  int pid() const { return pid_; }
-  bool started() const { return pid_ > 0 && from_child_ >= 0; }
+  int pid() const { return child_.pid(); }
+  bool started() const { return pid() > 0 && from_child_ >= 0; }
 
   // The next byte from the child, within `timeout_ms`; 0 on timeout or EOF.
   char read_byte(int timeout_ms = 10000) {
-    pollfd p{from_child_, POLLIN, 0};
-    if (::poll(&p, 1, timeout_ms) != 1) return 0;
+    if (!testing_children::readable_within(from_child_, timeout_ms)) return 0;
     char c = 0;
     return ::read(from_child_, &c, 1) == 1 ? c : 0;
   }
@@ -175,20 +171,10 @@ class AllocChild {
     return ::write(to_child_, &c, 1) == 1;
   }
   // Reaps it (it exits on its own after answering); false if it does not within the deadline.
-  bool reap(int* status, int timeout_ms = 10000) {
-    int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0));
-    if (pidfd < 0) return false;
-    pollfd p{pidfd, POLLIN, 0};
-    bool exited = ::poll(&p, 1, timeout_ms) == 1;
-    ::close(pidfd);
-    if (!exited) return false;
-    if (::waitpid(pid_, status, 0) != pid_) return false;
-    pid_ = -1;
-    return true;
-  }
+  bool reap(int* status, int timeout_ms = 10000) { return child_.exited_within(timeout_ms, status); }
 
  private:
-  int pid_ = -1;
+  testing_children::OwnedChild child_;
   int to_child_ = -1;
   int from_child_ = -1;
 };

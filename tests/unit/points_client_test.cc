@@ -8,10 +8,8 @@
 #include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -58,8 +56,8 @@ class ClientChild {
   ClientChild(const Env& env, const std::function<std::string()>& body) {
     int p[2];
     if (::pipe2(p, O_CLOEXEC) != 0) return;
-    pid_ = ::fork();
-    if (pid_ == 0) {
+    pid_t pid = ::fork();
+    if (pid == 0) {
       ::close(p[0]);
       for (const char* v : {"AFTERMATH_EVENTS", "AFTERMATH_POINTS", "AFTERMATH_POINT_TIMEOUT_MS",
                             "AFTERMATH_LOG_DIR"})
@@ -77,24 +75,22 @@ class ClientChild {
       ::_exit(0);
     }
     ::close(p[1]);
-    if (pid_ < 0) {
+    if (pid < 0) {
       ::close(p[0]);
       return;
     }
     out_ = p[0];
+    child_.adopt(pid);
   }
   ~ClientChild() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
+    child_.kill_and_reap();  // before its pipe closes
     if (out_ >= 0) ::close(out_);
   }
   ClientChild(const ClientChild&) = delete;
   ClientChild& operator=(const ClientChild&) = delete;
 
-  bool started() const { return pid_ > 0 && out_ >= 0; }
-  int pid() const { return pid_; }
+  bool started() const { return pid() > 0 && out_ >= 0; }
+  int pid() const { return child_.pid(); }
 
   // Has the child written its result (or died) within `ms`?
   bool done_within(int ms) { return wait_readable(out_, ms); }
@@ -112,14 +108,13 @@ class ClientChild {
       if (n <= 0) break;
       text.append(buf, static_cast<size_t>(n));
     }
-    status_ = reap_within(pid_, 5000);
-    pid_ = -1;
+    status_ = child_.reap_within(5000);
     return text;
   }
   int status() const { return status_; }
 
  private:
-  int pid_ = -1;
+  testing_children::OwnedChild child_;
   int out_ = -1;
   int status_ = -1;
 };
@@ -515,8 +510,8 @@ class PythonChild {
   PythonChild(const Env& env, const std::string& code) {
     int p[2];
     if (::pipe2(p, O_CLOEXEC) != 0) return;
-    pid_ = ::fork();
-    if (pid_ == 0) {
+    pid_t pid = ::fork();
+    if (pid == 0) {
       ::dup2(p[1], 1);
       for (const char* v : {"AFTERMATH_EVENTS", "AFTERMATH_POINTS", "AFTERMATH_POINT_TIMEOUT_MS",
                             "AFTERMATH_LOG_DIR"})
@@ -526,23 +521,21 @@ class PythonChild {
       ::_exit(127);
     }
     ::close(p[1]);
-    if (pid_ < 0) {
+    if (pid < 0) {
       ::close(p[0]);
       return;
     }
     out_ = p[0];
+    child_.adopt(pid);
   }
   ~PythonChild() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
+    child_.kill_and_reap();  // before its pipe closes
     if (out_ >= 0) ::close(out_);
   }
   PythonChild(const PythonChild&) = delete;
   PythonChild& operator=(const PythonChild&) = delete;
-  bool started() const { return pid_ > 0 && out_ >= 0; }
-  int pid() const { return pid_; }
+  bool started() const { return pid() > 0 && out_ >= 0; }
+  int pid() const { return child_.pid(); }
 
   // All of stdout up to EOF and the exit status, within a deadline.
   std::optional<std::string> output(int* status, int timeout_ms = 20000) {
@@ -557,13 +550,12 @@ class PythonChild {
       if (n <= 0) break;
       text.append(buf, static_cast<size_t>(n));
     }
-    *status = reap_within(pid_, 5000);
-    pid_ = -1;
+    *status = child_.reap_within(5000);
     return text;
   }
 
  private:
-  int pid_ = -1;
+  testing_children::OwnedChild child_;
   int out_ = -1;
 };
 
