@@ -351,5 +351,25 @@ TEST(TrainerLauncherPickFailure, TheRootCauseBeforeItsConsequences) {
   EXPECT_EQ(pick_failure(clean), nullptr);
 }
 
+TEST(TrainerLauncherPickFailure, AnExitOneWaitsForItsCause) {
+  // Rank 0's exit 1 (its peer's socket closed) is seen first, at 100 ms:
+  // held for the window while rank 1 is still alive...
+  std::vector<RankExit> seen = {{0, exited(1), 100}};
+  EXPECT_FALSE(failure_decided(seen, 100, 250, true));
+  EXPECT_FALSE(failure_decided(seen, 349, 250, true));
+  // ...until rank 1's SIGKILL shows up inside it: rank 1 is reported.
+  seen.push_back({1, killed(SIGKILL), 180});
+  EXPECT_TRUE(failure_decided(seen, 180, 250, true));
+  EXPECT_EQ(pick_failure(seen)->rank, 1);
+  // Without one, the exit 1 stands when the window closes, or when no rank is left.
+  std::vector<RankExit> alone = {{0, exited(1), 100}};
+  EXPECT_TRUE(failure_decided(alone, 350, 250, true));
+  EXPECT_TRUE(failure_decided(alone, 101, 250, false));
+  // A signal or a code of the rank's own is reported at once.
+  EXPECT_TRUE(failure_decided({{1, killed(SIGKILL), 100}}, 100, 250, true));
+  EXPECT_TRUE(failure_decided({{1, exited(3), 100}}, 100, 250, true));
+  EXPECT_FALSE(failure_decided({}, 100, 250, true));
+}
+
 }  // namespace
 }  // namespace trainer
