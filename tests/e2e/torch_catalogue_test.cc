@@ -127,7 +127,11 @@ const std::map<std::string, Point>& points_of_scenarios() {
          // Workers and their torch_shm_manager daemons are orphaned; the
          // managers clean /dev/shm after their last client is gone.
          auto roles = orphan_roles(s);
-         EXPECT_GE(roles["worker"], 4);
+         // On failure, say what was seen: the orphans, and the harness's notes.
+         std::string seen = check_of(s, "no_orphans")["measured"]["orphans"].dump();
+         for (const auto& e : s["timeline"])
+           if (e["kind"] == "note") seen += "\nnote: " + e["text"].get<std::string>();
+         EXPECT_GE(roles["worker"], 4) << seen;
          EXPECT_GE(roles["helper"] + roles["unknown"], 1);
          EXPECT_GT(check_of(s, "shm_clean")["measured"]["created"].get<int>(), 0);
          ASSERT_TRUE(s["timings_ms"]["to_shm_baseline_ms"].is_number());

@@ -254,7 +254,8 @@ TEST_F(TrainerScenario, LauncherKillSpawnTakesTheRanksAlong) {
 // file_descriptor sharing under a low RLIMIT_NOFILE with batches kept:
 // rank 1 runs out of fds in the middle of the epoch (not at its start: the
 // kept batches are what fills the table), says PyTorch's EMFILE message,
-// exits 1; the launcher ends rank 0 and exits 11.
+// exits 1; rank 0's exit 1 follows (or the launcher's SIGTERM), and the
+// launcher reports the first exit 1, rank 1's: exit 11.
 TEST_F(TrainerScenario, FdEmfileKeptBatches) {
   json s = run_scenario(dir, "trainer-fd-emfile.yaml", &run);
   expect_verdict_and_clean_end(s, run);

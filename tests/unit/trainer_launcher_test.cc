@@ -358,6 +358,10 @@ TEST(TrainerLauncherPickFailure, AnExitOneWaitsForItsCause) {
   EXPECT_FALSE(failure_decided(seen, 100, 250, true));
   EXPECT_FALSE(failure_decided(seen, 349, 250, true));
   // ...until rank 1's SIGKILL shows up inside it: rank 1 is reported.
+  // (Two exits 1: the first seen is the cause, e.g. rank 1's own EMFILE error
+  // before rank 0's "connection closed".)
+  std::vector<RankExit> ones = {{1, exited(1), 100}, {0, exited(1), 140}};
+  EXPECT_EQ(pick_failure(ones)->rank, 1);
   seen.push_back({1, killed(SIGKILL), 180});
   EXPECT_TRUE(failure_decided(seen, 180, 250, true));
   EXPECT_EQ(pick_failure(seen)->rank, 1);
