@@ -313,6 +313,33 @@ TEST(TrainerLauncher, ADeadTorchrunLauncherOrphansItsRanks) {
   EXPECT_TRUE(o.alive_after[1]);
 }
 
+// The root cause by the ranks' own error records, not by exit order: rank 1
+// fails first (its record says 1000) but exits only once rank 0 (record
+// 2000, the peer's "connection closed") is gone and seen gone. The launcher
+// reports rank 1. Without records, it would report rank 0: the control.
+TEST(TrainerLauncher, ErrorRecordsNameTheRootCauseWhateverTheExitOrder) {
+  for (bool records : {true, false}) {
+    SCOPED_TRACE(records ? "with records" : "without records");
+    TempDir d;
+    std::string rec0 = records ? "echo '0 2000 1' >&$AFTERMATH_TRAINER_ERROR_FD; " : "";
+    std::string rec1 = records ? "echo '1 1000 1' >&$AFTERMATH_TRAINER_ERROR_FD; " : "";
+    // Bounded spins: a stand-in never outlives its test by much.
+    auto s = sh("if [ \"$RANK\" = 0 ]; then echo $$ > " + d.path() + "/r0.tmp; mv " + d.path() +
+                    "/r0.tmp " + d.path() + "/r0; " + rec0 + "exit 1; fi; " + rec1 +
+                    "i=0; until [ -s " + d.path() + "/r0 ]; do i=$((i+1)); [ $i -gt 500000 ] && exit 9; done; "
+                    "p=$(cat " + d.path() + "/r0); "
+                    "while [ -e /proc/$p ]; do i=$((i+1)); [ $i -gt 1000000 ] && exit 9; done; exit 1",
+                Policy::Torchrun);
+    s.root_cause_window = Millis(30000);  // decided once both are gone
+    auto r = run_ranks(s);
+    ASSERT_TRUE(r.first_failure);
+    ASSERT_EQ(r.exits.size(), 2u);
+    EXPECT_EQ(r.exits[0].rank, 0) << "rank 0's exit is seen first";
+    EXPECT_EQ(r.first_failure->rank, records ? 1 : 0);
+    EXPECT_EQ(launcher_exit_code(r), records ? 11 : 10);
+  }
+}
+
 TEST(TrainerLauncher, ReservedPortsDiffer) {
   UniqueFd a, b;
   int pa = reserve_port(&a), pb = reserve_port(&b);
