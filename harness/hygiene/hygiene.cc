@@ -13,7 +13,6 @@
 #include <map>
 
 #include "harness/core/device_json.h"
-#include "harness/inject/cgroup.h"
 #include "harness/observe/device_observer.h"
 #include "harness/observe/process_index.h"
 #include "harness/observe/shm.h"
@@ -402,12 +401,8 @@ CheckReport machine_check(const HygieneOptions& o) {
   if (!rep.cgroup_dir.empty()) {
     for (auto& f : list_fault_cgroups(rep.cgroup_dir, o.proc_root)) {
       HygieneCgroup g;
-      g.dir = f.dir;
-      g.owner = f.owner;
-      g.owner_alive = f.owner_alive;
-      g.members = f.members;
-      g.uid = f.uid;
-      g.leftover = !f.owner_alive;
+      static_cast<FaultCgroupEntry&>(g) = std::move(f);
+      g.leftover = !g.owner_alive;
       if (g.leftover) {
         g.why = "leftover: aftermath pid " + std::to_string(g.owner) + " made it and is gone" +
                 (g.members.empty() ? "" : "; processes " + join_ints(g.members) + " are still in it");

@@ -33,6 +33,7 @@
 
 #include "harness/core/device.h"
 #include "harness/core/types.h"
+#include "harness/inject/cgroup.h"
 #include "harness/observe/holders.h"
 #include "harness/observe/nvml.h"
 #include "harness/observe/probe.h"
@@ -117,14 +118,9 @@ struct HygieneShm {
   std::string why;
 };
 
-// A fault cgroup the check found.
-struct HygieneCgroup {
-  std::string dir;
-  int owner = 0;             // the harness that made it
-  bool owner_alive = false;
-  std::vector<int> members;  // processes still in it
-  unsigned uid = 0;
-  bool leftover = false;     // its harness is gone
+// A fault cgroup the check found (inject/cgroup.h), with its verdict.
+struct HygieneCgroup : FaultCgroupEntry {
+  bool leftover = false;  // its harness is gone
   std::string why;
 };
 
