@@ -465,7 +465,8 @@ std::string timeline_svg(const json& sc, const std::string& id, const std::strin
                               {"signal", "SIGKILL"},
                               {"by", "the kernel"},
                               {"why", "its OOM killer, in " + str(*e, "cgroup") +
-                                          " (oom_kill " + str(*e, "kills", "?") + ")"}});
+                                          " (oom_kill " + str(*e, "kills", "?") + ")" +
+                                          (str(*e, "kernel").empty() ? "" : ": " + str(*e, "kernel"))}});
       (it == lane_of.end() ? stray_signals : lane_signals[it->second]).push_back(&kernel_kills.back());
     } else if (kind.rfind("shm_", 0) == 0) {
       // Entries present before launch are the baseline, not the job's doing.
@@ -774,11 +775,14 @@ std::string faults_table(const json& sc) {
     std::string status = str(*f, "status");
     if (!str(*f, "mechanism").empty()) status += " (" + str(*f, "mechanism") + ")";
     if (auto k = num(*f, "oom_kills")) status += fmt(", oom_kill %.0f", *k);
+    std::string reason = str(*f, "reason");
+    for (const json* line : items(*f, "kernel_log"))
+      if (line->is_string()) reason += "\nkernel: " + line->get<std::string>();
     out += "<tr><td>" + esc(str(*f, "index")) + "</td><td>" + esc(str(*f, "action")) + "</td><td>" +
            esc(str(*f, "target")) + "</td><td>" + esc(str(*f, "trigger")) + "</td><td>" +
            esc(status) + "</td><td class=\"num\">" + esc(format_ms(num(*f, "sent_ms"))) +
            "</td><td class=\"num\">" + esc(format_ms(num(*f, "effect_ms"))) + "</td><td>" +
-           esc(str(*f, "reason")) + "</td></tr>";
+           esc(reason) + "</td></tr>";
   }
   return out + "</tbody></table>";
 }

@@ -224,6 +224,7 @@ json to_json(const Observation& o) {
       j["pid"] = o.pid;
       j["kills"] = o.value2;
       j["cgroup"] = o.text;
+      if (!o.name.empty()) j["kernel"] = o.name;
       break;
   }
   return j;
@@ -236,7 +237,8 @@ json to_json(const FaultRecord& f) {
           {"pids", f.pids},         {"target_role", f.target_role}, {"rank", f.rank},
           {"worker", f.worker},     {"sent_ms", opt_ms(f.sent)},  {"effect_ms", opt_ms(f.effect)},
           {"oom_kills", f.oom_kills ? json(*f.oom_kills) : json(nullptr)},
-          {"cgroups", f.cgroups}};
+          {"cgroups", f.cgroups},
+          {"kernel_log", f.kernel_log}};
 }
 
 json to_json(const ProcessDiagnosis& d) {

@@ -169,12 +169,14 @@ Observation fault(Nanos t, int index, int pid, std::string action, std::string w
   o.text = std::move(what);
   return o;
 }
-Observation oom_kill(Nanos t, int index, int pid, long long kills, std::string cgroup) {
+Observation oom_kill(Nanos t, int index, int pid, long long kills, std::string cgroup,
+                     std::string kernel_line) {
   auto o = make(t, ObsKind::OomKill);
   o.value = index;
   o.pid = pid;
   o.value2 = kills;
   o.text = std::move(cgroup);
+  o.name = std::move(kernel_line);
   return o;
 }
 }  // namespace obs

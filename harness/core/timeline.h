@@ -33,7 +33,7 @@ enum class ObsKind {
   Fault,       // value=fault index, pid=target, name=action, text=what: a fault was sent
   Memory,      // value=resident bytes of the job's live processes (sum of RSS), value2=processes summed
   ProcExec,    // pid, name=comm, text=cmdline, role: the process exec'd (or renamed itself) since first seen
-  OomKill,     // pid=the fault's target, value=fault index, value2=kills so far, text=cgroup: the kernel OOM killer acted in a fault's cgroup
+  OomKill,     // pid=the fault's target, value=fault index, value2=kills so far, text=cgroup, name=the kernel's log line: the kernel OOM killer acted in a fault's cgroup
 };
 std::string_view to_string(ObsKind k);
 
@@ -76,7 +76,8 @@ Observation point(Nanos t, int pid, std::string name, long long hit, std::string
 Observation fault(Nanos t, int index, int pid, std::string action, std::string what);
 Observation memory(Nanos t, std::int64_t rss_bytes, std::int64_t processes);
 Observation proc_exec(Nanos t, int pid, std::string comm, std::string cmdline, Role role);
-Observation oom_kill(Nanos t, int index, int pid, long long kills, std::string cgroup);
+Observation oom_kill(Nanos t, int index, int pid, long long kills, std::string cgroup,
+                     std::string kernel_line = "");
 }  // namespace obs
 
 // What became of one of the scenario's faults.
@@ -100,6 +101,7 @@ struct FaultRecord {
   // cgroup(s) (memory.events / memory.oom_control), read until teardown.
   std::optional<long long> oom_kills;
   std::vector<std::string> cgroups;  // the fault cgroups made (removed after teardown)
+  std::vector<std::string> kernel_log;  // the OOM killer's own lines (/dev/kmsg), where readable
 };
 
 // The state of a live process when a hang was diagnosed.

@@ -22,6 +22,7 @@
 #include "harness/inject/select.h"
 #include "harness/observe/device_observer.h"
 #include "harness/observe/diagnose.h"
+#include "harness/observe/kmsg.h"
 #include "harness/observe/proc.h"
 #include "harness/observe/proc_events.h"
 #include "harness/observe/shm.h"
@@ -227,6 +228,8 @@ class Supervisor {
     std::unique_ptr<MemoryCgroup> cg;
   };
   std::vector<FaultCgroup> cgroups_;
+  KmsgTail kmsg_;  // the kernel's words on each OOM kill (opened at the first cgroup fault)
+  std::vector<KmsgRecord> kmsg_seen_;
   std::string oom_by_cgroup(size_t index, const FaultSpec& f, const std::vector<int>& pids,
                             FaultRecord& rec);
   void watch_oom_kills();  // new kills in the fault cgroups -> OomKill observations
@@ -1208,6 +1211,12 @@ std::string Supervisor::oom_by_cgroup(size_t index, const FaultSpec& f, const st
     return "continue";
   }
   const CgroupHome& home = *cgroup_home_->home;
+  if (!kmsg_.is_open()) {
+    // From now on: the kill's own line comes later. Without it (not root,
+    // dmesg_restrict), the kill is still counted; the report says why.
+    if (std::string why = kmsg_.open(); !why.empty())
+      add(obs::note(now(), "no kernel log for the OOM kills: " + why));
+  }
   std::string how, error;
   for (int pid : pids) {
     std::string why;
@@ -1242,8 +1251,12 @@ void Supervisor::watch_oom_kills() {
     auto k = c.cg->oom_kills();
     if (!k || *k <= c.kills) continue;
     c.kills = *k;
-    add(obs::oom_kill(now(), static_cast<int>(c.fault), c.pid, *k, c.cg->dir()));
+    auto more = kmsg_.drain();
+    kmsg_seen_.insert(kmsg_seen_.end(), more.begin(), more.end());
+    std::string said = oom_kill_message(kmsg_seen_, c.pid).value_or("");
+    add(obs::oom_kill(now(), static_cast<int>(c.fault), c.pid, *k, c.cg->dir(), said));
     auto& rec = tl_.facts.faults.at(c.fault);
+    if (!said.empty()) rec.kernel_log.push_back(said);
     long long total = 0;
     for (const auto& o : cgroups_)
       if (o.fault == c.fault) total += o.kills;

@@ -13,6 +13,7 @@
 
 #include "e2e_util.h"
 #include "harness/inject/cgroup.h"
+#include "harness/observe/kmsg.h"
 
 using namespace std::chrono_literals;
 using e2e::TempDir;
@@ -250,6 +251,13 @@ TEST_F(Faults, HostOomByCgroupIsTheKernelsOomKiller) {
     }
   EXPECT_EQ(seen, 1);
   EXPECT_EQ(e2e::job_output(scenario(r), "stderr").find("succeeded"), std::string::npos);
+  // The kernel's own line, where its log can be read here.
+  if (aftermath::KmsgTail().open().empty()) {
+    ASSERT_EQ(f["kernel_log"].size(), 1u) << f.dump();
+    EXPECT_NE(f["kernel_log"][0].get<std::string>().find("Killed process " + std::to_string(rank) + " "),
+              std::string::npos)
+        << f["kernel_log"][0];
+  }
   EXPECT_NE(e2e::slurp(dir / "out/report.html").find("injected (cgroup), oom_kill 1"),
             std::string::npos);
   EXPECT_NE(e2e::slurp(dir / "out/report.html").find("SIGKILL from the kernel to " + std::to_string(rank)),
