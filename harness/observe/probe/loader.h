@@ -11,6 +11,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "harness/observe/probe/cudart.h"
+
 namespace aftermath::cudart_loading {
 
 // The CUDA runtime's sonames, newest first, after any explicit choice and
@@ -36,6 +38,47 @@ inline void* dlopen_first(const std::vector<std::string>& candidates, std::strin
     *why += (why->empty() ? "" : "; ") + std::string(e ? e : c);
   }
   return nullptr;
+}
+
+// The runtime entry points every such program needs, from the first
+// candidate that loads. Programs that need more resolve it with sym().
+struct Cudart {
+  void* handle = nullptr;
+  std::string path;
+  cudart::GetDeviceCountFn get_device_count = nullptr;
+  cudart::SetDeviceFn set_device = nullptr;
+  cudart::MallocFn malloc = nullptr;
+  cudart::FreeFn free = nullptr;
+  cudart::MemGetInfoFn mem_get_info = nullptr;
+  cudart::GetErrorStringFn error_name = nullptr;  // cudaGetErrorName; may be missing
+
+  template <typename Fn>
+  Fn sym(const char* name) const {
+    return reinterpret_cast<Fn>(::dlsym(handle, name));
+  }
+  // "cudaErrorMemoryAllocation", or "cudaError <code>" without the name.
+  std::string name(int code) const {
+    const char* n = error_name ? error_name(code) : nullptr;
+    return n ? std::string(n) : "cudaError " + std::to_string(code);
+  }
+};
+
+// Loads the first candidate that has the entry points above; false, with
+// *why, when none loads or the one that does lacks them.
+inline bool load_cudart(Cudart& r, const std::vector<std::string>& candidates, std::string* why) {
+  r.handle = dlopen_first(candidates, &r.path, why);
+  if (!r.handle) return false;
+  r.get_device_count = r.sym<cudart::GetDeviceCountFn>("cudaGetDeviceCount");
+  r.set_device = r.sym<cudart::SetDeviceFn>("cudaSetDevice");
+  r.malloc = r.sym<cudart::MallocFn>("cudaMalloc");
+  r.free = r.sym<cudart::FreeFn>("cudaFree");
+  r.mem_get_info = r.sym<cudart::MemGetInfoFn>("cudaMemGetInfo");
+  r.error_name = r.sym<cudart::GetErrorStringFn>("cudaGetErrorName");
+  if (!r.get_device_count || !r.set_device || !r.malloc || !r.free || !r.mem_get_info) {
+    *why = r.path + " lacks the runtime entry points (cudaMalloc, ...)";
+    return false;
+  }
+  return true;
 }
 
 template <typename F>

@@ -77,58 +77,30 @@ double now_ms() {
   return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-struct Runtime {
-  void* handle = nullptr;
-  std::string path;
-  rt::GetDeviceCountFn get_device_count = nullptr;
-  rt::SetDeviceFn set_device = nullptr;
-  rt::MallocFn malloc = nullptr;
-  rt::FreeFn free = nullptr;
-  rt::MemGetInfoFn mem_get_info = nullptr;
+// The shared entry points, and what only the probe asks for.
+struct Runtime : aftermath::cudart_loading::Cudart {
   rt::DeviceGetPCIBusIdFn pci_bus_id = nullptr;
   rt::GetDevicePropertiesFn get_properties = nullptr;
   rt::VersionFn runtime_version = nullptr;
   rt::VersionFn driver_version = nullptr;
   rt::GetErrorStringFn error_string = nullptr;
-  rt::GetErrorStringFn error_name = nullptr;
 
   std::string error(int code) const {
-    const char* name = error_name ? error_name(code) : nullptr;
     const char* text = error_string ? error_string(code) : nullptr;
-    std::string s = name ? name : "cudaError " + std::to_string(code);
-    if (text) s += std::string(": ") + text;
-    return s;
+    return name(code) + (text ? std::string(": ") + text : std::string());
   }
 };
 
-template <typename Fn>
-Fn sym(void* h, const char* name) {
-  return reinterpret_cast<Fn>(::dlsym(h, name));
-}
-
 // Tries each candidate; on failure *why lists what was tried.
 bool load(Runtime& r, const std::vector<std::string>& candidates, std::string* why) {
-  r.handle = aftermath::cudart_loading::dlopen_first(candidates, &r.path, why);
-  if (!r.handle) return false;
-  void* h = r.handle;
-  r.get_device_count = sym<rt::GetDeviceCountFn>(h, "cudaGetDeviceCount");
-  r.set_device = sym<rt::SetDeviceFn>(h, "cudaSetDevice");
-  r.malloc = sym<rt::MallocFn>(h, "cudaMalloc");
-  r.free = sym<rt::FreeFn>(h, "cudaFree");
-  r.mem_get_info = sym<rt::MemGetInfoFn>(h, "cudaMemGetInfo");
-  r.pci_bus_id = sym<rt::DeviceGetPCIBusIdFn>(h, "cudaDeviceGetPCIBusId");
+  if (!aftermath::cudart_loading::load_cudart(r, candidates, why)) return false;
+  r.pci_bus_id = r.sym<rt::DeviceGetPCIBusIdFn>("cudaDeviceGetPCIBusId");
   // CUDA 12 renamed the current ABI to _v2 and kept the old name; 13 has one.
-  r.get_properties = sym<rt::GetDevicePropertiesFn>(h, "cudaGetDeviceProperties_v2");
-  if (!r.get_properties)
-    r.get_properties = sym<rt::GetDevicePropertiesFn>(h, "cudaGetDeviceProperties");
-  r.runtime_version = sym<rt::VersionFn>(h, "cudaRuntimeGetVersion");
-  r.driver_version = sym<rt::VersionFn>(h, "cudaDriverGetVersion");
-  r.error_string = sym<rt::GetErrorStringFn>(h, "cudaGetErrorString");
-  r.error_name = sym<rt::GetErrorStringFn>(h, "cudaGetErrorName");
-  if (!r.get_device_count || !r.set_device || !r.malloc || !r.free || !r.mem_get_info) {
-    *why = r.path + " lacks the runtime entry points (cudaMalloc, ...)";
-    return false;
-  }
+  r.get_properties = r.sym<rt::GetDevicePropertiesFn>("cudaGetDeviceProperties_v2");
+  if (!r.get_properties) r.get_properties = r.sym<rt::GetDevicePropertiesFn>("cudaGetDeviceProperties");
+  r.runtime_version = r.sym<rt::VersionFn>("cudaRuntimeGetVersion");
+  r.driver_version = r.sym<rt::VersionFn>("cudaDriverGetVersion");
+  r.error_string = r.sym<rt::GetErrorStringFn>("cudaGetErrorString");
   return true;
 }
 
