@@ -50,12 +50,6 @@ std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
   return s;
 }
 
-std::string join_ints(const std::vector<int>& v) {
-  std::vector<std::string> s;
-  for (int x : v) s.push_back(std::to_string(x));
-  return join(s);
-}
-
 std::string real_dir(const std::string& dir) {
   char buf[PATH_MAX];
   return ::realpath(dir.c_str(), buf) ? std::string(buf) : dir;
@@ -84,6 +78,12 @@ std::string holdings(const HygieneProcess& p) {
 }
 
 }  // namespace
+
+std::string join_ints(const std::vector<int>& v) {
+  std::vector<std::string> s;
+  for (int x : v) s.push_back(std::to_string(x));
+  return join(s);
+}
 
 std::string_view to_string(CreatorState s) {
   switch (s) {

@@ -154,6 +154,9 @@ nlohmann::json to_json(const CheckReport& report);
 // "3h12m", "45s", "250ms".
 std::string format_age(Nanos age);
 
+// "12, 34, 56".
+std::string join_ints(const std::vector<int>& v);
+
 // The creator pid in a torch_<pid>_<rand>_<n> name; nullopt for other names.
 std::optional<int> torch_creator_pid(std::string_view name);
 

@@ -24,12 +24,6 @@ using nlohmann::json;
 
 namespace {
 
-std::string join_pids(const std::vector<int>& pids) {
-  std::string out;
-  for (int p : pids) out += (out.empty() ? "" : ", ") + std::to_string(p);
-  return out;
-}
-
 std::string who(int pid, const std::string& comm, unsigned uid) {
   return "pid " + std::to_string(pid) + " (" + comm + ", uid " + std::to_string(uid) + ")";
 }
@@ -153,7 +147,7 @@ ReapPlan plan_reap(const CheckReport& r, const ReapOptions& o) {
                            [&](int p) { return terminating.count(p) > 0; });
     if (!all) {
       plan.untouched.push_back(g.dir + ": holds processes reap does not terminate (" +
-                               join_pids(g.members) + ")");
+                               join_ints(g.members) + ")");
       continue;
     }
     ReapStep s;
@@ -300,7 +294,7 @@ ReapResult execute_reap(ReapPlan plan, const HygieneOptions& h, const ReapOption
       if (s.after_processes && c && !c->zombie()) live.push_back(*creator);
     }
     if (!live.empty()) {
-      s.result = "kept: still used by " + join_pids(live);
+      s.result = "kept: still used by " + join_ints(live);
       continue;
     }
     if (::unlinkat(dfd, s.name.c_str(), 0) != 0) {

@@ -1251,8 +1251,8 @@ void Supervisor::watch_oom_kills() {
     auto k = c.cg->oom_kills();
     if (!k || *k <= c.kills) continue;
     c.kills = *k;
-    auto more = kmsg_.drain();
-    kmsg_seen_.insert(kmsg_seen_.end(), more.begin(), more.end());
+    for (auto& line : kmsg_.drain())  // only the OOM killer's verdicts are kept
+      if (line.message.find("Killed process ") != std::string::npos) kmsg_seen_.push_back(std::move(line));
     std::string said = oom_kill_message(kmsg_seen_, c.pid).value_or("");
     add(obs::oom_kill(now(), static_cast<int>(c.fault), c.pid, *k, c.cg->dir(), said));
     auto& rec = tl_.facts.faults.at(c.fault);
