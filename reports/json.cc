@@ -61,6 +61,7 @@ json scenario_json(const ScenarioResult& s) {
            {"pid", facts.top_pid},
            {"outcome", opt_outcome(facts.top_outcome)},
            {"deadline_hit", facts.deadline_hit},
+           {"stalled_since_ms", opt_ms(facts.stalled_since)},
            {"stderr_tail", utf8_tail(facts.stderr_text)},
        }},
       {"timings_origin", s.timings_origin},
@@ -202,6 +203,20 @@ json to_json(const Observation& o) {
       j["worker"] = o.value2;
       j["labels"] = parse_or_text(o.text);
       break;
+    case ObsKind::ShmHeld:
+      j["pid"] = o.pid;
+      j["path"] = o.name;
+      j["bytes"] = o.value;
+      j["how"] = o.text;
+      j["deleted"] = o.baseline;
+      break;
+    case ObsKind::RoleInferred:
+      j["pid"] = o.pid;
+      j["role"] = to_string(o.role);
+      j["rank"] = o.value;
+      j["worker"] = o.value2;
+      j["why"] = o.text;
+      break;
     case ObsKind::Event:
       j["pid"] = o.pid;
       j["name"] = o.name;
@@ -238,7 +253,9 @@ json to_json(const FaultRecord& f) {
           {"worker", f.worker},     {"sent_ms", opt_ms(f.sent)},  {"effect_ms", opt_ms(f.effect)},
           {"oom_kills", f.oom_kills ? json(*f.oom_kills) : json(nullptr)},
           {"cgroups", f.cgroups},
-          {"kernel_log", f.kernel_log}};
+          {"kernel_log", f.kernel_log},
+          {"optional", f.optional},
+          {"waited_from_ms", opt_ms(f.waiting_since)}};
 }
 
 json to_json(const ProcessDiagnosis& d) {

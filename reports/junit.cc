@@ -128,6 +128,23 @@ Counts render_testcases(const ScenarioResult& s, std::string& body) {
     body += tc;
   }
 
+  // A fault that did not act makes the verdict: CI shows it as its own
+  // testcase (an error, or skipped where its mechanism is unavailable here).
+  for (const auto& f : s.timeline.facts.faults) {
+    if (f.optional || f.status == "injected") continue;
+    ++n.tests;
+    std::string name = "fault " + std::to_string(f.index + 1) + " (" + f.action + " " + f.target + ")";
+    if (f.status == "skipped") {
+      ++n.skipped;
+      body += open + attr(name) + close_open + ">\n      <skipped message=\"" + attr(f.reason) +
+              "\"/>\n    </testcase>\n";
+    } else {
+      ++n.errors;
+      body += open + attr(name) + close_open + ">\n      <error message=\"" + attr(f.reason) +
+              "\" type=\"fault_" + attr(f.status) + "\"/>\n    </testcase>\n";
+    }
+  }
+
   const std::string stderr_tail = utf8_tail(s.timeline.facts.stderr_text);
   if (!s.error.empty()) {
     // The run itself broke: its checks (if any) saw a partial timeline, so CI

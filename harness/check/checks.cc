@@ -3,6 +3,7 @@
 #include "harness/check/data_checks.h"
 #include "harness/check/device_checks.h"
 #include "harness/check/memory_checks.h"
+#include "harness/observe/roles.h"
 
 #include <algorithm>
 #include <functional>
@@ -72,16 +73,26 @@ CheckResult all_exited(const CheckInput& in) {
   return r;
 }
 
+// A grace per role, or one for all: what measured values and reasons say.
+json grace_json(const CheckInput& in, const std::string& check) {
+  json g = json::object();
+  g["default"] = to_ms(in.grace(check));
+  for (Role r : {Role::Launcher, Role::Rank, Role::Worker, Role::Helper, Role::Unknown})
+    if (in.grace(check, r) != in.grace(check)) g[std::string(to_string(r))] = to_ms(in.grace(check, r));
+  return g;
+}
+
 CheckResult no_orphans(const CheckInput& in) {
   CheckResult r;
-  Nanos grace = in.grace("no_orphans");
   json orphans = json::array();
   std::vector<std::string> bad;
+  std::map<Role, int> by_role;
   for (const auto& p : in.processes) {
     if (!p.orphaned_at || p.is_top) continue;
     // Orphaned by the harness's own teardown (a parent killed a moment
     // before its child): not the job's doing.
     if (*p.orphaned_at >= in.teardown_at) continue;
+    Nanos grace = in.grace("no_orphans", p.role);
     auto end = p.end();
     bool survived = !end || *end > in.teardown_at;
     Nanos until = survived ? in.teardown_at : *end;
@@ -90,56 +101,96 @@ CheckResult no_orphans(const CheckInput& in) {
     j["parent_pid"] = p.first_ppid;
     j["orphaned_ms"] = to_ms(*p.orphaned_at);
     j["orphan_lifetime_ms"] = to_ms(life);
+    // Alive when the teardown began: the lifetime is only a lower bound, cut
+    // short by the harness.
+    j["lifetime_is_lower_bound"] = survived;
     j["alive_at_teardown"] = survived;
+    j["grace_ms"] = to_ms(grace);
     j["over_grace"] = life > grace || survived;
     orphans.push_back(j);
+    ++by_role[p.role];
     if (life > grace || survived)
-      bad.push_back(describe(p) + " outlived its parent by " + format_duration(life) +
-                    (survived ? "+ (still alive at teardown)" : ""));
+      bad.push_back(describe(p) + " outlived its parent by " +
+                    (survived ? "≥ " + format_duration(life) + ", cut by teardown"
+                              : format_duration(life)));
   }
-  r.measured["grace_ms"] = to_ms(grace);
+  r.measured["grace_ms"] = to_ms(in.grace("no_orphans"));
+  r.measured["grace_by_role_ms"] = grace_json(in, "no_orphans");
   r.measured["orphans"] = orphans;
   r.measured["max_orphan_lifetime_ms"] = 0.0;
-  for (const auto& o : orphans)
-    r.measured["max_orphan_lifetime_ms"] =
-        std::max(r.measured["max_orphan_lifetime_ms"].get<double>(), o["orphan_lifetime_ms"].get<double>());
+  bool max_is_bound = false;
+  for (const auto& o : orphans) {
+    double ms = o["orphan_lifetime_ms"].get<double>();
+    if (ms >= r.measured["max_orphan_lifetime_ms"].get<double>()) {
+      max_is_bound = ms > r.measured["max_orphan_lifetime_ms"].get<double>()
+                         ? o["lifetime_is_lower_bound"].get<bool>()
+                         : max_is_bound || o["lifetime_is_lower_bound"].get<bool>();
+      r.measured["max_orphan_lifetime_ms"] = ms;
+    }
+  }
+  r.measured["max_orphan_lifetime_is_lower_bound"] = max_is_bound;
+  std::string counts;
+  for (const auto& [role, n] : by_role)
+    counts += (counts.empty() ? "" : ", ") + std::to_string(n) + " " + std::string(to_string(role)) +
+              (n == 1 ? "" : "s");
   if (bad.empty()) {
     r.status = CheckStatus::Pass;
     r.reason = orphans.empty() ? "no process outlived its parent"
-                               : std::to_string(orphans.size()) + " orphan(s), all gone within " +
-                                     format_duration(grace);
+                               : std::to_string(orphans.size()) + " orphan(s) (" + counts +
+                                     "), all gone within their grace";
   } else {
     r.status = CheckStatus::Fail;
-    r.reason = std::to_string(bad.size()) + " orphan(s) over the " + format_duration(grace) +
-               " grace: " + first_lines(bad, 3);
+    r.reason = std::to_string(bad.size()) + " orphan(s) over their grace (" + counts +
+               " orphaned): " + first_lines(bad, 3);
   }
   return r;
 }
 
+// How long a launcher may leave its exited children unreaped: the poll
+// interval of a launcher that reaps on a timer (torchrun's monitor interval,
+// read from its command line, or the check's `launcher_poll`).
+std::optional<Nanos> parent_poll(const CheckInput& in, const ProcessHistory& zombie) {
+  const ProcessHistory* parent = nullptr;
+  for (const auto& p : in.processes)
+    if (p.pid == zombie.last_ppid && p.started <= zombie.started) parent = &p;
+  if (!parent) return std::nullopt;
+  auto it = in.scenario.checks.find("no_zombies");
+  if (it != in.scenario.checks.end() && it->second.params.contains("launcher_poll_ns") &&
+      parent->role == Role::Launcher)
+    return it->second.params["launcher_poll_ns"].get<Nanos>();
+  return launcher_poll_interval(parent->cmdline);
+}
+
 CheckResult no_zombies(const CheckInput& in) {
   CheckResult r;
-  Nanos grace = in.grace("no_zombies");
   json zombies = json::array();
   std::vector<std::string> bad;
   for (const auto& p : in.processes) {
     if (!p.zombie_since) continue;
+    Nanos grace = in.grace("no_zombies", p.role);
+    auto poll = parent_poll(in, p);
+    Nanos allowed = grace + poll.value_or(0);
     Nanos until = p.gone_at ? *p.gone_at : in.end_at;
     Nanos life = std::max<Nanos>(0, until - *p.zombie_since);
-    if (life <= grace) continue;
+    if (life <= allowed) continue;
     json j = process_json(p);
     j["parent_pid"] = p.last_ppid;
     j["zombie_since_ms"] = to_ms(*p.zombie_since);
     j["zombie_lifetime_ms"] = to_ms(life);
     j["reaped_ms"] = p.gone_at ? json(to_ms(*p.gone_at)) : json(nullptr);
+    j["allowed_ms"] = to_ms(allowed);
+    j["parent_poll_ms"] = poll ? json(to_ms(*poll)) : json(nullptr);
     zombies.push_back(j);
     bad.push_back(describe(p) + " unreaped for " + format_duration(life) + " (parent " +
-                  std::to_string(p.last_ppid) + ")");
+                  std::to_string(p.last_ppid) +
+                  (poll ? ", which reaps every " + format_duration(*poll) : std::string()) + ")");
   }
-  r.measured["grace_ms"] = to_ms(grace);
+  r.measured["grace_ms"] = to_ms(in.grace("no_zombies"));
+  r.measured["grace_by_role_ms"] = grace_json(in, "no_zombies");
   r.measured["zombies"] = zombies;
   if (bad.empty()) {
     r.status = CheckStatus::Pass;
-    r.reason = "every exited process was reaped within " + format_duration(grace);
+    r.reason = "every exited process was reaped within its grace (and its launcher's poll interval)";
   } else {
     r.status = CheckStatus::Fail;
     r.reason = std::to_string(bad.size()) + " zombie(s): " + first_lines(bad, 3);
@@ -185,6 +236,30 @@ ShmStory shm_story(const Timeline& tl) {
   return s;
 }
 
+// Who owned a /dev/shm entry when the teardown began: a live job process
+// mapping or holding it, or (a torch_* segment) a live torch_shm_manager of
+// the job, which unlinks what it tracked once its clients are gone. Such an
+// entry was cut short by the harness, not left behind by the job.
+std::map<std::string, std::string> owned_at_teardown(const CheckInput& in) {
+  std::map<std::string, std::string> owner;
+  for (const auto& o : in.timeline.events) {
+    if (o.kind != ObsKind::ShmHeld || o.t < in.teardown_at) continue;
+    if (o.name.rfind("/dev/shm/", 0) != 0) continue;
+    std::string name = o.name.substr(9);
+    std::string& who = owner[name];
+    who += (who.empty() ? "" : ", ") + std::string("pid ") + std::to_string(o.pid) + " (" + o.text + ")";
+  }
+  std::string managers;
+  for (const auto& p : in.processes) {
+    bool manager = p.comm == "torch_shm_manag" || p.cmdline.find("torch_shm_manager") != std::string::npos;
+    auto end = p.end();
+    if (manager && p.started <= in.teardown_at && (!end || *end > in.teardown_at))
+      managers += (managers.empty() ? "" : ", ") + std::to_string(p.pid);
+  }
+  if (!managers.empty()) owner["torch_*"] = "torch_shm_manager " + managers;
+  return owner;
+}
+
 CheckResult shm_clean(const CheckInput& in) {
   CheckResult r;
   auto s = shm_story(in.timeline);
@@ -193,13 +268,40 @@ CheckResult shm_clean(const CheckInput& in) {
     r.reason = "/dev/shm could not be read on this machine";
     return r;
   }
-  json leaked = json::array();
-  std::int64_t bytes = 0;
+  auto owners = owned_at_teardown(in);
+  json leaked = json::array(), held = json::array();
+  std::int64_t bytes = 0, held_bytes = 0;
   std::vector<std::string> names;
   for (const auto& [name, b] : s.leaked) {
+    auto it = owners.find(name);
+    if (it == owners.end() && name.rfind("torch_", 0) == 0) it = owners.find("torch_*");
+    if (it != owners.end()) {
+      held.push_back(json{{"name", name}, {"bytes", b}, {"owner", it->second}});
+      held_bytes += b;
+      continue;
+    }
     leaked.push_back(json{{"name", name}, {"bytes", b}});
     bytes += b;
     names.push_back("/dev/shm/" + name);
+  }
+  // Shared memory orphans and survivors kept after the top exited, unlinked
+  // or not (file_descriptor segments, memfds): by process, until it let go.
+  json kept = json::array();
+  auto exited_at = phase_time(in.timeline, "job_exited");
+  std::map<int, const ProcessHistory*> by_pid;
+  for (const auto& p : in.processes) by_pid[p.pid] = &p;
+  std::int64_t kept_bytes = 0;
+  for (const auto& o : in.timeline.events) {
+    if (o.kind != ObsKind::ShmHeld || !exited_at || o.t < *exited_at || o.t >= in.teardown_at) continue;
+    json k = {{"pid", o.pid}, {"path", o.name}, {"bytes", o.value}, {"how", o.text}, {"deleted", o.baseline}};
+    auto it = by_pid.find(o.pid);
+    std::optional<Nanos> end = it == by_pid.end() ? std::nullopt : it->second->end();
+    bool cut = !end || *end > in.teardown_at;
+    k["role"] = it == by_pid.end() ? "unknown" : std::string(to_string(it->second->role));
+    k["released_after_top_exit_ms"] = cut ? json(nullptr) : json(to_ms(std::max<Nanos>(0, *end - *exited_at)));
+    k["held_at_teardown"] = cut;
+    kept.push_back(k);
+    kept_bytes += o.value;
   }
   bool reclaimed = false;
   for (const auto& o : in.timeline.events)
@@ -207,15 +309,27 @@ CheckResult shm_clean(const CheckInput& in) {
   r.measured["created"] = s.created;
   r.measured["leaked"] = leaked;
   r.measured["leaked_bytes"] = bytes;
+  r.measured["held_at_teardown"] = held;
+  r.measured["held_at_teardown_bytes"] = held_bytes;
+  r.measured["held_after_top_exit"] = kept;
+  r.measured["held_after_top_exit_bytes"] = kept_bytes;
   r.measured["reclaimed_by_harness"] = reclaimed;
+  std::string also;
+  if (!held.empty())
+    also += "; " + std::to_string(held.size()) + " still owned by live job processes when the teardown "
+            "began (cut by teardown, not judged)";
+  if (!kept.empty())
+    also += "; " + std::to_string(kept.size()) + " shared-memory mapping(s)/fd(s), " +
+            std::to_string(kept_bytes) + " bytes, held by processes that outlived the top";
   if (leaked.empty()) {
     r.status = CheckStatus::Pass;
     r.reason = std::to_string(s.created) + " entr" + (s.created == 1 ? "y" : "ies") +
-               " created, none left";
+               " created, none left" + also;
   } else {
     r.status = CheckStatus::Fail;
     r.reason = std::to_string(leaked.size()) + " /dev/shm entr" + (leaked.size() == 1 ? "y" : "ies") +
-               " left behind (" + std::to_string(bytes) + " bytes): " + first_lines(names, 3);
+               " left behind with no live owner (" + std::to_string(bytes) + " bytes): " +
+               first_lines(names, 3) + also;
   }
   return r;
 }
@@ -318,8 +432,17 @@ CheckResult no_hang(const CheckInput& in) {
   }
   r.measured["diagnosis"] = diag;
   r.status = CheckStatus::Fail;
-  r.reason = "hang: still running at the " + format_duration(in.scenario.timeouts.job) +
-             " deadline; live: " + first_lines(names, 4);
+  if (f.stalled_since) {
+    r.measured["progress_stopped_ms"] = to_ms(*f.stalled_since);
+    r.measured["stall_ms"] = to_ms(f.stall_window);
+    r.measured["verdict_ms"] = to_ms(*f.stalled_since + f.stall_window);
+    r.reason = "hang: progress stopped at " + format_duration(*f.stalled_since) + ", verdict at " +
+               format_duration(*f.stalled_since + f.stall_window) + " (no progress for the " +
+               format_duration(f.stall_window) + " stall window); live: " + first_lines(names, 4);
+  } else {
+    r.reason = "hang: still running at the " + format_duration(in.scenario.timeouts.job) +
+               " deadline; live: " + first_lines(names, 4);
+  }
   if (!waiting.empty()) r.reason += "; " + first_lines(waiting, 4);
   return r;
 }
@@ -363,6 +486,20 @@ Nanos CheckInput::grace(const std::string& check) const {
   auto it = scenario.checks.find(check);
   if (it != scenario.checks.end() && it->second.grace) return *it->second.grace;
   return scenario.grace;
+}
+
+Nanos CheckInput::grace(const std::string& check, Role role) const {
+  auto it = scenario.checks.find(check);
+  if (it != scenario.checks.end()) {
+    if (auto r = it->second.role_grace.find(role); r != it->second.role_grace.end()) return r->second;
+  }
+  if (auto r = scenario.role_grace.find(role); r != scenario.role_grace.end()) {
+    // A built-in role grace is a floor under a stricter general one: a
+    // helper designed to linger must not fail `grace: 100ms`.
+    if (it != scenario.checks.end() && it->second.grace) return std::max(r->second, *it->second.grace);
+    return r->second;
+  }
+  return grace(check);
 }
 
 CheckInput make_check_input(const Scenario& sc, const Timeline& tl,
@@ -448,6 +585,26 @@ Verdict decide_verdict(const Scenario& sc, const std::vector<CheckResult>& check
     if (!failed.count(e)) missing.insert(e);
   if (reason) *reason = "expected failure did not reproduce: " + join(missing) + " passed";
   return Verdict::XPass;
+}
+
+std::optional<FaultVerdict> fault_verdict(const std::vector<FaultRecord>& faults) {
+  std::optional<FaultVerdict> out;
+  for (const auto& f : faults) {
+    if (f.optional || f.status == "injected") continue;
+    std::string what = "fault " + std::to_string(f.index + 1) + " (" + f.action + " " + f.target +
+                       (f.trigger.empty() ? "" : ", " + f.trigger) + ")";
+    if (f.status == "skipped") {
+      // An error elsewhere outranks a skip.
+      if (!out) out = FaultVerdict{Verdict::Skipped, what + " cannot act on this machine: " + f.reason};
+      continue;
+    }
+    std::string verb = f.status == "failed" ? " failed: " : " never fired: ";
+    if (!out || out->verdict != Verdict::Error)
+      out = FaultVerdict{Verdict::Error, what + verb + f.reason};
+    else
+      out->reason += "; " + what + verb + f.reason;
+  }
+  return out;
 }
 
 Timings compute_timings(const Timeline& tl, const std::vector<ProcessHistory>& procs) {

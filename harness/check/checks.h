@@ -23,6 +23,9 @@ struct CheckInput {
   Nanos teardown_at = 0;
   Nanos end_at = 0;  // the last observation
   Nanos grace(const std::string& check) const;
+  // For a process of this role: the check's grace for the role, else the
+  // scenario's for the role, else the check's, else the scenario's.
+  Nanos grace(const std::string& check, Role role) const;
 };
 
 CheckInput make_check_input(const Scenario& sc, const Timeline& tl,
@@ -44,6 +47,18 @@ std::vector<CheckResult> run_checks(const Scenario& sc, const Timeline& tl,
 //                                  anything failed outside L -> fail
 Verdict decide_verdict(const Scenario& sc, const std::vector<CheckResult>& checks,
                        std::string* reason);
+
+// What the scenario's faults make of the verdict. A scenario whose fault
+// never acted did not stage what it says, so its checks prove nothing:
+//   a fault that failed or never fired (no matching process, a point never
+//   reached, a trigger that never came)          -> error
+//   a fault whose mechanism is unavailable here  -> skipped
+// Faults marked `optional: true` are left out. nullopt: every fault acted.
+struct FaultVerdict {
+  Verdict verdict = Verdict::Error;
+  std::string reason;
+};
+std::optional<FaultVerdict> fault_verdict(const std::vector<FaultRecord>& faults);
 
 // Recovery timings in ms (nullopt where not reached), and what they count from.
 struct Timings {

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <iostream>
 #include <mutex>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -246,6 +247,20 @@ int main(int argc, char** argv) {
   int repeat = 1, jobs = 1;
   std::optional<std::uint64_t> seed;
   std::vector<std::string> fault_texts;
+  // Expectations of an ad-hoc command (a scenario file states its own).
+  std::string expect_exit, expect_signal, expect_output, expect_fail;
+  std::vector<std::string> check_texts;
+  bool dry_run = false;
+  run->add_option("--expect-exit", expect_exit, "-- COMMAND is expected to exit with this code (0..255)");
+  run->add_option("--expect-signal", expect_signal, "-- COMMAND is expected to die by this signal (SIGKILL, 9)");
+  run->add_option("--expect-output", expect_output,
+                  "a regex the job's output must match (ECMAScript, searched in stdout and stderr)");
+  run->add_option("--expect-fail", expect_fail,
+                  "CHECK[,CHECK...]: the checks a known bug makes fail (xfail when exactly these fail)");
+  run->add_option("--check", check_texts,
+                  "a check's parameters, as YAML like under checks: ('no_orphans: {grace: {helper: "
+                  "3s}}', 'memory_growth: true', 'shm_clean: false'); repeatable");
+  run->add_flag("--dry-run", dry_run, "parse and validate everything, launch nothing (exit 0 or 2)");
   run->add_option("--fault", fault_texts,
                   "inject a fault, as a YAML map: '{action: SIGKILL, target: launcher, at: {after: "
                   "2s}}' (repeatable; fires in order)");
@@ -253,7 +268,8 @@ int main(int argc, char** argv) {
   run->add_option("--out", out_dir, "report folder (result.json, junit.xml, per-scenario logs)");
   run->add_option("--timeout", timeout_s, "job deadline, overrides the scenario's (e.g. 30s)");
   run->add_option("--grace", grace_s,
-                  "how long a process may outlive its parent or stay a zombie (e.g. 500ms)");
+                  "how long a process may outlive its parent or stay a zombie: one duration (e.g. "
+                  "500ms) or per role, '{default: 1s, helper: 5s}' (helpers get 5s unless told)");
   run->add_option("--settle", settle_s, "how long leftovers are watched after the top process exits");
   run->add_option("--seed", seed, "seed passed to the job as AFTERMATH_SEED");
   run->add_option("--repeat", repeat,
@@ -270,6 +286,10 @@ int main(int argc, char** argv) {
                   "the job's /dev/shm: private (its own tmpfs; parallel runs never mix), host, or "
                   "auto (private where the kernel allows)")
       ->check(CLI::IsMember({"auto", "private", "host"}));
+
+  auto* validate = app.add_subcommand("validate", "parse and validate scenario files and suites; launch nothing");
+  std::vector<std::string> validate_inputs;
+  validate->add_option("inputs", validate_inputs, "scenario .yaml files, .suite files or directories")->required();
 
   auto* list = app.add_subcommand("list", "list scenarios with description, tags and requirements");
   std::string list_dir = "scenarios";
@@ -315,6 +335,24 @@ int main(int argc, char** argv) {
   }
 
   if (list->parsed()) return cmd_list(list_dir);
+  if (validate->parsed()) {
+    std::vector<std::string> errors;
+    int n = 0;
+    for (const auto& f : expand_inputs(validate_inputs, errors)) {
+      ParseContext ctx;
+      ctx.vars = scenario_vars();
+      auto r = load_scenario(f, ctx);
+      for (const auto& d : r.diagnostics) errors.push_back(d.to_string());
+      if (r.scenario) ++n;
+    }
+    for (const auto& e : errors) std::fprintf(stderr, "%s\n", e.c_str());
+    if (!errors.empty()) {
+      std::fprintf(stderr, "aftermath validate: %zu problem(s)\n", errors.size());
+      return 2;
+    }
+    std::printf("aftermath validate: %d scenario(s), all valid\n", n);
+    return 0;
+  }
   if (check->parsed()) return cmd_check(hy_json, hygiene);
   if (reap->parsed()) return cmd_reap(hy_dry, hy_yes, hy_all, hy_json, hygiene);
   if (report->parsed()) {
@@ -327,7 +365,14 @@ int main(int argc, char** argv) {
   RunOptions ro;
   try {
     ro.timeout = duration_option("--timeout", timeout_s);
-    ro.grace = duration_option("--grace", grace_s);
+    if (!grace_s.empty()) {
+      std::string why;
+      auto g = parse_grace_text(grace_s, &why);
+      if (!g) throw CLI::ValidationError("--grace", why);
+      ro.grace = g->all;
+      ro.role_grace = g->by_role;
+      ro.grace_text = grace_s;
+    }
     ro.settle = duration_option("--settle", settle_s);
   } catch (const CLI::ValidationError& e) {
     std::fprintf(stderr, "aftermath run: %s\n", e.what());
@@ -388,6 +433,55 @@ int main(int argc, char** argv) {
       for (const auto& d : diags) errors.push_back(d.to_string());
       if (f) sc.faults.push_back(std::move(*f));
     }
+    // What the command is expected to do, validated like a scenario file.
+    JobExitExpect& je = sc.checks["job_exit"].job_exit;
+    if (!expect_exit.empty() && !expect_signal.empty())
+      errors.push_back("--expect-signal: --expect-exit and --expect-signal are mutually exclusive");
+    if (!expect_exit.empty()) {
+      bool digits = expect_exit.size() <= 3 && expect_exit.find_first_not_of("0123456789") == std::string::npos;
+      if (!digits || std::stoi(expect_exit) > 255)
+        errors.push_back("--expect-exit: '" + expect_exit + "' is not an exit code (an integer 0..255)");
+      else
+        je.code = std::stoi(expect_exit);
+    }
+    if (!expect_signal.empty()) {
+      if (auto sig = parse_signal(expect_signal)) je.signal = *sig;
+      else errors.push_back("--expect-signal: unknown signal '" + expect_signal + "' (a name like SIGKILL, or a number)");
+    }
+    if (!expect_output.empty()) {
+      try {
+        std::regex re(expect_output, std::regex::ECMAScript);
+        je.output_regex = expect_output;
+      } catch (const std::regex_error& e) {
+        errors.push_back("--expect-output: invalid regex '" + expect_output + "': " + e.what());
+      }
+    }
+    for (size_t i = 0; i < check_texts.size(); ++i) {
+      std::vector<Diagnostic> diags;
+      parse_checks_text(check_texts[i], "--check " + std::to_string(i + 1), &sc.checks, &diags);
+      for (const auto& d : diags) errors.push_back(d.to_string());
+    }
+    if (!expect_fail.empty()) {
+      std::stringstream ss(expect_fail);
+      std::string name;
+      while (std::getline(ss, name, ',')) {
+        if (name.empty()) continue;
+        if (std::find(known_checks().begin(), known_checks().end(), name) == known_checks().end()) {
+          std::string known;
+          for (const auto& k : known_checks()) known += (known.empty() ? "" : ", ") + k;
+          errors.push_back("--expect-fail: unknown check '" + name + "' (known checks: " + known + ")");
+          continue;
+        }
+        if (auto it = sc.checks.find(name); it == sc.checks.end() || !it->second.enabled) {
+          errors.push_back("--expect-fail: check '" + name + "' does not run (enable it with --check '" +
+                           name + ": true')");
+          continue;
+        }
+        sc.expect.expect_pass = false;
+        sc.expect.failing.insert(name);
+      }
+      sc.expect.reason = "expected on the command line";
+    }
     sc.text = full_cmd;
     scenarios.push_back(std::move(sc));
   } else {
@@ -397,6 +491,13 @@ int main(int argc, char** argv) {
     }
     if (!fault_texts.empty())
       errors.push_back("--fault works with -- COMMAND; scenario files list their faults under faults:");
+    for (const auto& [opt, given] : {std::pair<const char*, bool>{"--expect-exit", !expect_exit.empty()},
+                                     {"--expect-signal", !expect_signal.empty()},
+                                     {"--expect-output", !expect_output.empty()},
+                                     {"--expect-fail", !expect_fail.empty()},
+                                     {"--check", !check_texts.empty()}})
+      if (given)
+        errors.push_back(std::string(opt) + " works with -- COMMAND; scenario files state it under checks: and expect:");
     for (const auto& f : expand_inputs(inputs, errors)) {
       ParseContext ctx;
       ctx.vars = scenario_vars();
@@ -413,6 +514,11 @@ int main(int argc, char** argv) {
     for (const auto& e : errors) std::fprintf(stderr, "%s\n", e.c_str());
     std::fprintf(stderr, "aftermath run: %zu problem(s); nothing was launched\n", errors.size());
     return 2;
+  }
+
+  if (dry_run) {
+    std::printf("aftermath run --dry-run: %zu scenario(s) valid; nothing launched\n", scenarios.size());
+    return 0;
   }
 
   struct sigaction sa {};

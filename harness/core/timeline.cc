@@ -25,6 +25,8 @@ std::string_view to_string(ObsKind k) {
     case ObsKind::Memory: return "memory";
     case ObsKind::ProcExec: return "proc_exec";
     case ObsKind::OomKill: return "oom_kill";
+    case ObsKind::RoleInferred: return "role_inferred";
+    case ObsKind::ShmHeld: return "shm_held";
     case ObsKind::Note: break;
   }
   return "note";
@@ -62,6 +64,24 @@ Observation proc_parent(Nanos t, int pid, int new_ppid) {
   auto o = make(t, ObsKind::ProcParent);
   o.pid = pid;
   o.ppid = new_ppid;
+  return o;
+}
+Observation role_inferred(Nanos t, int pid, Role role, int rank, int worker, std::string why) {
+  auto o = make(t, ObsKind::RoleInferred);
+  o.pid = pid;
+  o.role = role;
+  o.value = rank;
+  o.value2 = worker;
+  o.text = std::move(why);
+  return o;
+}
+Observation shm_held(Nanos t, int pid, std::string path, std::int64_t bytes, std::string how, bool deleted) {
+  auto o = make(t, ObsKind::ShmHeld);
+  o.pid = pid;
+  o.name = std::move(path);
+  o.value = bytes;
+  o.text = std::move(how);
+  o.baseline = deleted;
   return o;
 }
 Observation proc_exec(Nanos t, int pid, std::string comm, std::string cmdline, Role role) {
@@ -212,6 +232,7 @@ std::vector<ProcessHistory> build_histories(const Timeline& tl) {
         break;
       }
       case ObsKind::Announce:
+      case ObsKind::RoleInferred:  // the supervisor never infers over an announcement
         if (auto* h = find(o.pid)) {
           h->role = o.role;
           h->rank = static_cast<int>(o.value);

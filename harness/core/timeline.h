@@ -33,6 +33,8 @@ enum class ObsKind {
   Fault,       // value=fault index, pid=target, name=action, text=what: a fault was sent
   Memory,      // value=resident bytes of the job's live processes (sum of RSS), value2=processes summed
   ProcExec,    // pid, name=comm, text=cmdline, role: the process exec'd (or renamed itself) since first seen
+  ShmHeld,     // pid, name=path, value=bytes, text=how ("mapped", "fd", "mapped+fd"), baseline=deleted: shared memory a live job process still held (at the top's exit, and when the teardown began)
+  RoleInferred,  // pid, role, value=rank, value2=worker, text=why: a role read from what the kernel shows (no announcement)
   OomKill,     // pid=the fault's target, value=fault index, value2=kills so far, text=cgroup, name=the kernel's log line: the kernel OOM killer acted in a fault's cgroup
 };
 std::string_view to_string(ObsKind k);
@@ -76,6 +78,8 @@ Observation point(Nanos t, int pid, std::string name, long long hit, std::string
 Observation fault(Nanos t, int index, int pid, std::string action, std::string what);
 Observation memory(Nanos t, std::int64_t rss_bytes, std::int64_t processes);
 Observation proc_exec(Nanos t, int pid, std::string comm, std::string cmdline, Role role);
+Observation role_inferred(Nanos t, int pid, Role role, int rank, int worker, std::string why);
+Observation shm_held(Nanos t, int pid, std::string path, std::int64_t bytes, std::string how, bool deleted);
 Observation oom_kill(Nanos t, int index, int pid, long long kills, std::string cgroup,
                      std::string kernel_line = "");
 }  // namespace obs
@@ -89,7 +93,11 @@ struct FaultRecord {
   std::string point;        // point-triggered: the point and hit that fired it
   long long hit = 0;
   std::string status = "not_triggered";  // injected | skipped | failed | not_triggered
-  std::string reason;       // why skipped / failed, or how it was done
+  std::string reason;       // why skipped / failed / not triggered, or how it was done
+  bool optional = false;    // the scenario said `optional: true`: not firing is no error
+  // Its trigger came but no live process matched the target yet: the fault
+  // waits for one (until the job ends), from this time on.
+  std::optional<Nanos> waiting_since;
   std::string mechanism;    // signal | rlimit | cgroup | point-reply
   std::vector<int> pids;    // the processes it acted on
   std::string target_role;  // of the first target
@@ -125,6 +133,11 @@ struct RunFacts {
   std::string stdout_text;               // captured output (may be truncated to the tail)
   std::string stderr_text;
   bool deadline_hit = false;             // the job deadline passed with the top process alive
+  // no_hang's stall rule: no job process made progress (CPU time, a start or
+  // an exit, an event or a point) from stalled_since for the stall window, so
+  // the hang was declared then, before the deadline (deadline_hit is set too).
+  std::optional<Nanos> stalled_since;
+  Nanos stall_window = 0;
   std::string containment;               // "pid-namespace" | "user+pid-namespace" | "subreaper"
   std::string containment_note;          // why not a PID namespace, when not
   std::string shm;                       // "private" (own tmpfs) | "host" (shared /dev/shm)

@@ -135,6 +135,46 @@ std::string ProcReader::cmdline(int pid) const {
   return text ? parse_cmdline(*text) : std::string();
 }
 
+std::optional<std::uint64_t> parse_status_sigcgt(std::string_view c) {
+  size_t pos = c.find("SigCgt:");
+  if (pos == std::string_view::npos || (pos > 0 && c[pos - 1] != '\n')) return std::nullopt;
+  pos += 7;
+  while (pos < c.size() && (c[pos] == '\t' || c[pos] == ' ')) ++pos;
+  std::uint64_t v = 0;
+  size_t digits = 0;
+  for (; pos < c.size() && c[pos] != '\n'; ++pos, ++digits) {
+    char ch = c[pos];
+    int d = ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
+    if (d < 0 || digits >= 16) return std::nullopt;
+    v = v << 4 | static_cast<std::uint64_t>(d);
+  }
+  if (digits == 0) return std::nullopt;
+  return v;
+}
+
+std::optional<std::string> parse_environ_value(std::string_view c, std::string_view name) {
+  size_t pos = 0;
+  while (pos < c.size()) {
+    size_t end = c.find('\0', pos);
+    if (end == std::string_view::npos) end = c.size();
+    auto entry = c.substr(pos, end - pos);
+    if (entry.size() > name.size() && entry.substr(0, name.size()) == name && entry[name.size()] == '=')
+      return std::string(entry.substr(name.size() + 1));
+    pos = end + 1;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::uint64_t> ProcReader::caught_signals(int pid) const {
+  auto text = read_small_file(root_ + "/" + std::to_string(pid) + "/status");
+  return text ? parse_status_sigcgt(*text) : std::nullopt;
+}
+
+std::optional<std::string> ProcReader::environ_value(int pid, std::string_view name) const {
+  auto text = read_small_file(root_ + "/" + std::to_string(pid) + "/environ");
+  return text ? parse_environ_value(*text, name) : std::nullopt;
+}
+
 std::vector<int> ProcReader::nspid(int pid) const {
   auto text = read_small_file(root_ + "/" + std::to_string(pid) + "/status");
   return text ? parse_status_nspid(*text) : std::vector<int>{};

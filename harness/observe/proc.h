@@ -35,6 +35,14 @@ std::optional<ProcStat> parse_proc_stat(std::string_view contents);
 // first. Empty if absent (kernels before 4.1).
 std::vector<int> parse_status_nspid(std::string_view contents);
 
+// The SigCgt line of /proc/PID/status: the mask of caught signals (bit
+// sig-1). nullopt if absent or malformed.
+std::optional<std::uint64_t> parse_status_sigcgt(std::string_view contents);
+
+// The value of `name` in /proc/PID/environ contents (NUL-separated
+// NAME=VALUE entries). nullopt if absent.
+std::optional<std::string> parse_environ_value(std::string_view contents, std::string_view name);
+
 // /proc/PID/cmdline: NUL-separated arguments joined by spaces; a trailing NUL
 // does not add an argument. Empty for kernel threads and zombies.
 std::string parse_cmdline(std::string_view contents);
@@ -50,6 +58,10 @@ class ProcReader {
   std::optional<ProcStat> stat(int pid) const;
   std::string cmdline(int pid) const;
   std::vector<int> nspid(int pid) const;
+  std::optional<std::uint64_t> caught_signals(int pid) const;  // SigCgt
+  // One variable of the process's initial environment (what it was exec'd
+  // with); nullopt if absent or unreadable.
+  std::optional<std::string> environ_value(int pid, std::string_view name) const;
   // The children of `pid`, from /proc/PID/task/*/children (every thread's:
   // a child belongs to the thread that forked it). nullopt if the kernel has
   // no children files (CONFIG_PROC_CHILDREN) or the process is gone.

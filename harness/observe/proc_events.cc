@@ -157,6 +157,7 @@ bool ProcEvents::drain(const std::function<void(const ProcEvent&)>& f) {
             e.kind = ProcEvent::Kind::Exit;
             e.pid = ev.event_data.exit.process_pid;
             e.tgid = ev.event_data.exit.process_tgid;
+            e.exit_status = static_cast<int>(ev.event_data.exit.exit_code);
             break;
           case proc_event::PROC_EVENT_COMM:
             e.kind = ProcEvent::Kind::Comm;

@@ -86,6 +86,11 @@ struct FaultSpec {
   // (rlimit: address space above its current size; cgroup: memory charged
   // after it was moved into its own cgroup).
   std::int64_t headroom = 16 << 20;
+  // `optional: true`: the scenario is judged on its checks even when this
+  // fault could not act (no matching process, a point never reached, a
+  // mechanism unavailable here). By default such a fault makes the verdict
+  // `error` (or `skipped` for an unavailable mechanism), never `pass`.
+  bool optional = false;
   int line = 0;                   // where it was written, for reports
 };
 

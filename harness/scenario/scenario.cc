@@ -40,6 +40,8 @@ const std::vector<std::string>& default_checks() {
   return kDefaults;
 }
 
+std::map<Role, Nanos> default_role_grace() { return {{Role::Helper, kHelperGrace}}; }
+
 std::string Diagnostic::to_string() const {
   std::string out = file;
   if (line > 0) {
@@ -61,13 +63,15 @@ using Keys = std::vector<std::string_view>;
 const Keys kTopKeys = {"name",  "description",     "tags", "requires", "job",    "timeouts",
                        "grace", "sample_interval", "seed", "checks",   "expect", "faults"};
 const Keys kFaultKeys = {"action",    "target", "at",     "duration", "resume_after",
-                         "mechanism", "share",  "bytes", "device",   "headroom"};
+                         "mechanism", "share",  "bytes", "device",   "headroom", "optional"};
 const Keys kTriggerKeys = {"point", "labels", "hit", "after", "when", "phase"};
 const Keys kPredicateKeys = {"workers", "processes", "shm_entries", "state"};
 const Keys kPhases = {"startup", "steady", "shutdown"};
 const Keys kJobKeys = {"command", "args", "env", "cwd"};
 const Keys kTimeoutKeys = {"job", "settle", "teardown"};
 const Keys kCheckParams = {"grace"};
+const Keys kNoZombiesParams = {"grace", "launcher_poll"};
+const Keys kNoHangParams = {"grace", "stall"};
 const Keys kJobExitParams = {"grace", "code", "signal", "output_regex"};
 const Keys kMemoryGrowthParams = {"grace", "max_kb_per_step", "field", "skip_steps", "min_points",
                                   "role"};
@@ -312,6 +316,25 @@ class Parser {
     return d;
   }
 
+  // `grace:` as one duration, or a map of roles: {default: 1s, helper: 3s}.
+  void parse_grace(const Entry& e, std::optional<Nanos>* all, std::map<Role, Nanos>* by_role) {
+    if (e.value.IsScalar()) {
+      *all = bounded_duration(e, false);
+      return;
+    }
+    if (!e.value.IsMap()) {
+      wrong_type(e, "a duration, or a map of roles to durations like {default: 1s, helper: 3s}");
+      return;
+    }
+    static const Keys kGraceKeys = {"default", "launcher", "rank", "worker", "helper", "unknown"};
+    for (const Entry& r : entries(e.value, e.path, &kGraceKeys, "role")) {
+      auto d = bounded_duration(r, false);
+      if (!d) continue;
+      if (r.name == "default") *all = *d;
+      else (*by_role)[*parse_role(r.name)] = *d;
+    }
+  }
+
   // Duration with a lower bound (`positive`: > 0, else >= 0).
   std::optional<Nanos> bounded_duration(const Entry& e, bool positive) {
     std::optional<Nanos> d = duration(e);
@@ -435,7 +458,9 @@ class Parser {
     }
     if (const Entry* e = find(top, "timeouts")) parse_timeouts(*e, &s->timeouts);
     if (const Entry* e = find(top, "grace")) {
-      if (auto d = bounded_duration(*e, false)) s->grace = *d;
+      std::optional<Nanos> all;
+      parse_grace(*e, &all, &s->role_grace);
+      if (all) s->grace = *all;
     }
     if (const Entry* e = find(top, "sample_interval")) {
       if (auto d = duration(*e)) {
@@ -581,6 +606,14 @@ class Parser {
         error(h->where(), h->path, "expected a size like 16MiB or 1GiB");
       } else {
         f.headroom = n;
+      }
+    }
+    if (const Entry* o = find(es, "optional")) {
+      bool on = false;
+      if (o->value.IsScalar() && YAML::convert<bool>::decode(o->value, on)) {
+        f.optional = on;
+      } else {
+        wrong_type(*o, "true or false");
       }
     }
     if (const Entry* d = find(es, "device")) {
@@ -753,6 +786,19 @@ class Parser {
     }
     Entry e{"", root, root, "fault"};
     return parse_fault(e);
+  }
+  // `--check 'NAME: {params}'`: a map of checks, as under checks:, merged
+  // into *checks.
+  void parse_checks_document(std::map<std::string, CheckConfig>* checks) {
+    YAML::Node root;
+    try {
+      root = YAML::Load(std::string(text_));
+    } catch (const YAML::Exception& e) {
+      error(e.mark, "", e.msg);
+      return;
+    }
+    Entry e{"", root, root, ""};
+    parse_checks(e, checks);
   }
   std::vector<Diagnostic> take_diagnostics() { return std::move(diags_); }
 
@@ -973,11 +1019,33 @@ class Parser {
     const Keys* keys = job_exit                                   ? &kJobExitParams
                        : ce.name == "memory_growth"               ? &kMemoryGrowthParams
                        : ce.name == "device_memory_released"      ? &kDeviceMemoryParams
+                       : ce.name == "no_zombies"                  ? &kNoZombiesParams
+                       : ce.name == "no_hang"                     ? &kNoHangParams
                                                                   : &kCheckParams;
     std::vector<Entry> es = entries(ce.value, ce.path, keys);
-    if (const Entry* e = find(es, "grace")) cfg->grace = bounded_duration(*e, false);
+    if (const Entry* e = find(es, "grace")) parse_grace(*e, &cfg->grace, &cfg->role_grace);
     if (ce.name == "memory_growth") parse_memory_growth(ce, es, cfg);
     if (ce.name == "device_memory_released") parse_device_memory(es, cfg);
+    if (ce.name == "no_hang") {
+      // A hang is declared once no job process has made progress for this
+      // long (no CPU time, no start or exit, no event or point).
+      if (const Entry* e = find(es, "stall")) {
+        if (auto d = bounded_duration(*e, true)) {
+          if (cfg->params.is_null()) cfg->params = nlohmann::json::object();
+          cfg->params["stall_ns"] = *d;
+        }
+      }
+    }
+    if (ce.name == "no_zombies") {
+      // How often the job's launcher reaps its children (torchrun's is read
+      // from its command line): a zombie under it may wait that long more.
+      if (const Entry* e = find(es, "launcher_poll")) {
+        if (auto d = bounded_duration(*e, false)) {
+          if (cfg->params.is_null()) cfg->params = nlohmann::json::object();
+          cfg->params["launcher_poll_ns"] = *d;
+        }
+      }
+    }
     if (!job_exit) return;
     JobExitExpect& je = cfg->job_exit;
     const Entry* code = find(es, "code");
@@ -1151,6 +1219,62 @@ std::optional<FaultSpec> parse_fault_text(std::string_view yaml, const std::stri
   auto d = p.take_diagnostics();
   if (diagnostics) diagnostics->insert(diagnostics->end(), d.begin(), d.end());
   return d.empty() ? f : std::nullopt;
+}
+
+bool parse_checks_text(std::string_view yaml, const std::string& label,
+                       std::map<std::string, CheckConfig>* checks, std::vector<Diagnostic>* diagnostics) {
+  ParseContext ctx;
+  ctx.file = label;
+  ctx.check_command = false;
+  Parser p(yaml, ctx);
+  std::map<std::string, CheckConfig> parsed = *checks;
+  p.parse_checks_document(&parsed);
+  auto d = p.take_diagnostics();
+  if (diagnostics) diagnostics->insert(diagnostics->end(), d.begin(), d.end());
+  if (!d.empty()) return false;
+  *checks = std::move(parsed);
+  return true;
+}
+
+std::optional<GraceSpec> parse_grace_text(std::string_view text, std::string* error) {
+  GraceSpec g;
+  if (auto d = parse_duration(text)) {
+    g.all = *d;
+    return g;
+  }
+  YAML::Node n;
+  try {
+    n = YAML::Load(std::string(text));
+  } catch (const YAML::Exception& e) {
+    *error = "'" + std::string(text) + "' is neither a duration nor a map: " + e.msg;
+    return std::nullopt;
+  }
+  if (!n.IsMap()) {
+    *error = "'" + std::string(text) +
+             "' is not a duration (e.g. 500ms) nor a map of roles (e.g. '{default: 1s, helper: 3s}')";
+    return std::nullopt;
+  }
+  for (auto it = n.begin(); it != n.end(); ++it) {
+    std::string key = it->first.IsScalar() ? it->first.Scalar() : "";
+    Role role = Role::Unknown;
+    if (key != "default") {
+      auto r = parse_role(key);
+      if (!r || key != std::string(to_string(*r))) {
+        *error = "unknown role '" + key + "' (default, launcher, rank, worker, helper, unknown)";
+        return std::nullopt;
+      }
+      role = *r;
+    }
+    auto d = it->second.IsScalar() ? parse_duration(it->second.Scalar()) : std::nullopt;
+    if (!d || *d < 0) {
+      *error = key + ": '" + (it->second.IsScalar() ? it->second.Scalar() : std::string("?")) +
+               "' is not a duration (e.g. 500ms, 3s)";
+      return std::nullopt;
+    }
+    if (key == "default") g.all = *d;
+    else g.by_role[role] = *d;
+  }
+  return g;
 }
 
 ParseResult load_scenario(const std::string& path, ParseContext ctx) {

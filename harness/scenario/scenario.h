@@ -25,9 +25,21 @@ struct Job {
   std::string cwd;                         // absolute; empty = the harness's cwd
 };
 
+// The quiet end of the settle: longer than the 5 s a DataLoader worker's
+// watchdog may sit idle before it notices its parent is gone.
+constexpr Nanos kSettleQuiet = 6 * kSecond;
+
 struct Timeouts {
   Nanos job = 60 * kSecond;     // deadline for the top process; past it: hang, teardown
-  Nanos settle = 3 * kSecond;   // after the top process exits, how long leftovers are watched
+  // After the top process exits, leftovers are watched until nothing of the
+  // job is left (and /dev/shm is back), or nothing has changed for
+  // kSettleQuiet, or this bound passes; 0: judge right away. 10 s by
+  // default: PyTorch's own cleanup runs on its clocks (an orphaned
+  // DataLoader worker notices its dead parent within MP_STATUS_CHECK_INTERVAL,
+  // 5 s; torch_shm_manager unlinks 2 s after its last client, ~7 s after a
+  // killed file_system loader), and a shorter watch blames the harness's
+  // teardown on the job.
+  Nanos settle = 10 * kSecond;
   Nanos teardown = 2 * kSecond; // SIGTERM -> SIGKILL bound
 };
 
@@ -42,6 +54,7 @@ struct JobExitExpect {
 struct CheckConfig {
   bool enabled = true;
   std::optional<Nanos> grace;  // per-check override of Scenario::grace
+  std::map<Role, Nanos> role_grace;  // per-check, per-role overrides (grace: {helper: 3s})
   JobExitExpect job_exit;      // only for job_exit
   // The check's own parameters, validated at parse time (null: defaults):
   //   memory_growth           {max_kb_per_step, field, skip_steps, min_points, role}
@@ -56,6 +69,19 @@ const std::vector<std::string>& known_checks();
 // the others (data_partition, collectives_matched, memory_growth) run only when
 // a scenario names them under checks:.
 const std::vector<std::string>& default_checks();
+
+// The built-in per-role grace: {helper: kHelperGrace}.
+constexpr Nanos kHelperGrace = 5 * kSecond;
+std::map<Role, Nanos> default_role_grace();
+
+// A grace given as one duration ("500ms": the default for every role not
+// named otherwise) or as a map of roles ("{default: 1s, helper: 3s}").
+struct GraceSpec {
+  std::optional<Nanos> all;
+  std::map<Role, Nanos> by_role;
+};
+// Parses a --grace value; nullopt with *error set on anything else.
+std::optional<GraceSpec> parse_grace_text(std::string_view text, std::string* error);
 
 struct Expectation {
   bool expect_pass = true;          // `expect: pass`
@@ -73,6 +99,10 @@ struct Scenario {
   Job job;
   Timeouts timeouts;
   Nanos grace = 1 * kSecond;            // how long a process may outlive its parent / stay a zombie
+  // Per role, over `grace` (`grace: {default: 1s, helper: 3s}`). Built in:
+  // helpers get kHelperGrace, because PyTorch's torch_shm_manager outlives its
+  // last client by design (2000 ms, then it cleans up and exits).
+  std::map<Role, Nanos> role_grace = default_role_grace();
   Nanos sample_interval = 20 * kMilli;  // /proc and /dev/shm sampling period
   std::map<std::string, CheckConfig> checks;
   Expectation expect;
@@ -116,6 +146,12 @@ ParseResult parse_scenario(std::string_view text, const ParseContext& ctx);
 // diagnostics ("--fault 1").
 std::optional<FaultSpec> parse_fault_text(std::string_view yaml, const std::string& label,
                                           std::vector<Diagnostic>* diagnostics);
+
+// Parses checks given on the command line as a YAML flow map, as they stand
+// under checks: ("no_orphans: {grace: {helper: 3s}}"), into *checks (left
+// unchanged on error). `label` names the option in diagnostics.
+bool parse_checks_text(std::string_view yaml, const std::string& label,
+                       std::map<std::string, CheckConfig>* checks, std::vector<Diagnostic>* diagnostics);
 
 // Reads `path` and parses it; a read error becomes a diagnostic.
 ParseResult load_scenario(const std::string& path, ParseContext ctx);

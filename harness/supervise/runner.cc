@@ -67,7 +67,7 @@ std::string repro_line(const Scenario& sc, const RunOptions& o, std::uint64_t se
   std::string s = shell_quote(o.self_path.empty() ? "aftermath" : o.self_path) + " run --seed " +
                   std::to_string(seed);
   if (o.timeout) s += " --timeout " + format_duration(*o.timeout);
-  if (o.grace) s += " --grace " + format_duration(*o.grace);
+  if (!o.grace_text.empty()) s += " --grace " + shell_quote(o.grace_text);
   if (o.settle) s += " --settle " + format_duration(*o.settle);
   if (o.containment != "auto") s += " --contain " + o.containment;
   if (o.shm != "auto") s += " --shm " + o.shm;
@@ -88,6 +88,7 @@ ScenarioResult run_scenario(const Scenario& input, const RunOptions& o, int run_
   Scenario sc = input;
   if (o.timeout) sc.timeouts.job = *o.timeout;
   if (o.grace) sc.grace = *o.grace;
+  for (const auto& [role, g] : o.role_grace) sc.role_grace[role] = g;
   if (o.settle) sc.timeouts.settle = *o.settle;
   std::uint64_t seed = o.seed ? *o.seed : sc.seed ? *sc.seed : random_seed();
   sc.job.env["AFTERMATH_SEED"] = std::to_string(seed);
@@ -186,6 +187,10 @@ ScenarioResult run_scenario(const Scenario& input, const RunOptions& o, int run_
   r.job_environment = job_environment_from(r.timeline);
   r.checks = run_checks(sc, r.timeline, r.processes);
   r.verdict = decide_verdict(sc, r.checks, &r.verdict_reason);
+  if (auto fv = fault_verdict(r.timeline.facts.faults)) {
+    r.verdict = fv->verdict;
+    r.verdict_reason = fv->reason;
+  }
   if (o.interrupted && *o.interrupted) {
     r.verdict = Verdict::Error;
     r.error = "interrupted";

@@ -37,7 +37,9 @@ struct RunOptions {
   std::string cgroup_parent;  // host_oom by cgroup: see SupervisorOptions
   // Command-line overrides of every scenario's values.
   std::optional<Nanos> timeout;
-  std::optional<Nanos> grace;
+  std::optional<Nanos> grace;             // --grace 500ms: every role not named otherwise
+  std::map<Role, Nanos> role_grace;       // --grace '{helper: 3s}'
+  std::string grace_text;                 // as given, for the repro line
   std::optional<Nanos> settle;
   std::optional<std::uint64_t> seed;
   std::string command_line;   // how the harness was invoked (for the repro line)

@@ -25,7 +25,9 @@
 #include "harness/observe/kmsg.h"
 #include "harness/observe/proc.h"
 #include "harness/observe/proc_events.h"
+#include "harness/observe/roles.h"
 #include "harness/observe/shm.h"
+#include "harness/observe/shm_held.h"
 #include "harness/supervise/event_socket.h"
 #include "harness/supervise/pidfd.h"
 #include "harness/supervise/reaper_protocol.h"
@@ -87,6 +89,12 @@ struct Tracked {
   Role role = Role::Unknown;
   int rank = -1;
   int worker = -1;
+  int first_ppid = 0;
+  Nanos seen_at = 0;
+  bool announced = false;    // it said who it is: no inference over that
+  bool role_final = false;   // inferred, and no later evidence can change it
+  bool env_read = false;     // RANK read from its environment (again after an exec)
+  std::optional<int> env_rank;
   std::string comm;     // as last read; a change means an exec (or a rename)
   std::string cmdline;
   bool exited = false;
@@ -111,7 +119,25 @@ class Supervisor {
 
  private:
   Nanos now() const { return monotonic_now() - t0_; }
-  void add(Observation o) { tl_.add(std::move(o)); }
+  void mark_progress() {
+    last_progress_ = now();
+    cpu_since_progress_ = 0;
+  }
+  void add(Observation o) {
+    switch (o.kind) {  // what counts as the job still changing (the settle's quiet rule)
+      case ObsKind::ProcStart: case ObsKind::ProcExit: case ObsKind::ProcGone:
+      case ObsKind::ProcParent: case ObsKind::ProcState: case ObsKind::ProcExec:
+      case ObsKind::ShmAdd: case ObsKind::ShmRemove: case ObsKind::ShmResize:
+      case ObsKind::Event: case ObsKind::Point:
+        last_change_ = now();
+        if (o.kind != ObsKind::ProcState && o.kind != ObsKind::ProcParent && o.kind != ObsKind::ShmResize)
+          mark_progress();
+        break;
+      default:
+        break;
+    }
+    tl_.add(std::move(o));
+  }
   void phase(const std::string& name) {
     phase_ = name;
     add(obs::phase(now(), name));
@@ -128,6 +154,10 @@ class Supervisor {
   void adopt(std::map<int, std::pair<ProcStat, int>> fresh);  // newcomers -> track_new
   std::map<int, int> known_levels() const;  // tracked pids -> depth below the reaper
   void refresh_commands();  // re-read comm and cmdline of the processes in execd_
+  // Infers the role of a process that did not announce one (observe/roles.h);
+  // records a change as a RoleInferred observation.
+  void classify(Tracked& tr);
+  void classify_pending();  // look again at the young ones whose role is not final
   std::map<int, int> refresh_tracked();  // re-stat every tracked process; known_levels() after
   void watch_exit(Tracked& tr);  // pidfd (opened here if needed) -> ProcExit on the loop
   void on_pidfd(int pid);
@@ -137,6 +167,10 @@ class Supervisor {
   void teardown();
   void signal_live(int sig, const char* why);
   void finish_shm();
+  // Shared memory each live job process still maps or holds (named, unlinked
+  // or memfd): when the top exits (what orphans keep) and when the teardown
+  // begins (what the teardown, not the job, ends).
+  void record_shm_held();
   void report_status(bool force);
   // Points and faults.
   void watch_events();
@@ -146,6 +180,8 @@ class Supervisor {
   void arm_next_fault();
   void post_fire(size_t index);
   std::string fire(size_t index, int self_pid, const std::string& point, long long hit);
+  void retry_waiting_fault();  // a fault waiting for its target: fire it once one is there
+  void close_unfired_faults();  // say why each fault that never acted did not
   void diagnose_hang();
   void settle_fault_effects();
   // The device side: baseline before launch, samples on their own timer,
@@ -171,6 +207,14 @@ class Supervisor {
   Timeline tl_;
   Nanos t0_ = 0;
   bool tearing_down_ = false;
+  Nanos last_change_ = 0;   // the last observation that shows the job changing
+  // no_hang's stall rule: progress is CPU time, a start or an exit, an event
+  // or a point; the window comes from the scenario (0: off).
+  Nanos stall_window_ = 0;
+  Nanos last_progress_ = 0;
+  std::int64_t cpu_since_progress_ = 0;  // clock ticks consumed since last_progress_
+  std::map<int, std::uint64_t> cpu_seen_;  // pid -> utime+stime at the last read
+  bool stalled() const { return stall_window_ > 0 && top_started_ && now() - last_progress_ >= stall_window_; }
   std::pair<std::int64_t, std::int64_t> last_sample_{-1, -1};  // (processes, shm bytes)
   std::int64_t last_rss_ = -1;      // the job's RSS at the last memory observation
   std::int64_t last_rss_procs_ = -1;
@@ -180,6 +224,8 @@ class Supervisor {
   std::unique_ptr<ProcEvents> proc_events_;  // null: forks seen through /proc/loadavg
   std::vector<int> born_;   // job processes announced by fork events, not yet looked at
   std::set<int> execd_;     // job processes that exec'd or renamed themselves since
+  std::map<int, int> exit_status_;  // pid -> wait status, from the kernel's exit events
+  void fill_exit_statuses();  // outcomes the reaper never saw, from exit_status_
   std::set<int> foreign_;   // pids seen outside the job (listing without children files)
   bool lost_events_ = false;  // the event stream overflowed: the next refresh walks
   int refreshes_ = 0;
@@ -237,6 +283,8 @@ class Supervisor {
   std::string tools_dir() const;
   const std::optional<std::string>& device_oom_unavailable_here();
   size_t next_fault_ = 0;
+  bool in_fire_ = false;  // fire() samples, and sampling retries a waiting fault
+  std::map<std::string, long long> point_hits_;  // point name -> hits seen (for "never reached")
   Nanos fault_base_ = 0;  // when the previous fault fired (the top's start for the first)
   bool steady_seen_ = false;
   bool shutdown_seen_ = false;
@@ -522,7 +570,80 @@ void Supervisor::track_new(int pid, const ProcStat& st, int depth) {
       watch_exit(tr);
     }
   }
-  procs_[pid] = std::move(tr);
+  tr.first_ppid = st.ppid;
+  tr.seen_at = now();
+  auto& stored = procs_[pid] = std::move(tr);
+  classify(stored);
+}
+
+void Supervisor::classify(Tracked& tr) {
+  if (tr.announced || tr.role_final || tr.exited || tr.gone) return;
+  RoleEvidence ev;
+  ev.comm = tr.comm;
+  ev.cmdline = tr.cmdline;
+  ev.is_top = tr.pid == tl_.facts.top_pid;
+  if (!tr.env_read) {
+    // The environment it was exec'd with; read once per exec.
+    tr.env_rank = parse_rank_value(reader_.environ_value(tr.pid, "RANK").value_or(""));
+    tr.env_read = true;
+  }
+  ev.env_rank = tr.env_rank;
+  ev.caught = reader_.caught_signals(tr.pid);
+  RoleParent parent;
+  const RoleParent* pp = nullptr;
+  if (auto it = procs_.find(tr.first_ppid); it != procs_.end() && it->second.starttime <= tr.starttime) {
+    parent.role = it->second.role;
+    parent.rank = it->second.rank;
+    parent.env_rank = it->second.env_rank;
+    parent.cmdline = it->second.cmdline;
+    parent.is_top = it->first == tl_.facts.top_pid;
+    pp = &parent;
+  }
+  InferredRole inf = infer_role(ev, pp);
+  if (inf.role == Role::Unknown) return;
+  tr.role_final = inf.final;
+  // Numbers that come from the order of siblings: a DataLoader starts worker
+  // i i-th; mp.spawn starts rank i i-th.
+  auto earlier_siblings = [&](auto pred) {
+    int n = 0;
+    for (const auto& [pid, s] : procs_) {
+      if (pid == tr.pid || s.first_ppid != tr.first_ppid || !pred(s)) continue;
+      if (std::make_pair(s.starttime, pid) < std::make_pair(tr.starttime, tr.pid)) ++n;
+    }
+    return n;
+  };
+  int rank = inf.rank, worker = inf.worker;
+  if (inf.role == Role::Worker)
+    worker = earlier_siblings([](const Tracked& s) {
+      return s.role != Role::Helper && s.role != Role::Launcher && s.role != Role::Rank;
+    });
+  if (inf.rank_by_spawn_order)
+    rank = earlier_siblings([](const Tracked& s) {
+      return s.role != Role::Helper && is_spawn_child(s.cmdline);
+    });
+  if (inf.role == tr.role && rank == tr.rank && worker == tr.worker) return;
+  tr.role = inf.role;
+  tr.rank = rank;
+  tr.worker = worker;
+  add(obs::role_inferred(now(), tr.pid, tr.role, rank, worker, inf.why));
+  retry_waiting_fault();  // a fault may wait for exactly this process
+}
+
+void Supervisor::classify_pending() {
+  // A worker shows its handlers once it reaches its loop, seconds after its
+  // birth under load; after 30 s a process that showed nothing stays as is.
+  constexpr Nanos kLookFor = 30 * kSecond;
+  Nanos t = now();
+  for (auto& [pid, tr] : procs_) {
+    if (tr.announced || tr.role_final || tr.exited || tr.gone || t - tr.seen_at >= kLookFor) continue;
+    // An exec that changed neither comm nor anything announced (python3 ->
+    // python3, without process events) shows in the command line only.
+    if (std::string cmd = reader_.cmdline(pid); !cmd.empty() && cmd != tr.cmdline) {
+      execd_.insert(pid);
+      continue;  // refresh_commands() re-reads and classifies it
+    }
+    classify(tr);
+  }
 }
 
 void Supervisor::watch_exit(Tracked& tr) {
@@ -572,6 +693,10 @@ void Supervisor::tick() {
         if (in_job(e.parent_tgid)) born_.push_back(e.tgid);
       } else if (e.kind == ProcEvent::Kind::Exec || e.kind == ProcEvent::Kind::Comm) {
         if (procs_.count(e.tgid)) execd_.insert(e.tgid);
+      } else if (e.kind == ProcEvent::Kind::Exit) {
+        // The status its parent reaps: the only way to know it for a process
+        // reaped by a parent of the job (a DataLoader reaping its workers).
+        if (procs_.count(e.tgid)) exit_status_[e.tgid] = e.exit_status;
       }
     });
     if (!complete) dirty_ = lost_events_ = true;  // events were lost: look at everything
@@ -654,10 +779,13 @@ void Supervisor::refresh_commands() {
     tr.comm = st->comm;
     if (cmd.empty() || cmd == tr.cmdline) continue;  // a zombie has none; a rename keeps it
     tr.cmdline = cmd;
-    // Seen between fork and exec, it carried its parent's command line: role
-    // rules and match: targets need the new one.
+    // Seen between fork and exec, it carried its parent's command line (and
+    // environment): role rules and match: targets need the new one.
     if (tr.role == Role::Unknown) tr.role = role_by_rule(tr.comm, cmd, pid == tl_.facts.top_pid);
     add(obs::proc_exec(now(), pid, tr.comm, cmd, tr.role));
+    tr.env_read = false;
+    if (!tr.announced) tr.role_final = false;
+    classify(tr);
   }
 }
 
@@ -686,6 +814,10 @@ std::map<int, int> Supervisor::refresh_tracked() {
     if (st && st->state != 'Z' && (!tr.starttime || st->starttime == tr.starttime)) {
       rss_pages += st->rss_pages;
       ++summed;
+      std::uint64_t cpu = st->utime + st->stime;
+      auto [it, fresh] = cpu_seen_.try_emplace(pid, cpu);
+      if (!fresh && cpu > it->second) cpu_since_progress_ += static_cast<std::int64_t>(cpu - it->second);
+      it->second = cpu;
     }
     if (!st || (tr.starttime && st->starttime != tr.starttime)) {
       if (!tr.exited) {
@@ -717,6 +849,12 @@ std::map<int, int> Supervisor::refresh_tracked() {
       execd_.insert(pid);  // exec'd (or renamed) since: read its command line again
     }
   }
+  classify_pending();
+  // CPU time is progress once it adds up to 1% of a core over the stall
+  // window: a hung job's housekeeping threads (a watchdog's periodic wake)
+  // stay below that.
+  static const long kTicks = ::sysconf(_SC_CLK_TCK);
+  if (stall_window_ > 0 && cpu_since_progress_ * kSecond / kTicks >= stall_window_ / 100) mark_progress();
   // The job's resident memory, from the same reads: recorded when it moved
   // by 1 MiB or more (RSS counts shared pages once per process: an upper
   // bound on what the job holds, and what an OOM killer weighs).
@@ -783,6 +921,7 @@ void Supervisor::sample_shm() {
     if (predicate_holds(sc_.faults[next_fault_].at.when, job_view(), shm_fresh_))
       post_fire(next_fault_);
   }
+  retry_waiting_fault();
   int live = live_count();
   if (last_sample_.first != live || last_sample_.second != extra) {
     add(obs::sample(now(), live, extra));
@@ -811,6 +950,7 @@ void Supervisor::teardown() {
   for (auto& t : resume_timers_) t->cancel();
   phase("teardown");
   sample();
+  record_shm_held();
   if (live_count() > 0) {
     signal_live(SIGTERM, "teardown");
     pump(now() + sc_.timeouts.teardown, [&] { return live_count() == 0; });
@@ -857,6 +997,16 @@ void Supervisor::teardown() {
     auto st = reader_.stat(pid);
     if (st && st->starttime == tr.starttime)
       add(obs::note(now(), "teardown failed: pid " + std::to_string(pid) + " is still alive"));
+  }
+}
+
+void Supervisor::record_shm_held() {
+  for (const auto& [pid, tr] : procs_) {
+    if (tr.exited || tr.gone) continue;
+    for (const auto& h : shm_held_by(opt_.proc_root, pid)) {
+      std::string how = h.mapped && h.open ? "mapped+fd" : h.mapped ? "mapped" : "fd";
+      add(obs::shm_held(now(), pid, h.path, h.bytes, how, h.deleted));
+    }
   }
 }
 
@@ -960,11 +1110,13 @@ void Supervisor::handle_message(const EventSocket::Message& m) {
   Tracked& tr = it->second;
   std::string name = str_field(j, "name");
   if (type == "announce") {
+    tr.announced = true;
     tr.role = parse_role(str_field(j, "role")).value_or(Role::Unknown);
     tr.rank = static_cast<int>(int_field(j, "rank", -1));
     tr.worker = static_cast<int>(int_field(j, "worker", -1));
     add(obs::announce(now(), m.pid, tr.role, tr.rank, tr.worker,
                       j.contains("labels") ? j["labels"].dump() : "{}"));
+    retry_waiting_fault();  // the target a fault waits for may have just said who it is
     return;
   }
   if (type == "event") {
@@ -976,6 +1128,7 @@ void Supervisor::handle_message(const EventSocket::Message& m) {
   long long hit = int_field(j, "hit", 0);
   nlohmann::json labels = j.contains("labels") ? j["labels"] : nlohmann::json::object();
   add(obs::point(now(), m.pid, name, hit, labels.dump()));
+  ++point_hits_[name];
   mark_phase_event(name);
   std::string reply = "continue";
   if (!tearing_down_ && next_fault_ < sc_.faults.size()) {
@@ -1020,14 +1173,40 @@ void Supervisor::post_fire(size_t index) {
   });
 }
 
+void Supervisor::retry_waiting_fault() {
+  if (in_fire_ || tearing_down_ || next_fault_ >= sc_.faults.size()) return;
+  if (tl_.facts.faults[next_fault_].waiting_since) fire(next_fault_, 0, "", 0);
+}
+
 std::string Supervisor::fire(size_t index, int self_pid, const std::string& point, long long hit) {
-  if (tearing_down_ || index != next_fault_) return "continue";
+  if (tearing_down_ || index != next_fault_ || in_fire_) return "continue";
   const FaultSpec& f = sc_.faults[index];
   FaultRecord& rec = tl_.facts.faults[index];
-  next_fault_ = index + 1;
-  if (self_pid == 0) sample();  // a fresh view for selectors and predicates
+  in_fire_ = true;
+  // A retry comes right after a sample; a first try takes a fresh view for
+  // selectors and predicates.
+  if (self_pid == 0 && !rec.waiting_since) sample();
+  in_fire_ = false;
   auto view = job_view();
   std::vector<int> pids = select_targets(f.target, view, self_pid);
+  // "After 10 ms, OOM rank 0" means rank 0 once it exists: a trigger that
+  // comes before its target does waits for it (until the job ends, when the
+  // fault is reported as never fired). A point's own process is there by
+  // definition, so only triggers that are not points wait.
+  if (pids.empty() && self_pid == 0 && f.target.kind != TargetSpec::Kind::Self && !top_exited_) {
+    if (!rec.waiting_since) {
+      rec.waiting_since = now();
+      add(obs::note(now(), "fault " + std::to_string(index + 1) + " (" + f.action + " " +
+                               f.target.text + "): its trigger came, no live job process matches '" +
+                               f.target.text + "' yet: waiting for one"));
+    }
+    return "continue";
+  }
+  next_fault_ = index + 1;
+  if (rec.waiting_since && !pids.empty())
+    add(obs::note(now(), "fault " + std::to_string(index + 1) + ": '" + f.target.text +
+                             "' appeared " + format_duration(now() - *rec.waiting_since) +
+                             " after the trigger"));
   rec.sent = now();
   rec.point = point;
   rec.hit = hit;
@@ -1047,6 +1226,9 @@ std::string Supervisor::fire(size_t index, int self_pid, const std::string& poin
   if (pids.empty()) {
     rec.status = "failed";
     rec.reason = "no live job process matches '" + f.target.text + "'";
+    if (rec.waiting_since)
+      rec.reason = "no live job process matched '" + f.target.text + "' from its trigger (at " +
+                   format_duration(*rec.waiting_since) + ") until the job's top process exited";
   } else if (f.signal) {
     int sent = 0;
     for (int pid : pids) {
@@ -1274,6 +1456,70 @@ void Supervisor::close_cgroups() {
   }
 }
 
+void Supervisor::close_unfired_faults() {
+  bool ended = top_exited_;
+  for (size_t i = 0; i < tl_.facts.faults.size(); ++i) {
+    FaultRecord& rec = tl_.facts.faults[i];
+    if (rec.status != "not_triggered") continue;
+    const FaultSpec& f = sc_.faults[i];
+    std::string end = ended ? "the job ended" : tl_.facts.deadline_hit ? "the job's deadline passed"
+                                                                      : "the run was cut short";
+    if (i > next_fault_) {
+      rec.reason = "not reached: fault " + std::to_string(next_fault_ + 1) +
+                   " before it never fired (faults fire in order)";
+    } else if (rec.waiting_since) {
+      rec.reason = "its trigger came at " + format_duration(*rec.waiting_since) +
+                   ", but no live job process matched '" + f.target.text + "' before " + end;
+    } else if (f.at.kind == TriggerSpec::Kind::Point) {
+      auto it = point_hits_.find(f.at.point);
+      rec.reason = it == point_hits_.end()
+                       ? "point '" + f.at.point + "' was never reached before " + end +
+                             " (does the job run the points client, and is the point's name right?)"
+                       : "point '" + f.at.point + "' was reached " + std::to_string(it->second) +
+                             " time(s), never matching " + f.at.text + ", before " + end;
+    } else {
+      rec.reason = "its trigger (" + f.at.text + ") never came before " + end;
+    }
+  }
+}
+
+void Supervisor::fill_exit_statuses() {
+  if (proc_events_) {
+    // The last exits may still be queued.
+    (void)proc_events_->drain([&](const ProcEvent& e) {
+      if (e.pid == e.tgid && e.kind == ProcEvent::Kind::Exit && procs_.count(e.tgid))
+        exit_status_[e.tgid] = e.exit_status;
+    });
+  }
+  // Per pid, its last exit without a status (a reused pid's earlier life
+  // keeps what it had).
+  std::map<int, Observation*> last_exit;
+  std::set<int> known;
+  for (auto& o : tl_.events) {
+    if (o.kind != ObsKind::ProcExit) continue;
+    if (o.outcome) {
+      known.insert(o.pid);
+      last_exit.erase(o.pid);
+    } else if (!known.count(o.pid)) {
+      last_exit[o.pid] = &o;
+    }
+  }
+  std::vector<int> unknown;
+  for (auto& [pid, o] : last_exit) {
+    if (auto it = exit_status_.find(pid); it != exit_status_.end())
+      o->outcome = Outcome::from_wait_status(it->second);
+    else
+      unknown.push_back(pid);
+  }
+  if (!unknown.empty()) {
+    std::string pids;
+    for (int p : unknown) pids += (pids.empty() ? "" : ", ") + std::to_string(p);
+    add(obs::note(now(), "reaped by their parent, exit status unknown" +
+                             std::string(proc_events_ ? "" : " (no process events here: not root)") +
+                             ": pid " + pids));
+  }
+}
+
 void Supervisor::settle_fault_effects() {
   // When each fault took effect: the first exit (or stop) of a target after
   // the fault was sent. The timeline is sorted by now.
@@ -1307,6 +1553,7 @@ Timeline Supervisor::run() {
     rec.action = sc_.faults[i].action;
     rec.target = sc_.faults[i].target.text;
     rec.trigger = sc_.faults[i].at.text;
+    rec.optional = sc_.faults[i].optional;
     tl_.facts.faults.push_back(rec);
   }
   if (auto ec = sock_.open()) throw SetupError("cannot open the event socket: " + ec.message());
@@ -1321,16 +1568,37 @@ Timeline Supervisor::run() {
   schedule_sample();
   sample();
   Nanos job_deadline = sc_.timeouts.job;
-  pump(job_deadline, [&] { return top_exited_; });
-  if (top_exited_) {
+  if (auto it = sc_.checks.find("no_hang"); it != sc_.checks.end() && it->second.enabled &&
+                                             it->second.params.contains("stall_ns"))
+    stall_window_ = it->second.params["stall_ns"].get<Nanos>();
+  mark_progress();
+  pump(job_deadline, [&] { return top_exited_ || stalled(); });
+  if (!top_exited_ && stalled() && !interrupted()) {
+    tl_.facts.deadline_hit = true;
+    tl_.facts.stalled_since = last_progress_;
+    tl_.facts.stall_window = stall_window_;
+    phase("stalled");
+    add(obs::note(now(), "no job process made progress since " + format_duration(last_progress_) +
+                             " (the " + format_duration(stall_window_) + " stall window): a hang"));
+    diagnose_hang();
+  } else if (top_exited_) {
     phase("job_exited");
     // A fresh scan: what the top left behind may have been born since the
     // last sample, and "nothing left" must not be concluded from stale data.
     sample();
+    record_shm_held();
     // Watch leftovers: until nothing of the job lives and /dev/shm is back,
     // or the settle period ends.
     phase("settle");
-    pump(now() + sc_.timeouts.settle, [&] { return present_count() == 0 && shm_at_baseline(); });
+    Nanos bound = now() + sc_.timeouts.settle;
+    bool clean = pump(bound, [&] {
+      return (present_count() == 0 && shm_at_baseline()) || now() - last_change_ >= kSettleQuiet;
+    });
+    if (present_count() > 0 || !shm_at_baseline())
+      add(obs::note(now(), clean ? "settle ended: nothing of the job changed for " +
+                                       format_duration(kSettleQuiet)
+                                 : "settle ended at its " + format_duration(sc_.timeouts.settle) +
+                                       " bound with job processes or /dev/shm entries left"));
   } else if (interrupted()) {
     add(obs::note(now(), "interrupted"));
   } else {
@@ -1348,6 +1616,8 @@ Timeline Supervisor::run() {
   std::stable_sort(tl_.events.begin(), tl_.events.end(),
                    [](const Observation& a, const Observation& b) { return a.t < b.t; });
   settle_fault_effects();
+  close_unfired_faults();
+  fill_exit_statuses();
   return std::move(tl_);
 }
 

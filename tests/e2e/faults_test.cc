@@ -405,6 +405,64 @@ TEST_F(Faults, AFaultWithNoMatchingTargetFailsVisibly) {
                {points(), "--workers", "1", "--steps", "20"});
   EXPECT_EQ(fault(r)["status"], "failed");
   EXPECT_NE(fault(r)["reason"].get<std::string>().find("rank:9"), std::string::npos);
+  // It waited for rank 9 from its trigger until the job ended.
+  EXPECT_NE(fault(r)["waited_from_ms"], nullptr);
+  // The scenario did not stage what it says: never a pass.
+  EXPECT_EQ(scenario(r)["verdict"], "error");
+  EXPECT_EQ(r.exit_code, 1);
+}
+
+// A job that never announces ranks: the fault cannot act, so the run is an
+// error with the fault's reason in every report, not "every check passed".
+TEST_F(Faults, AFaultThatNeverFiredIsNeverAPass) {
+  auto r = run({"{action: SIGKILL, target: rank:1, at: {after: 100ms}}"},
+               {"/bin/sleep", "0.6"});
+  ASSERT_FALSE(r.result.is_null()) << r.err;
+  EXPECT_EQ(scenario(r)["verdict"], "error");
+  std::string why = scenario(r)["verdict_reason"];
+  EXPECT_NE(why.find("fault 1 (SIGKILL rank:1, after 100ms) failed"), std::string::npos) << why;
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("fault 1 (SIGKILL rank:1"), std::string::npos) << r.out;  // the table
+  std::string junit = e2e::slurp(dir / "out/junit.xml");
+  EXPECT_NE(junit.find("name=\"fault 1 (SIGKILL rank:1)\""), std::string::npos) << junit;
+  EXPECT_NE(junit.find("type=\"fault_failed\""), std::string::npos) << junit;
+  std::string summary = e2e::slurp(dir / "out/summary.md");
+  EXPECT_NE(summary.find("fault 1 (SIGKILL rank:1"), std::string::npos) << summary;
+  std::string html = e2e::slurp(dir / "out/report.html");
+  EXPECT_NE(html.find("fault 1 (SIGKILL rank:1"), std::string::npos);
+  // optional: true keeps the old behaviour, explicitly.
+  auto opt = run({"{action: SIGKILL, target: rank:1, at: {after: 100ms}, optional: true}"},
+                 {"/bin/sleep", "0.6"});
+  EXPECT_EQ(opt.result["scenarios"][0]["verdict"], "pass") << opt.result["scenarios"][0]["verdict_reason"];
+  EXPECT_EQ(opt.exit_code, 0);
+}
+
+TEST_F(Faults, APointNeverReachedIsAnError) {
+  auto r = run({"{action: SIGKILL, target: self, at: {point: no.such.point}}"},
+               {points(), "--workers", "1", "--steps", "3"});
+  ASSERT_FALSE(r.result.is_null()) << r.err;
+  EXPECT_EQ(fault(r)["status"], "not_triggered");
+  EXPECT_EQ(fault(r)["reason"], "point 'no.such.point' was never reached before the job ended "
+                                "(does the job run the points client, and is the point's name right?)");
+  EXPECT_EQ(scenario(r)["verdict"], "error");
+  // A point reached, but never at the hit asked for.
+  auto h = run({"{action: SIGKILL, target: self, at: {point: step, hit: 50}}"},
+               {points(), "--workers", "1", "--steps", "3"});
+  EXPECT_EQ(h.result["scenarios"][0]["faults"][0]["reason"],
+            "point 'step' was reached 3 time(s), never matching point step hit 50, before the job ended");
+  EXPECT_EQ(h.result["scenarios"][0]["verdict"], "error");
+}
+
+// A role target that does not exist yet when its trigger comes is waited for:
+// "after 1 ms, kill rank 0" means rank 0 once it has said who it is.
+TEST_F(Faults, ARoleTargetNotThereYetIsWaitedFor) {
+  for (const char* contain : {"pidns", "subreaper"}) {
+    auto r = run({"{action: SIGKILL, target: rank:0, at: {after: 1ms}}"},
+                 {points(), "--workers", "1", "--steps", "40"}, {"--contain", contain});
+    ASSERT_FALSE(r.result.is_null()) << r.err;
+    EXPECT_EQ(fault(r)["status"], "injected") << contain << fault(r).dump();
+    EXPECT_EQ(fault(r)["target_role"], "rank") << contain;
+  }
 }
 
 TEST_F(Faults, BadFaultsAreRejectedBeforeLaunch) {

@@ -234,7 +234,8 @@ TEST(ParseScenario, DefaultsWhenOptionalFieldsAreAbsent) {
   EXPECT_THAT(s.job.env, IsEmpty());
   EXPECT_EQ(s.job.cwd, "");
   EXPECT_EQ(s.timeouts.job, 60 * kSecond);
-  EXPECT_EQ(s.timeouts.settle, 3 * kSecond);
+  EXPECT_EQ(s.timeouts.settle, 10 * kSecond);  // PyTorch's own cleanup takes ~7 s
+  EXPECT_EQ(s.role_grace.at(Role::Helper), kHelperGrace);
   EXPECT_EQ(s.timeouts.teardown, 2 * kSecond);
   EXPECT_EQ(s.grace, 1 * kSecond);
   EXPECT_EQ(s.sample_interval, 20 * kMilli);
@@ -572,7 +573,41 @@ TEST(ParseScenario, InvalidDurations) {
   EXPECT_THAT(ParseBad(Base("grace: 5 parsecs\n")),
               ElementsAre(Diag("grace", 5, 8, "invalid duration")));
   EXPECT_THAT(ParseBad(Base("grace: -1s\n")), ElementsAre(Diag("grace", 5, 8, "negative")));
-  EXPECT_THAT(ParseBad(Base("grace: {a: 1}\n")), ElementsAre(Diag("grace", 5, 8, "a duration")));
+  EXPECT_THAT(ParseBad(Base("grace: {a: 1}\n")), ElementsAre(Diag("grace.a", 5, 9, "unknown role 'a'")));
+  EXPECT_THAT(ParseBad(Base("grace: {helper: 1}\n")),
+              ElementsAre(Diag("grace.helper", 5, 17, "bare number '1' needs a unit")));
+  EXPECT_THAT(ParseBad(Base("grace: [1s]\n")), ElementsAre(Diag("grace", 5, 8, "a duration")));
+}
+
+TEST(ParseScenario, GraceByRole) {
+  auto sc = ParseOk(Base("grace: {default: 2s, helper: 3s, worker: 500ms}\n"));
+  EXPECT_EQ(sc.grace, 2 * kSecond);
+  EXPECT_EQ(sc.role_grace.at(Role::Helper), 3 * kSecond);
+  EXPECT_EQ(sc.role_grace.at(Role::Worker), 500 * kMilli);
+  auto chk = ParseOk(Base("checks:\n  no_orphans: {grace: {helper: 7s}}\n  no_zombies: {launcher_poll: 2s}\n"
+                        "  no_hang: {stall: 4s}\n"));
+  EXPECT_EQ(chk.checks.at("no_orphans").role_grace.at(Role::Helper), 7 * kSecond);
+  EXPECT_EQ(chk.checks.at("no_zombies").params["launcher_poll_ns"], 2 * kSecond);
+  EXPECT_EQ(chk.checks.at("no_hang").params["stall_ns"], 4 * kSecond);
+  EXPECT_THAT(ParseBad(Base("checks:\n  no_hang: {stall: 0s}\n")),
+              ElementsAre(Diag("checks.no_hang.stall", 6, 20, "must be > 0")));
+  EXPECT_THAT(ParseBad(Base("faults:\n  - {action: SIGKILL, target: all, at: {after: 1s}, optional: maybe}\n")),
+              ElementsAre(Diag("faults[0].optional", 6, 63, "true or false")));
+}
+
+TEST(ParseGraceText, DurationOrRoles) {
+  std::string why;
+  auto one = parse_grace_text("500ms", &why);
+  ASSERT_TRUE(one);
+  EXPECT_EQ(one->all, 500 * kMilli);
+  auto roles = parse_grace_text("{default: 1s, helper: 3s}", &why);
+  ASSERT_TRUE(roles);
+  EXPECT_EQ(roles->all, kSecond);
+  EXPECT_EQ(roles->by_role.at(Role::Helper), 3 * kSecond);
+  EXPECT_FALSE(parse_grace_text("{helpr: 3s}", &why));
+  EXPECT_NE(why.find("unknown role 'helpr'"), std::string::npos);
+  EXPECT_FALSE(parse_grace_text("{helper: 3}", &why));
+  EXPECT_FALSE(parse_grace_text("soon", &why));
 }
 
 TEST(ParseScenario, DurationRanges) {
