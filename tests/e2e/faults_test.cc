@@ -445,11 +445,13 @@ TEST_F(Faults, APointNeverReachedIsAnError) {
   EXPECT_EQ(fault(r)["reason"], "point 'no.such.point' was never reached before the job ended "
                                 "(does the job run the points client, and is the point's name right?)");
   EXPECT_EQ(scenario(r)["verdict"], "error");
-  // A point reached, but never at the hit asked for.
+  // A point the job passes, but never at the hit asked for (the client
+  // reports only armed hits, so the harness never hears of the others).
   auto h = run({"{action: SIGKILL, target: self, at: {point: step, hit: 50}}"},
                {points(), "--workers", "1", "--steps", "3"});
-  EXPECT_EQ(h.result["scenarios"][0]["faults"][0]["reason"],
-            "point 'step' was reached 3 time(s), never matching point step hit 50, before the job ended");
+  EXPECT_EQ(h.result["scenarios"][0]["faults"][0]["status"], "not_triggered");
+  EXPECT_NE(h.result["scenarios"][0]["faults"][0]["reason"].get<std::string>().find("point 'step'"),
+            std::string::npos);
   EXPECT_EQ(h.result["scenarios"][0]["verdict"], "error");
 }
 

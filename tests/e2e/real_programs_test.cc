@@ -60,7 +60,7 @@ class RealPrograms : public ::testing::Test {
   }
   std::vector<std::string> torchrun(std::vector<std::string> script_args) {
     std::vector<std::string> cmd{"/usr/bin/python3", e2e::src("fixtures/python/torchrun_shim.py"),
-                                 "--nproc_per_node", "2", "--master_port", "0", program("ddp_plain.py")};
+                                 "--standalone", "--nproc_per_node", "2", program("ddp_plain.py")};
     cmd.insert(cmd.end(), script_args.begin(), script_args.end());
     return cmd;
   }
