@@ -493,12 +493,10 @@ Nanos CheckInput::grace(const std::string& check, Role role) const {
   if (it != scenario.checks.end()) {
     if (auto r = it->second.role_grace.find(role); r != it->second.role_grace.end()) return r->second;
   }
-  if (auto r = scenario.role_grace.find(role); r != scenario.role_grace.end()) {
-    // A built-in role grace is a floor under a stricter general one: a
-    // helper designed to linger must not fail `grace: 100ms`.
-    if (it != scenario.checks.end() && it->second.grace) return std::max(r->second, *it->second.grace);
-    return r->second;
-  }
+  if (auto r = scenario.role_grace.find(role); r != scenario.role_grace.end()) return r->second;
+  // A helper designed to linger (kHelperGrace) must not fail a stricter
+  // general grace; a more lenient one raises it too.
+  if (check == "no_orphans" && role == Role::Helper) return std::max(kHelperGrace, grace(check));
   return grace(check);
 }
 

@@ -269,7 +269,7 @@ int main(int argc, char** argv) {
   run->add_option("--timeout", timeout_s, "job deadline, overrides the scenario's (e.g. 30s)");
   run->add_option("--grace", grace_s,
                   "how long a process may outlive its parent or stay a zombie: one duration (e.g. "
-                  "500ms) or per role, '{default: 1s, helper: 5s}' (helpers get 5s unless told)");
+                  "500ms) or per role, '{default: 1s, helper: 5s}' (no_orphans gives helpers 5s unless told)");
   run->add_option("--settle", settle_s, "how long leftovers are watched after the top process exits");
   run->add_option("--seed", seed, "seed passed to the job as AFTERMATH_SEED");
   run->add_option("--repeat", repeat,

@@ -40,8 +40,6 @@ const std::vector<std::string>& default_checks() {
   return kDefaults;
 }
 
-std::map<Role, Nanos> default_role_grace() { return {{Role::Helper, kHelperGrace}}; }
-
 std::string Diagnostic::to_string() const {
   std::string out = file;
   if (line > 0) {

@@ -1256,6 +1256,8 @@ TEST(GraceByRole, ADefaultGraceDoesNotLowerTheHelpersButRaisesTheRest) {
   auto in = make_check_input(sc, tl, procs);
   EXPECT_EQ(in.grace("no_orphans", Role::Worker), msec(100));
   EXPECT_EQ(in.grace("no_orphans", Role::Helper), kHelperGrace);
+  // A helper's zombie is no design: the plain grace.
+  EXPECT_EQ(in.grace("no_zombies", Role::Helper), msec(100));
   sc.checks["no_orphans"].grace = 8 * kSecond;
   auto in2 = make_check_input(sc, tl, procs);
   EXPECT_EQ(in2.grace("no_orphans", Role::Helper), 8 * kSecond);
