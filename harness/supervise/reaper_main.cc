@@ -1,11 +1,23 @@
 // aftermath-reaper: the job's init. See reaper_protocol.h for the protocol.
 //
 //   aftermath-reaper --events FD --lifeline FD [--stdout PATH] [--stderr PATH]
-//                    [--cwd DIR] [--contain auto|pidns|subreaper] -- ARGV...
+//                    [--cwd DIR] [--contain auto|pidns|subreaper]
+//                    [--shm auto|private|host] [--proc own|host] -- ARGV...
 //
 // In PID-namespace mode there are two processes: this one (outside, the
 // supervisor's child, which only waits) and its child, pid 1 inside, which
 // starts the job and reaps. In subreaper mode this process does both.
+//
+// The job's view of /proc. A PID namespace alone leaves the job reading the
+// host's /proc: it would find its own processes there under host pids that
+// mean nothing to kill() inside the namespace (ESRCH), and /proc/self would
+// disagree with getpid(). So in PID-namespace mode the job also gets a mount
+// namespace of its own (private: nothing propagates back to the host) where
+// pid 1 mounts a procfs on /proc. It must be pid 1, not this process: a
+// procfs shows the PID namespace of the process that mounts it. We ourselves
+// report host pids, read through a handle on the host's procfs opened before
+// any of this (host_pid_of_self). --proc host leaves /proc alone (the job then
+// sees the host's, as it would where the mount is refused).
 // Written against the raw system interface on purpose: it must stay small,
 // single-threaded, and free of anything that could block its reaping loop.
 #include <dirent.h>
@@ -40,6 +52,7 @@ namespace {
 
 int g_events = -1;
 int g_lifeline = -1;
+int g_host_proc = -1;  // the host's procfs, opened before the job's own is mounted
 
 std::int64_t now_ns() {
   timespec ts;
@@ -60,12 +73,16 @@ void send(Msg type, int pid, int a, int b = 0) {
   _exit(125);
 }
 
+// Our pid as the supervisor sees it: "self" in the host's procfs (which
+// belongs to the supervisor's PID namespace) even from inside a new PID
+// namespace, and after the job's own procfs covers /proc. Async-signal-safe
+// (it runs between fork and exec): no allocation, no locale, no stdio.
 int host_pid_of_self() {
-  // /proc was mounted in the supervisor's namespace, so /proc/self names our
-  // pid as the supervisor sees it even from inside a new PID namespace.
-  char buf[32] = {0};
-  ssize_t n = ::readlink("/proc/self", buf, sizeof buf - 1);
-  return n > 0 ? atoi(buf) : getpid();
+  char buf[32];
+  ssize_t n = g_host_proc >= 0 ? ::readlinkat(g_host_proc, "self", buf, sizeof buf) : -1;
+  int pid = 0;
+  for (ssize_t i = 0; i < n && buf[i] >= '0' && buf[i] <= '9'; ++i) pid = pid * 10 + (buf[i] - '0');
+  return pid > 0 ? pid : getpid();
 }
 
 bool write_file(const char* path, const char* text) {
@@ -77,7 +94,7 @@ bool write_file(const char* path, const char* text) {
 }
 
 struct Options {
-  std::string out, err, cwd, contain = "auto", shm = "auto";
+  std::string out, err, cwd, contain = "auto", shm = "auto", proc = "own";
   std::vector<char*> argv;
 };
 
@@ -223,19 +240,33 @@ int init_loop(const Options& o, bool pid1) {
   }
 }
 
-// Gives the job its own /dev/shm: a fresh tmpfs of the host's size in a new
-// mount namespace, so concurrent jobs never see (or get blamed for) each
-// other's segments, and whatever the job leaks goes away with it.
+// Gives the job (and us) a mount namespace of our own, in which no mount
+// propagates back to the host. Returns 0 or the errno of what failed.
+int own_mount_namespace() {
+  if (unshare(CLONE_NEWNS) != 0) return errno;
+  if (mount("none", "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return errno;
+  return 0;
+}
+
+// Gives the job its own /dev/shm: a fresh tmpfs of the host's size (in the
+// job's own mount namespace), so concurrent jobs never see (or get blamed for)
+// each other's segments, and whatever the job leaks goes away with it.
 bool private_shm() {
   struct statvfs host {};
   if (statvfs("/dev/shm", &host) != 0) return false;
-  if (unshare(CLONE_NEWNS) != 0) return false;
-  // Our mounts must not propagate back to the host.
-  if (mount("none", "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return false;
   char opts[64];
   snprintf(opts, sizeof opts, "size=%llu,mode=1777",
            static_cast<unsigned long long>(host.f_blocks) * host.f_frsize);
   return mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, opts) == 0;
+}
+
+// Pid 1 only, in the job's own mount namespace: a procfs of this PID
+// namespace on /proc. Returns 0 or mount's errno (EPERM in a user namespace
+// where the host's /proc has parts masked by other mounts, as in most
+// containers: the kernel will not show more than the host's view does).
+int mount_own_proc() {
+  if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0) return errno;
+  return 0;
 }
 
 bool try_pid_namespace(bool user_ns, int* err) {
@@ -281,6 +312,7 @@ int main(int argc, char** argv) {
     else if (a == "--cwd") o.cwd = next();
     else if (a == "--contain") o.contain = next();
     else if (a == "--shm") o.shm = next();
+    else if (a == "--proc") o.proc = next();
     else if (a == "--") { ++i; break; }
     else {
       fprintf(stderr, "aftermath-reaper: unknown option %s\n", a.c_str());
@@ -293,7 +325,14 @@ int main(int argc, char** argv) {
     fprintf(stderr, "aftermath-reaper: usage: --events FD --lifeline FD -- ARGV...\n");
     return 125;
   }
+  if (o.proc != "own" && o.proc != "host") {
+    fprintf(stderr, "aftermath-reaper: --proc takes own or host, not %s\n", o.proc.c_str());
+    return 125;
+  }
   fcntl(g_events, F_SETFD, FD_CLOEXEC);
+  // Before any namespace: the procfs that names pids as the supervisor sees
+  // them. Close-on-exec: the job does not get it.
+  g_host_proc = ::open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
   // The lifeline stays open across fork for the init child, but the job must
   // not inherit it; start_top closes it explicitly.
 
@@ -313,8 +352,11 @@ int main(int argc, char** argv) {
     errno = err_pid;
     die("cannot create a PID namespace");
   }
+  // A PID namespace gets a mount namespace too, whatever /dev/shm it keeps:
+  // its /proc is mounted there (by pid 1, below).
+  int err_mounts = mode == Containment::Subreaper ? 0 : own_mount_namespace();
   bool shm_private = false;
-  if (mode != Containment::Subreaper && o.shm != "host") shm_private = private_shm();
+  if (mode != Containment::Subreaper && err_mounts == 0 && o.shm != "host") shm_private = private_shm();
   if (!shm_private && o.shm == "private") die("cannot give the job a private /dev/shm");
   send(Msg::Mode, shm_private ? 1 : 0, int(mode), o.contain == "subreaper" ? 0 : err_pid);
 
@@ -337,6 +379,15 @@ int main(int argc, char** argv) {
     // covers the window before this prctl.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     (void)outer;
+    using aftermath::reaper::ProcViewStep;
+    if (o.proc == "host") {
+      send(Msg::ProcView, 0, 0, int(ProcViewStep::NotAsked));
+    } else if (err_mounts != 0) {
+      send(Msg::ProcView, 0, err_mounts, int(ProcViewStep::MountNamespace));
+    } else {
+      int err = mount_own_proc();
+      send(Msg::ProcView, err == 0 ? 1 : 0, err, err == 0 ? 0 : int(ProcViewStep::ProcMount));
+    }
     send(Msg::InitPid, host_pid_of_self(), 0);
     return init_loop(o, true);
   }

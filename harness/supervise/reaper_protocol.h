@@ -28,6 +28,17 @@ enum class Msg : std::int32_t {
   Reaped = 4,      // pid = the reaped process's pid as the reaper sees it, a = wait status
   TopExited = 5,   // pid = top's namespace pid, a = wait status
   InitPid = 6,     // pid = the init (reaper) host pid
+  ProcView = 7,    // PID-namespace modes only, from pid 1 before the job starts: pid = 1 if
+                   // the job sees a procfs of its own PID namespace on /proc (so /proc/self,
+                   // /proc/<pid> and getpid() agree inside it); else pid = 0, a = errno of
+                   // what failed, b = what failed (see ProcViewStep)
+};
+
+// Why a job in a PID namespace still sees the host's /proc (ProcView's b).
+enum class ProcViewStep : std::int32_t {
+  NotAsked = 0,        // the reaper was told to leave /proc alone (--proc host)
+  MountNamespace = 1,  // no mount namespace of its own (unshare(CLONE_NEWNS))
+  ProcMount = 2,       // the mount of a procfs for its PID namespace was refused
 };
 
 enum class Containment : std::int32_t { PidNamespace = 1, UserPidNamespace = 2, Subreaper = 3 };

@@ -458,6 +458,22 @@ void Supervisor::handle(const reaper::Record& r) {
       }
       break;
     }
+    case reaper::Msg::ProcView:
+      // In a PID namespace the job should see its own /proc; where it cannot,
+      // /proc names host pids that kill() in the job does not know (ESRCH).
+      if (r.pid != 1) {
+        const char* name = r.a ? ::strerrorname_np(r.a) : nullptr;
+        std::string err = name ? name : r.a ? std::strerror(r.a) : "";
+        auto step = static_cast<reaper::ProcViewStep>(r.b);
+        std::string why = step == reaper::ProcViewStep::MountNamespace
+                              ? "no mount namespace of its own: " + err
+                          : step == reaper::ProcViewStep::ProcMount
+                              ? "mount of a procfs for its PID namespace refused: " + err
+                              : std::string("the reaper was told to leave /proc alone");
+        std::string& note = tl_.facts.containment_note;
+        note += (note.empty() ? "" : "; ") + std::string("the job sees the host's /proc (") + why + ")";
+      }
+      break;
     case reaper::Msg::InitPid:
       init_pid_ = r.pid;
       tl_.facts.init_pid = r.pid;

@@ -91,6 +91,7 @@ TEST_F(Cli, ZombieFailsNoZombies) {
 
 TEST_F(Cli, DoubleForkedSetsidDaemonIsStillFound) {
   std::string pids = dir / "pids";
+  e2e::PidSink sink(pids);  // host pids, from inside the job's PID namespace too
   auto r = run_cmd({"--grace", "200ms", "--settle", "500ms"},
                    {e2e::bin("tc_daemon"), "--life", "20s", "--pidfile", pids});
   EXPECT_EQ(r.exit_code, 1);
@@ -156,6 +157,7 @@ TEST_F(Cli, HostShmLeakIsRemovedOrKept) {
 
 TEST_F(Cli, HangIsDetectedAndTornDown) {
   std::string pids = dir / "pids";
+  e2e::PidSink sink(pids);  // host pids, from inside the job's PID namespace too
   auto r = run_cmd({"--timeout", "1s"},
                    {e2e::bin("tc_hang"), "--ignore-term", "--children", "2", "--pidfile", pids});
   EXPECT_EQ(r.exit_code, 1);
@@ -238,6 +240,7 @@ TEST_F(Cli, ListShowsScenarios) {
 // Interrupting the harness still tears the job down and reports.
 TEST_F(Cli, SigintTearsDownAndReports) {
   std::string pids = dir / "pids";
+  e2e::PidSink sink(pids);  // host pids, from inside the job's PID namespace too
   e2e::Child c = e2e::spawn({e2e::bin("aftermath"), "run", "--out", out(), "--timeout", "60s", "--",
                              e2e::bin("tc_hang"), "--children", "2", "--pidfile", pids},
                             dir / "o", dir / "e");
@@ -263,6 +266,7 @@ TEST_P(HarnessKilled, NoJobProcessSurvives) {
   ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
   TempDir dir;
   std::string pids = dir / "pids";
+  e2e::PidSink sink(pids);  // host pids, from inside the job's PID namespace too
   e2e::Child c = e2e::spawn({e2e::bin("aftermath"), "run", "--contain", GetParam(), "--out",
                              dir / "out", "--timeout", "60s", "--", e2e::bin("tc_hang"),
                              "--ignore-term", "--children", "3", "--pidfile", pids},

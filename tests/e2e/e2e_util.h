@@ -8,13 +8,17 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
+#include <cstring>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -144,8 +148,78 @@ inline nlohmann::json check(const Run& r, const std::string& name, size_t scenar
   return nullptr;
 }
 
-// Pids listed in a testcase's --pidfile ("role pid" lines).
+// Where testcases report their pids (--pidfile PATH, tc::record_pid): a
+// datagram socket bound at PATH for as long as this lives. Each message comes
+// with its sender's pid as the kernel gives it to us, which is the host pid
+// even for a process in the job's own PID namespace, and stays so after the
+// sender is gone. read_pids(PATH) collects them.
+class PidSink {
+ public:
+  explicit PidSink(std::string path) : path_(std::move(path)) {
+    int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    int on = 1;
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    if (fd < 0 || path_.size() >= sizeof a.sun_path) return;
+    std::memcpy(a.sun_path, path_.c_str(), path_.size());
+    if (::setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof on) != 0 ||
+        ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+      ::close(fd);
+      return;
+    }
+    sinks()[path_] = {fd, {}};
+  }
+  ~PidSink() {
+    auto it = sinks().find(path_);
+    if (it == sinks().end()) return;
+    ::close(it->second.fd);
+    ::unlink(path_.c_str());
+    sinks().erase(it);
+  }
+  PidSink(const PidSink&) = delete;
+  PidSink& operator=(const PidSink&) = delete;
+
+  // The pids received so far at `path` (nullptr if no sink is bound there).
+  static const std::vector<int>* received(const std::string& path) {
+    auto it = sinks().find(path);
+    if (it == sinks().end()) return nullptr;
+    for (;;) {
+      char role[64];
+      alignas(cmsghdr) char control[CMSG_SPACE(sizeof(ucred))];
+      iovec iov{role, sizeof role};
+      msghdr m{};
+      m.msg_iov = &iov;
+      m.msg_iovlen = 1;
+      m.msg_control = control;
+      m.msg_controllen = sizeof control;
+      if (::recvmsg(it->second.fd, &m, 0) < 0) break;
+      for (cmsghdr* c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_CREDENTIALS) continue;
+        ucred cred;
+        std::memcpy(&cred, CMSG_DATA(c), sizeof cred);
+        it->second.pids.push_back(cred.pid);
+      }
+    }
+    return &it->second.pids;
+  }
+
+ private:
+  struct State {
+    int fd = -1;
+    std::vector<int> pids;
+  };
+  static std::map<std::string, State>& sinks() {
+    static std::map<std::string, State> m;
+    return m;
+  }
+  std::string path_;
+};
+
+// Pids a testcase reported with --pidfile PATH: through the PidSink bound at
+// PATH (host pids), else from the file's "role pid" lines (pids as the
+// processes saw themselves: inside the job's PID namespace, not the test's).
 inline std::vector<int> read_pids(const std::string& path) {
+  if (const auto* got = PidSink::received(path)) return *got;
   std::vector<int> out;
   std::ifstream f(path);
   std::string role;

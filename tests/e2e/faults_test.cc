@@ -292,6 +292,7 @@ TEST_F(Faults, AKilledHarnessLeavesItsFaultCgroupToCheckAndReap) {
   if (!home.home) GTEST_SKIP() << "no memory cgroup to use here: " << home.why;
   ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
   std::string pids = dir / "pids";
+  e2e::PidSink sink(pids);  // host pids, from inside the job's PID namespace too
   e2e::Child c = e2e::spawn({e2e::bin("aftermath"), "run", "--out", dir / "out", "--timeout", "60s",
                              "--fault", "{action: host_oom, target: rank:0, at: {after: 10ms}}",
                              "--", points(), "--workers", "0", "--steps", "100000", "--step-ms",
