@@ -234,6 +234,9 @@ int cmd_list(const std::string& dir) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // What the user's shell gave us ignored, before we ignore anything: the
+  // job starts with exactly that (nohup's SIGHUP, say), not our SIGPIPE.
+  const std::uint64_t inherited_ignored = ignored_signals_now();
   CLI::App app{"aftermath: fault injection and leftovers checks for multi-process training jobs"};
   app.require_subcommand(1);
   std::string full_cmd;
@@ -380,6 +383,7 @@ int main(int argc, char** argv) {
   }
   ro.out_dir = out_dir;
   ro.keep_leaks = keep_leaks;
+  ro.ignored_signals = inherited_ignored;
   ro.ignore_requirements = ignore_requires;
   ro.seed = seed;
   ro.containment = contain;

@@ -2,7 +2,8 @@
 //
 //   aftermath-reaper --events FD --lifeline FD [--stdout PATH] [--stderr PATH]
 //                    [--cwd DIR] [--contain auto|pidns|subreaper]
-//                    [--shm auto|private|host] [--proc own|host] -- ARGV...
+//                    [--shm auto|private|host] [--proc own|host]
+//                    [--ignored-signals HEXMASK] -- ARGV...
 //
 // In PID-namespace mode there are two processes: this one (outside, the
 // supervisor's child, which only waits) and its child, pid 1 inside, which
@@ -95,8 +96,27 @@ bool write_file(const char* path, const char* text) {
 
 struct Options {
   std::string out, err, cwd, contain = "auto", shm = "auto", proc = "own";
+  // The signals the job starts with ignored (bit sig-1): those its launcher
+  // had ignored, not what the harness or this reaper happen to ignore.
+  unsigned long long ignored = 0;
+  bool ignored_given = false;
   std::vector<char*> argv;
 };
+
+// Gives the job the dispositions it would have had without the harness: a
+// handler is reset by exec anyway, so only "ignored" travels; every signal is
+// SIG_IGN exactly when the launcher had it so. Between fork and exec:
+// sigaction only.
+void restore_ignored(const Options& o) {
+  if (!o.ignored_given) return;
+  for (int sig = 1; sig < 65; ++sig) {
+    if (sig == SIGKILL || sig == SIGSTOP) continue;
+    struct sigaction sa {};
+    sa.sa_handler = (o.ignored >> (sig - 1)) & 1 ? SIG_IGN : SIG_DFL;
+    sigemptyset(&sa.sa_mask);
+    (void)sigaction(sig, &sa, nullptr);  // EINVAL for the C library's own: left as they are
+  }
+}
 
 // Subreaper mode only (as pid 1 the kernel does this for us): SIGKILLs every
 // descendant, deepest first, then reaps them. Our descendants cannot be
@@ -153,6 +173,7 @@ pid_t start_top(const Options& o, sigset_t old_mask) {
   if (pid < 0) die("fork");
   if (pid > 0) return pid;
   // Child: only async-signal-safe calls from here to exec.
+  restore_ignored(o);
   sigprocmask(SIG_SETMASK, &old_mask, nullptr);
   int host = host_pid_of_self();
   if (!o.out.empty()) {
@@ -312,6 +333,10 @@ int main(int argc, char** argv) {
     else if (a == "--cwd") o.cwd = next();
     else if (a == "--contain") o.contain = next();
     else if (a == "--shm") o.shm = next();
+    else if (a == "--ignored-signals") {
+      o.ignored = strtoull(next(), nullptr, 16);
+      o.ignored_given = true;
+    }
     else if (a == "--proc") o.proc = next();
     else if (a == "--") { ++i; break; }
     else {

@@ -149,6 +149,7 @@ ScenarioResult run_scenario(const Scenario& input, const RunOptions& o, int run_
   so.containment = o.containment;
   so.shm = o.shm;
   so.keep_leaks = o.keep_leaks;
+  so.ignored_signals = o.ignored_signals;
   so.interrupted = o.interrupted;
   // NVML is not thread-safe: each run (a thread of its own with --jobs) has
   // its own handle.

@@ -20,6 +20,7 @@ struct RunOptions {
   std::string containment = "auto";
   std::string shm = "auto";   // auto | private | host (see SupervisorOptions::shm)
   bool keep_leaks = false;
+  std::optional<std::uint64_t> ignored_signals;  // see SupervisorOptions
   // Launch scenarios whose `requires:` are not met here (normally skipped).
   bool ignore_requirements = false;
   // The device side. By default each run loads NVML itself (dlopen; absent

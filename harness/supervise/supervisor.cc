@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <boost/asio.hpp>
 #include "harness/supervise/bp2.h"
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -353,6 +354,13 @@ void Supervisor::launch() {
                                    "--stderr",   opt_.out_dir + "/stderr.log",
                                    "--contain",  opt_.containment,
                                    "--shm",      opt_.shm};
+  {
+    char mask[32];
+    std::snprintf(mask, sizeof mask, "%llx",
+                  static_cast<unsigned long long>(opt_.ignored_signals.value_or(ignored_signals_now())));
+    args.push_back("--ignored-signals");
+    args.push_back(mask);
+  }
   if (!sc_.job.cwd.empty()) {
     args.push_back("--cwd");
     args.push_back(sc_.job.cwd);
@@ -1744,6 +1752,15 @@ void Supervisor::device_finish() {
 }
 
 }  // namespace
+
+std::uint64_t ignored_signals_now() {
+  std::uint64_t mask = 0;
+  for (int sig = 1; sig < 65; ++sig) {
+    struct sigaction sa {};
+    if (::sigaction(sig, nullptr, &sa) == 0 && sa.sa_handler == SIG_IGN) mask |= std::uint64_t(1) << (sig - 1);
+  }
+  return mask;
+}
 
 Timeline supervise(const Scenario& scenario, const SupervisorOptions& options) {
   Supervisor s(scenario, options);

@@ -22,7 +22,9 @@
 // are ever signalled, and only through pidfds.
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -51,6 +53,9 @@ struct SupervisorOptions {
   // that appear during the run are attributed to the job by time alone.
   std::string shm = "auto";
   bool keep_leaks = false;
+  // The signals the job starts with ignored (bit sig-1), as its launcher had
+  // them; nullopt: this process's ignored signals when the job is launched.
+  std::optional<std::uint64_t> ignored_signals;
   // The device side (not owned; null: no GPU observation). NVML is sampled
   // every device_interval from before the launch until the memory is back at
   // its baseline after teardown (or device_memory_released's deadline); the
@@ -72,6 +77,11 @@ struct SupervisorOptions {
   // Set from a signal handler to stop the run early (teardown still happens).
   const volatile bool* interrupted = nullptr;
 };
+
+// The signals this process has set to SIG_IGN (bit sig-1). The CLI takes it
+// first thing, before it ignores SIGPIPE itself, so that the job starts with
+// what the user's shell gave it.
+std::uint64_t ignored_signals_now();
 
 // The job could not be started (missing reaper, exec failure is NOT this:
 // that is a job that exited 127 and is reported as such).

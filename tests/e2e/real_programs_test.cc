@@ -203,3 +203,36 @@ TEST_F(RealPrograms, RankAndWorkerTargetsHitTheRightProcessOfATorchrunJob) {
 }
 
 }  // namespace
+
+namespace {
+
+std::string sig_ign_line(const std::string& text) {
+  auto at = text.find("SigIgn:");
+  return at == std::string::npos ? std::string() : text.substr(at, text.find('\n', at) - at);
+}
+
+// The job starts with the signal dispositions its launcher gave the harness:
+// not the harness's own ignored SIGPIPE; a nohup-style ignored SIGHUP kept.
+TEST(JobSignals, IgnoredSignalsAreTheLaunchersNotTheHarnesss) {
+  for (const char* trap : {"", "trap '' HUP; "}) {
+    TempDir d;
+    // Directly: what the job would see without the harness.
+    e2e::Child direct = e2e::spawn({"/bin/sh", "-c", std::string(trap) + "exec /bin/cat /proc/self/status"},
+                                   d / "direct.out", d / "direct.err");
+    ASSERT_GE(e2e::wait_for(direct, 30s), 0);
+    std::string want = sig_ign_line(e2e::slurp(d / "direct.out"));
+    ASSERT_FALSE(want.empty());
+    e2e::Child via = e2e::spawn({"/bin/sh", "-c",
+                                 std::string(trap) + "exec \"$0\" run --out " + (d / "out") +
+                                     " -- /bin/cat /proc/self/status",
+                                 e2e::bin("aftermath")},
+                                d / "via.out", d / "via.err");
+    ASSERT_GE(e2e::wait_for(via, 60s), 0);
+    std::string got;
+    for (const auto& e : std::filesystem::directory_iterator(d / "out"))
+      if (e.is_directory()) got = sig_ign_line(e2e::slurp(e.path() / "stdout.log"));
+    EXPECT_EQ(got, want) << "trap: " << trap << e2e::slurp(d / "via.err");
+  }
+}
+
+}  // namespace
