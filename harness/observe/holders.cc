@@ -115,24 +115,28 @@ std::map<int, std::vector<FileRef>> scan_open_files(const std::string& proc_root
   return out;
 }
 
+std::string_view maps_line_path(std::string_view line) {
+  // address perms offset dev inode [path]: the path starts after 5 fields
+  // and may itself hold spaces.
+  size_t i = 0;
+  for (int field = 0; field < 5; ++field) {
+    while (i < line.size() && line[i] == ' ') ++i;
+    while (i < line.size() && line[i] != ' ') ++i;
+  }
+  while (i < line.size() && line[i] == ' ') ++i;
+  return i >= line.size() ? std::string_view() : line.substr(i);
+}
+
 std::vector<FileRef> parse_maps_paths(std::string_view contents, std::string_view dir) {
   std::vector<FileRef> out;
   size_t pos = 0;
   while (pos < contents.size()) {
     size_t eol = contents.find('\n', pos);
     if (eol == std::string_view::npos) eol = contents.size();
-    std::string_view line = contents.substr(pos, eol - pos);
+    std::string_view path = maps_line_path(contents.substr(pos, eol - pos));
     pos = eol + 1;
-    // address perms offset dev inode [path]: the path starts after 5 fields
-    // and may itself hold spaces.
-    size_t i = 0;
-    for (int field = 0; field < 5; ++field) {
-      while (i < line.size() && line[i] == ' ') ++i;
-      while (i < line.size() && line[i] != ' ') ++i;
-    }
-    while (i < line.size() && line[i] == ' ') ++i;
-    if (i >= line.size()) continue;
-    auto f = file_ref(line.substr(i));
+    if (path.empty()) continue;
+    auto f = file_ref(path);
     if (under(f.path, dir)) add_unique(out, std::move(f));
   }
   return out;

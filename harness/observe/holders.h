@@ -58,6 +58,10 @@ std::map<int, std::vector<FileRef>> scan_open_files(const std::string& proc_root
                                                     const PathPattern& pattern,
                                                     int* unreadable = nullptr);
 
+// The path of one /proc/PID/maps line (after address, perms, offset, dev and
+// inode; it may hold spaces), or empty for an anonymous mapping.
+std::string_view maps_line_path(std::string_view line);
+
 // Paths mapped in /proc/PID/maps contents that lie under `dir` ("/dev/shm"),
 // distinct, in order of appearance.
 std::vector<FileRef> parse_maps_paths(std::string_view contents, std::string_view dir);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "harness/observe/holders.h"
 #include "harness/observe/proc.h"
 
 namespace aftermath {
@@ -40,20 +41,14 @@ std::vector<HeldShm> parse_maps_shm(std::string_view maps) {
     if (eol == std::string_view::npos) eol = maps.size();
     std::string_view line = maps.substr(pos, eol - pos);
     pos = eol + 1;
-    // start-end perms offset dev inode path
-    size_t i = 0;
-    for (int field = 0; field < 5; ++field) {
-      while (i < line.size() && line[i] == ' ') ++i;
-      while (i < line.size() && line[i] != ' ') ++i;
-    }
-    while (i < line.size() && line[i] == ' ') ++i;
-    if (i >= line.size() || !is_shm_path(line.substr(i))) continue;
+    std::string_view path = maps_line_path(line);
+    if (!is_shm_path(path)) continue;
     size_t dash = line.find('-');
     size_t sp = line.find(' ');
     if (dash == std::string_view::npos || sp == std::string_view::npos || dash > sp) continue;
     std::uint64_t start = std::strtoull(std::string(line.substr(0, dash)).c_str(), nullptr, 16);
     std::uint64_t end = std::strtoull(std::string(line.substr(dash + 1, sp - dash - 1)).c_str(), nullptr, 16);
-    HeldShm& h = entry(out, line.substr(i));
+    HeldShm& h = entry(out, path);
     h.mapped = true;
     if (end > start) h.bytes += static_cast<std::int64_t>(end - start);
   }

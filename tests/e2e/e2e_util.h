@@ -291,4 +291,21 @@ inline void kill_leftovers(const std::vector<int>& pids) {
   }
 }
 
+// Why /usr/bin/python3 cannot run PyTorch here ("" when it can): its
+// `import torch`, once per test binary, with a deadline.
+inline const std::string& torch_unavailable() {
+  static const std::string why = [] {
+    if (::access("/usr/bin/python3", X_OK) != 0) return std::string("/usr/bin/python3 is not installed");
+    TempDir d;
+    Child c = spawn({"/usr/bin/python3", "-c", "import torch"}, d / "out", d / "err");
+    if (c.pid <= 0) return std::string("cannot start /usr/bin/python3");
+    int status = wait_for(c, std::chrono::seconds(60));
+    if (status < 0) return std::string("/usr/bin/python3 -c 'import torch' did not finish in 60 s");
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+      return "/usr/bin/python3 cannot import torch: " + slurp(d / "err").substr(0, 300);
+    return std::string();
+  }();
+  return why;
+}
+
 }  // namespace e2e

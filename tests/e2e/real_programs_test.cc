@@ -17,24 +17,11 @@ using nlohmann::json;
 
 namespace {
 
-const std::string& torch_missing() {
-  static const std::string why = [] {
-    if (::access("/usr/bin/python3", X_OK) != 0) return std::string("/usr/bin/python3 is not installed");
-    TempDir d;
-    e2e::Child c = e2e::spawn({"/usr/bin/python3", "-c", "import torch"}, d / "out", d / "err");
-    if (c.pid <= 0) return std::string("cannot start /usr/bin/python3");
-    int status = e2e::wait_for(c, 60s);
-    if (status < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-      return "/usr/bin/python3 cannot import torch: " + e2e::slurp(d / "err").substr(0, 300);
-    return std::string();
-  }();
-  return why;
-}
 
 class RealPrograms : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!torch_missing().empty()) GTEST_SKIP() << torch_missing();
+    if (!e2e::torch_unavailable().empty()) GTEST_SKIP() << e2e::torch_unavailable();
   }
   TempDir dir;
   static std::string program(const std::string& name) { return e2e::src("tests/data/programs/" + name); }

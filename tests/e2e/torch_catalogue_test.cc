@@ -44,21 +44,6 @@ std::vector<std::string> suite_entries(const std::string& suite) {
   return out;
 }
 
-// Why torch cannot be used here ("" when it can): /usr/bin/python3 -c "import torch".
-const std::string& torch_unavailable() {
-  static const std::string why = [] {
-    if (::access("/usr/bin/python3", X_OK) != 0) return std::string("/usr/bin/python3 is not installed");
-    TempDir d;
-    e2e::Child c = e2e::spawn({"/usr/bin/python3", "-c", "import torch"}, d / "out", d / "err");
-    if (c.pid <= 0) return std::string("cannot start /usr/bin/python3");
-    int status = e2e::wait_for(c, 60s);
-    if (status < 0) return std::string("/usr/bin/python3 -c 'import torch' did not finish in 60 s");
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-      return "/usr/bin/python3 cannot import torch: " + e2e::slurp(d / "err").substr(0, 300);
-    return std::string();
-  }();
-  return why;
-}
 
 const json& check_of(const json& s, const std::string& name) {
   static const json none;
@@ -260,7 +245,7 @@ std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
 class TorchCatalogue : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    if (!torch_unavailable().empty()) GTEST_SKIP() << torch_unavailable();
+    if (!e2e::torch_unavailable().empty()) GTEST_SKIP() << e2e::torch_unavailable();
   }
   TempDir dir;
 };
