@@ -34,6 +34,8 @@ enum class ObsKind {
   Memory,      // value=resident bytes of the job's live processes (sum of RSS), value2=processes summed
   ProcExec,    // pid, name=comm, text=cmdline, role: the process exec'd (or renamed itself) since first seen
   OomKill,     // pid=the fault's target, value=fault index, value2=kills so far, text=cgroup, name=the kernel's log line: the kernel OOM killer acted in a fault's cgroup
+  TmpLeft,     // name=path, value=bytes, value2=owner uid, text=kind (pymp | torch-shm-dir | torchelastic | other), pid=a process outside the job that holds (or held) it, 0: none: a temp-dir entry new since launch, still there after teardown
+  TmpReclaim,  // name=path, value=bytes: the harness removed a left temp-dir entry after the run
 };
 std::string_view to_string(ObsKind k);
 
@@ -78,6 +80,9 @@ Observation memory(Nanos t, std::int64_t rss_bytes, std::int64_t processes);
 Observation proc_exec(Nanos t, int pid, std::string comm, std::string cmdline, Role role);
 Observation oom_kill(Nanos t, int index, int pid, long long kills, std::string cgroup,
                      std::string kernel_line = "");
+Observation tmp_left(Nanos t, std::string path, std::int64_t bytes, unsigned owner,
+                     std::string kind, int outside_holder = 0);
+Observation tmp_reclaim(Nanos t, std::string path, std::int64_t bytes);
 }  // namespace obs
 
 // What became of one of the scenario's faults.

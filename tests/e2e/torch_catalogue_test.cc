@@ -101,6 +101,19 @@ double max_orphan_ms(const json& s) {
   return mx;
 }
 
+// The temp-dir residue tmp_clean blames on the job, of one kind; each must
+// have been removed by the harness.
+int tmp_left_of_kind(const json& s, const std::string& residue) {
+  int n = 0;
+  for (const auto& e : check_of(s, "tmp_clean")["measured"]["left"]) {
+    if (e["residue"] != residue) continue;
+    ++n;
+    EXPECT_TRUE(e["reclaimed"].get<bool>()) << e.dump();
+    EXPECT_FALSE(std::filesystem::exists(e["path"].get<std::string>())) << e.dump();
+  }
+  return n;
+}
+
 double fault_effect_to_top_exit_ms(const json& s) {
   double top_exit = -1;
   for (const auto& p : s["processes"])
@@ -151,6 +164,8 @@ const std::map<std::string, Point>& points_of_scenarios() {
          for (const auto& z : check_of(s, "no_zombies")["measured"]["zombies"])
            EXPECT_NE(z["cmdline"].get<std::string>().find("torch_shm_manager"), std::string::npos)
                << z.dump();
+         // Each killed manager leaves its torch-shm-dir-* (manager.sock).
+         EXPECT_GE(tmp_left_of_kind(s, "torch-shm-dir"), 1);
        }},
       {"torch-loader-worker-kill",
        [](const json& s) {
@@ -162,6 +177,9 @@ const std::map<std::string, Point>& points_of_scenarios() {
          ASSERT_FALSE(errs.empty());
          EXPECT_NE(errs[0]["fields"]["message"].get<std::string>().find("is killed by signal: Killed"),
                    std::string::npos);
+         // Every worker's pymp-* stays: the killed one's, and those of the
+         // three SIGTERMed at the main process's exit.
+         EXPECT_GE(tmp_left_of_kind(s, "pymp"), 4);
        }},
       {"torch-loader-fd-emfile",
        [](const json& s) {
@@ -169,6 +187,7 @@ const std::map<std::string, Point>& points_of_scenarios() {
          ASSERT_FALSE(errs.empty());
          EXPECT_NE(errs[0]["fields"]["message"].get<std::string>().find("Too many open files"), std::string::npos);
          EXPECT_GT(errs[0]["fields"]["step"].get<int>(), 10);  // after the fds piled up
+         EXPECT_GE(tmp_left_of_kind(s, "pymp"), 2);  // both workers', SIGTERMed at exit
        }},
       {"torch-loader-fd-emfile-file-system",
        [](const json& s) {
