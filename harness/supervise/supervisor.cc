@@ -1381,13 +1381,17 @@ void Supervisor::tmp_start() {
 }
 
 void Supervisor::schedule_tmp_poll() {
-  tmp_timer_->expires_after(std::chrono::milliseconds(250));
+  // Often enough to see the holder of residue that lives a few tens of ms;
+  // an idle poll is one read() of an inotify queue.
+  tmp_timer_->expires_after(std::chrono::milliseconds(50));
   tmp_timer_->async_wait([this](boost::system::error_code ec) {
     if (ec) return;
-    std::vector<int> live;
-    for (const auto& [pid, tr] : procs_)
-      if (!tr.gone) live.push_back(pid);
-    tmp_.poll(now(), live);
+    tmp_.poll(now(), [this] {
+      std::vector<int> live;
+      for (const auto& [pid, tr] : procs_)
+        if (!tr.gone) live.push_back(pid);
+      return live;
+    });
     schedule_tmp_poll();
   });
 }

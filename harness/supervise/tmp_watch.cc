@@ -10,7 +10,7 @@ namespace {
 
 // Names and inodes only: the walk for sizes is left to finish().
 constexpr TmpScanLimits kListOnly{0, 0};
-constexpr Nanos kFirstBackoff = 250 * kMilli;
+constexpr Nanos kFirstBackoff = 50 * kMilli;
 constexpr Nanos kMaxBackoff = 4 * kSecond;
 
 }  // namespace
@@ -35,7 +35,7 @@ void TmpDirWatch::note_new(const std::string& name, Nanos now) {
   seen_[name] = Seen{e->inode, false, 0, now, kFirstBackoff};
 }
 
-void TmpDirWatch::poll(Nanos now, const std::vector<int>& job_pids) {
+void TmpDirWatch::poll(Nanos now, const std::function<std::vector<int>()>& job_pids_of) {
   if (!active_) return;
   std::set<std::string> changed;
   if (watch_.poll(&changed)) {
@@ -62,6 +62,7 @@ void TmpDirWatch::poll(Nanos now, const std::vector<int>& job_pids) {
     ++it;
   }
   if (due.empty()) return;
+  const std::vector<int> job_pids = job_pids_of();
   auto by_job = find_tmp_holders(opt_.proc_root, opt_.dir, due, &job_pids);
   std::vector<std::string> elsewhere;
   for (const auto& name : due) {

@@ -7,19 +7,22 @@
 //
 // Runs side by side (--jobs, or other harnesses on the machine) share the
 // dir, so "new since launch" is not "the job's". Attribution: while the job
-// runs, each new residue entry is looked at (at once, then with a doubling
-// backoff up to 4 s) until some process holds it: a job process makes it the
-// job's; a socket under it bound by anyone else makes it another's. After
+// runs, each new residue entry is looked at as soon as it is noticed (the
+// caller polls every 50 ms; inotify makes an idle poll one read()), then with
+// a doubling backoff up to 4 s, until some process holds it: a job process
+// makes it the job's; a socket under it bound by anyone else makes it
+// another's. After
 // teardown the job is gone, so any live holder is outside the job. An entry
 // held by a process outside the job, now or while the job ran (and never by
 // the job), is recorded with that holder and never removed nor blamed. An
 // entry nobody was ever seen holding is the job's: a process that makes and
-// leaves residue between two looks is the job's far more often than a
-// neighbour's.
+// leaves residue within one poll (tens of milliseconds) is the job's far more
+// often than a neighbour's.
 //
 // Not thread-safe; one owner (the supervisor's loop).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -45,9 +48,10 @@ class TmpDirWatch {
   const std::string& dir() const { return opt_.dir; }
 
   // While the job runs: notes new residue entries and who holds them.
-  // `job_pids`: the job's live processes (proc-root pids). Cheap when the dir
-  // did not change and nothing is waiting to be attributed.
-  void poll(Nanos now, const std::vector<int>& job_pids);
+  // `job_pids` lists the job's live processes (proc-root pids); it is called
+  // only when an entry is due to be looked at. Cheap when the dir did not
+  // change and nothing is waiting to be attributed.
+  void poll(Nanos now, const std::function<std::vector<int>()>& job_pids);
 
   // After teardown: TmpLeft for each entry new since the baseline and still
   // there, TmpReclaim for the residue removed, notes for what could not be.

@@ -286,7 +286,11 @@ class TorchCatalogue : public ::testing::TestWithParam<std::string> {
 
 TEST_P(TorchCatalogue, VerdictMatchesItsExpectation) {
   const std::string file = GetParam();
-  e2e::Run r = e2e::aftermath(dir, {"run", "--out", dir / "out", e2e::src("scenarios/" + file)}, 110s);
+  // A temp dir of its own (the job inherits TMPDIR): scenarios that run side
+  // by side under ctest never share one, so what each leaves there is its own.
+  std::filesystem::create_directories(dir / "tmp");
+  e2e::Run r = e2e::aftermath(dir, {"run", "--out", dir / "out", e2e::src("scenarios/" + file)}, 110s,
+                              {"TMPDIR=" + dir / "tmp"});
   ASSERT_FALSE(r.result.is_null()) << file << ": no result.json\n" << r.err << r.out;
   ASSERT_EQ(r.result["scenarios"].size(), 1u);
   const json& s = r.result["scenarios"][0];

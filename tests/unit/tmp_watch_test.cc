@@ -52,7 +52,7 @@ TEST_F(TmpWatch, ResidueTheJobLeftIsRecordedThenRemovedAndOtherEntriesOnlyReport
   d_.write("tmp/torch-shm-dir-x/manager.sock", "");
   d_.write("tmp/torchelastic_y/attempt_0/0/error.json", std::string(5, 'e'));
   d_.write("tmp/results.csv", std::string(3, 'r'));  // a job's output, perhaps
-  w.poll(100 * kMilli, {});
+  w.poll(100 * kMilli, [] { return std::vector<int>{}; });
   auto out = w.finish(kSecond);
   EXPECT_FALSE(left(out, tmp_ + "/pymp-before"));
   const Observation* p = left(out, tmp_ + "/pymp-left");
@@ -103,7 +103,7 @@ TEST_F(TmpWatch, ResidueHeldOutsideTheJobIsNeitherRemovedNorBlamed) {
   d_.write("tmp/pymp-job/listener-1", "");
   bind_socket(902, tmp_ + "/pymp-job/listener-1");
   proc_.fd(42, 3, "socket:[902]");
-  w.poll(100 * kMilli, {42});
+  w.poll(100 * kMilli, [] { return std::vector<int>{42}; });
   // Everyone lets go.
   fs::remove(proc_.root() + "/500/fd/4");
   fs::remove(proc_.root() + "/42/fd/3");
@@ -117,6 +117,25 @@ TEST_F(TmpWatch, ResidueHeldOutsideTheJobIsNeitherRemovedNorBlamed) {
   EXPECT_FALSE(fs::exists(tmp_ + "/pymp-job"));
   EXPECT_FALSE(reclaimed(out, tmp_ + "/pymp-now"));
   EXPECT_TRUE(reclaimed(out, tmp_ + "/pymp-job"));
+}
+
+// An entry nobody holds yet is looked at again (after a backoff) until
+// someone does.
+TEST_F(TmpWatch, AnEntryIsLookedAtAgainUntilSomeoneHoldsIt) {
+  proc_.add(500, 1, "python3");
+  TmpDirWatch w;
+  ASSERT_EQ(w.start(o_), "");
+  auto none = [] { return std::vector<int>{}; };
+  d_.write("tmp/pymp-slow/listener-1", "");
+  w.poll(0, none);  // noticed; nobody holds it yet
+  bind_socket(901, tmp_ + "/pymp-slow/listener-1");
+  proc_.fd(500, 4, "socket:[901]");
+  w.poll(60 * kMilli, none);  // looked at again: the neighbour's
+  fs::remove(proc_.root() + "/500/fd/4");
+  d_.write("proc/net/unix", "Num       RefCount Protocol Flags    Type St Inode Path\n");
+  auto out = w.finish(kSecond);
+  EXPECT_EQ(left(out, tmp_ + "/pymp-slow")->pid, 500);
+  EXPECT_TRUE(fs::exists(tmp_ + "/pymp-slow"));
 }
 
 // Negative control for the attribution: without the look while the job ran,
@@ -139,7 +158,7 @@ TEST_F(TmpWatch, AnUnreadableDirIsSaidAndNothingElseHappens) {
   TmpDirWatch w;
   EXPECT_NE(w.start(o_).find("missing"), std::string::npos);
   EXPECT_FALSE(w.active());
-  w.poll(0, {});
+  w.poll(0, [] { return std::vector<int>{}; });
   EXPECT_TRUE(w.finish(kSecond).empty());
 }
 
