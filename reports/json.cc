@@ -241,6 +241,17 @@ json to_json(const Observation& o) {
       j["cgroup"] = o.text;
       if (!o.name.empty()) j["kernel"] = o.name;
       break;
+    case ObsKind::TmpLeft:
+      j["path"] = o.name;
+      j["bytes"] = o.value;
+      j["owner"] = o.value2;
+      j["residue"] = o.text;
+      j["held_outside_by"] = o.pid;
+      break;
+    case ObsKind::TmpReclaim:
+      j["path"] = o.name;
+      j["bytes"] = o.value;
+      break;
   }
   return j;
 }

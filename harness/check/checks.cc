@@ -3,6 +3,7 @@
 #include "harness/check/data_checks.h"
 #include "harness/check/device_checks.h"
 #include "harness/check/memory_checks.h"
+#include "harness/check/tmp_checks.h"
 #include "harness/observe/roles.h"
 
 #include <algorithm>
@@ -471,6 +472,7 @@ const std::map<std::string, CheckFn>& catalogue() {
   static const std::map<std::string, CheckFn> c = {
       {"all_exited", all_exited}, {"no_orphans", no_orphans}, {"no_zombies", no_zombies},
       {"shm_clean", shm_clean},   {"job_exit", job_exit},     {"no_hang", no_hang},
+      {"tmp_clean", tmp_clean},
       {"data_partition", data_partition}, {"collectives_matched", collectives_matched},
       {"memory_growth", memory_growth_configured},
       {kDeviceMemoryReleased, device_memory_configured},

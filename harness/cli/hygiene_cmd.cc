@@ -1,10 +1,12 @@
 #include "harness/cli/hygiene_cmd.h"
 
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include "harness/hygiene/hygiene.h"
 #include "harness/hygiene/reap.h"
@@ -32,9 +34,13 @@ struct Built {
 bool build(const char* cmd, const HygieneCliOptions& c, Built& b) {
   auto probe_timeout = parse_duration(c.probe_timeout);
   auto min_age = parse_duration(c.shm_min_age);
-  if (!probe_timeout || !min_age) {
+  auto tmp_min_age = parse_duration(c.tmp_min_age);
+  if (!probe_timeout || !min_age || !tmp_min_age) {
     std::fprintf(stderr, "aftermath %s: '%s' is not a duration (e.g. 500ms, 20s, 2m)\n", cmd,
-                 (!probe_timeout ? c.probe_timeout : c.shm_min_age).c_str());
+                 (!probe_timeout ? c.probe_timeout
+                  : !min_age     ? c.shm_min_age
+                                 : c.tmp_min_age)
+                     .c_str());
     return false;
   }
   std::string error;
@@ -48,6 +54,13 @@ bool build(const char* cmd, const HygieneCliOptions& c, Built& b) {
   o.device_pattern = c.device_pattern;
   for (int p : c.orphan_parents) o.orphan_parents.insert(p);
   o.shm_min_age = *min_age;
+  o.tmp_min_age = *tmp_min_age;
+  if (c.tmp_dir == "auto") {
+    const char* env = ::getenv("TMPDIR");
+    o.tmp_dir = job_tmp_dir(env ? std::optional<std::string>(env) : std::nullopt);
+  } else {
+    o.tmp_dir = c.tmp_dir == "none" ? "" : c.tmp_dir;
+  }
   o.nvml_pid_level = c.nvml_pid_level;
   o.cgroup_dir = c.cgroup_dir == "none" ? "" : c.cgroup_dir;
   b.nvml = std::make_unique<DlNvml>();
@@ -77,7 +90,15 @@ void add_hygiene_options(CLI::App* sub, HygieneCliOptions& o) {
                   "the probe program (default: aftermath-probe beside this one)");
   sub->add_option("--probe-timeout", o.probe_timeout, "deadline of each probe child")
       ->capture_default_str();
-  sub->add_option("--shm-min-age", o.shm_min_age, "younger /dev/shm entries are never leftovers")
+  sub->add_option("--shm-min-age", o.shm_min_age,
+                  "younger /dev/shm entries are leftovers only when their creator is provably gone")
+      ->capture_default_str();
+  sub->add_option("--tmp-dir", o.tmp_dir,
+                  "temp dir whose PyTorch/multiprocessing residue (pymp-*, torch-shm-dir-*, "
+                  "torchelastic_*) is judged: auto ($TMPDIR, else /tmp), a directory, or none")
+      ->capture_default_str();
+  sub->add_option("--tmp-min-age", o.tmp_min_age,
+                  "younger temp-dir residue is a leftover only when its maker is provably gone")
       ->capture_default_str();
   sub->add_option("--nvml-pid-level", o.nvml_pid_level,
                   "PID-namespace level of NVML's pids below the proc root's (0: the same)")

@@ -6,7 +6,8 @@
 // HYGIENE OPTIONS (add_hygiene_options): --proc-root, --shm-dir,
 // --device-pattern, --orphan-parent PID (repeatable), --no-probe,
 // --probe PROGRAM, --probe-timeout DURATION, --shm-min-age DURATION,
-// --nvml-pid-level N.
+// --tmp-dir DIR|auto|none, --tmp-min-age DURATION, --nvml-pid-level N,
+// --cgroup-dir.
 //
 // Exit status: 0 clean (after reaping, for reap); 1 not clean; 2 usage.
 #pragma once
@@ -26,6 +27,8 @@ struct HygieneCliOptions {
   std::string probe;  // default: aftermath-probe beside this program
   std::string probe_timeout = "20s";
   std::string shm_min_age = "30s";
+  std::string tmp_dir = "auto";  // auto: $TMPDIR, else /tmp; none: not looked at
+  std::string tmp_min_age = "30s";
   int nvml_pid_level = 0;
   std::string cgroup_dir = "auto";
 };

@@ -280,7 +280,7 @@ int main(int argc, char** argv) {
                   "rate with a 95% confidence interval")
       ->check(CLI::Range(1, 10000));
   run->add_option("--jobs", jobs, "run N scenarios side by side")->check(CLI::Range(1, 256));
-  run->add_flag("--keep-leaks", keep_leaks, "leave leaked /dev/shm entries in place (still reported)");
+  run->add_flag("--keep-leaks", keep_leaks, "leave leaked /dev/shm entries and temp-dir residue (pymp-*, torch-shm-dir-*, torchelastic_*) in place (still reported)");
   run->add_flag("--ignore-requires", ignore_requires,
                 "launch scenarios whose requires: are not met here (normally skipped)");
   run->add_option("--contain", contain, "containment: auto, pidns or subreaper")

@@ -27,6 +27,8 @@ std::string_view to_string(ObsKind k) {
     case ObsKind::OomKill: return "oom_kill";
     case ObsKind::RoleInferred: return "role_inferred";
     case ObsKind::ShmHeld: return "shm_held";
+    case ObsKind::TmpLeft: return "tmp_left";
+    case ObsKind::TmpReclaim: return "tmp_reclaim";
     case ObsKind::Note: break;
   }
   return "note";
@@ -197,6 +199,22 @@ Observation oom_kill(Nanos t, int index, int pid, long long kills, std::string c
   o.value2 = kills;
   o.text = std::move(cgroup);
   o.name = std::move(kernel_line);
+  return o;
+}
+Observation tmp_left(Nanos t, std::string path, std::int64_t bytes, unsigned owner,
+                     std::string kind, int outside_holder) {
+  auto o = make(t, ObsKind::TmpLeft);
+  o.name = std::move(path);
+  o.value = bytes;
+  o.value2 = owner;
+  o.text = std::move(kind);
+  o.pid = outside_holder;
+  return o;
+}
+Observation tmp_reclaim(Nanos t, std::string path, std::int64_t bytes) {
+  auto o = make(t, ObsKind::TmpReclaim);
+  o.name = std::move(path);
+  o.value = bytes;
   return o;
 }
 }  // namespace obs

@@ -66,6 +66,19 @@ bool interesting(const std::string& name, const std::vector<std::string>& prefix
   return false;
 }
 
+// CAP_SYS_PTRACE (bit 19) in this process's effective set.
+bool has_cap_sys_ptrace() {
+  auto text = read_small_file("/proc/self/status");
+  if (!text) return false;
+  auto pos = text->find("\nCapEff:");
+  if (pos == std::string::npos) return false;
+  unsigned long long caps = 0;
+  const char* b = text->data() + pos + 8;
+  while (*b == ' ' || *b == '\t') ++b;
+  auto r = std::from_chars(b, text->data() + text->size(), caps, 16);
+  return r.ec == std::errc() && (caps >> 19) & 1;
+}
+
 std::string describe(const HygieneProcess& p) {
   return "pid " + std::to_string(p.pid) + " (" + p.comm + ", uid " + std::to_string(p.uid) + ")";
 }
@@ -75,6 +88,65 @@ std::string holdings(const HygieneProcess& p) {
   for (const auto& s : p.shm) h.push_back(s);
   if (!p.gpus.empty()) h.push_back(format_bytes(p.gpu_bytes) + " on GPU " + join_ints(p.gpus));
   return join(h);
+}
+
+// The temp dir's residue (pymp-*, torch-shm-dir-*, torchelastic_*): a
+// leftover when nobody holds it and its maker is provably gone (the sockets it
+// bound are unbound) or it is older than tmp_min_age. Residue held only by
+// leftover processes goes once reap has ended them.
+void judge_tmp(const HygieneOptions& o, std::int64_t now, const std::set<int>& leftovers,
+               CheckReport& rep, std::set<int>& unreadable) {
+  std::string error;
+  auto table = scan_tmp(o.tmp_dir, &error);
+  if (!table) {
+    rep.notes.push_back("temp dir not inspected: " + error);
+    return;
+  }
+  std::vector<std::string> names;
+  for (const auto& [name, e] : *table)
+    if (known_residue(e.kind)) names.push_back(name);
+  auto holds = find_tmp_holders(o.proc_root, o.tmp_dir, names, nullptr, &unreadable);
+  for (const auto& name : names) {
+    const TmpEntry& e = table->at(name);
+    HygieneTmp t;
+    t.name = name;
+    t.kind = e.kind;
+    t.bytes = e.bytes;
+    t.bytes_partial = e.bytes_partial;
+    t.uid = e.uid;
+    t.age = now - e.mtime_ns;
+    t.inode = e.inode;
+    const TmpHold* h = nullptr;
+    if (auto it = holds.find(name); it != holds.end()) {
+      h = &it->second;
+      t.held_by = h->pids;
+      t.bound = h->bound;
+    }
+    t.maker_gone = tmp_maker_gone(e, h);
+    bool held = h && h->held();
+    std::string path = o.tmp_dir + "/" + name;
+    if (!held && (t.maker_gone || t.age >= o.tmp_min_age)) {
+      t.leftover = true;
+      t.why = t.maker_gone ? "leftover: its maker is gone (" + join(e.sockets) +
+                                 " no longer bound), nobody holds it"
+                           : "leftover: nobody holds it, older than " + format_age(o.tmp_min_age);
+      rep.problems.push_back(path + " (" + std::string(to_string(t.kind)) + ", " +
+                             format_bytes(t.bytes) + (t.bytes_partial ? "+" : "") + ", uid " +
+                             std::to_string(t.uid) + ", " + format_age(t.age) + " old): " + t.why);
+    } else if (held && !t.held_by.empty() &&
+               std::all_of(t.held_by.begin(), t.held_by.end(),
+                           [&](int p) { return leftovers.count(p) > 0; })) {
+      t.freed_by_reap = true;
+      t.why = "leftover once leftover process(es) " + join_ints(t.held_by) + " are gone";
+    } else if (!t.held_by.empty()) {
+      t.why = "in use by " + join_ints(t.held_by);
+    } else if (held) {
+      t.why = "in use: a socket under it is bound (" + join(t.bound) + ")";
+    } else {
+      t.why = "young (" + format_age(t.age) + "): its maker may still be using it";
+    }
+    rep.tmp.push_back(std::move(t));
+  }
 }
 
 }  // namespace
@@ -200,13 +272,12 @@ CheckReport machine_check(const HygieneOptions& o) {
   std::string pattern_error;
   auto pattern = PathPattern::parse(o.device_pattern, &pattern_error);
   if (!pattern) rep.problems.push_back(pattern_error);
-  int unreadable_fd = 0, unreadable_maps = 0, unused = 0;
+  std::set<int> unreadable;  // fds, maps or cwd refused
   std::map<int, std::vector<FileRef>> dev_files;
-  if (pattern) dev_files = scan_open_files(o.proc_root, *pattern, &unreadable_fd);
+  if (pattern) dev_files = scan_open_files(o.proc_root, *pattern, nullptr, &unreadable);
   const std::string shm_real = real_dir(o.shm_dir);
-  auto shm_held = scan_open_files(o.proc_root, PathPattern::under_dir(shm_real), &unused);
-  auto shm_mapped = scan_mapped_files(o.proc_root, shm_real, &unreadable_maps);
-  rep.unreadable_processes = std::max(unreadable_fd, unreadable_maps);
+  auto shm_held = scan_open_files(o.proc_root, PathPattern::under_dir(shm_real), nullptr, &unreadable);
+  auto shm_mapped = scan_mapped_files(o.proc_root, shm_real, nullptr, &unreadable);
 
   std::map<int, std::vector<std::string>> shm_of;  // pid -> entries it maps or holds
   std::map<std::string, std::vector<int>> mapped_by, held_by;
@@ -331,6 +402,9 @@ CheckReport machine_check(const HygieneOptions& o) {
   });
 
   // /dev/shm entries.
+  std::set<int> inner_pids;  // pids of processes as nested PID namespaces see them
+  for (const auto& [pid, p] : idx.all())
+    for (size_t i = 1; i < p.nspid.size(); ++i) inner_pids.insert(p.nspid[i]);
   auto boot = boot_time_ns(o.proc_root);
   const long ticks = ::sysconf(_SC_CLK_TCK);
   int dfd = ::open(o.shm_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -349,6 +423,7 @@ CheckReport machine_check(const HygieneOptions& o) {
       ctime_ns = static_cast<std::int64_t>(st.st_ctim.tv_sec) * kSecond + st.st_ctim.tv_nsec;
     }
     s.creator_pid = torch_creator_pid(name);
+    std::string creator_note;
     if (s.creator_pid) {
       const ProcInfo* c = idx.get(*s.creator_pid);
       s.creator = c && !c->zombie() ? CreatorState::Alive : CreatorState::Gone;
@@ -356,6 +431,12 @@ CheckReport machine_check(const HygieneOptions& o) {
       if (s.creator == CreatorState::Alive && boot && ticks > 0) {
         std::int64_t started = *boot + static_cast<std::int64_t>(c->start_ticks) * kSecond / ticks;
         if (started > ctime_ns + 2 * kSecond) s.creator = CreatorState::Gone;
+      }
+      // The name carries the pid as its creator saw it: in a PID namespace
+      // below ours that is not the pid here, so "gone" proves nothing.
+      if (s.creator == CreatorState::Gone && inner_pids.count(*s.creator_pid)) {
+        s.creator = CreatorState::Unknown;
+        creator_note = " (pid " + std::to_string(*s.creator_pid) + " lives in a nested PID namespace)";
       }
     }
     if (auto it = mapped_by.find(name); it != mapped_by.end()) s.mapped_by = it->second;
@@ -367,8 +448,11 @@ CheckReport machine_check(const HygieneOptions& o) {
     bool users_leftover =
         std::all_of(users.begin(), users.end(), [&](int p) { return leftovers.count(p) > 0; });
     std::string creator_text =
-        s.creator_pid ? "creator " + std::to_string(*s.creator_pid) : "creator unknown";
-    if (s.creator != CreatorState::Alive && users.empty() && s.age >= o.shm_min_age) {
+        (s.creator_pid ? "creator " + std::to_string(*s.creator_pid) : "creator unknown") +
+        creator_note;
+    // A creator provably gone cannot be about to map it: no age is waited for.
+    bool old_enough = s.creator == CreatorState::Gone || s.age >= o.shm_min_age;
+    if (s.creator != CreatorState::Alive && users.empty() && old_enough) {
       s.leftover = true;
       s.why = "leftover: " + creator_text + (s.creator == CreatorState::Gone ? " is gone" : "") +
               ", no process maps or holds it";
@@ -414,16 +498,77 @@ CheckReport machine_check(const HygieneOptions& o) {
     }
   }
 
-  if (rep.unreadable_processes)
-    rep.notes.push_back(std::to_string(rep.unreadable_processes) +
-                        " process(es) could not be inspected: permission denied" +
-                        (::geteuid() == 0 ? std::string(" (even to root)")
-                                          : std::string(" (run as root to see other users')")));
+  // Temp-dir residue.
+  rep.tmp_dir = o.tmp_dir;
+  if (!o.tmp_dir.empty()) judge_tmp(o, now, leftovers, rep, unreadable);
+
+  // Who could not be inspected, and whether it could change a verdict.
+  const Caller caller = this_caller();
+  for (int pid : unreadable) {
+    const ProcInfo* p = idx.get(pid);
+    if (!p) continue;  // gone meanwhile
+    bool may_be_leftover = nobody.orphan(*p) && !p->zombie() && pid > 1 && !exempt.count(pid) &&
+                           !o.daemon_comms.count(p->comm);
+    rep.uninspected.push_back(judge_uninspected(*p, may_be_leftover, rep, caller));
+  }
+  rep.unreadable_processes = static_cast<int>(rep.uninspected.size());
+  int shown = 0, hidden = 0;
+  for (const auto& u : rep.uninspected) {
+    if (!u.matters) continue;
+    if (++shown > 5) {
+      ++hidden;
+      continue;
+    }
+    rep.notes.push_back("pid " + std::to_string(u.pid) + " (" + u.comm + ", uid " +
+                        std::to_string(u.uid) + ") could not be inspected: " + u.why + "; " +
+                        u.matters_why);
+  }
+  if (hidden)
+    rep.notes.push_back(std::to_string(hidden) + " more process(es) could not be inspected (see --json)");
   if (!rep.gpu_unavailable.empty())
     rep.notes.push_back("GPU memory not inspected: " + rep.gpu_unavailable);
   if (!rep.probe_unavailable.empty())
     rep.notes.push_back("no allocation probe: " + rep.probe_unavailable);
   return rep;
+}
+
+Caller this_caller() {
+  Caller c;
+  c.uid = ::getuid();
+  c.root = ::geteuid() == 0;
+  c.ptrace_cap = has_cap_sys_ptrace();
+  return c;
+}
+
+Uninspected judge_uninspected(const ProcInfo& p, bool may_be_leftover, const CheckReport& report,
+                              const Caller& caller) {
+  Uninspected u;
+  u.pid = p.pid;
+  u.comm = p.comm;
+  u.uid = p.uid;
+  if (!caller.root && p.uid != caller.uid)
+    u.why = "owned by uid " + std::to_string(p.uid) + " (run as root to see other users')";
+  else if (caller.root && !caller.ptrace_cap)
+    u.why = "refused: this process lacks CAP_SYS_PTRACE and that one holds capabilities it does not";
+  else if (caller.root)
+    u.why = "refused even to root with CAP_SYS_PTRACE: a security module guards it";
+  else
+    u.why = "refused: it is not dumpable, or holds capabilities this process lacks";
+  // Some entry is a leftover because nobody was seen using it.
+  bool judged_unused = std::any_of(report.shm.begin(), report.shm.end(),
+                                   [](const HygieneShm& s) { return s.leftover; }) ||
+                       std::any_of(report.tmp.begin(), report.tmp.end(),
+                                   [](const HygieneTmp& t) { return t.leftover; });
+  if (may_be_leftover) {
+    u.matters = true;
+    u.matters_why = "it is an orphan: it may be a leftover holding a GPU or a /dev/shm entry";
+  } else if (judged_unused) {
+    u.matters = true;
+    u.matters_why = "the leftover entries above assume it maps and holds none of them";
+  } else {
+    u.matters_why = "not a possible leftover, and no entry's verdict rests on what it uses";
+  }
+  return u;
 }
 
 nlohmann::json to_json(const CheckReport& r) {
@@ -484,6 +629,28 @@ nlohmann::json to_json(const CheckReport& r) {
                        {"leftover", s.leftover},
                        {"freed_by_reap", s.freed_by_reap},
                        {"why", s.why}});
+  json tmp = json::array();
+  for (const auto& t : r.tmp)
+    tmp.push_back(json{{"name", t.name},
+                       {"kind", std::string(to_string(t.kind))},
+                       {"bytes", t.bytes},
+                       {"bytes_partial", t.bytes_partial},
+                       {"uid", t.uid},
+                       {"age_ms", to_ms(t.age)},
+                       {"held_by", t.held_by},
+                       {"bound", t.bound},
+                       {"maker_gone", t.maker_gone},
+                       {"leftover", t.leftover},
+                       {"freed_by_reap", t.freed_by_reap},
+                       {"why", t.why}});
+  json uninspected = json::array();
+  for (const auto& u : r.uninspected)
+    uninspected.push_back(json{{"pid", u.pid},
+                               {"comm", u.comm},
+                               {"uid", u.uid},
+                               {"why", u.why},
+                               {"matters", u.matters},
+                               {"matters_why", u.matters_why}});
   json cgroups = json::array();
   for (const auto& g : r.cgroups)
     cgroups.push_back(json{{"dir", g.dir},
@@ -504,11 +671,14 @@ nlohmann::json to_json(const CheckReport& r) {
       {"unmapped_probes", unmapped},
       {"processes", procs},
       {"shm", shm},
+      {"tmp", tmp},
       {"cgroups", cgroups},
       {"unreadable_processes", r.unreadable_processes},
+      {"uninspected", uninspected},
       {"roots",
        json{{"proc", r.proc_root},
             {"shm", r.shm_dir},
+            {"tmp", r.tmp_dir},
             {"device_pattern", r.device_pattern},
             {"cgroup", r.cgroup_dir}}}};
 }
@@ -579,6 +749,23 @@ std::string format_check_table(const CheckReport& r) {
           format_bytes(s.bytes).c_str(), format_age(s.age).c_str(), creator.c_str(),
           users.empty() ? "-" : cut(join_ints(users), 12).c_str(), s.leftover ? "LEFTOVER " : "",
           s.why.c_str());
+    }
+  }
+
+  if (!r.tmp_dir.empty()) {
+    out += "\n" + r.tmp_dir + " (pymp-*, torch-shm-dir-*, torchelastic_*)\n";
+    if (r.tmp.empty()) {
+      out += "  none\n";
+    } else {
+      add("  %-36s %-13s %10s %8s %-12s %s\n", "name", "kind", "size", "age", "held by", "verdict");
+      for (const auto& t : r.tmp) {
+        std::string held = !t.held_by.empty() ? join_ints(t.held_by) : !t.bound.empty() ? "socket" : "-";
+        add("  %-36s %-13s %10s %8s %-12s %s%s\n", cut(t.name, 36).c_str(),
+            std::string(to_string(t.kind)).c_str(),
+            (format_bytes(t.bytes) + (t.bytes_partial ? "+" : "")).c_str(),
+            format_age(t.age).c_str(), cut(held, 12).c_str(), t.leftover ? "LEFTOVER " : "",
+            t.why.c_str());
+      }
     }
   }
 

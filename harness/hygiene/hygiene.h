@@ -7,6 +7,9 @@
 //  - /dev/shm: torch_* and sem.* entries with size, age, their creator
 //    (torch_<pid>_... names carry it) and whether it is alive, and which live
 //    processes map (/proc/*/maps) or hold (/proc/*/fd) them;
+//  - the temp dir ($TMPDIR or /tmp): PyTorch's and multiprocessing's residue
+//    (pymp-*, torch-shm-dir-*, torchelastic_*; observe/tmp_residue.h) with
+//    size, owner, age and who still holds it;
 //  - leftover processes: an orphan (its parent is init or a given reaper,
 //    and it is not a known daemon) that holds a GPU device file, GPU memory or
 //    a /dev/shm entry, with every holder below it in its tree; zombies that
@@ -15,13 +18,25 @@
 //    whose harness is gone: it was killed before it could remove them.
 //
 // "Clean" means no leftover: no leftover process, no /dev/shm entry whose
-// creator is gone and that nobody uses, no GPU failing its probe. Live,
-// parented processes using a GPU are reported as in use, not as leftovers.
+// creator is gone and that nobody uses, no temp-dir residue nobody holds, no
+// GPU failing its probe. Live, parented processes using a GPU are reported as
+// in use, not as leftovers.
+//
+// When an entry is a leftover. Nobody may map or hold it, and its maker must
+// be gone: a /dev/shm segment whose creator (named in torch_<pid>_...) is
+// provably gone is a leftover at once; while the creator is alive or unknown
+// (sem.*, a pid that may be another PID namespace's), only once it is older
+// than shm_min_age, since its creator may not have mapped it yet. Temp-dir
+// residue likewise: at once when the sockets its maker bound in it are no
+// longer bound (the maker is gone), else after tmp_min_age.
 //
 // Everything the check reads comes from HygieneOptions (proc root, shm dir,
 // device pattern, NVML, probe runner), so tests point it at planted files.
-// A process of another user cannot be inspected without privileges: the
-// report counts those instead of calling them clean.
+// A process of another user cannot be inspected without privileges (nor one a
+// security module guards, even from root): the report names those, and why,
+// wherever they could change a verdict (an orphan that may be a leftover, or
+// a possible user of an entry called a leftover); the others are only listed
+// in the JSON.
 #pragma once
 
 #include <cstdint>
@@ -37,6 +52,8 @@
 #include "harness/observe/holders.h"
 #include "harness/observe/nvml.h"
 #include "harness/observe/probe.h"
+#include "harness/observe/process_index.h"
+#include "harness/observe/tmp_residue.h"
 
 namespace aftermath {
 
@@ -56,9 +73,15 @@ struct HygieneOptions {
   Nvml* nvml = nullptr;          // not owned; null: GPU memory is not inspected
   int nvml_pid_level = 0;        // see DeviceObserverOptions::nvml_pid_level
   ProbeRunner* probe = nullptr;  // not owned; null: no allocation probe
-  // Younger /dev/shm entries are never leftovers: their creator may not have
-  // mapped them yet.
+  // Younger /dev/shm entries are never leftovers while their creator is alive
+  // or unknown: it may not have mapped them yet. One whose creator is
+  // provably gone is a leftover at any age.
   Nanos shm_min_age = 30 * kSecond;
+  // The temp dir whose residue is judged ("" looks nowhere; the CLI passes
+  // $TMPDIR or /tmp), and the age from which residue nobody holds is a
+  // leftover even when its maker cannot be proven gone.
+  std::string tmp_dir;
+  Nanos tmp_min_age = 30 * kSecond;
   // Where fault cgroups are made: "auto" finds it as the harness does
   // (inject/cgroup.h) when proc_root is this machine's /proc; "" looks
   // nowhere.
@@ -118,6 +141,33 @@ struct HygieneShm {
   std::string why;
 };
 
+// A temp-dir entry of a known residue kind (observe/tmp_residue.h).
+struct HygieneTmp {
+  std::string name;
+  TmpKind kind = TmpKind::Other;
+  std::int64_t bytes = 0;
+  bool bytes_partial = false;
+  unsigned uid = 0;
+  Nanos age = 0;            // since its newest mtime
+  std::uint64_t inode = 0;  // reap removes only this very entry
+  std::vector<int> held_by;        // live processes
+  std::vector<std::string> bound;  // live sockets bound under it
+  bool maker_gone = false;   // its sockets are no longer bound
+  bool leftover = false;
+  bool freed_by_reap = false;  // held only by leftover processes
+  std::string why;
+};
+
+// A process whose fds, cwd or maps could not be read.
+struct Uninspected {
+  int pid = 0;
+  std::string comm;
+  unsigned uid = 0;
+  std::string why;       // why it could not be read
+  bool matters = false;  // it could change a verdict (see machine_check)
+  std::string matters_why;
+};
+
 // A fault cgroup the check found (inject/cgroup.h), with its verdict.
 struct HygieneCgroup : FaultCgroupEntry {
   bool leftover = false;  // its harness is gone
@@ -132,14 +182,31 @@ struct CheckReport {
   std::vector<GpuProbe> unmapped_probes;  // probe results tied to no NVML GPU
   std::vector<HygieneProcess> processes;
   std::vector<HygieneShm> shm;
+  std::vector<HygieneTmp> tmp;
   std::vector<HygieneCgroup> cgroups;
   std::string cgroup_dir;             // where fault cgroups were looked for ("" nowhere)
   std::vector<std::string> problems;  // one line per leftover; empty: clean
   std::vector<std::string> notes;     // what limits the check, and what is in use
   int unreadable_processes = 0;
-  std::string proc_root, shm_dir, device_pattern;
+  std::vector<Uninspected> uninspected;
+  std::string proc_root, shm_dir, tmp_dir, device_pattern;
   bool clean() const { return problems.empty(); }
 };
+
+// Who runs the check, for judging what it could not inspect.
+struct Caller {
+  unsigned uid = 0;
+  bool root = false;        // euid 0
+  bool ptrace_cap = false;  // CAP_SYS_PTRACE in the effective set
+};
+Caller this_caller();
+
+// Why process `p` could not be inspected, and whether that could change a
+// verdict of `report`: it may be a leftover itself (`may_be_leftover`: an
+// orphan that is not init, a known daemon or an ancestor of the check), or a
+// hidden user of an entry the report calls a leftover. Pure.
+Uninspected judge_uninspected(const ProcInfo& p, bool may_be_leftover, const CheckReport& report,
+                              const Caller& caller);
 
 // Looks at the machine now. Never throws for what it finds; a bad device
 // pattern is a problem line.

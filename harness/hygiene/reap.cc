@@ -11,11 +11,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <set>
 
 #include "harness/inject/cgroup.h"
 #include "harness/observe/holders.h"
 #include "harness/observe/process_index.h"
+#include "harness/observe/tmp_residue.h"
 #include "harness/supervise/pidfd.h"
 
 namespace aftermath {
@@ -135,6 +137,27 @@ ReapPlan plan_reap(const CheckReport& r, const ReapOptions& o) {
       }
       s.after_processes = true;
     }
+    plan.steps.push_back(std::move(s));
+  }
+  for (const auto& t : r.tmp) {
+    if (!t.leftover && !t.freed_by_reap) continue;
+    std::string path = r.tmp_dir + "/" + t.name;
+    if (!o.all_users && t.uid != o.uid) {
+      plan.untouched.push_back(path + ": not yours (uid " + std::to_string(t.uid) + ")");
+      continue;
+    }
+    if (t.freed_by_reap && !std::all_of(t.held_by.begin(), t.held_by.end(),
+                                        [&](int p) { return terminating.count(p) > 0; })) {
+      plan.untouched.push_back(path + ": held by processes reap does not terminate");
+      continue;
+    }
+    ReapStep s;
+    s.kind = ReapStep::Kind::RemoveTmp;
+    s.name = path;
+    s.inode = t.inode;
+    s.uid = t.uid;
+    s.why = t.why;
+    s.after_processes = t.freed_by_reap;
     plan.steps.push_back(std::move(s));
   }
   for (const auto& g : r.cgroups) {
@@ -306,6 +329,51 @@ ReapResult execute_reap(ReapPlan plan, const HygieneOptions& h, const ReapOption
   }
   if (dfd >= 0) ::close(dfd);
 
+  // Temp-dir residue, re-checked now that the processes are gone: the same
+  // entry, still residue, and nobody holds it.
+  std::vector<std::string> tmp_names;
+  for (const auto& s : plan.steps)
+    if (s.kind == ReapStep::Kind::RemoveTmp) tmp_names.push_back(s.name.substr(s.name.rfind('/') + 1));
+  auto tmp_holds = tmp_names.empty() || h.tmp_dir.empty()
+                       ? std::map<std::string, TmpHold>{}
+                       : find_tmp_holders(h.proc_root, h.tmp_dir, tmp_names);
+  for (auto& s : plan.steps) {
+    if (s.kind != ReapStep::Kind::RemoveTmp) continue;
+    std::string name = s.name.substr(s.name.rfind('/') + 1);
+    if (h.tmp_dir.empty() || s.name != h.tmp_dir + "/" + name ||
+        !known_residue(classify_tmp_name(name))) {
+      s.result = "refused: not residue of the temp dir this check looked at";
+      continue;
+    }
+    auto e = stat_tmp(h.tmp_dir, name, TmpScanLimits{1, 1});
+    if (!e) {
+      s.result = "gone already";
+      s.done = true;
+      continue;
+    }
+    if (s.inode && e->inode != s.inode) {
+      s.result = "refused: replaced by another entry since the check";
+      continue;
+    }
+    if (e->uid != s.uid || (!o.all_users && e->uid != o.uid)) {
+      s.result = "refused: its owner is not the one the check saw, or not you";
+      continue;
+    }
+    if (auto it = tmp_holds.find(name); it != tmp_holds.end() && it->second.held()) {
+      s.result = it->second.pids.empty() ? "kept: a socket under it is bound again"
+                                         : "kept: still held by " + join_ints(it->second.pids);
+      continue;
+    }
+    std::error_code ec;
+    std::filesystem::remove_all(s.name, ec);
+    if (ec) {
+      s.result = "failed: " + ec.message();
+      continue;
+    }
+    s.result = "removed";
+    s.done = true;
+  }
+
   // Fault cgroups: empty once their processes are gone.
   for (auto& s : plan.steps) {
     if (s.kind != ReapStep::Kind::RemoveCgroup) continue;
@@ -347,6 +415,9 @@ std::string format_reap_plan(const ReapPlan& plan, bool executed) {
              who(s.pid, s.comm, s.uid) + " (SIGTERM, then SIGKILL)";
     else if (s.kind == ReapStep::Kind::RemoveCgroup)
       what = "remove cgroup " + s.name + (s.after_processes ? " (once its processes are gone)" : "");
+    else if (s.kind == ReapStep::Kind::RemoveTmp)
+      what = "remove " + s.name + " and everything in it" +
+             (s.after_processes ? " (once its holders are gone)" : "");
     else
       what =
           std::string("remove ") + s.name + (s.after_processes ? " (once its users are gone)" : "");
@@ -366,6 +437,7 @@ nlohmann::json to_json(const ReapPlan& plan) {
   for (const auto& s : plan.steps) {
     const char* kind = s.kind == ReapStep::Kind::Terminate      ? "terminate"
                        : s.kind == ReapStep::Kind::RemoveCgroup ? "remove_cgroup"
+                       : s.kind == ReapStep::Kind::RemoveTmp    ? "remove_tmp"
                                                                 : "remove";
     json j{{"kind", kind},
            {"why", s.why},

@@ -12,6 +12,11 @@
 //    process maps or holds: unlinked, after re-checking at removal time that
 //    it is the same file (inode) and still unused. An entry used only by
 //    leftover processes is removed once they are gone.
+//  - temp-dir residue (pymp-*, torch-shm-dir-*, torchelastic_*) the check
+//    called a leftover: removed with everything in it, after re-checking at
+//    removal time that it is the same entry (inode) and that no live process
+//    holds it (fds, cwd, bound sockets). Residue held only by leftover
+//    processes is removed once they are gone.
 //  - a fault cgroup whose harness is gone: removed (rmdir) once it is empty;
 //    one that still holds processes reap does not terminate is left alone.
 //  - only the caller's own processes and entries (uid), unless all_users
@@ -38,7 +43,7 @@ struct ReapOptions {
 };
 
 struct ReapStep {
-  enum class Kind { Terminate, Remove, RemoveCgroup };
+  enum class Kind { Terminate, Remove, RemoveCgroup, RemoveTmp };
   Kind kind = Kind::Terminate;
   // Terminate
   int pid = 0;
@@ -47,7 +52,8 @@ struct ReapStep {
   std::string comm;
   int depth = 0;
   char state = '?';
-  // Remove (a /dev/shm name), RemoveCgroup (a directory)
+  // Remove (a /dev/shm name), RemoveCgroup (a directory), RemoveTmp (the
+  // entry's path in the temp dir)
   std::string name;
   std::uint64_t inode = 0;
   bool after_processes = false;  // only once the processes it depends on are gone
@@ -57,7 +63,7 @@ struct ReapStep {
 };
 
 struct ReapPlan {
-  std::vector<ReapStep> steps;         // terminations (deepest first), then removals, then cgroups
+  std::vector<ReapStep> steps;  // terminations (deepest first), removals, temp dir, cgroups
   std::vector<std::string> untouched;  // what the check found and reap leaves, and why
 };
 

@@ -88,7 +88,8 @@ bool PathPattern::matches(std::string_view path) const {
 }
 
 std::map<int, std::vector<FileRef>> scan_open_files(const std::string& proc_root,
-                                                    const PathPattern& pattern, int* unreadable) {
+                                                    const PathPattern& pattern, int* unreadable,
+                                                    std::set<int>* unreadable_pids) {
   std::map<int, std::vector<FileRef>> out;
   std::string target(4096, '\0');
   const std::string& prefix = pattern.literal_prefix();
@@ -97,20 +98,31 @@ std::map<int, std::vector<FileRef>> scan_open_files(const std::string& proc_root
     DIR* d = ::opendir(fd_dir.c_str());
     if (!d) {
       // EACCES: not ours to read. ENOENT: gone meanwhile, nothing to count.
-      if (errno == EACCES && unreadable) ++*unreadable;
+      if (errno == EACCES) {
+        if (unreadable) ++*unreadable;
+        if (unreadable_pids) unreadable_pids->insert(pid);
+      }
       continue;
     }
     int dfd = ::dirfd(d);
+    bool denied = false;  // a listable fd folder whose links are refused
     while (dirent* e = ::readdir(d)) {
       if (e->d_name[0] == '.') continue;
       ssize_t n = ::readlinkat(dfd, e->d_name, target.data(), target.size());
-      if (n <= 0) continue;
+      if (n <= 0) {
+        denied |= errno == EACCES || errno == EPERM;
+        continue;
+      }
       std::string_view link(target.data(), static_cast<size_t>(n));
       if (link.substr(0, prefix.size()) != prefix) continue;  // cannot match: no path built
       auto f = file_ref(link);
       if (pattern.matches(f.path)) add_unique(out[pid], std::move(f));
     }
     ::closedir(d);
+    if (denied) {
+      if (unreadable) ++*unreadable;
+      if (unreadable_pids) unreadable_pids->insert(pid);
+    }
   }
   return out;
 }
@@ -143,14 +155,18 @@ std::vector<FileRef> parse_maps_paths(std::string_view contents, std::string_vie
 }
 
 std::map<int, std::vector<FileRef>> scan_mapped_files(const std::string& proc_root,
-                                                      std::string_view dir, int* unreadable) {
+                                                      std::string_view dir, int* unreadable,
+                                                      std::set<int>* unreadable_pids) {
   std::map<int, std::vector<FileRef>> out;
   for (int pid : numeric_entries(proc_root)) {
     std::string path = proc_root + "/" + std::to_string(pid) + "/maps";
     errno = 0;
     auto text = read_small_file(path);
     if (!text) {
-      if (errno == EACCES && unreadable) ++*unreadable;
+      if (errno == EACCES) {
+        if (unreadable) ++*unreadable;
+        if (unreadable_pids) unreadable_pids->insert(pid);
+      }
       continue;
     }
     auto files = parse_maps_paths(*text, dir);

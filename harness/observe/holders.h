@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <regex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,10 +54,12 @@ struct FileRef {
 };
 
 // Per process (proc-root pid), the distinct fd link targets that match.
-// Processes whose fd folder cannot be read add to *unreadable.
+// Processes whose fd folder or fd links cannot be read add to *unreadable
+// (and their pids to *unreadable_pids).
 std::map<int, std::vector<FileRef>> scan_open_files(const std::string& proc_root,
                                                     const PathPattern& pattern,
-                                                    int* unreadable = nullptr);
+                                                    int* unreadable = nullptr,
+                                                    std::set<int>* unreadable_pids = nullptr);
 
 // The path of one /proc/PID/maps line (after address, perms, offset, dev and
 // inode; it may hold spaces), or empty for an anonymous mapping.
@@ -66,10 +69,12 @@ std::string_view maps_line_path(std::string_view line);
 // distinct, in order of appearance.
 std::vector<FileRef> parse_maps_paths(std::string_view contents, std::string_view dir);
 
-// Per process, the distinct mapped files under `dir`.
+// Per process, the distinct mapped files under `dir`. Processes whose maps
+// cannot be read add to *unreadable (and their pids to *unreadable_pids).
 std::map<int, std::vector<FileRef>> scan_mapped_files(const std::string& proc_root,
                                                       std::string_view dir,
-                                                      int* unreadable = nullptr);
+                                                      int* unreadable = nullptr,
+                                                      std::set<int>* unreadable_pids = nullptr);
 
 // Every process holding a device file matching `pattern`, marked against the
 // job: in_job, orphan (its parent is in job.orphan_parents), zombie.

@@ -23,7 +23,7 @@ namespace aftermath {
 const std::vector<std::string>& known_checks() {
   static const std::vector<std::string> kChecks = {
       "all_exited",     "no_orphans",          "no_zombies",
-      "shm_clean",      "job_exit",            "no_hang",
+      "shm_clean",      "tmp_clean",           "job_exit",            "no_hang",
       "data_partition", "collectives_matched", "memory_growth",
       "device_memory_released", "no_device_holders", "device_alloc_probe"};
   return kChecks;
@@ -35,7 +35,7 @@ const std::vector<std::string>& default_checks() {
   // names them under checks:. The device checks are on everywhere and skip
   // (with the reason) where there is no GPU.
   static const std::vector<std::string> kDefaults = {
-      "all_exited", "no_orphans", "no_zombies", "shm_clean", "job_exit", "no_hang",
+      "all_exited", "no_orphans", "no_zombies", "shm_clean", "tmp_clean", "job_exit", "no_hang",
       "device_memory_released", "no_device_holders", "device_alloc_probe"};
   return kDefaults;
 }

@@ -32,6 +32,7 @@
 #include "harness/supervise/event_socket.h"
 #include "harness/supervise/pidfd.h"
 #include "harness/supervise/reaper_protocol.h"
+#include "harness/supervise/tmp_watch.h"
 
 namespace aftermath {
 
@@ -192,6 +193,11 @@ class Supervisor {
   void schedule_device_sample();
   bool device_at_baseline() const;
   void device_finish();
+  // The job's temp dir (tmp_watch.h): a baseline before launch, new residue
+  // attributed on its own timer while the job runs, leftovers after teardown.
+  void tmp_start();
+  void schedule_tmp_poll();
+  void finish_tmp();
   // Runs the loop until pred() or the deadline (absolute, in run time).
   template <typename Pred>
   bool pump(Nanos deadline, Pred pred);
@@ -293,6 +299,8 @@ class Supervisor {
   bool shm_final_ = false;   // the leftovers are recorded; scans stop (a private tmpfs vanishes)
   ShmTable shm_baseline_;
   ShmTable shm_now_;
+  TmpDirWatch tmp_;
+  std::unique_ptr<asio::steady_timer> tmp_timer_;
 };
 
 void Supervisor::report_status(bool force) {
@@ -1584,6 +1592,7 @@ Timeline Supervisor::run() {
   sock_watch_ = std::make_unique<asio::posix::stream_descriptor>(ctx_, ::dup(sock_.fd()));
   watch_events();
   device_start();
+  tmp_start();
   phase("launch");
   launch();
   // The reaper reports its mode, init and top right away.
@@ -1631,6 +1640,7 @@ Timeline Supervisor::run() {
     diagnose_hang();
   }
   teardown();
+  finish_tmp();
   timer_.cancel();
   device_finish();
   tl_.facts.stdout_text = tail_of_file(opt_.out_dir + "/stdout.log", 64 * 1024);
@@ -1643,6 +1653,46 @@ Timeline Supervisor::run() {
   close_unfired_faults();
   fill_exit_statuses();
   return std::move(tl_);
+}
+
+void Supervisor::tmp_start() {
+  // The dir the job will use, from the environment it gets (launch()).
+  std::optional<std::string> env;
+  if (auto it = sc_.job.env.find("TMPDIR"); it != sc_.job.env.end())
+    env = it->second;
+  else if (const char* v = ::getenv("TMPDIR"))
+    env = std::string(v);
+  TmpDirWatch::Options o;
+  o.dir = job_tmp_dir(env);
+  o.proc_root = opt_.proc_root;
+  o.keep_leaks = opt_.keep_leaks;
+  if (std::string why = tmp_.start(o); !why.empty()) {
+    add(obs::note(now(), "tmp unavailable: " + why));
+    return;
+  }
+  tmp_timer_ = std::make_unique<asio::steady_timer>(ctx_);
+  schedule_tmp_poll();
+}
+
+void Supervisor::schedule_tmp_poll() {
+  // Often enough to see the holder of residue that lives a few tens of ms;
+  // an idle poll is one read() of an inotify queue.
+  tmp_timer_->expires_after(std::chrono::milliseconds(50));
+  tmp_timer_->async_wait([this](boost::system::error_code ec) {
+    if (ec) return;
+    tmp_.poll(now(), [this] {
+      std::vector<int> live;
+      for (const auto& [pid, tr] : procs_)
+        if (!tr.gone) live.push_back(pid);
+      return live;
+    });
+    schedule_tmp_poll();
+  });
+}
+
+void Supervisor::finish_tmp() {
+  if (tmp_timer_) tmp_timer_->cancel();
+  for (auto& o : tmp_.finish(now())) add(std::move(o));
 }
 
 std::string Supervisor::tools_dir() const {

@@ -18,8 +18,10 @@
 // SIGTERM (+SIGCONT for stopped ones) to every live job process, deepest
 // first; SIGKILL after timeouts.teardown; then the reaper ends, and a last
 // scan proves nothing of the job is left. /dev/shm entries the job created and
-// left are recorded, then removed unless keep_leaks. Only processes of the job
-// are ever signalled, and only through pidfds.
+// left are recorded, then removed unless keep_leaks; so is the PyTorch and
+// multiprocessing residue it left in its temp dir (tmp_watch.h), which is
+// observed, the job's environment untouched. Only processes of the job are
+// ever signalled, and only through pidfds.
 #pragma once
 
 #include <cstdint>
@@ -52,7 +54,7 @@ struct SupervisorOptions {
   // leaks vanish with the job; host: the machine's /dev/shm, where entries
   // that appear during the run are attributed to the job by time alone.
   std::string shm = "auto";
-  bool keep_leaks = false;
+  bool keep_leaks = false;  // leave leaked /dev/shm entries and temp-dir residue in place
   // The signals the job starts with ignored (bit sig-1), as its launcher had
   // them; nullopt: this process's ignored signals when the job is launched.
   std::optional<std::uint64_t> ignored_signals;

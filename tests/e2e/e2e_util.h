@@ -61,8 +61,10 @@ struct Child {
   int pidfd = -1;
 };
 
-// Starts argv with stdout/stderr to files.
-inline Child spawn(const std::vector<std::string>& argv, const std::string& out, const std::string& err) {
+// Starts argv with stdout/stderr to files, in this process's environment with
+// `env` ("NAME=value") on top.
+inline Child spawn(const std::vector<std::string>& argv, const std::string& out, const std::string& err,
+                   const std::vector<std::string>& env = {}) {
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
@@ -71,8 +73,19 @@ inline Child spawn(const std::vector<std::string>& argv, const std::string& out,
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  std::vector<std::string> env_list;
+  for (char** e = environ; *e; ++e) {
+    std::string kv(*e);
+    bool replaced = false;
+    for (const auto& x : env) replaced |= kv.compare(0, x.find('=') + 1, x, 0, x.find('=') + 1) == 0;
+    if (!replaced) env_list.push_back(kv);
+  }
+  env_list.insert(env_list.end(), env.begin(), env.end());
+  std::vector<char*> envp;
+  for (auto& e : env_list) envp.push_back(e.data());
+  envp.push_back(nullptr);
   Child c;
-  if (posix_spawn(&c.pid, args[0], &fa, nullptr, args.data(), environ) != 0) c.pid = -1;
+  if (posix_spawn(&c.pid, args[0], &fa, nullptr, args.data(), envp.data()) != 0) c.pid = -1;
   posix_spawn_file_actions_destroy(&fa);
   if (c.pid > 0) c.pidfd = static_cast<int>(::syscall(SYS_pidfd_open, c.pid, 0));
   return c;
@@ -101,12 +114,14 @@ struct Run {
   nlohmann::json result;  // result.json, if written
 };
 
-// Runs `aftermath ARGS...` with --out DIR, waits at most `deadline`.
+// Runs `aftermath ARGS...` with --out DIR, waits at most `deadline`; `env`
+// ("NAME=value") on top of this process's environment.
 inline Run aftermath(const TempDir& dir, std::vector<std::string> args,
-                     std::chrono::milliseconds deadline = std::chrono::seconds(60)) {
+                     std::chrono::milliseconds deadline = std::chrono::seconds(60),
+                     const std::vector<std::string>& env = {}) {
   std::vector<std::string> argv{bin("aftermath")};
   argv.insert(argv.end(), args.begin(), args.end());
-  Child c = spawn(argv, dir / "stdout.txt", dir / "stderr.txt");
+  Child c = spawn(argv, dir / "stdout.txt", dir / "stderr.txt", env);
   Run r;
   int status = wait_for(c, deadline);
   if (status >= 0 && WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);

@@ -320,10 +320,13 @@ TEST_F(Faults, AKilledHarnessLeavesItsFaultCgroupToCheckAndReap) {
   ASSERT_FALSE(made.empty()) << e2e::slurp(dir / "e");
   EXPECT_TRUE(std::filesystem::exists(made));
 
-  // Looked at apart from this machine's /dev/shm and devices.
+  // Looked at apart from this machine's /dev/shm, temp dir and devices (reap
+  // would clean them).
   std::filesystem::create_directories(dir / "shm");
-  std::vector<std::string> scope{"--no-probe", "--shm-dir", dir / "shm", "--device-pattern",
-                                 dir / "nvidia*", "--cgroup-dir", home.home->dir, "--json"};
+  std::filesystem::create_directories(dir / "tmp");
+  std::vector<std::string> scope{"--no-probe", "--shm-dir", dir / "shm", "--tmp-dir", dir / "tmp",
+                                 "--device-pattern", dir / "nvidia*", "--cgroup-dir",
+                                 home.home->dir, "--json"};
   std::vector<std::string> check{"check"}, reap{"reap", "--yes"};
   check.insert(check.end(), scope.begin(), scope.end());
   reap.insert(reap.end(), scope.begin(), scope.end());

@@ -86,6 +86,19 @@ double max_orphan_ms(const json& s) {
   return mx;
 }
 
+// The temp-dir residue tmp_clean blames on the job, of one kind; each must
+// have been removed by the harness.
+int tmp_left_of_kind(const json& s, const std::string& residue) {
+  int n = 0;
+  for (const auto& e : check_of(s, "tmp_clean")["measured"]["left"]) {
+    if (e["residue"] != residue) continue;
+    ++n;
+    EXPECT_TRUE(e["reclaimed"].get<bool>()) << e.dump();
+    EXPECT_FALSE(std::filesystem::exists(e["path"].get<std::string>())) << e.dump();
+  }
+  return n;
+}
+
 double fault_effect_to_top_exit_ms(const json& s) {
   double top_exit = -1;
   for (const auto& p : s["processes"])
@@ -136,6 +149,8 @@ const std::map<std::string, Point>& points_of_scenarios() {
          for (const auto& z : check_of(s, "no_zombies")["measured"]["zombies"])
            EXPECT_NE(z["cmdline"].get<std::string>().find("torch_shm_manager"), std::string::npos)
                << z.dump();
+         // Each killed manager leaves its torch-shm-dir-* (manager.sock).
+         EXPECT_GE(tmp_left_of_kind(s, "torch-shm-dir"), 1);
        }},
       {"torch-loader-worker-kill",
        [](const json& s) {
@@ -147,6 +162,9 @@ const std::map<std::string, Point>& points_of_scenarios() {
          ASSERT_FALSE(errs.empty());
          EXPECT_NE(errs[0]["fields"]["message"].get<std::string>().find("is killed by signal: Killed"),
                    std::string::npos);
+         // Every worker's pymp-* stays: the killed one's, and those of the
+         // three SIGTERMed at the main process's exit.
+         EXPECT_GE(tmp_left_of_kind(s, "pymp"), 4);
        }},
       {"torch-loader-fd-emfile",
        [](const json& s) {
@@ -154,6 +172,7 @@ const std::map<std::string, Point>& points_of_scenarios() {
          ASSERT_FALSE(errs.empty());
          EXPECT_NE(errs[0]["fields"]["message"].get<std::string>().find("Too many open files"), std::string::npos);
          EXPECT_GT(errs[0]["fields"]["step"].get<int>(), 10);  // after the fds piled up
+         EXPECT_GE(tmp_left_of_kind(s, "pymp"), 2);  // both workers', SIGTERMed at exit
        }},
       {"torch-loader-fd-emfile-file-system",
        [](const json& s) {
@@ -252,7 +271,11 @@ class TorchCatalogue : public ::testing::TestWithParam<std::string> {
 
 TEST_P(TorchCatalogue, VerdictMatchesItsExpectation) {
   const std::string file = GetParam();
-  e2e::Run r = e2e::aftermath(dir, {"run", "--out", dir / "out", e2e::src("scenarios/" + file)}, 110s);
+  // A temp dir of its own (the job inherits TMPDIR): scenarios that run side
+  // by side under ctest never share one, so what each leaves there is its own.
+  std::filesystem::create_directories(dir / "tmp");
+  e2e::Run r = e2e::aftermath(dir, {"run", "--out", dir / "out", e2e::src("scenarios/" + file)}, 110s,
+                              {"TMPDIR=" + dir / "tmp"});
   ASSERT_FALSE(r.result.is_null()) << file << ": no result.json\n" << r.err << r.out;
   ASSERT_EQ(r.result["scenarios"].size(), 1u);
   const json& s = r.result["scenarios"][0];

@@ -5,8 +5,13 @@
 #include "harness/hygiene/hygiene.h"
 
 #include <gtest/gtest.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
+
+#include <cstring>
+#include <fstream>
 
 #include "harness/observe/nvml_fake.h"
 #include "tests/unit/device_fixtures.h"
@@ -171,6 +176,210 @@ TEST_F(HygieneFake, ClassifiesLeftoversAndWhatIsInUse) {
   EXPECT_EQ(j["gpus"][0]["processes"][0]["pid"], 100);
   EXPECT_EQ(j["shm"].size(), 5u);
   EXPECT_EQ(j["roots"]["shm"], shm_);
+}
+
+// The young rule applies only while the creator may still map the segment:
+// one whose creator is provably gone and that nobody uses is a leftover at
+// once, whatever its age.
+TEST_F(HygieneFake, ASegmentWhoseCreatorIsGoneIsALeftoverAtOnce) {
+  proc_.add(1, 0, "init", 'S', 0);
+  proc_.add(200, 1, "python3", 'S', 1000);
+  proc_.add(500, 1, "python3", 'S', 1000, {500, 7});  // pid 7 in a nested PID namespace
+  for (int i = 0; i < 9; ++i) plant("torch_999_" + std::to_string(i) + "_0", 4096, kSecond);
+  plant("torch_200_1_0", 4096, kSecond);  // creator alive: in use
+  plant("torch_7_1_0", 4096, kSecond);    // creator may be the nested pid 7: unknown, young
+  plant("sem.mp-fresh", 32, kSecond);     // creator unknown: young
+  CheckReport r = machine_check(opts_);
+  EXPECT_FALSE(r.clean());
+  EXPECT_EQ(r.problems.size(), 9u) << ::testing::PrintToString(r.problems);
+  const auto* gone = find_shm(r, "torch_999_0_0");
+  EXPECT_TRUE(gone->leftover);
+  EXPECT_EQ(gone->creator, CreatorState::Gone);
+  EXPECT_EQ(gone->why, "leftover: creator 999 is gone, no process maps or holds it");
+  EXPECT_FALSE(find_shm(r, "torch_200_1_0")->leftover);
+  const auto* nested = find_shm(r, "torch_7_1_0");
+  EXPECT_FALSE(nested->leftover);
+  EXPECT_EQ(nested->creator, CreatorState::Unknown);
+  EXPECT_NE(nested->why.find("young"), std::string::npos) << nested->why;
+  EXPECT_FALSE(find_shm(r, "sem.mp-fresh")->leftover);
+  EXPECT_NE(format_check_table(r).find("NOT CLEAN: 9 problem(s)"), std::string::npos);
+}
+
+// /tmp residue: listed with owner and size, a leftover at once when its
+// maker's sockets are unbound, after tmp_min_age otherwise, never while held.
+class HygieneTmpFake : public HygieneFake {
+ protected:
+  void SetUp() override {
+    HygieneFake::SetUp();
+    tmp_ = dir_.path() + "/tmp";
+    fs::create_directories(tmp_);
+    opts_.tmp_dir = tmp_;
+    opts_.tmp_min_age = 30 * kSecond;
+    dir_.write("proc/net/unix", "Num       RefCount Protocol Flags    Type St Inode Path\n");
+  }
+  // A socket file whose socket is gone (bound, then closed).
+  void socket_file(const std::string& path) {
+    fs::create_directories(fs::path(path).parent_path());
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::strncpy(a.sun_path, path.c_str(), sizeof a.sun_path - 1);
+    ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0) << path;
+    ::close(fd);
+  }
+  // Every file under `rel` (and it) `age` old on the check's clock.
+  void age_tree(const std::string& rel, Nanos age) {
+    std::int64_t t = opts_.now_wall_ns - age;
+    timespec times[2] = {{t / kSecond, t % kSecond}, {t / kSecond, t % kSecond}};
+    std::string root = tmp_ + "/" + rel;
+    for (auto& e : fs::recursive_directory_iterator(root))
+      ::utimensat(AT_FDCWD, e.path().c_str(), times, AT_SYMLINK_NOFOLLOW);
+    ::utimensat(AT_FDCWD, root.c_str(), times, AT_SYMLINK_NOFOLLOW);
+  }
+  void bound(std::uint64_t inode, const std::string& path) {
+    std::ofstream(proc_.root() + "/net/unix", std::ios::app)
+        << "0000000000000000: 00000002 00000000 00010000 0001 01 " << inode << " " << path << "\n";
+  }
+  const HygieneTmp* find_tmp(const CheckReport& r, const std::string& name) {
+    for (const auto& t : r.tmp)
+      if (t.name == name) return &t;
+    return nullptr;
+  }
+  std::string tmp_;
+};
+
+TEST_F(HygieneTmpFake, ResidueNobodyHoldsIsALeftover) {
+  proc_.add(1, 0, "init", 'S', 0);
+  proc_.add(150, 1, "bash", 'S', 1000);
+  proc_.add(100, 150, "python3", 'S', 1000);
+  socket_file(tmp_ + "/pymp-gone/listener-1");  // maker gone: at once, though fresh
+  age_tree("pymp-gone", kSecond);
+  socket_file(tmp_ + "/pymp-held/listener-2");  // its listener is bound, by 100
+  bound(77, tmp_ + "/pymp-held/listener-2");
+  proc_.fd(100, 5, "socket:[77]");
+  age_tree("pymp-held", 3600 * kSecond);
+  socket_file(tmp_ + "/torch-shm-dir-a/manager.sock");  // bound by someone this /proc hides
+  bound(78, tmp_ + "/torch-shm-dir-a/manager.sock");
+  age_tree("torch-shm-dir-a", 3600 * kSecond);
+  dir_.write("tmp/torchelastic_young/attempt_0/0/error.json", "{}");
+  age_tree("torchelastic_young", kSecond);
+  dir_.write("tmp/torchelastic_old/attempt_0/0/error.json", std::string(2048, 'e'));
+  age_tree("torchelastic_old", 3600 * kSecond);
+  dir_.write("tmp/results.csv", "a,b\n");  // not residue: never listed
+  CheckReport r = machine_check(opts_);
+  EXPECT_EQ(r.tmp_dir, tmp_);
+  ASSERT_EQ(r.tmp.size(), 5u);
+  EXPECT_EQ(find_tmp(r, "results.csv"), nullptr);
+  const auto* gone = find_tmp(r, "pymp-gone");
+  EXPECT_TRUE(gone->leftover);
+  EXPECT_TRUE(gone->maker_gone);
+  EXPECT_EQ(gone->kind, TmpKind::Pymp);
+  EXPECT_EQ(gone->uid, ::getuid());
+  EXPECT_EQ(gone->why, "leftover: its maker is gone (listener-1 no longer bound), nobody holds it");
+  const auto* held = find_tmp(r, "pymp-held");
+  EXPECT_FALSE(held->leftover);
+  EXPECT_EQ(held->held_by, std::vector<int>{100});
+  EXPECT_EQ(held->why, "in use by 100");
+  EXPECT_FALSE(find_tmp(r, "torch-shm-dir-a")->leftover);
+  EXPECT_NE(find_tmp(r, "torch-shm-dir-a")->why.find("a socket under it is bound"), std::string::npos);
+  EXPECT_FALSE(find_tmp(r, "torchelastic_young")->leftover);
+  EXPECT_NE(find_tmp(r, "torchelastic_young")->why.find("young"), std::string::npos);
+  const auto* old = find_tmp(r, "torchelastic_old");
+  EXPECT_TRUE(old->leftover);
+  EXPECT_EQ(old->bytes, 2048);
+  EXPECT_EQ(old->why, "leftover: nobody holds it, older than 30s");
+  ASSERT_EQ(r.problems.size(), 2u) << ::testing::PrintToString(r.problems);
+  EXPECT_EQ(r.problems[0].rfind(tmp_ + "/pymp-gone (pymp, 0 B, uid ", 0), 0u) << r.problems[0];
+  EXPECT_NE(r.problems[1].find("torchelastic_old (torchelastic, 2.0 KiB"), std::string::npos);
+  std::string table = format_check_table(r);
+  EXPECT_NE(table.find(tmp_ + " (pymp-*, torch-shm-dir-*, torchelastic_*)"), std::string::npos) << table;
+  EXPECT_NE(table.find("LEFTOVER leftover: its maker is gone"), std::string::npos) << table;
+  auto j = to_json(r);
+  EXPECT_EQ(j["tmp"].size(), 5u);
+  EXPECT_EQ(j["roots"]["tmp"], tmp_);
+  // "" looks nowhere.
+  opts_.tmp_dir = "";
+  EXPECT_TRUE(machine_check(opts_).tmp.empty());
+}
+
+// Residue held only by a leftover process goes once reap has ended it.
+TEST_F(HygieneTmpFake, ResidueHeldOnlyByLeftoversIsFreedByReap) {
+  proc_.add(1, 0, "init", 'S', 0);
+  proc_.add(100, 1, "python3", 'S', 1000);  // an orphan holding a GPU: a leftover
+  proc_.fd(100, 3, "/dev/nvidia0");
+  socket_file(tmp_ + "/pymp-of-leftover/listener-1");
+  bound(79, tmp_ + "/pymp-of-leftover/listener-1");
+  proc_.fd(100, 4, "socket:[79]");
+  CheckReport r = machine_check(opts_);
+  const auto* t = find_tmp(r, "pymp-of-leftover");
+  ASSERT_NE(t, nullptr);
+  EXPECT_FALSE(t->leftover);
+  EXPECT_TRUE(t->freed_by_reap);
+  EXPECT_EQ(t->why, "leftover once leftover process(es) 100 are gone");
+}
+
+// What could not be inspected is named, with why, where it could change a
+// verdict; and only listed (JSON) where it could not.
+TEST(HygieneUninspected, NamedWithWhyWhereItMatters) {
+  ProcInfo init;
+  init.pid = 1;
+  init.comm = "process_api";
+  init.uid = 0;
+  CheckReport clean;
+  Caller root{0, true, true};
+  Uninspected u = judge_uninspected(init, false, clean, root);
+  EXPECT_EQ(u.pid, 1);
+  EXPECT_EQ(u.comm, "process_api");
+  EXPECT_FALSE(u.matters) << "init is never a leftover, and no verdict rests on what it uses";
+  EXPECT_EQ(u.why, "refused even to root with CAP_SYS_PTRACE: a security module guards it");
+
+  CheckReport leaky;
+  HygieneShm seg;
+  seg.name = "torch_999_1_0";
+  seg.leftover = true;
+  leaky.shm = {seg};
+  u = judge_uninspected(init, false, leaky, root);
+  EXPECT_TRUE(u.matters);
+  EXPECT_EQ(u.matters_why, "the leftover entries above assume it maps and holds none of them");
+  CheckReport leaky_tmp;
+  HygieneTmp t;
+  t.leftover = true;
+  leaky_tmp.tmp = {t};
+  EXPECT_TRUE(judge_uninspected(init, false, leaky_tmp, root).matters);
+
+  ProcInfo orphan = init;
+  orphan.pid = 4242;
+  orphan.uid = 2000;
+  orphan.comm = "python3";
+  u = judge_uninspected(orphan, true, clean, Caller{1000, false, false});
+  EXPECT_TRUE(u.matters);
+  EXPECT_EQ(u.why, "owned by uid 2000 (run as root to see other users')");
+  EXPECT_NE(u.matters_why.find("orphan"), std::string::npos);
+  EXPECT_EQ(judge_uninspected(orphan, false, clean, Caller{0, true, false}).why,
+            "refused: this process lacks CAP_SYS_PTRACE and that one holds capabilities it does not");
+}
+
+// On this machine: nothing uninspected is noted unless it matters, and what
+// is noted names its pid.
+TEST(HygieneUninspected, TheRealMachinesNotesNameTheProcess) {
+  TempDir dir("aftermath-hygiene-real");
+  fs::create_directories(dir / "shm");
+  HygieneOptions o;
+  o.shm_dir = dir / "shm";
+  o.device_pattern = dir / "dev/nvidia*";
+  o.cgroup_dir = "";
+  CheckReport r = machine_check(o);
+  for (const auto& n : r.notes)
+    EXPECT_EQ(n.find("could not be inspected: permission denied"), std::string::npos) << n;
+  int noted = 0;
+  for (const auto& u : r.uninspected) {
+    bool found = false;
+    for (const auto& n : r.notes)
+      found |= n.rfind("pid " + std::to_string(u.pid) + " (" + u.comm, 0) == 0;
+    EXPECT_EQ(found, u.matters) << u.pid << " " << u.comm << ": " << u.matters_why;
+    noted += u.matters;
+  }
+  EXPECT_LE(noted, 5);
 }
 
 TEST_F(HygieneFake, OrphanWithoutHoldingsIsNotALeftover) {

@@ -7,7 +7,9 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -154,6 +156,49 @@ TEST(ReapPlan, FaultCgroupsGoOnceTheirProcessesAre) {
                 "remove cgroup /cg/aftermath-1-1-f0-p100 (once its processes are gone)"),
             std::string::npos);
   EXPECT_EQ(to_json(plan)["steps"][1]["kind"], "remove_cgroup");
+}
+
+TEST(ReapPlan, TempDirResidueGoesWhenNobodyElseHoldsIt) {
+  CheckReport r;
+  r.tmp_dir = "/scratch/tmp";
+  r.processes = {proc(100, 1, true)};
+  auto tmp = [](std::string name, bool leftover, unsigned uid, std::vector<int> held = {}) {
+    HygieneTmp t;
+    t.name = std::move(name);
+    t.kind = classify_tmp_name(t.name);
+    t.leftover = leftover;
+    t.freed_by_reap = !leftover && !held.empty();
+    t.held_by = std::move(held);
+    t.uid = uid;
+    t.inode = 77;
+    t.why = leftover ? "leftover" : "in use";
+    return t;
+  };
+  r.tmp = {tmp("pymp-gone", true, 1000), tmp("torch-shm-dir-x", true, 0),
+           tmp("pymp-of-leftover", false, 1000, {100}), tmp("pymp-shared", false, 1000, {100, 555}),
+           tmp("torchelastic_live", false, 1000)};
+  r.tmp.back().freed_by_reap = false;
+  ReapOptions o;
+  o.uid = 1000;
+  auto plan = plan_reap(r, o);
+  ASSERT_EQ(plan.steps.size(), 3u) << format_reap_plan(plan, false);
+  EXPECT_EQ(plan.steps[0].kind, ReapStep::Kind::Terminate);
+  EXPECT_EQ(plan.steps[1].kind, ReapStep::Kind::RemoveTmp);
+  EXPECT_EQ(plan.steps[1].name, "/scratch/tmp/pymp-gone");
+  EXPECT_EQ(plan.steps[1].inode, 77u);
+  EXPECT_FALSE(plan.steps[1].after_processes);
+  EXPECT_EQ(plan.steps[2].name, "/scratch/tmp/pymp-of-leftover");
+  EXPECT_TRUE(plan.steps[2].after_processes);
+  std::string untouched = ::testing::PrintToString(plan.untouched);
+  EXPECT_NE(untouched.find("/scratch/tmp/torch-shm-dir-x: not yours (uid 0)"), std::string::npos)
+      << untouched;
+  EXPECT_NE(untouched.find("/scratch/tmp/pymp-shared: held by processes reap does not terminate"),
+            std::string::npos)
+      << untouched;
+  EXPECT_EQ(untouched.find("torchelastic_live"), std::string::npos) << "in use: not reap's business";
+  EXPECT_NE(format_reap_plan(plan, false).find("remove /scratch/tmp/pymp-gone and everything in it"),
+            std::string::npos);
+  EXPECT_EQ(to_json(plan)["steps"][1]["kind"], "remove_tmp");
 }
 
 // ---- for real
@@ -326,6 +371,54 @@ TEST_F(ReapReal, RemovesTheFaultCgroupOfAGoneHarness) {
   EXPECT_TRUE(testing::reap_child(child, 5 * kSecond));
   EXPECT_EQ(remove_cgroup_dir(busy, 5 * kSecond), "");
   EXPECT_FALSE(fs::exists(busy));
+}
+
+// A segment named for a dead creator, fresh and unused, is a leftover at once
+// (no shm_min_age wait), and reap removes it.
+TEST_F(ReapReal, AFreshSegmentOfADeadCreatorIsReapedAtOnce) {
+  opts_.shm_min_age = 30 * kSecond;
+  pid_t dead = dead_pid();
+  std::string name = "torch_" + std::to_string(dead) + "_1_0";
+  dir_.write("shm/" + name, std::string(4096, 'x'));
+  auto before = machine_check(opts_);
+  ASSERT_FALSE(before.clean()) << format_check_table(before);
+  auto done = execute_reap(plan_reap(before, reap_), opts_, reap_);
+  EXPECT_FALSE(fs::exists(dir_ / ("shm/" + name)));
+  EXPECT_TRUE(done.after.clean()) << format_check_table(done.after);
+}
+
+// Temp-dir residue: removed when its maker is gone and nobody holds it; kept
+// while a live process holds it, or when one takes it up after the check.
+TEST_F(ReapReal, RemovesTempDirResidueNobodyHolds) {
+  fs::create_directories(dir_ / "tmp/pymp-gone");
+  {
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::string path = dir_ / "tmp/pymp-gone/listener-1";
+    std::strncpy(a.sun_path, path.c_str(), sizeof a.sun_path - 1);
+    ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    ::close(fd);  // its maker is gone: the socket file stays, unbound
+  }
+  dir_.write("tmp/pymp-gone/sub/f", "x");
+  dir_.write("tmp/pymp-held/f", "x");
+  dir_.write("tmp/pymp-late/f", "x");
+  dir_.write("tmp/keep.txt", "a job's output");
+  opts_.tmp_dir = dir_ / "tmp";
+  opts_.tmp_min_age = 0;  // pymp-late is judged by age: old enough at once
+  plant({.open_path = dir_ / "tmp/pymp-held/f", .orphan = false});
+  auto before = machine_check(opts_);
+  auto plan = plan_reap(before, reap_);
+  ASSERT_EQ(plan.steps.size(), 2u) << format_reap_plan(plan, false);
+  // Someone takes pymp-late up between the check and the removal.
+  plant({.open_path = dir_ / "tmp/pymp-late/f", .orphan = false});
+  auto done = execute_reap(plan, opts_, reap_);
+  std::string text = format_reap_plan(done.plan, true);
+  EXPECT_FALSE(fs::exists(dir_ / "tmp/pymp-gone")) << text;
+  EXPECT_TRUE(fs::exists(dir_ / "tmp/pymp-held"));
+  EXPECT_TRUE(fs::exists(dir_ / "tmp/pymp-late")) << text;
+  EXPECT_NE(text.find("kept: still held by"), std::string::npos) << text;
+  EXPECT_TRUE(fs::exists(dir_ / "tmp/keep.txt")) << "only residue is ever removed";
 }
 
 TEST_F(ReapReal, NotYoursIsLeftAlone) {

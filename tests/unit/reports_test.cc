@@ -206,6 +206,8 @@ ScenarioResult shm_scenario(const std::string& root) {
   tl.add(obs::shm_remove(ms(5004), "sem.tmp"));
   tl.add(obs::sample(ms(5500), 0, 4096));
   tl.add(obs::shm_reclaim(ms(6000), "psm_leak", 4096));
+  tl.add(obs::tmp_left(ms(6000.5), "/tmp/pymp-k2x9ab", 0, 1000, "pymp"));
+  tl.add(obs::tmp_reclaim(ms(6000.5), "/tmp/pymp-k2x9ab", 0));
   tl.add(obs::phase(ms(6001.5), "done"));
 
   ProcessHistory top = proc(3001, 3000, 0, "mpirun", "mpirun -n 2 ./rank", Role::Launcher, ms(1));
@@ -629,6 +631,8 @@ TEST(ReportsJson, TimelineEntriesCarryOnlyTheirKindsFields) {
       {"shm_resize", {"name", "bytes"}},
       {"shm_remove", {"name"}},
       {"shm_reclaim", {"name", "bytes"}},
+      {"tmp_left", {"path", "bytes", "owner", "residue", "held_outside_by"}},
+      {"tmp_reclaim", {"path", "bytes"}},
       {"signal", {"pid", "signal", "signo", "why"}},
       {"sample", {"procs", "shm_bytes"}},
       {"note", {"text"}},

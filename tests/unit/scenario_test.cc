@@ -115,12 +115,13 @@ std::vector<Diagnostic> ParseBad(const std::string& text, const ParseContext& ct
 
 TEST(ScenarioChecks, KnownChecksInReportOrder) {
   EXPECT_THAT(known_checks(),
-              ElementsAre("all_exited", "no_orphans", "no_zombies", "shm_clean", "job_exit",
-                          "no_hang", "data_partition", "collectives_matched", "memory_growth",
-                          "device_memory_released", "no_device_holders", "device_alloc_probe"));
+              ElementsAre("all_exited", "no_orphans", "no_zombies", "shm_clean", "tmp_clean",
+                          "job_exit", "no_hang", "data_partition", "collectives_matched",
+                          "memory_growth", "device_memory_released", "no_device_holders",
+                          "device_alloc_probe"));
   EXPECT_THAT(default_checks(),
-              ElementsAre("all_exited", "no_orphans", "no_zombies", "shm_clean", "job_exit",
-                          "no_hang", "device_memory_released", "no_device_holders",
+              ElementsAre("all_exited", "no_orphans", "no_zombies", "shm_clean", "tmp_clean",
+                          "job_exit", "no_hang", "device_memory_released", "no_device_holders",
                           "device_alloc_probe"));
 }
 
@@ -490,7 +491,7 @@ TEST(ParseScenario, UnknownCheckName) {
   auto diags = ParseBad(Base("checks:\n  no_leaks: true\n"));
   EXPECT_THAT(diags, ElementsAre(Diag("checks.no_leaks", 6, 3, "unknown check 'no_leaks'")));
   EXPECT_THAT(diags[0].message, HasSubstr("all_exited, no_orphans, no_zombies, shm_clean, "
-                                          "job_exit, no_hang"));
+                                          "tmp_clean, job_exit, no_hang"));
 }
 
 // --- wrong types -----------------------------------------------------------------

@@ -1,0 +1,78 @@
+#include "harness/check/tmp_checks.h"
+
+#include <map>
+#include <set>
+
+namespace aftermath {
+
+using nlohmann::json;
+
+namespace {
+
+// How many "other" entries are listed by name (the rest are only counted):
+// a job that writes its outputs to the temp dir can leave thousands.
+constexpr size_t kOtherListed = 20;
+
+std::string entries(size_t n) { return n == 1 ? "entry" : "entries"; }
+
+}  // namespace
+
+CheckResult tmp_clean(const CheckInput& in) {
+  CheckResult r;
+  std::set<std::string> reclaimed;
+  for (const auto& o : in.timeline.events) {
+    if (o.kind == ObsKind::Note && o.text.rfind("tmp unavailable", 0) == 0) {
+      r.status = CheckStatus::Skipped;
+      r.reason = "the temp dir could not be observed: " + o.text.substr(o.text.find(':') + 2);
+      return r;
+    }
+    if (o.kind == ObsKind::TmpReclaim) reclaimed.insert(o.name);
+  }
+  json left = json::array(), outside = json::array(), other = json::array();
+  size_t other_count = 0;
+  std::int64_t left_bytes = 0;
+  std::vector<std::string> names;
+  for (const auto& o : in.timeline.events) {
+    if (o.kind != ObsKind::TmpLeft) continue;
+    json e{{"path", o.name}, {"residue", o.text}, {"owner", o.value2}, {"bytes", o.value}};
+    if (o.pid != 0) {
+      e["held_by"] = o.pid;
+      outside.push_back(e);
+    } else if (o.text == "other") {
+      if (other.size() < kOtherListed) other.push_back(e);
+      ++other_count;
+    } else {
+      e["reclaimed"] = reclaimed.count(o.name) > 0;
+      left.push_back(e);
+      left_bytes += o.value;
+      names.push_back(o.name + " (" + o.text + ", uid " + std::to_string(o.value2) + ", " +
+                      format_bytes(o.value) + ")");
+    }
+  }
+  r.measured["left"] = left;
+  r.measured["left_bytes"] = left_bytes;
+  r.measured["reclaimed_by_harness"] = !reclaimed.empty();
+  r.measured["held_outside_job"] = outside;
+  r.measured["other"] = other;
+  r.measured["other_count"] = other_count;
+  std::string also;
+  if (other_count)
+    also += "; " + std::to_string(other_count) + " other new " + entries(other_count) +
+            " reported, not judged";
+  if (!outside.empty())
+    also += "; " + std::to_string(outside.size()) + " held by processes outside the job";
+  if (left.empty()) {
+    r.status = CheckStatus::Pass;
+    r.reason = "no PyTorch or multiprocessing residue left in the temp dir" + also;
+    return r;
+  }
+  r.status = CheckStatus::Fail;
+  std::string list;
+  for (size_t i = 0; i < names.size() && i < 3; ++i) list += (i ? ", " : "") + names[i];
+  if (names.size() > 3) list += ", ... (" + std::to_string(names.size()) + " in all)";
+  r.reason = std::to_string(left.size()) + " temp-dir " + entries(left.size()) +
+             " left behind: " + list + also;
+  return r;
+}
+
+}  // namespace aftermath

@@ -1,0 +1,134 @@
+#include "harness/supervise/tmp_watch.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+namespace aftermath {
+
+namespace {
+
+// Names and inodes only: the walk for sizes is left to finish().
+constexpr TmpScanLimits kListOnly{0, 0};
+constexpr Nanos kFirstBackoff = 50 * kMilli;
+constexpr Nanos kMaxBackoff = 4 * kSecond;
+
+}  // namespace
+
+std::string TmpDirWatch::start(Options options) {
+  opt_ = std::move(options);
+  std::string error;
+  auto table = scan_tmp(opt_.dir, &error, kListOnly);
+  if (!table) return error;
+  baseline_ = std::move(*table);
+  (void)watch_.watch(opt_.dir);  // without inotify, poll() lists the dir instead
+  active_ = true;
+  return "";
+}
+
+void TmpDirWatch::note_new(const std::string& name, Nanos now) {
+  auto e = stat_tmp(opt_.dir, name, kListOnly);
+  if (!e) return;
+  if (auto b = baseline_.find(name); b != baseline_.end() && b->second.inode == e->inode) return;
+  auto it = seen_.find(name);
+  if (it != seen_.end() && it->second.inode == e->inode) return;
+  seen_[name] = Seen{e->inode, false, 0, now, kFirstBackoff};
+}
+
+void TmpDirWatch::poll(Nanos now, const std::function<std::vector<int>()>& job_pids_of) {
+  if (!active_) return;
+  std::set<std::string> changed;
+  if (watch_.poll(&changed)) {
+    for (const auto& name : changed)
+      if (known_residue(classify_tmp_name(name))) note_new(name, now);
+  } else if (auto table = scan_tmp(opt_.dir, nullptr, kListOnly)) {
+    for (const auto& [name, e] : *table)
+      if (known_residue(e.kind)) note_new(name, now);
+  }
+
+  std::vector<std::string> due;
+  for (auto it = seen_.begin(); it != seen_.end();) {
+    Seen& s = it->second;
+    if (s.job || s.outside || now < s.next_try) {
+      ++it;
+      continue;
+    }
+    auto e = stat_tmp(opt_.dir, it->first, kListOnly);
+    if (!e || e->inode != s.inode) {  // removed (or replaced: seen again when noticed)
+      it = seen_.erase(it);
+      continue;
+    }
+    due.push_back(it->first);
+    ++it;
+  }
+  if (due.empty()) return;
+  const std::vector<int> job_pids = job_pids_of();
+  auto by_job = find_tmp_holders(opt_.proc_root, opt_.dir, due, &job_pids);
+  std::vector<std::string> elsewhere;
+  for (const auto& name : due) {
+    Seen& s = seen_.at(name);
+    auto h = by_job.find(name);
+    if (h != by_job.end() && !h->second.pids.empty()) {
+      s.job = true;
+    } else if (h != by_job.end() && !h->second.bound.empty()) {
+      elsewhere.push_back(name);  // bound, but by none of the job's processes
+    } else {
+      s.next_try = now + s.backoff;
+      s.backoff = std::min(2 * s.backoff, kMaxBackoff);
+    }
+  }
+  if (elsewhere.empty()) return;
+  // Rare (a neighbour's residue): only then is every process looked at.
+  auto by_all = find_tmp_holders(opt_.proc_root, opt_.dir, elsewhere);
+  for (const auto& name : elsewhere) {
+    Seen& s = seen_.at(name);
+    s.outside = -1;
+    if (auto h = by_all.find(name); h != by_all.end())
+      for (int pid : h->second.pids)
+        if (std::find(job_pids.begin(), job_pids.end(), pid) == job_pids.end()) {
+          s.outside = pid;
+          break;
+        }
+  }
+}
+
+std::vector<Observation> TmpDirWatch::finish(Nanos now) {
+  std::vector<Observation> out;
+  if (!active_) return out;
+  active_ = false;
+  std::string error;
+  auto table = scan_tmp(opt_.dir, &error);
+  if (!table) {
+    out.push_back(obs::note(now, "tmp unavailable: " + error));
+    return out;
+  }
+  auto fresh = new_tmp_entries(baseline_, *table);
+  std::vector<std::string> names;
+  for (const auto& e : fresh) names.push_back(e.name);
+  // The job is gone: whoever holds an entry now is outside it.
+  auto holds = find_tmp_holders(opt_.proc_root, opt_.dir, names);
+  for (const auto& e : fresh) {
+    int outside = 0;
+    if (auto h = holds.find(e.name); h != holds.end() && h->second.held()) {
+      outside = h->second.pids.empty() ? -1 : h->second.pids.front();
+    } else if (auto s = seen_.find(e.name);
+               s != seen_.end() && s->second.inode == e.inode && !s->second.job) {
+      outside = s->second.outside;
+    }
+    std::string path = opt_.dir + "/" + e.name;
+    out.push_back(obs::tmp_left(now, path, e.bytes, e.uid, std::string(to_string(e.kind)), outside));
+    if (!known_residue(e.kind) || outside != 0 || opt_.keep_leaks) continue;
+    auto again = stat_tmp(opt_.dir, e.name, kListOnly);
+    if (!again || again->inode != e.inode) continue;  // gone or replaced meanwhile
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+    if (ec) {
+      out.push_back(obs::note(now, "cannot remove leftover temp-dir entry " + path + ": " + ec.message()));
+      continue;
+    }
+    out.push_back(obs::tmp_reclaim(now, path, e.bytes));
+  }
+  return out;
+}
+
+}  // namespace aftermath

@@ -1,0 +1,77 @@
+// The job's temp dir over one run: what the job left there, observed, never
+// arranged. The harness does not change the job's environment (no private
+// TMPDIR): it takes a baseline of the dir the job will use before launch,
+// watches it while the job runs, and after teardown records every entry that
+// is new since the baseline and still there (TmpLeft), then removes the known
+// residue (observe/tmp_residue.h) unless keep_leaks (TmpReclaim).
+//
+// Runs side by side (--jobs, or other harnesses on the machine) share the
+// dir, so "new since launch" is not "the job's". Attribution: while the job
+// runs, each new residue entry is looked at as soon as it is noticed (the
+// caller polls every 50 ms; inotify makes an idle poll one read()), then with
+// a doubling backoff up to 4 s, until some process holds it: a job process
+// makes it the job's; a socket under it bound by anyone else makes it
+// another's. After
+// teardown the job is gone, so any live holder is outside the job. An entry
+// held by a process outside the job, now or while the job ran (and never by
+// the job), is recorded with that holder and never removed nor blamed. An
+// entry nobody was ever seen holding is the job's: a process that makes and
+// leaves residue within one poll (tens of milliseconds) is the job's far more
+// often than a neighbour's.
+//
+// Not thread-safe; one owner (the supervisor's loop).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "harness/core/timeline.h"
+#include "harness/observe/shm.h"
+#include "harness/observe/tmp_residue.h"
+
+namespace aftermath {
+
+class TmpDirWatch {
+ public:
+  struct Options {
+    std::string dir;                   // the job's temp dir (job_tmp_dir())
+    std::string proc_root = "/proc";
+    bool keep_leaks = false;
+  };
+
+  // The baseline, before launch. On failure (the dir cannot be listed) the
+  // reason, and every later call does nothing; "" on success.
+  std::string start(Options options);
+  bool active() const { return active_; }
+  const std::string& dir() const { return opt_.dir; }
+
+  // While the job runs: notes new residue entries and who holds them.
+  // `job_pids` lists the job's live processes (proc-root pids); it is called
+  // only when an entry is due to be looked at. Cheap when the dir did not
+  // change and nothing is waiting to be attributed.
+  void poll(Nanos now, const std::function<std::vector<int>()>& job_pids);
+
+  // After teardown: TmpLeft for each entry new since the baseline and still
+  // there, TmpReclaim for the residue removed, notes for what could not be.
+  std::vector<Observation> finish(Nanos now);
+
+ private:
+  struct Seen {
+    std::uint64_t inode = 0;
+    bool job = false;    // a job process held it
+    int outside = 0;     // a process outside the job held it (-1: a socket, holder unnamed)
+    Nanos next_try = 0;
+    Nanos backoff = 0;
+  };
+  void note_new(const std::string& name, Nanos now);
+
+  Options opt_;
+  bool active_ = false;
+  TmpTable baseline_;
+  ShmWatch watch_;  // the dir's changes by name (a generic directory watch)
+  std::map<std::string, Seen> seen_;
+};
+
+}  // namespace aftermath

@@ -1,0 +1,149 @@
+// End-to-end: what a job leaves in its temp dir, through the real CLI. A real
+// Python program (fixtures/python/tmp_leak_job.py: a multiprocessing
+// Listener, so a real pymp-* folder) is killed, or leaves by os._exit, or
+// exits cleanly; tmp_clean must fail exactly when the folder is left, the
+// harness must remove it (or keep it with --keep-leaks). Then `aftermath
+// check` and `reap` on planted leftovers: at once, not after 30 s.
+//
+// Each job's TMPDIR is a scratch folder of the test (set in the scenario's
+// job.env), so tests running side by side never see each other's residue.
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "e2e_util.h"
+
+using e2e::TempDir;
+namespace fs = std::filesystem;
+
+namespace {
+
+class TmpResidue : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "/usr/bin/python3 is not installed";
+    fs::create_directories(tmp());
+  }
+  std::string tmp() const { return dir / "tmp"; }
+  // A scenario running the fixture with --how `how` in the scratch TMPDIR.
+  std::string scenario(const std::string& how, bool kill) {
+    std::string yaml = "name: tmp-leak-" + how + "\n" +
+                       "description: a multiprocessing Listener's pymp-* folder, left or not\n" +
+                       "job:\n"
+                       "  command: /usr/bin/python3\n"
+                       "  args: [\"" + e2e::src("fixtures/python/tmp_leak_job.py") + "\", --how, " + how + "]\n" +
+                       "  env: {TMPDIR: \"" + tmp() + "\"}\n" +
+                       "timeouts: {job: 20s, settle: 500ms, teardown: 2s}\n";
+    if (kill)
+      yaml += "faults:\n"
+              "  - action: SIGKILL\n"
+              "    target: launcher\n"
+              "    at: {point: tmp.ready}\n"
+              "checks:\n"
+              "  job_exit: {signal: SIGKILL}\n";
+    std::string path = dir / ("tmp-leak-" + how + ".yaml");
+    std::ofstream(path) << yaml;
+    return path;
+  }
+  // The folder the job said it made.
+  std::string made(const e2e::Run& r) {
+    for (const auto& e : r.result["scenarios"][0]["timeline"])
+      if (e["kind"] == "event" && e["name"] == "tmp.made") return e["fields"]["path"];
+    return "";
+  }
+  TempDir dir;
+};
+
+TEST_F(TmpResidue, APympFolderLeftByAKilledJobFailsTmpCleanAndIsRemoved) {
+  auto r = e2e::aftermath(dir, {"run", "--out", dir / "out", scenario("kill", true)});
+  ASSERT_FALSE(r.result.is_null()) << r.err;
+  EXPECT_EQ(r.result["scenarios"][0]["faults"][0]["status"], "injected");
+  std::string folder = made(r);
+  ASSERT_EQ(folder.rfind(tmp() + "/pymp-", 0), 0u) << folder << "\n" << r.out;
+  EXPECT_EQ(e2e::check_status(r, "tmp_clean"), "fail") << r.out;
+  EXPECT_EQ(r.result["scenarios"][0]["verdict"], "fail");
+  auto m = e2e::check(r, "tmp_clean")["measured"];
+  ASSERT_EQ(m["left"].size(), 1u) << m.dump();
+  EXPECT_EQ(m["left"][0]["path"], folder);
+  EXPECT_EQ(m["left"][0]["residue"], "pymp");
+  EXPECT_EQ(m["left"][0]["owner"], ::getuid());
+  EXPECT_TRUE(m["left"][0]["reclaimed"].get<bool>());
+  EXPECT_NE(e2e::check(r, "tmp_clean")["reason"].get<std::string>().find(folder + " (pymp, uid "),
+            std::string::npos);
+  EXPECT_FALSE(fs::exists(folder)) << "the harness removes the residue it recorded";
+  EXPECT_TRUE(fs::is_empty(tmp()));
+}
+
+TEST_F(TmpResidue, KeepLeaksKeepsTheFolder) {
+  auto r = e2e::aftermath(dir, {"run", "--out", dir / "out", "--keep-leaks", scenario("exit", false)});
+  ASSERT_FALSE(r.result.is_null()) << r.err;
+  std::string folder = made(r);
+  ASSERT_FALSE(folder.empty()) << r.out;
+  EXPECT_EQ(e2e::check_status(r, "tmp_clean"), "fail");
+  auto m = e2e::check(r, "tmp_clean")["measured"];
+  ASSERT_EQ(m["left"].size(), 1u);
+  EXPECT_FALSE(m["left"][0]["reclaimed"].get<bool>());
+  EXPECT_TRUE(fs::exists(folder));
+  fs::remove_all(folder);  // the test's own cleanup
+}
+
+// Negative control: the same program exiting normally runs the finalizer.
+TEST_F(TmpResidue, AJobThatExitsNormallyLeavesNothing) {
+  auto r = e2e::aftermath(dir, {"run", "--out", dir / "out", scenario("clean", false)});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_FALSE(made(r).empty());
+  EXPECT_EQ(e2e::check_status(r, "tmp_clean"), "pass") << e2e::check(r, "tmp_clean").dump();
+  EXPECT_TRUE(fs::is_empty(tmp()));
+}
+
+// `aftermath check` right after a job: segments whose creator is gone and a
+// pymp folder whose listener is gone are leftovers at once, and reap --yes
+// removes them. (Scratch /dev/shm, temp dir and device files: this machine's
+// own are not the test's.)
+TEST(HygieneCli, CheckSeesFreshLeftoversAtOnceAndReapRemovesThem) {
+  TempDir dir;
+  fs::create_directories(dir / "shm");
+  fs::create_directories(dir / "tmp/pymp-gone");
+  // A pid that is certainly gone: a child of ours, reaped.
+  pid_t dead = ::fork();
+  if (dead == 0) ::_exit(0);
+  int st;
+  ASSERT_EQ(::waitpid(dead, &st, 0), dead);
+  for (int i = 0; i < 9; ++i) {
+    std::ofstream(dir / ("shm/torch_" + std::to_string(dead) + "_" + std::to_string(i) + "_0"))
+        << std::string(4096, 'x');
+  }
+  {
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::string path = dir / "tmp/pymp-gone/listener-1";
+    std::strncpy(a.sun_path, path.c_str(), sizeof a.sun_path - 1);
+    ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    ::close(fd);
+  }
+  std::vector<std::string> roots = {"--no-probe",   "--shm-dir",    dir / "shm",
+                                    "--tmp-dir",    dir / "tmp",    "--cgroup-dir",
+                                    "none",         "--device-pattern", dir / "dev/nvidia*"};
+  std::vector<std::string> check = {"check"};
+  check.insert(check.end(), roots.begin(), roots.end());
+  auto c = e2e::aftermath(dir, check);
+  EXPECT_EQ(c.exit_code, 1) << c.out << c.err;
+  EXPECT_NE(c.out.find("NOT CLEAN: 10 problem(s)"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("creator " + std::to_string(dead) + " is gone"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find(dir / "tmp/pymp-gone (pymp"), std::string::npos) << c.out;
+
+  std::vector<std::string> reap = {"reap", "--yes"};
+  reap.insert(reap.end(), roots.begin(), roots.end());
+  auto r = e2e::aftermath(dir, reap);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(fs::is_empty(dir / "shm")) << r.out;
+  EXPECT_FALSE(fs::exists(dir / "tmp/pymp-gone")) << r.out;
+}
+
+}  // namespace

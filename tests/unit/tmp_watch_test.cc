@@ -1,0 +1,166 @@
+// Unit tests for harness/supervise/tmp_watch (the job's temp dir over a run):
+// a planted temp dir and a fake /proc stand in for the machine; entries
+// appear between start() and finish() as a job's would.
+#include "harness/supervise/tmp_watch.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "tests/unit/device_fixtures.h"
+
+namespace aftermath {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::FakeProc;
+using testing::TempDir;
+
+class TmpWatch : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fs::create_directories(tmp_);
+    d_.write("proc/net/unix", "Num       RefCount Protocol Flags    Type St Inode Path\n");
+    o_.dir = tmp_;
+    o_.proc_root = proc_.root();
+  }
+  void bind_socket(std::uint64_t inode, const std::string& path) {
+    std::ofstream(proc_.root() + "/net/unix", std::ios::app)
+        << "0000000000000000: 00000002 00000000 00010000 0001 01 " << inode << " " << path << "\n";
+  }
+  static const Observation* left(const std::vector<Observation>& v, const std::string& path) {
+    for (const auto& o : v)
+      if (o.kind == ObsKind::TmpLeft && o.name == path) return &o;
+    return nullptr;
+  }
+  static bool reclaimed(const std::vector<Observation>& v, const std::string& path) {
+    for (const auto& o : v)
+      if (o.kind == ObsKind::TmpReclaim && o.name == path) return true;
+    return false;
+  }
+  TempDir d_{"aftermath-tmpwatch"};
+  FakeProc proc_{d_};
+  std::string tmp_ = d_ / "tmp";
+  TmpDirWatch::Options o_;
+};
+
+TEST_F(TmpWatch, ResidueTheJobLeftIsRecordedThenRemovedAndOtherEntriesOnlyReported) {
+  d_.write("tmp/pymp-before/listener-1", "");  // there before launch: never the job's
+  TmpDirWatch w;
+  ASSERT_EQ(w.start(o_), "");
+  d_.write("tmp/pymp-left/listener-2", std::string(10, 'x'));
+  d_.write("tmp/torch-shm-dir-x/manager.sock", "");
+  d_.write("tmp/torchelastic_y/attempt_0/0/error.json", std::string(5, 'e'));
+  d_.write("tmp/results.csv", std::string(3, 'r'));  // a job's output, perhaps
+  w.poll(100 * kMilli, [] { return std::vector<int>{}; });
+  auto out = w.finish(kSecond);
+  EXPECT_FALSE(left(out, tmp_ + "/pymp-before"));
+  const Observation* p = left(out, tmp_ + "/pymp-left");
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->text, "pymp");
+  EXPECT_EQ(p->value, 10);
+  EXPECT_EQ(p->value2, static_cast<std::int64_t>(::getuid()));
+  EXPECT_EQ(p->pid, 0);
+  EXPECT_EQ(left(out, tmp_ + "/torch-shm-dir-x")->text, "torch-shm-dir");
+  EXPECT_EQ(left(out, tmp_ + "/torchelastic_y")->value, 5);
+  EXPECT_EQ(left(out, tmp_ + "/results.csv")->text, "other");
+  for (const char* n : {"pymp-left", "torch-shm-dir-x", "torchelastic_y"}) {
+    EXPECT_TRUE(reclaimed(out, tmp_ + "/" + n)) << n;
+    EXPECT_FALSE(fs::exists(tmp_ + "/" + n)) << n;
+  }
+  EXPECT_FALSE(reclaimed(out, tmp_ + "/results.csv"));
+  EXPECT_TRUE(fs::exists(tmp_ + "/results.csv")) << "only known residue is removed";
+  EXPECT_TRUE(fs::exists(tmp_ + "/pymp-before"));
+  EXPECT_TRUE(w.finish(2 * kSecond).empty()) << "finish() once";
+}
+
+TEST_F(TmpWatch, KeepLeaksKeepsTheResidue) {
+  o_.keep_leaks = true;
+  TmpDirWatch w;
+  ASSERT_EQ(w.start(o_), "");
+  d_.write("tmp/pymp-kept/listener-1", "");
+  auto out = w.finish(kSecond);
+  ASSERT_NE(left(out, tmp_ + "/pymp-kept"), nullptr);
+  EXPECT_FALSE(reclaimed(out, tmp_ + "/pymp-kept"));
+  EXPECT_TRUE(fs::exists(tmp_ + "/pymp-kept"));
+}
+
+// Runs side by side share the dir: what a process outside the job holds at
+// the end, or held while the job ran, is neither removed nor blamed.
+TEST_F(TmpWatch, ResidueHeldOutsideTheJobIsNeitherRemovedNorBlamed) {
+  proc_.add(500, 1, "python3");  // a neighbour's process
+  proc_.add(42, 1, "python3");   // one of the job's
+  TmpDirWatch w;
+  ASSERT_EQ(w.start(o_), "");
+  // Held by the neighbour at the end (an open file under it).
+  d_.write("tmp/pymp-now/f", "");
+  proc_.fd(500, 3, tmp_ + "/pymp-now/f");
+  // Bound by the neighbour while the job ran; its process is gone by the end.
+  d_.write("tmp/pymp-then/listener-1", "");
+  bind_socket(901, tmp_ + "/pymp-then/listener-1");
+  proc_.fd(500, 4, "socket:[901]");
+  // Held by the job while it ran; nobody at the end.
+  d_.write("tmp/pymp-job/listener-1", "");
+  bind_socket(902, tmp_ + "/pymp-job/listener-1");
+  proc_.fd(42, 3, "socket:[902]");
+  w.poll(100 * kMilli, [] { return std::vector<int>{42}; });
+  // Everyone lets go.
+  fs::remove(proc_.root() + "/500/fd/4");
+  fs::remove(proc_.root() + "/42/fd/3");
+  d_.write("proc/net/unix", "Num       RefCount Protocol Flags    Type St Inode Path\n");
+  auto out = w.finish(kSecond);
+  EXPECT_EQ(left(out, tmp_ + "/pymp-now")->pid, 500);
+  EXPECT_EQ(left(out, tmp_ + "/pymp-then")->pid, 500);
+  EXPECT_EQ(left(out, tmp_ + "/pymp-job")->pid, 0);
+  EXPECT_TRUE(fs::exists(tmp_ + "/pymp-now"));
+  EXPECT_TRUE(fs::exists(tmp_ + "/pymp-then"));
+  EXPECT_FALSE(fs::exists(tmp_ + "/pymp-job"));
+  EXPECT_FALSE(reclaimed(out, tmp_ + "/pymp-now"));
+  EXPECT_TRUE(reclaimed(out, tmp_ + "/pymp-job"));
+}
+
+// An entry nobody holds yet is looked at again (after a backoff) until
+// someone does.
+TEST_F(TmpWatch, AnEntryIsLookedAtAgainUntilSomeoneHoldsIt) {
+  proc_.add(500, 1, "python3");
+  TmpDirWatch w;
+  ASSERT_EQ(w.start(o_), "");
+  auto none = [] { return std::vector<int>{}; };
+  d_.write("tmp/pymp-slow/listener-1", "");
+  w.poll(0, none);  // noticed; nobody holds it yet
+  bind_socket(901, tmp_ + "/pymp-slow/listener-1");
+  proc_.fd(500, 4, "socket:[901]");
+  w.poll(60 * kMilli, none);  // looked at again: the neighbour's
+  fs::remove(proc_.root() + "/500/fd/4");
+  d_.write("proc/net/unix", "Num       RefCount Protocol Flags    Type St Inode Path\n");
+  auto out = w.finish(kSecond);
+  EXPECT_EQ(left(out, tmp_ + "/pymp-slow")->pid, 500);
+  EXPECT_TRUE(fs::exists(tmp_ + "/pymp-slow"));
+}
+
+// Negative control for the attribution: without the look while the job ran,
+// the neighbour's residue would be blamed on the job and removed.
+TEST_F(TmpWatch, WithoutALookWhileTheJobRunsANeighboursResidueIsTheJobs) {
+  proc_.add(500, 1, "python3");
+  TmpDirWatch w;
+  ASSERT_EQ(w.start(o_), "");
+  d_.write("tmp/pymp-then/listener-1", "");
+  bind_socket(901, tmp_ + "/pymp-then/listener-1");
+  proc_.fd(500, 4, "socket:[901]");
+  fs::remove(proc_.root() + "/500/fd/4");
+  d_.write("proc/net/unix", "Num       RefCount Protocol Flags    Type St Inode Path\n");
+  auto out = w.finish(kSecond);
+  EXPECT_EQ(left(out, tmp_ + "/pymp-then")->pid, 0);
+}
+
+TEST_F(TmpWatch, AnUnreadableDirIsSaidAndNothingElseHappens) {
+  o_.dir = d_ / "missing";
+  TmpDirWatch w;
+  EXPECT_NE(w.start(o_).find("missing"), std::string::npos);
+  EXPECT_FALSE(w.active());
+  w.poll(0, [] { return std::vector<int>{}; });
+  EXPECT_TRUE(w.finish(kSecond).empty());
+}
+
+}  // namespace
+}  // namespace aftermath
