@@ -356,7 +356,9 @@ TEST_F(ReapReal, RemovesTheFaultCgroupOfAGoneHarness) {
   auto before = machine_check(opts_);
   int leftovers = 0;
   for (const auto& g : before.cgroups) leftovers += g.leftover && g.dir.find(std::to_string(dead)) != std::string::npos;
-  EXPECT_EQ(leftovers, 2);
+  std::string seen;
+  for (const auto& g : before.cgroups) seen += g.dir + " (" + g.why + ")\n";
+  EXPECT_EQ(leftovers, 2) << seen << "/proc/" << dead << (fs::exists("/proc/" + std::to_string(dead)) ? " exists" : " is gone");
   auto plan = plan_reap(before, reap_);
   auto done = execute_reap(plan, opts_, reap_);
   EXPECT_FALSE(fs::exists(stale));
