@@ -18,7 +18,7 @@
 #include "harness/observe/holders.h"
 #include "harness/observe/process_index.h"
 #include "harness/observe/tmp_residue.h"
-#include "harness/supervise/pidfd.h"
+#include "harness/os/pidfd.h"
 
 namespace aftermath {
 

@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "harness/core/types.h"
-#include "harness/supervise/pidfd.h"
+#include "harness/os/pidfd.h"
 
 namespace aftermath {
 

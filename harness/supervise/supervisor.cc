@@ -30,7 +30,7 @@
 #include "harness/observe/shm.h"
 #include "harness/observe/shm_held.h"
 #include "harness/supervise/event_socket.h"
-#include "harness/supervise/pidfd.h"
+#include "harness/os/pidfd.h"
 #include "harness/supervise/reaper_protocol.h"
 #include "harness/supervise/tmp_watch.h"
 
