@@ -15,7 +15,7 @@
 
 #include <string>
 
-#include "tests/unit/child_util.h"
+#include "tests/support/children.h"
 
 namespace aftermath {
 namespace {
