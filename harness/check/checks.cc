@@ -1,5 +1,6 @@
 #include "harness/check/checks.h"
 
+#include "harness/check/check_params.h"
 #include "harness/check/data_checks.h"
 #include "harness/check/device_checks.h"
 #include "harness/check/memory_checks.h"
@@ -155,10 +156,8 @@ std::optional<Nanos> parent_poll(const CheckInput& in, const ProcessHistory& zom
   for (const auto& p : in.processes)
     if (p.pid == zombie.last_ppid && p.started <= zombie.started) parent = &p;
   if (!parent) return std::nullopt;
-  auto it = in.scenario.checks.find("no_zombies");
-  if (it != in.scenario.checks.end() && it->second.params.contains("launcher_poll_ns") &&
-      parent->role == Role::Launcher)
-    return it->second.params["launcher_poll_ns"].get<Nanos>();
+  std::optional<Nanos> poll = check_params<NoZombiesParams>(in.scenario).launcher_poll;
+  if (poll && parent->role == Role::Launcher) return *poll;
   return launcher_poll_interval(parent->cmdline);
 }
 
@@ -351,7 +350,7 @@ std::string last_lines(const std::string& text, int n) {
 CheckResult job_exit(const CheckInput& in) {
   CheckResult r;
   const auto& f = in.timeline.facts;
-  const auto& cfg = in.scenario.checks.at("job_exit").job_exit;
+  const auto& cfg = check_params<JobExitParams>(in.scenario.checks.at("job_exit"));
   r.measured["outcome"] = f.top_outcome ? json(f.top_outcome->to_string()) : json(nullptr);
   r.measured["stderr_tail"] = last_lines(f.stderr_text, 20);
   std::vector<std::string> problems;
@@ -448,23 +447,12 @@ CheckResult no_hang(const CheckInput& in) {
   return r;
 }
 
-// The scenario's parameters of a check (null when it gave none).
-const nlohmann::json& params_of(const CheckInput& in, const std::string& check) {
-  static const nlohmann::json kNone;
-  auto it = in.scenario.checks.find(check);
-  return it == in.scenario.checks.end() ? kNone : it->second.params;
-}
-
 CheckResult memory_growth_configured(const CheckInput& in) {
-  std::string why;
-  auto p = parse_memory_growth_params(params_of(in, "memory_growth"), &why);
-  if (!p) throw std::invalid_argument("memory_growth params: " + why);
-  return memory_growth(in, *p);
+  return memory_growth(in, check_params<MemoryGrowthParams>(in.scenario));
 }
 
 CheckResult device_memory_configured(const CheckInput& in) {
-  return device_memory_released(in.timeline.device,
-                                device_memory_params(params_of(in, kDeviceMemoryReleased)));
+  return device_memory_released(in.timeline.device, device_memory_params(in.scenario));
 }
 
 using CheckFn = std::function<CheckResult(const CheckInput&)>;

@@ -7,6 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "harness/check/check_params.h"
+#include "harness/check/registry.h"
+#include "harness/check/scenario_load.h"
 #include "harness/core/result.h"
 #include "harness/core/timeline.h"
 #include "harness/scenario/scenario.h"

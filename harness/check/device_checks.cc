@@ -251,13 +251,8 @@ CheckResult device_alloc_probe(const DeviceTimeline& tl) {
   return r;
 }
 
-DeviceMemoryParams device_memory_params(const nlohmann::json& params) {
-  DeviceMemoryParams p;
-  if (params.is_object()) {
-    p.tolerance_bytes = params.value("tolerance_bytes", p.tolerance_bytes);
-    p.deadline = params.value("deadline_ns", p.deadline);
-  }
-  return p;
+const DeviceMemoryParams& device_memory_params(const Scenario& sc) {
+  return check_params<DeviceMemoryParams>(sc);
 }
 
 CheckResult run_device_check(const std::string& name, const DeviceTimeline& tl,

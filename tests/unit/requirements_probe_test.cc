@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "harness/scenario/requirements.h"
+#include "harness/observe/requirements_probe.h"
 #include "tests/unit/temp_dir.h"
 
 namespace aftermath {
