@@ -41,7 +41,7 @@ TEST(ScenarioLoad, BadCheckParamNamesLine) {
       "name: t\ndescription: d\njob: {command: x}\nchecks:\n  job_exit: {code: 300}\n", ctx);
   ASSERT_EQ(r.diagnostics.size(), 1u);
   EXPECT_EQ(r.diagnostics[0].to_string(),
-            "s.yaml:5:19: checks.job_exit.code: exit code 300 is out of range 0..255");
+            "s.yaml:5:20: checks.job_exit.code: exit code 300 is out of range 0..255");
 }
 
 }  // namespace

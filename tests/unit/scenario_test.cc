@@ -603,18 +603,18 @@ TEST(ParseScenario, GraceByRole) {
 }
 
 TEST(ParseGraceText, DurationOrRoles) {
-  std::string why;
-  auto one = parse_grace_text("500ms", &why);
+  auto one = parse_grace_text("500ms");
   ASSERT_TRUE(one);
   EXPECT_EQ(one->all, 500 * kMilli);
-  auto roles = parse_grace_text("{default: 1s, helper: 3s}", &why);
+  auto roles = parse_grace_text("{default: 1s, helper: 3s}");
   ASSERT_TRUE(roles);
   EXPECT_EQ(roles->all, kSecond);
   EXPECT_EQ(roles->by_role.at(Role::Helper), 3 * kSecond);
-  EXPECT_FALSE(parse_grace_text("{helpr: 3s}", &why));
-  EXPECT_NE(why.find("unknown role 'helpr'"), std::string::npos);
-  EXPECT_FALSE(parse_grace_text("{helper: 3}", &why));
-  EXPECT_FALSE(parse_grace_text("soon", &why));
+  auto bad = parse_grace_text("{helpr: 3s}");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().what.find("unknown role 'helpr'"), std::string::npos);
+  EXPECT_FALSE(parse_grace_text("{helper: 3}"));
+  EXPECT_FALSE(parse_grace_text("soon"));
 }
 
 TEST(ParseScenario, DurationRanges) {

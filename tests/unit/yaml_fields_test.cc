@@ -68,7 +68,7 @@ TEST(FieldReader, GraceByRole) {
   EXPECT_EQ(all, 1 * kSecond);
   EXPECT_EQ(by_role.at(Role::Helper), 3 * kSecond);
   EXPECT_THAT(strings(r.take()), ElementsAre(::testing::HasSubstr(
-                                     "x.yaml:1:35: grace.wizard: unknown role 'wizard'")));
+                                     "x.yaml:1:34: grace.wizard: unknown role 'wizard'")));
 }
 
 }  // namespace
