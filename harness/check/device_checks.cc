@@ -67,6 +67,7 @@ json process_json(const GpuProcess& p) {
 
 }  // namespace
 
+// Long: per GPU, baseline, release time and holders are judged together and reported together.
 CheckResult device_memory_released(const DeviceTimeline& tl, const DeviceMemoryParams& params) {
   const char* kName = kDeviceMemoryReleased;
   if (!tl.unavailable.empty()) return skipped(kName, no_driver(tl));

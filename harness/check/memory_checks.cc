@@ -110,6 +110,7 @@ std::string join_list(const std::vector<std::string>& items, size_t n) {
 
 CheckResult memory_growth(const CheckInput& in) { return memory_growth(in, MemoryGrowthParams{}); }
 
+// Long: gathering series per process, the two slope estimates and the report of each share state.
 CheckResult memory_growth(const CheckInput& in, const MemoryGrowthParams& p) {
   CheckResult r;
   std::map<int, const ProcessHistory*> procs;
