@@ -88,10 +88,9 @@ bool can_make_pid_namespace() {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-}  // namespace
-
-std::optional<std::string> requirement_unmet(const std::string& name, const Scenario& sc,
-                                             const RequirementEnv& env) {
+// nullopt when met; else why not.
+std::optional<std::string> unmet(const std::string& name, const Scenario& sc,
+                                 const RequirementEnv& env) {
   if (name == "root") {
     if (::geteuid() == 0) return std::nullopt;
     return "the harness is not running as root (euid " + std::to_string(::geteuid()) + ")";
@@ -135,9 +134,16 @@ std::optional<std::string> requirement_unmet(const std::string& name, const Scen
   return "unknown requirement";
 }
 
+}  // namespace
+
+Status probe_requirement(const std::string& name, const Scenario& sc, const RequirementEnv& env) {
+  if (std::optional<std::string> why = unmet(name, sc, env)) return Error{*why};
+  return {};
+}
+
 std::optional<std::string> unmet_requirements(const Scenario& sc, const RequirementEnv& env) {
   for (const auto& r : sc.requires_)
-    if (auto why = requirement_unmet(r, sc, env)) return r + ": " + *why;
+    if (Status met = probe_requirement(r, sc, env); !met) return r + ": " + met.error().what;
   return std::nullopt;
 }
 

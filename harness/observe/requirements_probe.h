@@ -23,6 +23,7 @@
 #include <optional>
 #include <string>
 
+#include "harness/os/expected.h"
 #include "harness/scenario/requirements.h"
 #include "harness/scenario/scenario.h"
 
@@ -36,9 +37,9 @@ struct RequirementEnv {
   std::string python = "/usr/bin/python3";
 };
 
-// nullopt when met; else why not (one line).
-std::optional<std::string> requirement_unmet(const std::string& name, const Scenario& sc,
-                                             const RequirementEnv& env = {});
+// Met, or the error says why not (one line). An unknown name is unmet.
+Status probe_requirement(const std::string& name, const Scenario& sc,
+                         const RequirementEnv& env = {});
 
 // The first unmet requirement of the scenario, as "name: why"; nullopt when
 // all are met.
