@@ -1,8 +1,10 @@
 #include "harness/check/checks.h"
 
+#include "harness/check/check_params.h"
 #include "harness/check/data_checks.h"
 #include "harness/check/device_checks.h"
 #include "harness/check/memory_checks.h"
+#include "harness/check/shm_story.h"
 #include "harness/check/tmp_checks.h"
 #include "harness/observe/roles.h"
 
@@ -155,10 +157,8 @@ std::optional<Nanos> parent_poll(const CheckInput& in, const ProcessHistory& zom
   for (const auto& p : in.processes)
     if (p.pid == zombie.last_ppid && p.started <= zombie.started) parent = &p;
   if (!parent) return std::nullopt;
-  auto it = in.scenario.checks.find("no_zombies");
-  if (it != in.scenario.checks.end() && it->second.params.contains("launcher_poll_ns") &&
-      parent->role == Role::Launcher)
-    return it->second.params["launcher_poll_ns"].get<Nanos>();
+  std::optional<Nanos> poll = check_params<NoZombiesParams>(in.scenario).launcher_poll;
+  if (poll && parent->role == Role::Launcher) return *poll;
   return launcher_poll_interval(parent->cmdline);
 }
 
@@ -197,44 +197,6 @@ CheckResult no_zombies(const CheckInput& in) {
     r.reason = std::to_string(bad.size()) + " zombie(s): " + first_lines(bad, 3);
   }
   return r;
-}
-
-// The /dev/shm entries the job created and left: added (not baseline) and
-// never removed before the harness reclaimed them or the run ended.
-struct ShmStory {
-  std::map<std::string, std::int64_t> leaked;  // name -> bytes
-  int created = 0;
-  std::optional<Nanos> back_to_baseline;        // last time the extra set became empty
-  bool unavailable = false;
-};
-
-ShmStory shm_story(const Timeline& tl) {
-  ShmStory s;
-  std::map<std::string, std::int64_t> extra;
-  for (const auto& o : tl.events) {
-    switch (o.kind) {
-      case ObsKind::ShmAdd:
-        if (!o.baseline) {
-          extra[o.name] = o.value;
-          ++s.created;
-          s.back_to_baseline.reset();
-        }
-        break;
-      case ObsKind::ShmResize:
-        if (extra.count(o.name)) extra[o.name] = o.value;
-        break;
-      case ObsKind::ShmRemove:
-        if (extra.erase(o.name) && extra.empty()) s.back_to_baseline = o.t;
-        break;
-      case ObsKind::Note:
-        if (o.text.rfind("shm unavailable", 0) == 0) s.unavailable = true;
-        break;
-      default:
-        break;
-    }
-  }
-  s.leaked = std::move(extra);
-  return s;
 }
 
 // Who owned a /dev/shm entry when the teardown began: a live job process
@@ -351,7 +313,7 @@ std::string last_lines(const std::string& text, int n) {
 CheckResult job_exit(const CheckInput& in) {
   CheckResult r;
   const auto& f = in.timeline.facts;
-  const auto& cfg = in.scenario.checks.at("job_exit").job_exit;
+  const auto& cfg = check_params<JobExitParams>(in.scenario.checks.at("job_exit"));
   r.measured["outcome"] = f.top_outcome ? json(f.top_outcome->to_string()) : json(nullptr);
   r.measured["stderr_tail"] = last_lines(f.stderr_text, 20);
   std::vector<std::string> problems;
@@ -448,23 +410,12 @@ CheckResult no_hang(const CheckInput& in) {
   return r;
 }
 
-// The scenario's parameters of a check (null when it gave none).
-const nlohmann::json& params_of(const CheckInput& in, const std::string& check) {
-  static const nlohmann::json kNone;
-  auto it = in.scenario.checks.find(check);
-  return it == in.scenario.checks.end() ? kNone : it->second.params;
-}
-
 CheckResult memory_growth_configured(const CheckInput& in) {
-  std::string why;
-  auto p = parse_memory_growth_params(params_of(in, "memory_growth"), &why);
-  if (!p) throw std::invalid_argument("memory_growth params: " + why);
-  return memory_growth(in, *p);
+  return memory_growth(in, check_params<MemoryGrowthParams>(in.scenario));
 }
 
 CheckResult device_memory_configured(const CheckInput& in) {
-  return device_memory_released(in.timeline.device,
-                                device_memory_params(params_of(in, kDeviceMemoryReleased)));
+  return device_memory_released(in.timeline.device, device_memory_params(in.scenario));
 }
 
 using CheckFn = std::function<CheckResult(const CheckInput&)>;
@@ -544,129 +495,6 @@ std::vector<CheckResult> run_checks(const Scenario& sc, const Timeline& tl,
     out.push_back(std::move(r));
   }
   return out;
-}
-
-Verdict decide_verdict(const Scenario& sc, const std::vector<CheckResult>& checks,
-                       std::string* reason) {
-  std::set<std::string> failed;
-  for (const auto& c : checks) {
-    if (c.status == CheckStatus::Error) {
-      if (reason) *reason = "check " + c.name + " errored: " + c.reason;
-      return Verdict::Error;
-    }
-    if (c.status == CheckStatus::Fail) failed.insert(c.name);
-  }
-  auto join = [](const std::set<std::string>& s) {
-    std::string out;
-    for (const auto& x : s) out += (out.empty() ? "" : ", ") + x;
-    return out;
-  };
-  if (sc.expect.expect_pass) {
-    if (failed.empty()) {
-      if (reason) *reason = "every check passed";
-      return Verdict::Pass;
-    }
-    if (reason) *reason = "failed: " + join(failed);
-    return Verdict::Fail;
-  }
-  std::set<std::string> unexpected;
-  for (const auto& f : failed)
-    if (!sc.expect.failing.count(f)) unexpected.insert(f);
-  if (!unexpected.empty()) {
-    if (reason) *reason = "failed beyond the expected failure: " + join(unexpected);
-    return Verdict::Fail;
-  }
-  if (failed == sc.expect.failing) {
-    if (reason) *reason = "expected failure reproduced: " + join(failed);
-    return Verdict::XFail;
-  }
-  std::set<std::string> missing;
-  for (const auto& e : sc.expect.failing)
-    if (!failed.count(e)) missing.insert(e);
-  if (reason) *reason = "expected failure did not reproduce: " + join(missing) + " passed";
-  return Verdict::XPass;
-}
-
-std::optional<FaultVerdict> fault_verdict(const std::vector<FaultRecord>& faults) {
-  std::optional<FaultVerdict> out;
-  for (const auto& f : faults) {
-    if (f.optional || f.status == "injected") continue;
-    std::string what = "fault " + std::to_string(f.index + 1) + " (" + f.action + " " + f.target +
-                       (f.trigger.empty() ? "" : ", " + f.trigger) + ")";
-    if (f.status == "skipped") {
-      // An error elsewhere outranks a skip.
-      if (!out) out = FaultVerdict{Verdict::Skipped, what + " cannot act on this machine: " + f.reason};
-      continue;
-    }
-    std::string verb = f.status == "failed" ? " failed: " : " never fired: ";
-    if (!out || out->verdict != Verdict::Error)
-      out = FaultVerdict{Verdict::Error, what + verb + f.reason};
-    else
-      out->reason += "; " + what + verb + f.reason;
-  }
-  return out;
-}
-
-Timings compute_timings(const Timeline& tl, const std::vector<ProcessHistory>& procs) {
-  Timings t;
-  std::optional<Nanos> top_end, top_start;
-  for (const auto& p : procs)
-    if (p.is_top) {
-      top_start = p.started;
-      top_end = p.end();
-    }
-  auto teardown = phase_time(tl, "teardown");
-  auto done = phase_time(tl, "done");
-  auto deadline = phase_time(tl, "deadline");
-  std::optional<Nanos> origin;
-  std::optional<Nanos> first_fault;
-  for (const auto& f : tl.facts.faults)
-    if (f.sent && f.status == "injected" && (!first_fault || *f.sent < *first_fault))
-      first_fault = f.sent;
-  if (first_fault) {
-    origin = first_fault;
-    t.origin = "first fault";
-  } else if (top_end) {
-    origin = top_end;
-    t.origin = "top process exit";
-  } else if (deadline) {
-    origin = deadline;
-    t.origin = "deadline";
-  }
-  auto ms = [](std::optional<Nanos> v) -> std::optional<double> {
-    if (!v) return std::nullopt;
-    return to_ms(*v);
-  };
-  if (top_end && teardown && *top_end > *teardown) top_end.reset();  // ended by the teardown
-  t.ms["job_ms"] = (top_start && top_end) ? ms(*top_end - *top_start) : std::nullopt;
-  // Until every job process was gone by itself (nullopt: teardown was needed).
-  Nanos last_end = 0, last_gone = 0;
-  bool all_ended = true, all_gone = true;
-  for (const auto& p : procs) {
-    auto e = p.end();
-    if (!e || (teardown && *e > *teardown)) all_ended = false;
-    else last_end = std::max(last_end, *e);
-    auto g = p.gone_at ? p.gone_at : e;
-    if (!g) all_gone = false;
-    else last_gone = std::max(last_gone, *g);
-  }
-  t.ms["to_all_exited_ms"] =
-      (origin && all_ended) ? ms(std::max<Nanos>(0, last_end - *origin)) : std::nullopt;
-  t.ms["to_all_gone_ms"] =
-      (origin && all_gone) ? ms(std::max<Nanos>(0, last_gone - *origin)) : std::nullopt;
-  auto s = shm_story(tl);
-  if (!s.leaked.empty() || !origin) {
-    t.ms["to_shm_baseline_ms"] = std::nullopt;
-  } else {
-    t.ms["to_shm_baseline_ms"] =
-        s.back_to_baseline ? ms(std::max<Nanos>(0, *s.back_to_baseline - *origin)) : 0.0;
-  }
-  t.ms["teardown_ms"] = (teardown && done) ? ms(*done - *teardown) : std::nullopt;
-  // From the first fault until the job noticed: the top process's exit.
-  t.ms["to_job_exit_ms"] =
-      (first_fault && top_end) ? ms(std::max<Nanos>(0, *top_end - *first_fault)) : std::nullopt;
-  t.ms["total_ms"] = done ? ms(*done) : std::nullopt;
-  return t;
 }
 
 }  // namespace aftermath

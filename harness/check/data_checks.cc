@@ -87,6 +87,7 @@ struct EpochSamples {
 
 }  // namespace
 
+// Long: one pass reads the events, one judges each epoch; the measured JSON is built alongside.
 CheckResult data_partition(const CheckInput& in) {
   CheckResult r;
   auto pids = rank_pids(in);
@@ -236,6 +237,7 @@ CheckResult data_partition(const CheckInput& in) {
   return r;
 }
 
+// Long: matching sequences per group and wording each kind of mismatch are one story.
 CheckResult collectives_matched(const CheckInput& in) {
   CheckResult r;
   auto pids = rank_pids(in);

@@ -67,6 +67,7 @@ json process_json(const GpuProcess& p) {
 
 }  // namespace
 
+// Long: per GPU, baseline, release time and holders are judged together and reported together.
 CheckResult device_memory_released(const DeviceTimeline& tl, const DeviceMemoryParams& params) {
   const char* kName = kDeviceMemoryReleased;
   if (!tl.unavailable.empty()) return skipped(kName, no_driver(tl));
@@ -251,13 +252,8 @@ CheckResult device_alloc_probe(const DeviceTimeline& tl) {
   return r;
 }
 
-DeviceMemoryParams device_memory_params(const nlohmann::json& params) {
-  DeviceMemoryParams p;
-  if (params.is_object()) {
-    p.tolerance_bytes = params.value("tolerance_bytes", p.tolerance_bytes);
-    p.deadline = params.value("deadline_ns", p.deadline);
-  }
-  return p;
+const DeviceMemoryParams& device_memory_params(const Scenario& sc) {
+  return check_params<DeviceMemoryParams>(sc);
 }
 
 CheckResult run_device_check(const std::string& name, const DeviceTimeline& tl,

@@ -21,20 +21,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/check/check_params.h"
 #include "harness/core/device.h"
 #include "harness/core/result.h"
 #include "harness/core/types.h"
 
 namespace aftermath {
 
-struct DeviceMemoryParams {
-  std::int64_t tolerance_bytes = 64ll << 20;  // above baseline that still counts as released
-  Nanos deadline = 10 * kSecond;              // from DeviceTimeline::origin
-};
-
-// The params a scenario's `checks.device_memory_released` map was parsed into
-// ({tolerance_bytes, deadline_ns}, each optional; null: the defaults).
-DeviceMemoryParams device_memory_params(const nlohmann::json& params);
+// The scenario's `checks.device_memory_released` parameters (check_params.h;
+// the defaults where it gave none). The supervisor reads them while the job runs.
+const DeviceMemoryParams& device_memory_params(const Scenario& sc);
 
 // Names as the catalogue lists them.
 inline constexpr const char* kDeviceMemoryReleased = "device_memory_released";

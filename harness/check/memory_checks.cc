@@ -108,41 +108,9 @@ std::string join_list(const std::vector<std::string>& items, size_t n) {
 
 }  // namespace
 
-std::optional<MemoryGrowthParams> parse_memory_growth_params(const json& params, std::string* error) {
-  MemoryGrowthParams p;
-  auto fail = [&](const std::string& why) -> std::optional<MemoryGrowthParams> {
-    if (error) *error = why;
-    return std::nullopt;
-  };
-  if (params.is_null()) return p;
-  if (!params.is_object()) return fail("must be a map");
-  for (const auto& [key, v] : params.items()) {
-    if (key == "max_kb_per_step") {
-      if (!v.is_number() || !(v.get<double>() > 0)) return fail(key + ": must be a positive number");
-      p.max_kb_per_step = v.get<double>();
-    } else if (key == "field") {
-      if (!v.is_string() || v.get<std::string>().empty()) return fail(key + ": must be an event field name");
-      p.field = v.get<std::string>();
-    } else if (key == "skip_steps") {
-      if (!v.is_number_integer() || v.get<long long>() < 0) return fail(key + ": must be an integer >= 0");
-      p.skip_steps = v.get<long long>();
-    } else if (key == "min_points") {
-      if (!v.is_number_integer() || v.get<long long>() < 2) return fail(key + ": must be an integer >= 2");
-      p.min_points = static_cast<int>(v.get<long long>());
-    } else if (key == "role") {
-      auto r = v.is_string() ? parse_role(v.get<std::string>()) : std::nullopt;
-      if (!r) return fail(key + ": must be launcher, rank, worker or helper");
-      p.role = r;
-    } else {
-      return fail("unknown key " + key +
-                  " (known: max_kb_per_step, field, skip_steps, min_points, role)");
-    }
-  }
-  return p;
-}
-
 CheckResult memory_growth(const CheckInput& in) { return memory_growth(in, MemoryGrowthParams{}); }
 
+// Long: gathering series per process, the two slope estimates and the report of each share state.
 CheckResult memory_growth(const CheckInput& in, const MemoryGrowthParams& p) {
   CheckResult r;
   std::map<int, const ProcessHistory*> procs;

@@ -24,26 +24,15 @@
 #include <optional>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
+#include "harness/check/check_params.h"
 #include "harness/check/checks.h"
 
 namespace aftermath {
 
-struct MemoryGrowthParams {
-  double max_kb_per_step = 256;   // fail above this slope (KB per step)
-  std::string field = "pss_kb";   // the event field judged: pss_kb or rss_kb (any numeric field works)
-  long long skip_steps = 0;       // warm-up: points with step <= skip_steps are left out
-  int min_points = 4;             // a process with fewer points is not judged (listed as such)
-  std::optional<Role> role;       // judge only processes of this role (e.g. worker); default: all
-};
-
-// Params from a scenario's `checks: {memory_growth: {...}}` map, as JSON:
-//   {max_kb_per_step: 256, field: pss_kb, skip_steps: 0, min_points: 4, role: worker}
-// Every key is optional; an unknown key or a bad value gives nullopt and the
-// reason in *error ("max_kb_per_step: must be a positive number").
-std::optional<MemoryGrowthParams> parse_memory_growth_params(const nlohmann::json& params,
-                                                             std::string* error);
+// Its parameters (MemoryGrowthParams, check_params.h) come from a scenario's
+//   checks: {memory_growth: {max_kb_per_step: 256, field: pss_kb, skip_steps: 0,
+//                            min_points: 4, role: worker}}
+// every key optional, read by the registry (registry.cc).
 
 // Judged with the given params. Skipped (with the reason) when the job sent
 // no "memory" events, or no process sent min_points of them.

@@ -371,9 +371,8 @@ int main(int argc, char** argv) {
   try {
     ro.timeout = duration_option("--timeout", timeout_s);
     if (!grace_s.empty()) {
-      std::string why;
-      auto g = parse_grace_text(grace_s, &why);
-      if (!g) throw CLI::ValidationError("--grace", why);
+      auto g = parse_grace_text(grace_s);
+      if (!g) throw CLI::ValidationError("--grace", g.error().what);
       ro.grace = g->all;
       ro.role_grace = g->by_role;
       ro.grace_text = grace_s;
@@ -440,7 +439,7 @@ int main(int argc, char** argv) {
       if (f) sc.faults.push_back(std::move(*f));
     }
     // What the command is expected to do, validated like a scenario file.
-    JobExitExpect& je = sc.checks["job_exit"].job_exit;
+    JobExitParams& je = mutable_check_params<JobExitParams>(sc);
     if (!expect_exit.empty() && !expect_signal.empty())
       errors.push_back("--expect-signal: --expect-exit and --expect-signal are mutually exclusive");
     if (!expect_exit.empty()) {
@@ -464,7 +463,7 @@ int main(int argc, char** argv) {
     }
     for (size_t i = 0; i < check_texts.size(); ++i) {
       std::vector<Diagnostic> diags;
-      parse_checks_text(check_texts[i], "--check " + std::to_string(i + 1), &sc.checks, &diags);
+      (void)parse_checks_text(check_texts[i], "--check " + std::to_string(i + 1), &sc.checks, &diags);
       for (const auto& d : diags) errors.push_back(d.to_string());
     }
     if (!expect_fail.empty()) {

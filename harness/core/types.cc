@@ -1,5 +1,7 @@
 #include "harness/core/types.h"
 
+#include "harness/core/duration.h"
+
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -13,33 +15,7 @@
 
 namespace aftermath {
 
-std::optional<Nanos> parse_duration(std::string_view text) {
-  std::string s(text);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-  size_t i = 0;
-  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
-  size_t num_begin = i;
-  bool dot = false;
-  while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || (s[i] == '.' && !dot))) {
-    if (s[i] == '.') dot = true;
-    ++i;
-  }
-  if (i == num_begin) return std::nullopt;
-  std::string num = s.substr(num_begin, i - num_begin);
-  std::string unit = s.substr(i);
-  if (num == ".") return std::nullopt;
-  double scale;
-  if (unit == "ns") scale = 1;
-  else if (unit == "us") scale = 1e3;
-  else if (unit == "ms") scale = 1e6;
-  else if (unit == "s") scale = 1e9;
-  else if (unit == "m" || unit == "min") scale = 60e9;
-  else if (unit == "h") scale = 3600e9;
-  else return std::nullopt;
-  double v = std::strtod(num.c_str(), nullptr) * scale;
-  if (!std::isfinite(v) || v > 9.2e18) return std::nullopt;
-  return static_cast<Nanos>(std::llround(v));
-}
+std::optional<Nanos> parse_duration(std::string_view text) { return parse_duration_ns(text); }
 
 std::string format_duration(Nanos d) {
   char buf[64];

@@ -3,6 +3,7 @@
 // for `aftermath run -- CMD`), so every field here already passed validation.
 #pragma once
 
+#include <any>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -11,12 +12,14 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "harness/core/types.h"
+#include "harness/os/expected.h"
+#include "harness/scenario/diagnostic.h"
 #include "harness/scenario/fault.h"
 
 namespace aftermath {
+
+class CheckCatalog;  // harness/scenario/check_catalog.h
 
 struct Job {
   // argv[0] is resolved: an absolute path to an existing executable file.
@@ -43,32 +46,15 @@ struct Timeouts {
   Nanos teardown = 2 * kSecond; // SIGTERM -> SIGKILL bound
 };
 
-// Expectations of the `job_exit` check. Default: exited(0).
-struct JobExitExpect {
-  std::optional<int> code;           // expected exit code
-  std::optional<int> signal;         // expected killing signal (then code is not expected)
-  std::optional<std::string> output_regex;  // ECMAScript regex searched in stdout+stderr
-};
-
 // One check's configuration. Every known check has an entry after parsing.
 struct CheckConfig {
   bool enabled = true;
   std::optional<Nanos> grace;  // per-check override of Scenario::grace
   std::map<Role, Nanos> role_grace;  // per-check, per-role overrides (grace: {helper: 3s})
-  JobExitExpect job_exit;      // only for job_exit
-  // The check's own parameters, validated at parse time (null: defaults):
-  //   memory_growth           {max_kb_per_step, field, skip_steps, min_points, role}
-  //   device_memory_released  {tolerance_bytes, deadline_ns}
-  nlohmann::json params;
+  // The check's own parameters, typed and validated at parse time by the
+  // check layer (harness/check/check_params.h); empty: the check's defaults.
+  std::any params;
 };
-
-// The names of every known check, in report order.
-const std::vector<std::string>& known_checks();
-// The default-enabled ones (all_exited, no_orphans, no_zombies, shm_clean, tmp_clean, job_exit,
-// no_hang, and the three device checks, which skip with the reason where there is no GPU);
-// the others (data_partition, collectives_matched, memory_growth) run only when
-// a scenario names them under checks:.
-const std::vector<std::string>& default_checks();
 
 // How long a helper may outlive its parent unless a scenario says otherwise:
 // PyTorch's torch_shm_manager outlives its last client by design (2000 ms,
@@ -83,8 +69,8 @@ struct GraceSpec {
   std::optional<Nanos> all;
   std::map<Role, Nanos> by_role;
 };
-// Parses a --grace value; nullopt with *error set on anything else.
-std::optional<GraceSpec> parse_grace_text(std::string_view text, std::string* error);
+// Parses a --grace value; the error says what is wrong with it.
+Expected<GraceSpec> parse_grace_text(std::string_view text);
 
 struct Expectation {
   bool expect_pass = true;          // `expect: pass`
@@ -112,17 +98,6 @@ struct Scenario {
   std::vector<FaultSpec> faults;         // in firing order
 };
 
-// One problem found in a scenario file. line/column are 1-based; 0 = unknown.
-struct Diagnostic {
-  std::string file;
-  int line = 0;
-  int column = 0;
-  std::string field;    // dotted path: "job.command", "checks.job_exit.code", "timeouts.job"
-  std::string message;
-  // "file:line:column: field: message"
-  std::string to_string() const;
-};
-
 struct ParseContext {
   std::string file;          // for diagnostics and relative paths
   std::string scenario_dir;  // base for relative commands and cwd; default: dirname(file)
@@ -139,23 +114,27 @@ struct ParseResult {
   std::vector<Diagnostic> diagnostics;
 };
 
-// Parses and validates one scenario from its text. Pure but for the command
-// lookup (PATH / file system) when ctx.check_command. Never throws on bad input.
-ParseResult parse_scenario(std::string_view text, const ParseContext& ctx);
+// Parses and validates one scenario from its text, its checks through
+// `checks` (the check layer's registry: harness/check/scenario_load.h has the
+// forms callers use). Pure but for the command lookup (PATH / file system)
+// when ctx.check_command. Never throws on bad input.
+ParseResult parse_scenario(std::string_view text, const ParseContext& ctx,
+                           const CheckCatalog& checks);
 
 // Parses one fault given on the command line as a YAML flow map, e.g.
 // "{action: SIGKILL, target: launcher, at: {after: 2s}}". `label` names it in
-// diagnostics ("--fault 1").
+// diagnostics ("--fault 1"). (harness/scenario/fault_parse.cc)
 std::optional<FaultSpec> parse_fault_text(std::string_view yaml, const std::string& label,
                                           std::vector<Diagnostic>* diagnostics);
 
 // Parses checks given on the command line as a YAML flow map, as they stand
 // under checks: ("no_orphans: {grace: {helper: 3s}}"), into *checks (left
 // unchanged on error). `label` names the option in diagnostics.
-bool parse_checks_text(std::string_view yaml, const std::string& label,
-                       std::map<std::string, CheckConfig>* checks, std::vector<Diagnostic>* diagnostics);
+Status parse_checks_text(std::string_view yaml, const std::string& label, const CheckCatalog& catalog,
+                         std::map<std::string, CheckConfig>* checks,
+                         std::vector<Diagnostic>* diagnostics);
 
 // Reads `path` and parses it; a read error becomes a diagnostic.
-ParseResult load_scenario(const std::string& path, ParseContext ctx);
+ParseResult load_scenario(const std::string& path, ParseContext ctx, const CheckCatalog& checks);
 
 }  // namespace aftermath

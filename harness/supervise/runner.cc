@@ -20,7 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/check/checks.h"
-#include "harness/scenario/requirements.h"
+#include "harness/observe/requirements_probe.h"
 
 namespace aftermath {
 

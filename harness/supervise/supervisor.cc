@@ -1602,8 +1602,8 @@ Timeline Supervisor::run() {
   sample();
   Nanos job_deadline = sc_.timeouts.job;
   if (auto it = sc_.checks.find("no_hang"); it != sc_.checks.end() && it->second.enabled &&
-                                             it->second.params.contains("stall_ns"))
-    stall_window_ = it->second.params["stall_ns"].get<Nanos>();
+                                             check_params<NoHangParams>(it->second).stall)
+    stall_window_ = *check_params<NoHangParams>(it->second).stall;
   mark_progress();
   pump(job_deadline, [&] { return top_exited_ || stalled(); });
   if (!top_exited_ && stalled() && !interrupted()) {
@@ -1725,8 +1725,7 @@ void Supervisor::device_start() {
   o.proc_root = opt_.proc_root;
   if (!opt_.device_pattern.empty()) o.device_pattern = opt_.device_pattern;
   dev_ = std::make_unique<DeviceObserver>(opt_.nvml, opt_.probe, o);
-  if (auto it = sc_.checks.find(kDeviceMemoryReleased); it != sc_.checks.end())
-    device_memory_params_ = device_memory_params(it->second.params);
+  device_memory_params_ = device_memory_params(sc_);
   if (!opt_.nvml) {
     tl_.device.unavailable = "device observation off";
     return;

@@ -8,6 +8,7 @@
 
 #include "e2e_util.h"
 #include "harness/check/device_checks.h"
+#include "harness/check/scenario_load.h"
 #include "harness/core/timeline.h"
 #include "harness/observe/nvml_fake.h"
 #include "harness/supervise/runner.h"

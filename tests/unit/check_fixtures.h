@@ -4,6 +4,7 @@
 #pragma once
 
 #include "harness/core/types.h"
+#include "harness/check/registry.h"
 #include "harness/scenario/scenario.h"
 
 namespace aftermath::testing_checks {

@@ -555,7 +555,7 @@ TEST(JobExit, FailsOnAWrongExitCode) {
 
 TEST(JobExit, ExpectedCode) {
   Scenario sc = make_scenario();
-  sc.checks["job_exit"].job_exit.code = 3;
+  mutable_check_params<JobExitParams>(sc).code = 3;
   EXPECT_EQ(check("job_exit", sc, skeleton(kTopExit, Outcome::exited(3))).status, CheckStatus::Pass);
   auto r = check("job_exit", sc, skeleton(kTopExit, Outcome::exited(0)));
   EXPECT_EQ(r.status, CheckStatus::Fail);
@@ -565,7 +565,7 @@ TEST(JobExit, ExpectedCode) {
 
 TEST(JobExit, ExpectedSignal) {
   Scenario sc = make_scenario();
-  sc.checks["job_exit"].job_exit.signal = SIGKILL;
+  mutable_check_params<JobExitParams>(sc).signal = SIGKILL;
   auto ok = check("job_exit", sc, skeleton(kTopExit, Outcome::killed(SIGKILL)));
   EXPECT_EQ(ok.status, CheckStatus::Pass);
   EXPECT_EQ(ok.measured["expected"], "killed(SIGKILL)");
@@ -582,7 +582,7 @@ TEST(JobExit, ExpectedSignal) {
 
 TEST(JobExit, OutputRegex) {
   Scenario sc = make_scenario();
-  sc.checks["job_exit"].job_exit.output_regex = "rank [0-9]+ done";
+  mutable_check_params<JobExitParams>(sc).output_regex = "rank [0-9]+ done";
 
   Timeline in_stdout = skeleton();
   in_stdout.facts.stdout_text = "starting\nrank 3 done\n";
@@ -607,7 +607,7 @@ TEST(JobExit, OutputRegex) {
 
 TEST(JobExit, OutputMatchesButCodeWrongStillFails) {
   Scenario sc = make_scenario();
-  sc.checks["job_exit"].job_exit.output_regex = "done";
+  mutable_check_params<JobExitParams>(sc).output_regex = "done";
   Timeline tl = skeleton(kTopExit, Outcome::exited(2));
   tl.facts.stdout_text = "done\n";
   auto r = check("job_exit", sc, tl);
@@ -619,7 +619,7 @@ TEST(JobExit, FailsWhenOnlyTheTeardownEndedTheTop) {
   // The top was killed by the harness's SIGTERM after the teardown phase; even
   // a scenario expecting SIGTERM must not pass on the harness's own signal.
   Scenario sc = make_scenario();
-  sc.checks["job_exit"].job_exit.signal = SIGTERM;
+  mutable_check_params<JobExitParams>(sc).signal = SIGTERM;
   Timeline tl = skeleton(kTeardown + msec(20), Outcome::killed(SIGTERM));
   tl.add(obs::signal(kTeardown, kTop, SIGTERM, "teardown"));
   auto r = check("job_exit", sc, tl);
@@ -709,7 +709,7 @@ TEST(RunCheck, UnknownNameIsAnError) {
 
 TEST(RunCheck, AnExceptionInsideACheckIsAnError) {
   Scenario sc = make_scenario();
-  sc.checks["job_exit"].job_exit.output_regex = "([unclosed";
+  mutable_check_params<JobExitParams>(sc).output_regex = "([unclosed";
   auto r = check("job_exit", sc, clean_run());
   EXPECT_EQ(r.status, CheckStatus::Error);
   EXPECT_EQ(r.name, "job_exit");
@@ -1359,7 +1359,7 @@ TEST(NoZombies, ATorchrunRankIsJudgedAgainstTheAgentsPollInterval) {
   EXPECT_EQ(fast.status, CheckStatus::Fail);
   // Another launcher's interval, stated in the scenario.
   Scenario sc = make_scenario();
-  sc.checks["no_zombies"].params = json{{"launcher_poll_ns", 5 * kSecond}};
+  mutable_check_params<NoZombiesParams>(sc).launcher_poll = 5 * kSecond;
   EXPECT_EQ(check("no_zombies", sc, zombie_under("/usr/bin/python3 spawn_ranks.py", 4 * kSecond)).status,
             CheckStatus::Pass);
 }

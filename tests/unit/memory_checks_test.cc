@@ -229,34 +229,6 @@ TEST(MemoryGrowth, UnannouncedSenderIsStillJudged) {
   EXPECT_THAT(r.reason, HasSubstr("process 555"));
 }
 
-TEST(MemoryGrowthParams, Parse) {
-  std::string err;
-  auto p = parse_memory_growth_params(
-      json{{"max_kb_per_step", 128}, {"field", "rss_kb"}, {"skip_steps", 2}, {"min_points", 5},
-           {"role", "worker"}},
-      &err);
-  ASSERT_TRUE(p) << err;
-  EXPECT_EQ(p->max_kb_per_step, 128);
-  EXPECT_EQ(p->field, "rss_kb");
-  EXPECT_EQ(p->skip_steps, 2);
-  EXPECT_EQ(p->min_points, 5);
-  EXPECT_EQ(p->role, Role::Worker);
-  auto d = parse_memory_growth_params(json(nullptr), &err);
-  ASSERT_TRUE(d);
-  EXPECT_EQ(d->max_kb_per_step, 256);
-  EXPECT_EQ(d->field, "pss_kb");
-
-  EXPECT_FALSE(parse_memory_growth_params(json{{"max_kb_per_step", -1}}, &err));
-  EXPECT_THAT(err, HasSubstr("max_kb_per_step: must be a positive number"));
-  EXPECT_FALSE(parse_memory_growth_params(json{{"min_points", 1}}, &err));
-  EXPECT_THAT(err, HasSubstr("min_points"));
-  EXPECT_FALSE(parse_memory_growth_params(json{{"role", "wizard"}}, &err));
-  EXPECT_THAT(err, HasSubstr("role"));
-  EXPECT_FALSE(parse_memory_growth_params(json{{"slope", 3}}, &err));
-  EXPECT_THAT(err, HasSubstr("unknown key slope"));
-  EXPECT_FALSE(parse_memory_growth_params(json::array(), &err));
-}
-
 }  // namespace
 }  // namespace aftermath
 

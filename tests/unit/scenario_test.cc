@@ -1,4 +1,7 @@
 #include "harness/scenario/scenario.h"
+#include "harness/check/check_params.h"
+#include "harness/check/registry.h"
+#include "harness/check/scenario_load.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -36,6 +39,8 @@ const std::string kDataDir =
 #endif
 
 using aftermath::testing::TempDir;
+
+const JobExitParams& JE(const CheckConfig& c) { return check_params<JobExitParams>(c); }
 
 // Sets an environment variable for one test and restores it after.
 class ScopedEnv {
@@ -216,9 +221,9 @@ expect:
   EXPECT_TRUE(s.checks["no_hang"].enabled);
   const CheckConfig& je = s.checks["job_exit"];
   EXPECT_TRUE(je.enabled);
-  EXPECT_EQ(je.job_exit.code, 3);
-  EXPECT_FALSE(je.job_exit.signal.has_value());
-  EXPECT_EQ(je.job_exit.output_regex, "^done \\d+$");
+  EXPECT_EQ(JE(je).code, 3);
+  EXPECT_FALSE(JE(je).signal.has_value());
+  EXPECT_EQ(JE(je).output_regex, "^done \\d+$");
 
   EXPECT_FALSE(s.expect.expect_pass);
   EXPECT_THAT(s.expect.failing, ElementsAre("all_exited", "no_orphans"));
@@ -246,9 +251,9 @@ TEST(ParseScenario, DefaultsWhenOptionalFieldsAreAbsent) {
     bool by_default = std::count(default_checks().begin(), default_checks().end(), name) > 0;
     EXPECT_EQ(cfg.enabled, by_default) << name;
     EXPECT_FALSE(cfg.grace.has_value()) << name;
-    EXPECT_FALSE(cfg.job_exit.code.has_value()) << name;
-    EXPECT_FALSE(cfg.job_exit.signal.has_value()) << name;
-    EXPECT_FALSE(cfg.job_exit.output_regex.has_value()) << name;
+    EXPECT_FALSE(JE(cfg).code.has_value()) << name;
+    EXPECT_FALSE(JE(cfg).signal.has_value()) << name;
+    EXPECT_FALSE(JE(cfg).output_regex.has_value()) << name;
   }
   EXPECT_TRUE(s.expect.expect_pass);
   EXPECT_THAT(s.expect.failing, IsEmpty());
@@ -282,20 +287,20 @@ TEST(ParseScenario, ChecksEnabledWithEmptyParamsOrTrue) {
 
 TEST(ParseScenario, JobExitSignalByNameShortNameAndNumber) {
   EXPECT_EQ(
-      ParseOk(Base("checks: {job_exit: {signal: SIGKILL}}\n")).checks["job_exit"].job_exit.signal,
+      JE(ParseOk(Base("checks: {job_exit: {signal: SIGKILL}}\n")).checks["job_exit"]).signal,
       9);
   EXPECT_EQ(
-      ParseOk(Base("checks: {job_exit: {signal: TERM}}\n")).checks["job_exit"].job_exit.signal, 15);
-  EXPECT_EQ(ParseOk(Base("checks: {job_exit: {signal: 6}}\n")).checks["job_exit"].job_exit.signal,
+      JE(ParseOk(Base("checks: {job_exit: {signal: TERM}}\n")).checks["job_exit"]).signal, 15);
+  EXPECT_EQ(JE(ParseOk(Base("checks: {job_exit: {signal: 6}}\n")).checks["job_exit"]).signal,
             6);
   Scenario s = ParseOk(Base("checks: {job_exit: {signal: SIGSEGV, grace: 0s}}\n"));
-  EXPECT_FALSE(s.checks["job_exit"].job_exit.code.has_value());
+  EXPECT_FALSE(JE(s.checks["job_exit"]).code.has_value());
   EXPECT_EQ(s.checks["job_exit"].grace, 0);
 }
 
 TEST(ParseScenario, JobExitCodeBounds) {
-  EXPECT_EQ(ParseOk(Base("checks: {job_exit: {code: 0}}\n")).checks["job_exit"].job_exit.code, 0);
-  EXPECT_EQ(ParseOk(Base("checks: {job_exit: {code: 255}}\n")).checks["job_exit"].job_exit.code,
+  EXPECT_EQ(JE(ParseOk(Base("checks: {job_exit: {code: 0}}\n")).checks["job_exit"]).code, 0);
+  EXPECT_EQ(JE(ParseOk(Base("checks: {job_exit: {code: 255}}\n")).checks["job_exit"]).code,
             255);
   EXPECT_THAT(ParseBad(Base("checks: {job_exit: {code: 256}}\n")),
               ElementsAre(Diag("checks.job_exit.code", 5, 27, "0..255")));
@@ -311,12 +316,13 @@ TEST(ParseScenario, MemoryGrowthParamsAreValidatedAndKept) {
       "min_points: 5, role: worker, grace: 1s}}\n"));
   const CheckConfig& c = s.checks["memory_growth"];
   EXPECT_TRUE(c.enabled);
-  EXPECT_EQ(c.params["max_kb_per_step"], 128.5);
-  EXPECT_EQ(c.params["field"], "rss_kb");
-  EXPECT_EQ(c.params["skip_steps"], 2);
-  EXPECT_EQ(c.params["min_points"], 5);
-  EXPECT_EQ(c.params["role"], "worker");
-  EXPECT_FALSE(c.params.contains("grace"));
+  const auto& p = check_params<MemoryGrowthParams>(c);
+  EXPECT_EQ(p.max_kb_per_step, 128.5);
+  EXPECT_EQ(p.field, "rss_kb");
+  EXPECT_EQ(p.skip_steps, 2);
+  EXPECT_EQ(p.min_points, 5);
+  EXPECT_EQ(p.role, Role::Worker);
+  EXPECT_EQ(c.grace, 1 * kSecond);
   // Opt-in: off unless named.
   EXPECT_FALSE(ParseOk(Base()).checks["memory_growth"].enabled);
   // Each bad value is one diagnostic at its own key.
@@ -334,8 +340,8 @@ TEST(ParseScenario, DeviceMemoryParams) {
   Scenario s = ParseOk(Base("checks: {device_memory_released: {tolerance: 256MiB, deadline: 3s}}\n"));
   const CheckConfig& c = s.checks["device_memory_released"];
   EXPECT_TRUE(c.enabled);
-  EXPECT_EQ(c.params["tolerance_bytes"], 256ll << 20);
-  EXPECT_EQ(c.params["deadline_ns"], 3 * kSecond);
+  EXPECT_EQ(check_params<DeviceMemoryParams>(c).tolerance_bytes, 256ll << 20);
+  EXPECT_EQ(check_params<DeviceMemoryParams>(c).deadline, 3 * kSecond);
   // On by default, with no params.
   EXPECT_TRUE(ParseOk(Base()).checks["device_memory_released"].enabled);
   EXPECT_THAT(ParseBad(Base("checks: {device_memory_released: {tolerance: lots}}\n")),
@@ -588,8 +594,8 @@ TEST(ParseScenario, GraceByRole) {
   auto chk = ParseOk(Base("checks:\n  no_orphans: {grace: {helper: 7s}}\n  no_zombies: {launcher_poll: 2s}\n"
                         "  no_hang: {stall: 4s}\n"));
   EXPECT_EQ(chk.checks.at("no_orphans").role_grace.at(Role::Helper), 7 * kSecond);
-  EXPECT_EQ(chk.checks.at("no_zombies").params["launcher_poll_ns"], 2 * kSecond);
-  EXPECT_EQ(chk.checks.at("no_hang").params["stall_ns"], 4 * kSecond);
+  EXPECT_EQ(check_params<NoZombiesParams>(chk).launcher_poll, 2 * kSecond);
+  EXPECT_EQ(check_params<NoHangParams>(chk).stall, 4 * kSecond);
   EXPECT_THAT(ParseBad(Base("checks:\n  no_hang: {stall: 0s}\n")),
               ElementsAre(Diag("checks.no_hang.stall", 6, 20, "must be > 0")));
   EXPECT_THAT(ParseBad(Base("faults:\n  - {action: SIGKILL, target: all, at: {after: 1s}, optional: maybe}\n")),
@@ -597,18 +603,18 @@ TEST(ParseScenario, GraceByRole) {
 }
 
 TEST(ParseGraceText, DurationOrRoles) {
-  std::string why;
-  auto one = parse_grace_text("500ms", &why);
+  auto one = parse_grace_text("500ms");
   ASSERT_TRUE(one);
   EXPECT_EQ(one->all, 500 * kMilli);
-  auto roles = parse_grace_text("{default: 1s, helper: 3s}", &why);
+  auto roles = parse_grace_text("{default: 1s, helper: 3s}");
   ASSERT_TRUE(roles);
   EXPECT_EQ(roles->all, kSecond);
   EXPECT_EQ(roles->by_role.at(Role::Helper), 3 * kSecond);
-  EXPECT_FALSE(parse_grace_text("{helpr: 3s}", &why));
-  EXPECT_NE(why.find("unknown role 'helpr'"), std::string::npos);
-  EXPECT_FALSE(parse_grace_text("{helper: 3}", &why));
-  EXPECT_FALSE(parse_grace_text("soon", &why));
+  auto bad = parse_grace_text("{helpr: 3s}");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().what.find("unknown role 'helpr'"), std::string::npos);
+  EXPECT_FALSE(parse_grace_text("{helper: 3}"));
+  EXPECT_FALSE(parse_grace_text("soon"));
 }
 
 TEST(ParseScenario, DurationRanges) {
@@ -977,8 +983,8 @@ TEST(LoadScenario, FullDataFile) {
   EXPECT_EQ(s.seed, 42u);
   EXPECT_FALSE(s.checks.at("shm_clean").enabled);
   EXPECT_EQ(s.checks.at("no_orphans").grace, 300 * kMilli);
-  EXPECT_EQ(s.checks.at("job_exit").job_exit.code, 3);
-  EXPECT_EQ(s.checks.at("job_exit").job_exit.output_regex, "done \\d+");
+  EXPECT_EQ(JE(s.checks.at("job_exit")).code, 3);
+  EXPECT_EQ(JE(s.checks.at("job_exit")).output_regex, "done \\d+");
   EXPECT_FALSE(s.expect.expect_pass);
   EXPECT_THAT(s.expect.failing, ElementsAre("job_exit", "no_orphans"));
   EXPECT_EQ(s.expect.reason, "reproduces an example bug");

@@ -16,6 +16,7 @@
 #include "fixtures/cpp/options.h"
 #include "fixtures/cpp/report.h"
 #include "fixtures/cpp/sampler.h"
+#include "fixtures/cpp/sys.h"
 
 namespace trainer {
 namespace {
@@ -188,11 +189,24 @@ TEST(TrainerOptions, DefaultsAndParsing) {
   EXPECT_EQ(d.term_timeout, Millis(30000));
 }
 
+// The fixture's durations are the harness's grammar (harness/core/duration.h).
+TEST(TrainerOptions, DurationsUseTheHarnessGrammar) {
+  EXPECT_EQ(trainer::parse_duration("1.5s"), Millis(1500));
+  EXPECT_EQ(trainer::parse_duration("2min"), Millis(120000));
+  EXPECT_EQ(trainer::parse_duration("250us"), Millis(0));
+  EXPECT_EQ(trainer::parse_duration("5"), std::nullopt);
+  EXPECT_EQ(trainer::parse_duration("-1s"), std::nullopt);
+  EXPECT_EQ(trainer::parse_duration("5sec"), std::nullopt);
+}
+
 TEST(TrainerOptions, BadInputIsNamed) {
   std::string err;
   EXPECT_FALSE(parse_options({"t", "launch", "--watchdog", "sometimes"}, &err));
   EXPECT_THAT(err, HasSubstr("bad value 'sometimes' for --watchdog"));
   EXPECT_FALSE(parse_options({"t", "launch", "--status-interval", "5"}, &err));  // units required
+  EXPECT_THAT(err, HasSubstr("--status-interval"));
+  EXPECT_FALSE(parse_options({"t", "launch", "--status-interval", "5d"}, &err));  // no such unit
+  EXPECT_THAT(err, HasSubstr("--status-interval"));
   EXPECT_FALSE(parse_options({"t", "launch", "--bogus", "1"}, &err));
   EXPECT_THAT(err, HasSubstr("unknown option '--bogus'"));
   EXPECT_FALSE(parse_options({"t", "fly"}, &err));

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "harness/scenario/fault.h"
+#include "harness/check/scenario_load.h"
 #include "harness/scenario/scenario.h"
 
 namespace aftermath {

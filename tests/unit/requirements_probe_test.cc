@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "harness/scenario/requirements.h"
+#include "harness/observe/requirements_probe.h"
 #include "tests/support/temp_dir.h"
 
 namespace aftermath {
@@ -35,34 +35,40 @@ Scenario job(std::vector<std::string> argv, std::vector<std::string> reqs) {
   return s;
 }
 
+// The reason a probe gives, nullopt when the requirement is met.
+std::optional<std::string> why_not(const Status& met) {
+  if (met) return std::nullopt;
+  return met.error().what;
+}
+
 TEST(Requirements, GpuNeedsNvidiactlAndADeviceNode) {
   TempDir dev;
   RequirementEnv env{dev.path(), "/usr/bin/python3"};
   Scenario s = job({"/bin/true"}, {"gpu"});
-  auto none = requirement_unmet("gpu", s, env);
+  auto none = why_not(probe_requirement("gpu", s, env));
   ASSERT_TRUE(none);
   EXPECT_THAT(*none, HasSubstr("nvidiactl absent"));
   touch(dev / "nvidiactl");
   touch(dev / "nvidia-uvm");  // not a GPU node
-  auto ctl_only = requirement_unmet("gpu", s, env);
+  auto ctl_only = why_not(probe_requirement("gpu", s, env));
   ASSERT_TRUE(ctl_only);
   EXPECT_THAT(*ctl_only, HasSubstr("nvidia<N>"));
   touch(dev / "nvidia0");
-  EXPECT_EQ(requirement_unmet("gpu", s, env), std::nullopt);
+  EXPECT_EQ(why_not(probe_requirement("gpu", s, env)), std::nullopt);
   // cuda and nccl need a GPU first: without one, that is the reason given.
   TempDir empty;
   RequirementEnv none_env{empty.path(), "/usr/bin/python3"};
-  auto cuda = requirement_unmet("cuda", s, none_env);
+  auto cuda = why_not(probe_requirement("cuda", s, none_env));
   ASSERT_TRUE(cuda);
   EXPECT_THAT(*cuda, HasSubstr("nvidiactl absent"));
-  auto nccl = requirement_unmet("nccl", s, none_env);
+  auto nccl = why_not(probe_requirement("nccl", s, none_env));
   ASSERT_TRUE(nccl);
   EXPECT_THAT(*nccl, HasSubstr("nvidiactl absent"));
 }
 
 TEST(Requirements, RootFollowsTheEffectiveUser) {
   Scenario s = job({"/bin/true"}, {"root"});
-  EXPECT_EQ(requirement_unmet("root", s).has_value(), ::geteuid() != 0);
+  EXPECT_EQ(why_not(probe_requirement("root", s)).has_value(), ::geteuid() != 0);
 }
 
 TEST(Requirements, PythonTorchAsksTheJobsOwnInterpreter) {
@@ -72,17 +78,17 @@ TEST(Requirements, PythonTorchAsksTheJobsOwnInterpreter) {
   script(bad, "echo 'Traceback (most recent call last):' >&2\n"
               "echo \"ModuleNotFoundError: No module named 'torch'\" >&2\nexit 1");
   Scenario s = job({bad, "job.py"}, {"python-torch"});
-  auto why = requirement_unmet("python-torch", s);
+  auto why = why_not(probe_requirement("python-torch", s));
   ASSERT_TRUE(why);
   EXPECT_THAT(*why, HasSubstr("No module named 'torch'"));
   EXPECT_THAT(*why, HasSubstr(bad));
   // One that imports it (exit 0) meets it.
   std::string good = d / "python-with-torch";
   script(good, "exit 0");
-  EXPECT_EQ(requirement_unmet("python-torch", job({good}, {"python-torch"})), std::nullopt);
+  EXPECT_EQ(why_not(probe_requirement("python-torch", job({good}, {"python-torch"}))), std::nullopt);
   // A job that is not Python is judged by the configured interpreter.
   RequirementEnv env{"/dev", bad};
-  auto via_env = requirement_unmet("python-torch", job({"/bin/true"}, {"python-torch"}), env);
+  auto via_env = why_not(probe_requirement("python-torch", job({"/bin/true"}, {"python-torch"}), env));
   ASSERT_TRUE(via_env);
   EXPECT_THAT(*via_env, HasSubstr(bad));
 }
@@ -101,8 +107,8 @@ TEST(Requirements, FirstUnmetIsNamed) {
 TEST(Requirements, PidNamespaceProbeAgreesWithTheKernel) {
   // Whatever the answer, it must be an answer, and stable (cached).
   Scenario s = job({"/bin/true"}, {"pidns"});
-  auto a = requirement_unmet("pidns", s);
-  auto b = requirement_unmet("pidns", s);
+  auto a = why_not(probe_requirement("pidns", s));
+  auto b = why_not(probe_requirement("pidns", s));
   EXPECT_EQ(a, b);
   if (::geteuid() == 0) {
     EXPECT_EQ(a, std::nullopt) << *a;
@@ -114,10 +120,10 @@ TEST(Requirements, MemoryCgroupFollowsWhereFaultCgroupsCanGo) {
   TempDir d;
   Scenario s = job({"/bin/true"}, {"memory-cgroup"});
   ::setenv("AFTERMATH_CGROUP", (d / "absent").c_str(), 1);
-  auto missing = requirement_unmet("memory-cgroup", s);
+  auto missing = why_not(probe_requirement("memory-cgroup", s));
   d.write("cg/cgroup.controllers", "cpu memory\n");
   ::setenv("AFTERMATH_CGROUP", (d / "cg").c_str(), 1);
-  auto planted = requirement_unmet("memory-cgroup", s);
+  auto planted = why_not(probe_requirement("memory-cgroup", s));
   ::unsetenv("AFTERMATH_CGROUP");
   ASSERT_TRUE(missing);
   EXPECT_EQ(*missing, "AFTERMATH_CGROUP=" + (d / "absent") + " is not a directory");
