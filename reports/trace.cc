@@ -48,17 +48,19 @@ json complete(std::string name, const char* cat, int pid, long long tid, double 
 
 json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
-void add_scenario(json& events, const json& sc, int pid) {
-  const double end = report::scenario_end_ms(sc);
-  std::string name = str(sc, "name", "scenario " + std::to_string(pid));
-  std::string verdict = str(sc, "verdict", "unknown");
+// A counter sample on the harness track.
+json counter(const std::string& name, int pid, double t_ms, json args) {
+  return {{"ph", "C"},
+          {"name", name},
+          {"pid", pid},
+          {"tid", kTraceHarnessTid},
+          {"ts", us(t_ms)},
+          {"args", std::move(args)}};
+}
 
-  events.push_back(metadata("process_name", pid, kTraceHarnessTid, {{"name", name}}));
-  events.push_back(metadata("process_labels", pid, kTraceHarnessTid, {{"labels", verdict}}));
-  events.push_back(metadata("process_sort_index", pid, kTraceHarnessTid, {{"sort_index", pid}}));
-  events.push_back(metadata("thread_name", pid, kTraceHarnessTid, {{"name", "harness"}}));
-  events.push_back(metadata("thread_sort_index", pid, kTraceHarnessTid, {{"sort_index", -1}}));
-
+// One track per job process: its life, orphan and zombie spans, its exit.
+// Returns the pids that have a track.
+std::map<long long, bool> add_process_tracks(json& events, const json& sc, int pid, double end) {
   auto procs = report::processes_by_role(sc);
   std::map<long long, bool> is_job;
   int order = 0;
@@ -115,7 +117,12 @@ void add_scenario(json& events, const json& sc, int pid) {
       events.push_back(instant(label, "exit", "t", pid, p.pid, *p.life_end_ms));
     }
   }
+  return is_job;
+}
 
+// The timeline's phases, signals, faults, samples and /dev/shm changes.
+void add_observations(json& events, const json& sc, int pid,
+                      const std::map<long long, bool>& is_job) {
   for (const json* e : items(sc, "timeline")) {
     auto t = num(*e, "t_ms");
     if (!t) continue;
@@ -142,25 +149,11 @@ void add_scenario(json& events, const json& sc, int pid) {
                                 {"kills", member(*e, "kills")},
                                 {"cgroup", str(*e, "cgroup")}}));
     } else if (kind == "sample") {
-      events.push_back({{"ph", "C"},
-                        {"name", "job processes"},
-                        {"pid", pid},
-                        {"tid", kTraceHarnessTid},
-                        {"ts", us(*t)},
-                        {"args", {{"processes", num(*e, "procs").value_or(0)}}}});
-      events.push_back({{"ph", "C"},
-                        {"name", "/dev/shm bytes"},
-                        {"pid", pid},
-                        {"tid", kTraceHarnessTid},
-                        {"ts", us(*t)},
-                        {"args", {{"bytes", num(*e, "shm_bytes").value_or(0)}}}});
+      events.push_back(
+          counter("job processes", pid, *t, {{"processes", num(*e, "procs").value_or(0)}}));
+      events.push_back(counter("/dev/shm bytes", pid, *t, {{"bytes", num(*e, "shm_bytes").value_or(0)}}));
     } else if (kind == "memory") {
-      events.push_back({{"ph", "C"},
-                        {"name", "job RSS bytes"},
-                        {"pid", pid},
-                        {"tid", kTraceHarnessTid},
-                        {"ts", us(*t)},
-                        {"args", {{"bytes", num(*e, "rss_bytes").value_or(0)}}}});
+      events.push_back(counter("job RSS bytes", pid, *t, {{"bytes", num(*e, "rss_bytes").value_or(0)}}));
     } else if (kind.rfind("shm_", 0) == 0) {
       const json& baseline = member(*e, "baseline");
       if (baseline.is_boolean() && baseline.get<bool>()) continue;
@@ -170,6 +163,20 @@ void add_scenario(json& events, const json& sc, int pid) {
                                std::move(args)));
     }
   }
+}
+
+void add_scenario(json& events, const json& sc, int pid) {
+  const double end = report::scenario_end_ms(sc);
+  std::string name = str(sc, "name", "scenario " + std::to_string(pid));
+  std::string verdict = str(sc, "verdict", "unknown");
+
+  events.push_back(metadata("process_name", pid, kTraceHarnessTid, {{"name", name}}));
+  events.push_back(metadata("process_labels", pid, kTraceHarnessTid, {{"labels", verdict}}));
+  events.push_back(metadata("process_sort_index", pid, kTraceHarnessTid, {{"sort_index", pid}}));
+  events.push_back(metadata("thread_name", pid, kTraceHarnessTid, {{"name", "harness"}}));
+  events.push_back(metadata("thread_sort_index", pid, kTraceHarnessTid, {{"sort_index", -1}}));
+
+  add_observations(events, sc, pid, add_process_tracks(events, sc, pid, end));
 
   // Device memory in use, one counter track per GPU (none without a GPU).
   for (const json* g : items(member(sc, "device"), "samples")) {
@@ -177,12 +184,8 @@ void add_scenario(json& events, const json& sc, int pid) {
     auto used = num(*g, "used_bytes");
     auto index = num(*g, "index");
     if (!t || !used || !index) continue;
-    events.push_back({{"ph", "C"},
-                      {"name", "GPU " + std::to_string(static_cast<long long>(*index)) + " memory used"},
-                      {"pid", pid},
-                      {"tid", kTraceHarnessTid},
-                      {"ts", us(*t)},
-                      {"args", {{"bytes", *used}}}});
+    events.push_back(counter("GPU " + std::to_string(static_cast<long long>(*index)) + " memory used",
+                             pid, *t, {{"bytes", *used}}));
   }
 
   // The verdict at the end of the scenario, carrying what a reader wants

@@ -219,7 +219,11 @@ Observation tmp_reclaim(Nanos t, std::string path, std::int64_t bytes) {
 }
 }  // namespace obs
 
-std::vector<ProcessHistory> build_histories(const Timeline& tl) {
+namespace {
+
+// Replays the process observations into one history per process life (a
+// reused pid starts a new one). Long: one case per process observation kind.
+std::vector<ProcessHistory> replay_histories(const Timeline& tl) {
   std::vector<ProcessHistory> out;
   std::map<int, size_t> live;  // pid -> index of its current (latest) history
   // pid -> its latest history, gone or not: the reaper stamps a reap after
@@ -307,10 +311,14 @@ std::vector<ProcessHistory> build_histories(const Timeline& tl) {
         break;
     }
   }
-  // Orphaned: the parent's life ended while the child still lived, even if no
-  // re-parent was sampled in between (e.g. the parent's pidfd fired first).
-  // With pid reuse a pid has several histories: the parent is the latest one
-  // that started before the child.
+  return out;
+}
+
+// Orphaned: the parent's life ended while the child still lived, even if no
+// re-parent was sampled in between (e.g. the parent's pidfd fired first).
+// With pid reuse a pid has several histories: the parent is the latest one
+// that started before the child.
+void mark_orphans_by_parent_end(std::vector<ProcessHistory>& out) {
   std::multimap<int, size_t> by_pid;
   for (size_t i = 0; i < out.size(); ++i) by_pid.emplace(out[i].pid, i);
   for (auto& h : out) {
@@ -330,6 +338,13 @@ std::vector<ProcessHistory> build_histories(const Timeline& tl) {
       if (!h.orphaned_at || *h.orphaned_at > *pend) h.orphaned_at = *pend;
     }
   }
+}
+
+}  // namespace
+
+std::vector<ProcessHistory> build_histories(const Timeline& tl) {
+  std::vector<ProcessHistory> out = replay_histories(tl);
+  mark_orphans_by_parent_end(out);
   // zombie_since only matters if the process was gone later than it exited.
   for (auto& h : out) {
     if (h.zombie_since && h.gone_at && *h.gone_at <= *h.zombie_since) h.zombie_since.reset();

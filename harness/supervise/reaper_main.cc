@@ -43,6 +43,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/core/modes.h"
 #include "harness/supervise/reaper_protocol.h"
 
 using aftermath::reaper::Containment;
@@ -95,7 +96,10 @@ bool write_file(const char* path, const char* text) {
 }
 
 struct Options {
-  std::string out, err, cwd, contain = "auto", shm = "auto", proc = "own";
+  std::string out, err, cwd;
+  aftermath::ContainMode contain = aftermath::ContainMode::Auto;
+  aftermath::ShmMode shm = aftermath::ShmMode::Auto;
+  aftermath::ProcMode proc = aftermath::ProcMode::Own;
   // The signals the job starts with ignored (bit sig-1): those its launcher
   // had ignored, not what the harness or this reaper happen to ignore.
   unsigned long long ignored = 0;
@@ -312,10 +316,10 @@ bool try_pid_namespace(bool user_ns, int* err) {
   return true;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  Options o;
+// Reads the command line into `o` (and the two descriptors); false, having
+// said why on stderr, on anything it does not know.
+bool parse_options(int argc, char** argv, Options& o) {
+  using namespace aftermath;
   int i = 1;
   for (; i < argc; ++i) {
     std::string a = argv[i];
@@ -326,98 +330,54 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
+    auto bad = [&](const char* takes, const char* v) {
+      fprintf(stderr, "aftermath-reaper: %s takes %s, not %s\n", a.c_str(), takes, v);
+      return false;
+    };
     if (a == "--events") g_events = atoi(next());
     else if (a == "--lifeline") g_lifeline = atoi(next());
     else if (a == "--stdout") o.out = next();
     else if (a == "--stderr") o.err = next();
     else if (a == "--cwd") o.cwd = next();
-    else if (a == "--contain") o.contain = next();
-    else if (a == "--shm") o.shm = next();
-    else if (a == "--ignored-signals") {
+    else if (a == "--contain") {
+      const char* v = next();
+      auto m = parse_contain_mode(v);
+      if (!m) return bad("auto, pidns or subreaper", v);
+      o.contain = *m;
+    } else if (a == "--shm") {
+      const char* v = next();
+      auto m = parse_shm_mode(v);
+      if (!m) return bad("auto, private or host", v);
+      o.shm = *m;
+    } else if (a == "--ignored-signals") {
       o.ignored = strtoull(next(), nullptr, 16);
       o.ignored_given = true;
-    }
-    else if (a == "--proc") o.proc = next();
-    else if (a == "--") { ++i; break; }
-    else {
+    } else if (a == "--proc") {
+      const char* v = next();
+      auto m = parse_proc_mode(v);
+      if (!m) return bad("own or host", v);
+      o.proc = *m;
+    } else if (a == "--") {
+      ++i;
+      break;
+    } else {
       fprintf(stderr, "aftermath-reaper: unknown option %s\n", a.c_str());
-      return 125;
+      return false;
     }
   }
   for (; i < argc; ++i) o.argv.push_back(argv[i]);
   o.argv.push_back(nullptr);
   if (g_events < 0 || g_lifeline < 0 || o.argv.size() < 2) {
     fprintf(stderr, "aftermath-reaper: usage: --events FD --lifeline FD -- ARGV...\n");
-    return 125;
+    return false;
   }
-  if (o.proc != "own" && o.proc != "host") {
-    fprintf(stderr, "aftermath-reaper: --proc takes own or host, not %s\n", o.proc.c_str());
-    return 125;
-  }
-  fcntl(g_events, F_SETFD, FD_CLOEXEC);
-  // Before any namespace: the procfs that names pids as the supervisor sees
-  // them. Close-on-exec: the job does not get it.
-  g_host_proc = ::open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
-  // The lifeline stays open across fork for the init child, but the job must
-  // not inherit it; start_top closes it explicitly.
+  return true;
+}
 
-  // If the supervisor is already gone, do nothing.
-  {
-    pollfd p{g_lifeline, POLLIN, 0};
-    if (poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR))) return 125;
-  }
-
-  int err_pid = 0, err_user = 0;
-  Containment mode = Containment::Subreaper;
-  if (o.contain != "subreaper") {
-    if (try_pid_namespace(false, &err_pid)) mode = Containment::PidNamespace;
-    else if (try_pid_namespace(true, &err_user)) mode = Containment::UserPidNamespace;
-  }
-  if (mode == Containment::Subreaper && o.contain == "pidns") {
-    errno = err_pid;
-    die("cannot create a PID namespace");
-  }
-  // A PID namespace gets a mount namespace too, whatever /dev/shm it keeps:
-  // its /proc is mounted there (by pid 1, below).
-  int err_mounts = mode == Containment::Subreaper ? 0 : own_mount_namespace();
-  bool shm_private = false;
-  if (mode != Containment::Subreaper && err_mounts == 0 && o.shm != "host") shm_private = private_shm();
-  if (!shm_private && o.shm == "private") die("cannot give the job a private /dev/shm");
-  send(Msg::Mode, shm_private ? 1 : 0, int(mode), o.contain == "subreaper" ? 0 : err_pid);
-
-  if (mode == Containment::Subreaper) {
-    if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) die("PR_SET_CHILD_SUBREAPER");
-    // Without a namespace to take the job down with us, the supervisor's
-    // death must reach us as a signal we can act on: SIGTERM, not SIGKILL.
-    pid_t parent = getppid();
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (getppid() != parent) return 125;
-    send(Msg::InitPid, host_pid_of_self(), 0);
-    return init_loop(o, false);
-  }
-
-  pid_t outer = getpid();
-  pid_t init = fork();
-  if (init < 0) die("fork");
-  if (init == 0) {
-    // pid 1 of the new namespace. Die with the outer process; the lifeline
-    // covers the window before this prctl.
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    (void)outer;
-    using aftermath::reaper::ProcViewStep;
-    if (o.proc == "host") {
-      send(Msg::ProcView, 0, 0, int(ProcViewStep::NotAsked));
-    } else if (err_mounts != 0) {
-      send(Msg::ProcView, 0, err_mounts, int(ProcViewStep::MountNamespace));
-    } else {
-      int err = mount_own_proc();
-      send(Msg::ProcView, err == 0 ? 1 : 0, err, err == 0 ? 0 : int(ProcViewStep::ProcMount));
-    }
-    send(Msg::InitPid, host_pid_of_self(), 0);
-    return init_loop(o, true);
-  }
-  // Outer: wait for init and pass its end on. SIGTERM from the supervisor is
-  // forwarded so that "end the job" reaches pid 1.
+// The outer process of a PID namespace: waits for pid 1 and passes its end
+// on. SIGTERM from the supervisor is forwarded so that "end the job" reaches
+// pid 1.
+int forward_until_init_exits(pid_t init) {
   sigset_t mask;
   sigemptyset(&mask);
   sigaddset(&mask, SIGTERM);
@@ -436,4 +396,78 @@ int main(int argc, char** argv) {
       kill(init, SIGKILL);
     }
   }
+}
+
+// pid 1 of the new namespace: its own /proc where it can, then the job.
+int run_as_namespace_init(const Options& o, int err_mounts) {
+  // Die with the outer process; the lifeline covers the window before this prctl.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  using aftermath::reaper::ProcViewStep;
+  if (o.proc == aftermath::ProcMode::Host) {
+    send(Msg::ProcView, 0, 0, int(ProcViewStep::NotAsked));
+  } else if (err_mounts != 0) {
+    send(Msg::ProcView, 0, err_mounts, int(ProcViewStep::MountNamespace));
+  } else {
+    int err = mount_own_proc();
+    send(Msg::ProcView, err == 0 ? 1 : 0, err, err == 0 ? 0 : int(ProcViewStep::ProcMount));
+  }
+  send(Msg::InitPid, host_pid_of_self(), 0);
+  return init_loop(o, true);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using aftermath::ContainMode;
+  using aftermath::ShmMode;
+  Options o;
+  if (!parse_options(argc, argv, o)) return 125;
+  fcntl(g_events, F_SETFD, FD_CLOEXEC);
+  // Before any namespace: the procfs that names pids as the supervisor sees
+  // them. Close-on-exec: the job does not get it.
+  g_host_proc = ::open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  // The lifeline stays open across fork for the init child, but the job must
+  // not inherit it; start_top closes it explicitly.
+
+  // If the supervisor is already gone, do nothing.
+  {
+    pollfd p{g_lifeline, POLLIN, 0};
+    if (poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR))) return 125;
+  }
+
+  int err_pid = 0, err_user = 0;
+  Containment mode = Containment::Subreaper;
+  if (o.contain != ContainMode::Subreaper) {
+    if (try_pid_namespace(false, &err_pid)) mode = Containment::PidNamespace;
+    else if (try_pid_namespace(true, &err_user)) mode = Containment::UserPidNamespace;
+  }
+  if (mode == Containment::Subreaper && o.contain == ContainMode::PidNamespace) {
+    errno = err_pid;
+    die("cannot create a PID namespace");
+  }
+  // A PID namespace gets a mount namespace too, whatever /dev/shm it keeps:
+  // its /proc is mounted there (by pid 1, below).
+  int err_mounts = mode == Containment::Subreaper ? 0 : own_mount_namespace();
+  bool shm_private = false;
+  if (mode != Containment::Subreaper && err_mounts == 0 && o.shm != ShmMode::Host)
+    shm_private = private_shm();
+  if (!shm_private && o.shm == ShmMode::Private) die("cannot give the job a private /dev/shm");
+  send(Msg::Mode, shm_private ? 1 : 0, int(mode),
+       o.contain == ContainMode::Subreaper ? 0 : err_pid);
+
+  if (mode == Containment::Subreaper) {
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) die("PR_SET_CHILD_SUBREAPER");
+    // Without a namespace to take the job down with us, the supervisor's
+    // death must reach us as a signal we can act on: SIGTERM, not SIGKILL.
+    pid_t parent = getppid();
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) return 125;
+    send(Msg::InitPid, host_pid_of_self(), 0);
+    return init_loop(o, false);
+  }
+
+  pid_t init = fork();
+  if (init < 0) die("fork");
+  if (init == 0) return run_as_namespace_init(o, err_mounts);
+  return forward_until_init_exits(init);
 }
