@@ -479,7 +479,7 @@ CheckReport machine_check(const HygieneOptions& o) {
     rep.cgroup_dir.clear();
     if (o.proc_root == "/proc") {
       auto home = find_memory_cgroup_home();
-      if (home.home) rep.cgroup_dir = home.home->dir;
+      if (home) rep.cgroup_dir = home->dir;
     }
   }
   if (!rep.cgroup_dir.empty()) {

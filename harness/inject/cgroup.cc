@@ -114,33 +114,26 @@ std::string write_control(const std::string& path, const std::string& value) {
 
 bool exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
 
-CgroupHomeOrWhy configured_home(const std::string& dir) {
-  CgroupHomeOrWhy r;
+Expected<CgroupHome> configured_home(const std::string& dir) {
   struct stat st{};
   if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    r.why = "AFTERMATH_CGROUP=" + dir + " is not a directory";
-    return r;
+    return Error{"AFTERMATH_CGROUP=" + dir + " is not a directory"};
   }
   if (!writable_dir(dir)) {
-    r.why = "AFTERMATH_CGROUP=" + dir + " is not writable by this user";
-    return r;
+    return Error{"AFTERMATH_CGROUP=" + dir + " is not writable by this user"};
   }
   if (auto ctl = read_small_file(dir + "/cgroup.controllers")) {
     if (!has_word(*ctl, "memory")) {
-      r.why = "AFTERMATH_CGROUP=" + dir + " has no memory controller (cgroup.controllers: " +
-              (ctl->empty() ? "empty" : ctl->substr(0, ctl->find('\n'))) + ")";
-      return r;
+      return Error{"AFTERMATH_CGROUP=" + dir + " has no memory controller (cgroup.controllers: " +
+              (ctl->empty() ? "empty" : ctl->substr(0, ctl->find('\n'))) + ")"};
     }
-    r.home = CgroupHome{2, dir};
-    return r;
+    return CgroupHome{2, dir};
   }
   if (exists(dir + "/memory.limit_in_bytes")) {
-    r.home = CgroupHome{1, dir};
-    return r;
+    return CgroupHome{1, dir};
   }
-  r.why = "AFTERMATH_CGROUP=" + dir + " is not a memory cgroup (no cgroup.controllers, no "
-          "memory.limit_in_bytes)";
-  return r;
+  return Error{"AFTERMATH_CGROUP=" + dir + " is not a memory cgroup (no cgroup.controllers, no "
+          "memory.limit_in_bytes)"};
 }
 
 }  // namespace
@@ -198,18 +191,16 @@ std::vector<FaultCgroupEntry> list_fault_cgroups(const std::string& home_dir,
   return out;
 }
 
-CgroupHomeOrWhy find_memory_cgroup_home(const std::string& proc_root, const std::string& configured) {
+Expected<CgroupHome> find_memory_cgroup_home(const std::string& proc_root, const std::string& configured) {
   std::string conf = configured;
   if (conf.empty())
     if (const char* e = std::getenv("AFTERMATH_CGROUP"); e && *e) conf = e;
   if (!conf.empty()) return configured_home(conf);
 
-  CgroupHomeOrWhy r;
   auto cg = read_small_file(proc_root + "/self/cgroup");
   auto mi = read_small_file(proc_root + "/self/mountinfo");
   if (!cg || !mi) {
-    r.why = "cannot read " + proc_root + "/self/cgroup or mountinfo";
-    return r;
+    return Error{"cannot read " + proc_root + "/self/cgroup or mountinfo"};
   }
   std::vector<Mount> mounts = cgroup_mounts(*mi);
   std::string v1path, v2path;
@@ -234,67 +225,54 @@ CgroupHomeOrWhy find_memory_cgroup_home(const std::string& proc_root, const std:
       if (m.fstype != "cgroup" || !has_token(m.super, "memory", ',')) continue;
       std::string dir = dir_of(m, v1path);
       if (!exists(dir + "/memory.limit_in_bytes")) {
-        r.why = "memory is on cgroup v1, but " + dir + " is not its cgroup directory";
-        return r;
+        return Error{"memory is on cgroup v1, but " + dir + " is not its cgroup directory"};
       }
       if (!writable_dir(dir)) {
-        r.why = "memory is on cgroup v1, and our memory cgroup " + dir + " is not writable";
-        return r;
+        return Error{"memory is on cgroup v1, and our memory cgroup " + dir + " is not writable"};
       }
-      r.home = CgroupHome{1, dir};
-      return r;
+      return CgroupHome{1, dir};
     }
-    r.why = "memory is on cgroup v1, but its hierarchy is not mounted here";
-    return r;
+    return Error{"memory is on cgroup v1, but its hierarchy is not mounted here"};
   }
   if (!v2seen) {
-    r.why = "this process is in no memory cgroup (neither v1 nor v2)";
-    return r;
+    return Error{"this process is in no memory cgroup (neither v1 nor v2)"};
   }
   const Mount* v2 = nullptr;
   for (const Mount& m : mounts)
     if (m.fstype == "cgroup2") v2 = &m;
   if (!v2) {
-    r.why = "cgroup v2 is not mounted here";
-    return r;
+    return Error{"cgroup v2 is not mounted here"};
   }
   std::string own = dir_of(*v2, v2path);
   auto ctl = read_small_file(own + "/cgroup.controllers");
   if (!ctl) {
-    r.why = "no cgroup v2 directory " + own;
-    return r;
+    return Error{"no cgroup v2 directory " + own};
   }
   if (!has_word(*ctl, "memory")) {
-    r.why = "the memory controller is not available in " + own + " (cgroup.controllers: " +
-            (ctl->empty() ? "empty" : ctl->substr(0, ctl->find('\n'))) + ")";
-    return r;
+    return Error{"the memory controller is not available in " + own + " (cgroup.controllers: " +
+            (ctl->empty() ? "empty" : ctl->substr(0, ctl->find('\n'))) + ")"};
   }
   // Nearest cgroup, from ours up, that already gives its children memory.
   for (std::string d = own;; d = d.substr(0, d.rfind('/'))) {
     auto sub = read_small_file(d + "/cgroup.subtree_control");
     if (sub && has_word(*sub, "memory") && writable_dir(d)) {
-      r.home = CgroupHome{2, d};
-      return r;
+      return CgroupHome{2, d};
     }
     if (d.size() <= v2->point.size() || d.rfind('/') == std::string::npos) break;
   }
   // The root of the hierarchy may hold processes and still enable memory.
   if (own == v2->point && writable_dir(own) && ::access((own + "/cgroup.subtree_control").c_str(), W_OK) == 0) {
-    r.home = CgroupHome{2, own};
-    return r;
+    return CgroupHome{2, own};
   }
-  r.why = "no cgroup from " + own + " up enables memory for its children where we may write; set "
+  return Error{"no cgroup from " + own + " up enables memory for its children where we may write; set "
           "AFTERMATH_CGROUP to a delegated cgroup v2 without processes of its own (e.g. mkdir "
-          "/sys/fs/cgroup/aftermath as root, with memory in /sys/fs/cgroup/cgroup.subtree_control)";
-  return r;
+          "/sys/fs/cgroup/aftermath as root, with memory in /sys/fs/cgroup/cgroup.subtree_control)"};
 }
 
-std::unique_ptr<MemoryCgroup> MemoryCgroup::create(const CgroupHome& home, const std::string& name,
-                                                   std::int64_t limit, std::string* why) {
-  auto fail = [&](std::string w) -> std::unique_ptr<MemoryCgroup> {
-    if (why) *why = std::move(w);
-    return nullptr;
-  };
+Expected<std::unique_ptr<MemoryCgroup>> MemoryCgroup::create(const CgroupHome& home,
+                                                             const std::string& name,
+                                                             std::int64_t limit) {
+  auto fail = [](std::string w) { return Error{std::move(w)}; };
   if (home.version == 2) {
     auto sub = read_small_file(home.dir + "/cgroup.subtree_control");
     if (!sub || !has_word(*sub, "memory")) {
@@ -328,8 +306,10 @@ std::unique_ptr<MemoryCgroup> MemoryCgroup::create(const CgroupHome& home, const
 
 MemoryCgroup::~MemoryCgroup() { (void)close(); }
 
-std::string MemoryCgroup::add(int pid) {
-  return write_control(dir_ + "/cgroup.procs", std::to_string(pid));
+Status MemoryCgroup::add(int pid) {
+  if (std::string err = write_control(dir_ + "/cgroup.procs", std::to_string(pid)); !err.empty())
+    return Error{std::move(err)};
+  return {};
 }
 
 std::optional<long long> MemoryCgroup::oom_kills() const {
@@ -337,23 +317,23 @@ std::optional<long long> MemoryCgroup::oom_kills() const {
   return c ? parse_oom_kill(*c) : std::nullopt;
 }
 
-std::string remove_cgroup_dir(const std::string& dir, Nanos deadline) {
+Status remove_cgroup_dir(const std::string& dir, Nanos deadline) {
   // An exited member may hold the directory for a moment after its exit.
   Nanos until = monotonic_now() + deadline;
   for (;;) {
     if (::rmdir(dir.c_str()) == 0 || errno == ENOENT) return {};
     int e = errno;
-    if (e != EBUSY || monotonic_now() >= until) return "rmdir " + dir + ": " + errno_text(e);
+    if (e != EBUSY || monotonic_now() >= until) return Error{"rmdir " + dir + ": " + errno_text(e), e};
     timespec ts{0, 10 * kMilli};
     ::nanosleep(&ts, nullptr);
   }
 }
 
-std::string MemoryCgroup::close(Nanos deadline) {
+Status MemoryCgroup::close(Nanos deadline) {
   if (!open_) return {};
-  std::string err = remove_cgroup_dir(dir_, deadline);
-  if (err.empty()) open_ = false;
-  return err;
+  Status st = remove_cgroup_dir(dir_, deadline);
+  if (st) open_ = false;
+  return st;
 }
 
 }  // namespace aftermath

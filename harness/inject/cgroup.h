@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "harness/core/types.h"
+#include "harness/os/expected.h"
 
 namespace aftermath {
 
@@ -37,14 +38,9 @@ struct CgroupHome {
   std::string dir;        // fault cgroups are made in here
 };
 
-struct CgroupHomeOrWhy {
-  std::optional<CgroupHome> home;
-  std::string why;        // when there is none
-};
-
-// Where a memory limit can be put on a job process, or why nowhere (see above).
-// `configured` empty: $AFTERMATH_CGROUP when set.
-CgroupHomeOrWhy find_memory_cgroup_home(const std::string& proc_root = "/proc",
+// Where a memory limit can be put on a job process, or an Error saying why
+// nowhere (see above). `configured` empty: $AFTERMATH_CGROUP when set.
+Expected<CgroupHome> find_memory_cgroup_home(const std::string& proc_root = "/proc",
                                         const std::string& configured = "");
 
 // The "oom_kill N" line of memory.events (v2) or memory.oom_control (v1).
@@ -69,30 +65,29 @@ std::vector<FaultCgroupEntry> list_fault_cgroups(const std::string& home_dir,
                                                  const std::string& proc_root = "/proc");
 
 // Removes the (empty) cgroup `dir`, retrying until `deadline` from now while
-// the kernel still holds an exited member (EBUSY). Empty on success or when
-// it is already gone, else why.
-std::string remove_cgroup_dir(const std::string& dir, Nanos deadline = kSecond);
+// the kernel still holds an exited member (EBUSY). Ok on success or when it
+// is already gone, else why (errnum: the rmdir's errno, EBUSY when members remain).
+Status remove_cgroup_dir(const std::string& dir, Nanos deadline = kSecond);
 
 // One fault cgroup: made with its limit, processes moved in, removed by
 // close() (the destructor closes too, ignoring the error).
 class MemoryCgroup {
  public:
   // Makes home.dir/name limited to `limit` bytes, swap off where the kernel
-  // accounts it. Null, with *why, when it cannot (nothing is left behind).
-  static std::unique_ptr<MemoryCgroup> create(const CgroupHome& home, const std::string& name,
-                                              std::int64_t limit, std::string* why);
+  // accounts it. An Error when it cannot (nothing is left behind).
+  static Expected<std::unique_ptr<MemoryCgroup>> create(const CgroupHome& home,
+                                                        const std::string& name, std::int64_t limit);
   ~MemoryCgroup();
   MemoryCgroup(const MemoryCgroup&) = delete;
   MemoryCgroup& operator=(const MemoryCgroup&) = delete;
 
-  // Moves `pid` (its whole thread group) in. Empty on success, else why.
-  std::string add(int pid);
+  // Moves `pid` (its whole thread group) in.
+  Status add(int pid);
   // The OOM killer's kills in here so far; nullopt if unreadable.
   std::optional<long long> oom_kills() const;
   // Removes the directory once the kernel has let go of its exited members,
-  // trying until `deadline` from now. Empty on success (or if already
-  // closed), else why.
-  std::string close(Nanos deadline = kSecond);
+  // trying until `deadline` from now. Ok on success (or if already closed).
+  Status close(Nanos deadline = kSecond);
 
   const std::string& dir() const { return dir_; }
   int version() const { return version_; }

@@ -127,8 +127,8 @@ std::optional<std::string> requirement_unmet(const std::string& name, const Scen
     return python_check(job_python(sc, env), "import torch", "torch does not import");
   if (name == "memory-cgroup") {
     auto r = find_memory_cgroup_home();
-    if (r.home) return std::nullopt;
-    return r.why;
+    if (r) return std::nullopt;
+    return r.error().what;
   }
   return "unknown requirement";
 }

@@ -510,7 +510,7 @@ class Parser {
         error(action->where(), action->path,
               "unknown action '" + *a + "' (known actions: " + known + ")");
       } else {
-        f.action = name;
+        f.action = *parse_fault_action(name);
         if (sig) f.signal = *sig;
       }
     }
@@ -523,10 +523,10 @@ class Parser {
           error(t->where(), t->path, why);
         }
       }
-    } else if (f.action != "delay" && f.action != "hang") {
+    } else if (f.action != FaultAction::Delay && f.action != FaultAction::Hang) {
       // A point's own process is the natural target of in-process faults;
       // everything else must say whom it hits.
-      if (f.action == "host_oom" || f.action == "device_oom") {
+      if (f.action == FaultAction::HostOom || f.action == FaultAction::DeviceOom) {
         f.target.kind = TargetSpec::Kind::Self;
         f.target.text = "self";
       } else {
@@ -542,32 +542,32 @@ class Parser {
       missing(fe.value, child(fe.path, "at"));
     }
     if (const Entry* d = find(es, "duration")) {
-      if (f.action != "delay") error(d->key.Mark(), d->path, "only a delay takes a duration");
+      if (f.action != FaultAction::Delay) error(d->key.Mark(), d->path, "only a delay takes a duration");
       if (auto v = bounded_duration(*d, true)) f.duration = *v;
-    } else if (f.action == "delay") {
+    } else if (f.action == FaultAction::Delay) {
       missing(fe.value, child(fe.path, "duration"));
     }
     if (const Entry* r = find(es, "resume_after")) {
-      if (f.action != "SIGSTOP") error(r->key.Mark(), r->path, "only SIGSTOP takes resume_after");
+      if (f.action != FaultAction::Sigstop) error(r->key.Mark(), r->path, "only SIGSTOP takes resume_after");
       if (auto v = bounded_duration(*r, true)) f.resume_after = *v;
     }
-    if (f.action == "device_oom") f.mechanism = "point";
+    if (f.action == FaultAction::DeviceOom) f.mechanism = FaultMechanism::Point;
     if (const Entry* m = find(es, "mechanism")) {
       if (auto v = string_value(*m)) {
-        if (f.action == "host_oom") {
+        if (f.action == FaultAction::HostOom) {
           if (*v != "auto" && *v != "rlimit" && *v != "cgroup")
             error(m->where(), m->path, "unknown mechanism '" + *v + "' (auto, rlimit, cgroup)");
-        } else if (f.action == "device_oom") {
+        } else if (f.action == FaultAction::DeviceOom) {
           if (*v != "point" && *v != "hog" && *v != "interposer")
             error(m->where(), m->path, "unknown mechanism '" + *v + "' (point, hog, interposer)");
         } else {
           error(m->key.Mark(), m->path, "only host_oom and device_oom take a mechanism");
         }
-        f.mechanism = *v;
+        f.mechanism = parse_fault_mechanism(*v).value_or(FaultMechanism::None);
       }
     }
     // The hog's share of free device memory, or its exact bytes, and which GPU.
-    bool hog = f.action == "device_oom" && f.mechanism == "hog";
+    bool hog = f.action == FaultAction::DeviceOom && f.mechanism == FaultMechanism::Hog;
     if (hog && !find(es, "target")) {
       // The hog acts on a GPU, not on a process: no target to name.
       f.target.kind = TargetSpec::Kind::All;
@@ -598,7 +598,7 @@ class Parser {
     }
     if (const Entry* h = find(es, "headroom")) {
       auto v = h->value.IsScalar() ? parse_bytes(h->value.Scalar()) : std::nullopt;
-      if (f.action != "host_oom") {
+      if (f.action != FaultAction::HostOom) {
         error(h->key.Mark(), h->path, "only host_oom takes a headroom");
       } else if (std::int64_t n = v.value_or(0); n <= 0) {
         error(h->where(), h->path, "expected a size like 16MiB or 1GiB");
@@ -626,22 +626,22 @@ class Parser {
     }
     // Combinations that cannot work.
     bool at_point = f.at.kind == TriggerSpec::Kind::Point;
-    if (f.target.kind == TargetSpec::Kind::Self && !at_point && !f.action.empty() &&
+    if (f.target.kind == TargetSpec::Kind::Self && !at_point && f.action != FaultAction::None &&
         diags_.size() == before) {
       error(fe.value.Mark(), child(fe.path, "target"),
             "target 'self' (the process at a point) needs an `at: {point: ...}` trigger");
     }
-    if ((f.action == "delay" || f.action == "hang" ||
-         (f.action == "device_oom" && f.mechanism == "point") ||
-         (f.action == "host_oom" && f.mechanism == "rlimit")) &&
+    if ((f.action == FaultAction::Delay || f.action == FaultAction::Hang ||
+         (f.action == FaultAction::DeviceOom && f.mechanism == FaultMechanism::Point) ||
+         (f.action == FaultAction::HostOom && f.mechanism == FaultMechanism::Rlimit)) &&
         !at_point && diags_.size() == before) {
       error(fe.value.Mark(), child(fe.path, "at"),
-            "'" + f.action + "' acts inside the job at a point: it needs `at: {point: ...}`");
+            "'" + std::string(to_string(f.action)) + "' acts inside the job at a point: it needs `at: {point: ...}`");
     }
-    if ((f.action == "delay" || f.action == "hang") && f.target.kind != TargetSpec::Kind::Self &&
+    if ((f.action == FaultAction::Delay || f.action == FaultAction::Hang) && f.target.kind != TargetSpec::Kind::Self &&
         diags_.size() == before) {
       error(fe.value.Mark(), child(fe.path, "target"),
-            "'" + f.action + "' holds the process at the point: its target can only be self");
+            "'" + std::string(to_string(f.action)) + "' holds the process at the point: its target can only be self");
     }
     if (diags_.size() != before) return std::nullopt;
     return f;
