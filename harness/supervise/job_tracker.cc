@@ -23,6 +23,15 @@ JobTracker::JobTracker(asio::io_context& ctx, const std::string& proc_root, JobT
                        std::unique_ptr<ProcEvents> events)
     : ctx_(ctx), reader_(proc_root), hooks_(std::move(hooks)), events_(std::move(events)) {}
 
+std::unique_ptr<ProcEvents> JobTracker::open_events(const std::string& proc_root) {
+  // Forks, execs and renames pushed by the kernel, where it lets us listen
+  // (root in the initial namespaces) and /proc is the host's; else the tick
+  // polls /proc/loadavg. AFTERMATH_PROC_EVENTS=0 forces the fallback.
+  const char* pe = ::getenv("AFTERMATH_PROC_EVENTS");
+  if (proc_root == "/proc" && !(pe && std::string(pe) == "0")) return ProcEvents::open();
+  return nullptr;
+}
+
 void JobTracker::set_containment(int reaper_pid, bool pid_namespace) {
   reaper_pid_ = reaper_pid;
   pid_ns_ = pid_namespace;

@@ -66,6 +66,10 @@ class JobTracker {
   JobTracker(boost::asio::io_context& ctx, const std::string& proc_root, JobTrackerHooks hooks,
              std::unique_ptr<ProcEvents> events = nullptr);
 
+  // The kernel's process events for a tracker of `proc_root`'s processes,
+  // where they work; null where the tick must poll /proc/loadavg instead.
+  static std::unique_ptr<ProcEvents> open_events(const std::string& proc_root);
+
   // What the reaper said: its pid (the tracked processes' root), whether the
   // job has a PID namespace, and the job's init (== the reaper without one).
   void set_containment(int reaper_pid, bool pid_namespace);

@@ -21,6 +21,7 @@
 #include "harness/supervise/device_watch.h"
 #include "harness/supervise/event_socket.h"
 #include "harness/supervise/fault_schedule.h"
+#include "harness/supervise/job_message.h"
 #include "harness/supervise/job_shm.h"
 #include "harness/supervise/job_tracker.h"
 #include "harness/supervise/reaper_link.h"
@@ -37,25 +38,6 @@ std::string tail_of_file(const std::string& path, size_t max_bytes) {
   if (!text) return {};
   if (text->size() > max_bytes) return text->substr(text->size() - max_bytes);
   return *text;
-}
-
-// Fixture messages are untrusted input: read fields by type, never throw.
-std::string str_field(const nlohmann::json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-long long int_field(const nlohmann::json& j, const char* key, long long def) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_number_integer() ? it->get<long long>() : def;
-}
-
-std::unique_ptr<ProcEvents> open_proc_events(const SupervisorOptions& opt) {
-  // Forks, execs and renames pushed by the kernel, where it lets us listen
-  // (root in the initial namespaces) and /proc is the host's; else the tick
-  // polls /proc/loadavg. AFTERMATH_PROC_EVENTS=0 forces the fallback.
-  const char* pe = ::getenv("AFTERMATH_PROC_EVENTS");
-  if (opt.proc_root == "/proc" && !(pe && std::string(pe) == "0")) return ProcEvents::open();
-  return nullptr;
 }
 
 FaultDriverOptions driver_options(const SupervisorOptions& opt) {
@@ -90,7 +72,7 @@ class Supervisor {
         opt_(opt),
         timer_(ctx_),
         reaper_(ctx_),
-        tracker_(ctx_, opt.proc_root, tracker_hooks(), open_proc_events(opt)),
+        tracker_(ctx_, opt.proc_root, tracker_hooks(), JobTracker::open_events(opt.proc_root)),
         shm_([this] { return now(); }, [this](Observation o) { add(std::move(o)); }),
         device_(ctx_, device_options(sc, opt), [this] { return now(); }, [this] { return tracker_.ref(); }),
         driver_(driver_options(opt)),
@@ -422,8 +404,8 @@ void Supervisor::watch_events() {
 }
 
 void Supervisor::handle_message(const EventSocket::Message& m) {
-  auto j = nlohmann::json::parse(m.text, nullptr, false);
-  std::string type = j.is_object() ? str_field(j, "t") : "";
+  JobMessage j = parse_job_message(m.text);
+  const std::string& type = j.type;
   auto answer = [&](const std::string& a) {
     if (type == "point") (void)sock_.reply(m, a);
   };
@@ -440,26 +422,20 @@ void Supervisor::handle_message(const EventSocket::Message& m) {
     answer("continue");
     return;
   }
-  std::string name = str_field(j, "name");
   if (type == "announce") {
-    Role role = parse_role(str_field(j, "role")).value_or(Role::Unknown);
-    int rank = static_cast<int>(int_field(j, "rank", -1));
-    int worker = static_cast<int>(int_field(j, "worker", -1));
-    tracker_.announce(m.pid, role, rank, worker);
-    add(obs::announce(now(), m.pid, role, rank, worker, j.contains("labels") ? j["labels"].dump() : "{}"));
+    tracker_.announce(m.pid, j.role, j.rank, j.worker);
+    add(obs::announce(now(), m.pid, j.role, j.rank, j.worker, j.labels.dump()));
     schedule_.retry_waiting();  // the target a fault waits for may have just said who it is
     return;
   }
   if (type == "event") {
-    add(obs::event(now(), m.pid, name, j.contains("fields") ? j["fields"].dump() : "{}"));
-    schedule_.on_phase_event(name);
+    add(obs::event(now(), m.pid, j.name, j.fields));
+    schedule_.on_phase_event(j.name);
     return;
   }
   if (type != "point") return;
-  long long hit = int_field(j, "hit", 0);
-  nlohmann::json labels = j.contains("labels") ? j["labels"] : nlohmann::json::object();
-  add(obs::point(now(), m.pid, name, hit, labels.dump()));
-  answer(schedule_.on_point(m.pid, name, hit, labels));
+  add(obs::point(now(), m.pid, j.name, j.hit, j.labels.dump()));
+  answer(schedule_.on_point(m.pid, j.name, j.hit, j.labels));
 }
 
 void Supervisor::diagnose_hang() {
