@@ -578,8 +578,8 @@ void Supervisor::tmp_start() {
   o.dir = job_tmp_dir(env);
   o.proc_root = opt_.proc_root;
   o.keep_leaks = opt_.keep_leaks;
-  if (std::string why = tmp_.start(o); !why.empty()) {
-    add(obs::note(now(), "tmp unavailable: " + why));
+  if (Status st = tmp_.start(o); !st) {
+    add(obs::note(now(), "tmp unavailable: " + st.error().what));
     return;
   }
   tmp_timer_ = std::make_unique<asio::steady_timer>(ctx_);
