@@ -27,11 +27,4 @@ namespace aftermath {
 // sets data-js="ready" on <body> when it finished.
 std::string render_html(const nlohmann::json& result, const std::string& report_dir = "");
 
-// Escapes text for HTML character data and quoted attribute values (& < > "
-// '), and makes arbitrary bytes safe and visible: C0 control characters other
-// than tab, newline and carriage return become their U+2400 "control
-// picture" (so an ANSI escape in stderr shows as ␛[31m instead of vanishing),
-// C1 controls and malformed UTF-8 become U+FFFD.
-std::string html_escape(std::string_view text);
-
 }  // namespace aftermath

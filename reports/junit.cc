@@ -4,46 +4,12 @@
 #include <cstdio>
 #include <string>
 
+#include "reports/escape.h"
 #include "reports/json.h"
 
 namespace aftermath {
 
 namespace {
-
-// Decodes one UTF-8 sequence at text[i]. Returns the code point and sets len,
-// or returns -1 (len = 1) on a malformed, overlong or truncated sequence, so
-// the caller can replace exactly one bad byte and resynchronise.
-std::int32_t decode_utf8(std::string_view text, std::size_t i, std::size_t& len) {
-  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
-  const unsigned char b0 = byte(i);
-  len = 1;
-  if (b0 < 0x80) return b0;
-  std::size_t n;
-  std::int32_t cp;
-  std::int32_t min;
-  if ((b0 & 0xE0) == 0xC0) {
-    n = 2, cp = b0 & 0x1F, min = 0x80;
-  } else if ((b0 & 0xF0) == 0xE0) {
-    n = 3, cp = b0 & 0x0F, min = 0x800;
-  } else if ((b0 & 0xF8) == 0xF0) {
-    n = 4, cp = b0 & 0x07, min = 0x10000;
-  } else {
-    return -1;
-  }
-  if (i + n > text.size()) return -1;
-  for (std::size_t k = 1; k < n; ++k) {
-    if ((byte(i + k) & 0xC0) != 0x80) return -1;
-    cp = (cp << 6) | (byte(i + k) & 0x3F);
-  }
-  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return -1;
-  len = n;
-  return cp;
-}
-
-bool xml_char_allowed(std::int32_t cp) {
-  return cp == 0x9 || cp == 0xA || cp == 0xD || (cp >= 0x20 && cp <= 0xD7FF) ||
-         (cp >= 0xE000 && cp <= 0xFFFD) || (cp >= 0x10000 && cp <= 0x10FFFF);
-}
 
 std::string attr(std::string_view text) { return xml_escape(text, true); }
 
@@ -183,55 +149,6 @@ Counts render_testcases(const ScenarioResult& s, std::string& body) {
 }
 
 }  // namespace
-
-std::string xml_escape(std::string_view text, bool attribute) {
-  std::string out;
-  out.reserve(text.size());
-  for (std::size_t i = 0; i < text.size();) {
-    std::size_t len;
-    const std::int32_t cp = decode_utf8(text, i, len);
-    if (cp < 0) {
-      out += "\xEF\xBF\xBD";  // U+FFFD
-    } else if (!xml_char_allowed(cp)) {
-      // Dropped: there is no way to represent these in XML 1.0, not even as
-      // character references.
-    } else {
-      switch (cp) {
-        case '&':
-          out += "&amp;";
-          break;
-        case '<':
-          out += "&lt;";
-          break;
-        case '>':
-          out += "&gt;";
-          break;
-        // Quotes only matter inside attribute values; in text they stay
-        // literal so measured JSON in a <failure> reads as JSON in the raw file.
-        case '"':
-          out += attribute ? "&quot;" : "\"";
-          break;
-        case '\'':
-          out += attribute ? "&apos;" : "'";
-          break;
-        case '\t':
-          out += attribute ? "&#9;" : "\t";
-          break;
-        case '\n':
-          out += attribute ? "&#10;" : "\n";
-          break;
-        // A literal CR is normalised away by parsers even in text.
-        case '\r':
-          out += "&#13;";
-          break;
-        default:
-          out.append(text.substr(i, len));
-      }
-    }
-    i += len;
-  }
-  return out;
-}
 
 std::string write_junit(const RunResult& run) {
   Counts total;

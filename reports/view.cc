@@ -2,12 +2,32 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 
 namespace aftermath::report {
 
 namespace {
+
+// Percent-encodes a filesystem path for an href: everything but unreserved
+// characters and '/' is encoded, so '#', '?', '%' and spaces in a folder name
+// cannot change what the link points at.
+std::string url_path(std::string_view path) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : path) {
+    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || c == '/') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
 
 const json& null_json() {
   static const json kNull;
@@ -194,6 +214,18 @@ std::vector<std::string> failed_checks(const json& scenario) {
     if (check_failed(str(*c, "status"))) out.push_back(str(*c, "name", "?"));
   }
   return out;
+}
+
+std::string log_href(const std::string& path, const std::string& report_dir) {
+  namespace fs = std::filesystem;
+  fs::path p(path);
+  if (!report_dir.empty() && p.is_absolute()) {
+    fs::path base = fs::path(report_dir).lexically_normal();
+    fs::path rel = p.lexically_normal().lexically_relative(base);
+    if (!rel.empty() && *rel.begin() != "..") return url_path(rel.string());
+  }
+  if (p.is_absolute()) return "file://" + url_path(p.lexically_normal().string());
+  return url_path(path);
 }
 
 }  // namespace aftermath::report

@@ -74,6 +74,12 @@ struct ProcessView {
 // process's logs) joined to the scenario's out_dir when relative.
 std::string scenario_file(const json& scenario, const std::string& path);
 
+// The href for a log file in a report written to `report_dir`: a relative
+// path when the file is inside that folder (so the folder can be moved and
+// the links still work), else an absolute file:// URL. Percent-encoded: '#',
+// '?', '%' and spaces in a folder name cannot change what the link points at.
+std::string log_href(const std::string& path, const std::string& report_dir);
+
 // The scenario's processes grouped by role (role_rank), then by start time
 // and pid, so every renderer lists lanes in the same order.
 std::vector<ProcessView> processes_by_role(const json& scenario);

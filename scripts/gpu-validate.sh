@@ -2,7 +2,7 @@
 # Validates the GPU side on a machine with an NVIDIA GPU: builds aftermath
 # there against the PyTorch it carries (LibTorch from torch.utils.cmake_prefix_path;
 # the CUDA toolkit when present; nothing is downloaded), then runs the
-# allocation probe, `aftermath check --json`, the GPU scenarios and the
+# allocation probe, `aftermath inspect --json`, the GPU scenarios and the
 # GPU-side unit tests.
 #
 #   scripts/gpu-validate.sh OUT_DIR
@@ -78,7 +78,7 @@ if [ ! -x "$probe" ]; then
   probe="$out/aftermath-probe"
   c++ -O2 -std=c++20 -I. harness/observe/probe/probe_main.cc -ldl -o "$probe" >>"$out/build.log" 2>&1 ||
     summary "probe: cannot build even on its own"
-  export AFTERMATH_PROBE="$probe"  # where `aftermath check` finds it
+  export AFTERMATH_PROBE="$probe"  # where `aftermath inspect` finds it
 fi
 if [ -x "$probe" ]; then
   timeout 120 "$probe" >"$out/probe.jsonl" 2>>"$out/build.log"
@@ -87,17 +87,17 @@ if [ -x "$probe" ]; then
   [ $rc -eq 0 ] || status=1
 fi
 
-# --- aftermath check
+# --- aftermath inspect
 cli="$build/bin/aftermath"
-# `check --help` would print the top help and succeed: look for the subcommand.
-if [ -x "$cli" ] && "$cli" --help 2>&1 | grep -qE '^[[:space:]]+check[[:space:]]'; then
-  timeout 300 "$cli" check --json >"$out/check.json" 2>>"$out/build.log"
+# `inspect --help` would print the top help and succeed: look for the subcommand.
+if [ -x "$cli" ] && "$cli" --help 2>&1 | grep -qE '^[[:space:]]+inspect[[:space:],]'; then
+  timeout 300 "$cli" inspect --json >"$out/check.json" 2>>"$out/build.log"
   rc=$?
-  timeout 300 "$cli" check >"$out/check.txt" 2>&1
-  summary "aftermath check: exit $rc ($([ $rc -eq 0 ] && echo clean || echo NOT clean))"
+  timeout 300 "$cli" inspect >"$out/check.txt" 2>&1
+  summary "aftermath inspect: exit $rc ($([ $rc -eq 0 ] && echo clean || echo NOT clean))"
   [ $rc -eq 0 ] || status=1
 else
-  summary "aftermath check: not available in this build"
+  summary "aftermath inspect: not available in this build"
   status=1
 fi
 

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "harness/hygiene/hygiene.h"
+#include "reports/inspect.h"
 #include "harness/hygiene/reap.h"
 #include "harness/observe/nvml.h"
 #include "harness/observe/probe.h"
@@ -109,14 +110,14 @@ void add_hygiene_options(CLI::App* sub, HygieneCliOptions& o) {
       ->capture_default_str();
 }
 
-int cmd_check(bool json, const HygieneCliOptions& c) {
+int cmd_inspect(bool json, const HygieneCliOptions& c) {
   Built b;
-  if (!build("check", c, b)) return 2;
-  CheckReport r = machine_check(b.options);
+  if (!build("inspect", c, b)) return 2;
+  InspectReport r = inspect_machine(b.options);
   if (json)
-    std::printf("%s\n", to_json(r).dump(2).c_str());
+    std::printf("%s\n", inspect_json(r).dump(2).c_str());
   else
-    std::fputs(format_check_table(r).c_str(), stdout);
+    std::fputs(inspect_table(r).c_str(), stdout);
   return r.clean() ? 0 : 1;
 }
 
@@ -130,19 +131,19 @@ int cmd_reap(bool dry_run, bool yes, bool all_users, bool json, const HygieneCli
   ReapOptions ro;
   ro.all_users = all_users;
   ro.uid = ::getuid();
-  CheckReport before = machine_check(b.options);
+  InspectReport before = inspect_machine(b.options);
   ReapPlan plan = plan_reap(before, ro);
   const bool act = yes && !dry_run;
   if (!act) {
     if (json) {
-      std::printf("%s\n", nlohmann::json{{"before", to_json(before)},
-                                         {"plan", to_json(plan)},
+      std::printf("%s\n", nlohmann::json{{"before", inspect_json(before)},
+                                         {"plan", reap_plan_json(plan)},
                                          {"executed", false},
                                          {"after", nullptr}}
                               .dump(2)
                               .c_str());
     } else {
-      std::fputs(format_check_table(before).c_str(), stdout);
+      std::fputs(inspect_table(before).c_str(), stdout);
       std::fputs(("\n" + format_reap_plan(plan, false)).c_str(), stdout);
       if (!plan.steps.empty())
         std::printf("\n%s\n", dry_run ? "Dry run: nothing was done."
@@ -152,16 +153,16 @@ int cmd_reap(bool dry_run, bool yes, bool all_users, bool json, const HygieneCli
   }
   ReapResult done = execute_reap(std::move(plan), b.options, ro);
   if (json) {
-    std::printf("%s\n", nlohmann::json{{"before", to_json(before)},
-                                       {"plan", to_json(done.plan)},
+    std::printf("%s\n", nlohmann::json{{"before", inspect_json(before)},
+                                       {"plan", reap_plan_json(done.plan)},
                                        {"executed", true},
-                                       {"after", to_json(done.after)}}
+                                       {"after", inspect_json(done.after)}}
                             .dump(2)
                             .c_str());
   } else {
     std::fputs(format_reap_plan(done.plan, true).c_str(), stdout);
     std::printf("\nVerified with check:\n");
-    std::fputs(format_check_table(done.after).c_str(), stdout);
+    std::fputs(inspect_table(done.after).c_str(), stdout);
   }
   return done.after.clean() ? 0 : 1;
 }

@@ -1,6 +1,7 @@
-// The `check` and `reap` subcommands: thin glue over harness/hygiene.
+// The `inspect` and `reap` subcommands: thin glue over harness/hygiene, with
+// reports/inspect.h rendering what they print.
 //
-//   aftermath check [--json] [HYGIENE OPTIONS]
+//   aftermath inspect [--json] [HYGIENE OPTIONS]   (also as `aftermath check`)
 //   aftermath reap [--dry-run] [--yes] [--all-users] [--json] [HYGIENE OPTIONS]
 //
 // HYGIENE OPTIONS (add_hygiene_options): --proc-root, --shm-dir,
@@ -33,14 +34,14 @@ struct HygieneCliOptions {
   std::string cgroup_dir = "auto";
 };
 
-// Registers the options shared by `check` and `reap` on `sub`.
+// Registers the options shared by `inspect` and `reap` on `sub`.
 void add_hygiene_options(CLI::App* sub, HygieneCliOptions& options);
 
-// `aftermath check`: is this machine clean now? Prints the table (or JSON).
-int cmd_check(bool json, const HygieneCliOptions& options);
+// `aftermath inspect`: is this machine clean now? Prints the table (or JSON).
+int cmd_inspect(bool json, const HygieneCliOptions& options);
 
 // `aftermath reap`: shows the plan; does it only with `yes` and without
-// `dry_run`; `all_users` needs root. Verifies the result with check.
+// `dry_run`; `all_users` needs root. Verifies the result by inspecting again.
 int cmd_reap(bool dry_run, bool yes, bool all_users, bool json, const HygieneCliOptions& options);
 
 }  // namespace aftermath

@@ -309,11 +309,13 @@ int main(int argc, char** argv) {
 
   HygieneCliOptions hygiene;
   bool hy_json = false, hy_dry = false, hy_yes = false, hy_all = false;
-  auto* check = app.add_subcommand(
-      "check", "is this machine clean now? GPUs, device-file holders, /dev/shm, orphans, zombies");
-  check->add_flag("--json", hy_json, "JSON for CI");
-  add_hygiene_options(check, hygiene);
-  auto* reap = app.add_subcommand("reap", "clean what check finds, safely (nothing without --yes)");
+  // `check` is the command's former name, kept for existing scripts.
+  auto* inspect = app.add_subcommand(
+      "inspect", "is this machine clean now? GPUs, device-file holders, /dev/shm, orphans, zombies");
+  inspect->alias("check");
+  inspect->add_flag("--json", hy_json, "JSON for CI");
+  add_hygiene_options(inspect, hygiene);
+  auto* reap = app.add_subcommand("reap", "clean what inspect finds, safely (nothing without --yes)");
   reap->add_flag("--dry-run", hy_dry, "show the plan only");
   reap->add_flag("--yes", hy_yes, "carry the plan out");
   reap->add_flag("--all-users", hy_all, "root only: other users' processes too");
@@ -356,7 +358,7 @@ int main(int argc, char** argv) {
     std::printf("aftermath validate: %d scenario(s), all valid\n", n);
     return 0;
   }
-  if (check->parsed()) return cmd_check(hy_json, hygiene);
+  if (inspect->parsed()) return cmd_inspect(hy_json, hygiene);
   if (reap->parsed()) return cmd_reap(hy_dry, hy_yes, hy_all, hy_json, hygiene);
   if (report->parsed()) {
     std::string dir = report_out;

@@ -13,12 +13,6 @@
 
 namespace aftermath {
 
-Nanos monotonic_now() noexcept {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return Nanos(ts.tv_sec) * kSecond + ts.tv_nsec;
-}
-
 std::optional<Nanos> parse_duration(std::string_view text) {
   std::string s(text);
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();

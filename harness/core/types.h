@@ -8,16 +8,9 @@
 #include <string>
 #include <string_view>
 
+#include "harness/os/clock.h"
+
 namespace aftermath {
-
-// Nanoseconds on CLOCK_MONOTONIC. In a timeline, relative to the run's start.
-using Nanos = std::int64_t;
-
-constexpr Nanos kMilli = 1'000'000;
-constexpr Nanos kSecond = 1'000'000'000;
-
-// Reads CLOCK_MONOTONIC. Async-signal-safe.
-Nanos monotonic_now() noexcept;
 
 // Parses "500ms", "20s", "2m", "1h", "250us", "1.5s" (a bare number is
 // rejected: units are mandatory). Returns nullopt on anything else.

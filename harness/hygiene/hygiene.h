@@ -1,4 +1,4 @@
-// `aftermath check`: is this machine clean right now, without running a job?
+// `aftermath inspect`: is this machine clean right now, without running a job?
 // It looks at what a dead job leaves behind:
 //
 //  - GPUs: memory and compute processes per GPU (NVML), and an allocation
@@ -30,8 +30,9 @@
 // residue likewise: at once when the sockets its maker bound in it are no
 // longer bound (the maker is gone), else after tmp_min_age.
 //
-// Everything the check reads comes from HygieneOptions (proc root, shm dir,
-// device pattern, NVML, probe runner), so tests point it at planted files.
+// The inspection gathers (snapshot.h: gather_machine reads the machine into a
+// MachineSnapshot) and then judges (judge_machine, pure); inspect_machine does
+// both. Rendering the report (its table and JSON) is reports/inspect.h's.
 // A process of another user cannot be inspected without privileges (nor one a
 // security module guards, even from root): the report names those, and why,
 // wherever they could change a verdict (an orphan that may be a leftover, or
@@ -40,7 +41,6 @@
 #pragma once
 
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
@@ -48,57 +48,11 @@
 
 #include "harness/core/device.h"
 #include "harness/core/types.h"
-#include "harness/inject/cgroup.h"
-#include "harness/observe/holders.h"
-#include "harness/observe/nvml.h"
-#include "harness/observe/probe.h"
-#include "harness/observe/process_index.h"
-#include "harness/observe/tmp_residue.h"
+#include "harness/hygiene/snapshot.h"
 
 namespace aftermath {
 
-struct HygieneOptions {
-  std::string proc_root = "/proc";
-  std::string shm_dir = "/dev/shm";
-  std::string device_pattern = std::string(kNvidiaDevicePattern);  // glob, or "re:" regex
-  std::vector<std::string> shm_prefixes = {"torch_", "sem."};
-  // A process whose parent is one of these was orphaned. Add the pid of a
-  // subreaper that collects orphans (a test that made itself one).
-  std::set<int> orphan_parents = {1};
-  // Services that legitimately run under init and hold GPUs (comm, as /proc
-  // truncates it to 15 characters): never leftovers.
-  std::set<std::string> daemon_comms = {"nvidia-persiste", "nv-fabricmanage", "nv-hostengine",
-                                        "nvidia-smi",      "dcgm-exporter",   "Xorg",
-                                        "Xwayland",        "gnome-shell",     "nvidia-powerd"};
-  Nvml* nvml = nullptr;          // not owned; null: GPU memory is not inspected
-  int nvml_pid_level = 0;        // see DeviceObserverOptions::nvml_pid_level
-  ProbeRunner* probe = nullptr;  // not owned; null: no allocation probe
-  // Younger /dev/shm entries are never leftovers while their creator is alive
-  // or unknown: it may not have mapped them yet. One whose creator is
-  // provably gone is a leftover at any age.
-  Nanos shm_min_age = 30 * kSecond;
-  // The temp dir whose residue is judged ("" looks nowhere; the CLI passes
-  // $TMPDIR or /tmp), and the age from which residue nobody holds is a
-  // leftover even when its maker cannot be proven gone.
-  std::string tmp_dir;
-  Nanos tmp_min_age = 30 * kSecond;
-  // Where fault cgroups are made: "auto" finds it as the harness does
-  // (inject/cgroup.h) when proc_root is this machine's /proc; "" looks
-  // nowhere.
-  std::string cgroup_dir = "auto";
-  std::int64_t now_wall_ns = 0;  // CLOCK_REALTIME for ages; 0: read the clock
-};
-
-struct HygieneGpu {
-  GpuInfo info;
-  std::int64_t used = 0;
-  std::int64_t free = 0;
-  std::vector<GpuProcess> processes;
-  std::optional<GpuProbe> probe;
-  std::string error;
-};
-
-// A process the check lists: it holds a GPU or a /dev/shm entry, or it is a
+// A process the inspection lists: it holds a GPU or a /dev/shm entry, or it is a
 // zombie child of a leftover.
 struct HygieneProcess {
   int pid = 0;
@@ -164,17 +118,17 @@ struct Uninspected {
   std::string comm;
   unsigned uid = 0;
   std::string why;       // why it could not be read
-  bool matters = false;  // it could change a verdict (see machine_check)
+  bool matters = false;  // it could change a verdict (see inspect_machine)
   std::string matters_why;
 };
 
-// A fault cgroup the check found (inject/cgroup.h), with its verdict.
+// A fault cgroup the inspection found (inject/cgroup.h), with its verdict.
 struct HygieneCgroup : FaultCgroupEntry {
   bool leftover = false;  // its harness is gone
   std::string why;
 };
 
-struct CheckReport {
+struct InspectReport {
   std::string gpu_unavailable;    // why GPU memory was not inspected
   std::string probe_unavailable;  // why nothing was probed
   std::string driver_version;
@@ -186,37 +140,34 @@ struct CheckReport {
   std::vector<HygieneCgroup> cgroups;
   std::string cgroup_dir;             // where fault cgroups were looked for ("" nowhere)
   std::vector<std::string> problems;  // one line per leftover; empty: clean
-  std::vector<std::string> notes;     // what limits the check, and what is in use
+  std::vector<std::string> notes;     // what limits the inspection, and what is in use
   int unreadable_processes = 0;
   std::vector<Uninspected> uninspected;
   std::string proc_root, shm_dir, tmp_dir, device_pattern;
   bool clean() const { return problems.empty(); }
 };
 
-// Who runs the check, for judging what it could not inspect.
-struct Caller {
-  unsigned uid = 0;
-  bool root = false;        // euid 0
-  bool ptrace_cap = false;  // CAP_SYS_PTRACE in the effective set
-};
-Caller this_caller();
 
 // Why process `p` could not be inspected, and whether that could change a
 // verdict of `report`: it may be a leftover itself (`may_be_leftover`: an
-// orphan that is not init, a known daemon or an ancestor of the check), or a
+// orphan that is not init, a known daemon or an ancestor of the inspector), or a
 // hidden user of an entry the report calls a leftover. Pure.
-Uninspected judge_uninspected(const ProcInfo& p, bool may_be_leftover, const CheckReport& report,
+Uninspected judge_uninspected(const ProcInfo& p, bool may_be_leftover, const InspectReport& report,
                               const Caller& caller);
 
-// Looks at the machine now. Never throws for what it finds; a bad device
-// pattern is a problem line.
-CheckReport machine_check(const HygieneOptions& options);
+// Judges a snapshot: which processes, /dev/shm entries, temp-dir residue and
+// fault cgroups are leftovers, which GPUs fail, and what could not be
+// inspected. Pure: reads only `snapshot` and the policy in `options` (prefixes,
+// orphan parents, daemons, minimum ages; its roots only name things in the
+// report's text; nvml and probe are not used). A bad device pattern (in the
+// snapshot) is a problem line.
+InspectReport judge_machine(const MachineSnapshot& snapshot, const HygieneOptions& options);
 
-// The human table.
-std::string format_check_table(const CheckReport& report);
-// The JSON document for CI (schema: {"clean", "problems", "notes", "gpus",
-// "processes", "shm", ...}).
-nlohmann::json to_json(const CheckReport& report);
+// Looks at the machine now: judge_machine(gather_machine(options), options).
+InspectReport inspect_machine(const HygieneOptions& options);
+
+// What a process holds, in words: "/dev/nvidia0, torch_1_2_3, 1.0 GiB on GPU 0".
+std::string holdings(const HygieneProcess& p);
 
 // "3h12m", "45s", "250ms".
 std::string format_age(Nanos age);

@@ -18,7 +18,7 @@
 #include "harness/observe/holders.h"
 #include "harness/observe/process_index.h"
 #include "harness/observe/tmp_residue.h"
-#include "harness/supervise/pidfd.h"
+#include "harness/os/pidfd.h"
 
 namespace aftermath {
 
@@ -74,7 +74,7 @@ void wait_exits(std::vector<Target>& targets, Nanos until) {
 
 }  // namespace
 
-ReapPlan plan_reap(const CheckReport& r, const ReapOptions& o) {
+ReapPlan plan_reap(const InspectReport& r, const ReapOptions& o) {
   ReapPlan plan;
   std::set<int> terminating;
   for (const auto& p : r.processes) {
@@ -400,62 +400,8 @@ ReapResult execute_reap(ReapPlan plan, const HygieneOptions& h, const ReapOption
 
   ReapResult result;
   result.plan = std::move(plan);
-  result.after = machine_check(h);
+  result.after = inspect_machine(h);
   return result;
-}
-
-std::string format_reap_plan(const ReapPlan& plan, bool executed) {
-  std::string out;
-  if (plan.steps.empty())
-    out += executed ? "Nothing was done: nothing to reap.\n" : "Nothing to reap.\n";
-  if (!plan.steps.empty()) out += executed ? "Done:\n" : "Plan:\n";
-  for (const auto& s : plan.steps) {
-    std::string what;
-    if (s.kind == ReapStep::Kind::Terminate)
-      what = std::string(static_cast<size_t>(std::min(s.depth, 4)) * 2, ' ') + "terminate " +
-             who(s.pid, s.comm, s.uid) + " (SIGTERM, then SIGKILL)";
-    else if (s.kind == ReapStep::Kind::RemoveCgroup)
-      what = "remove cgroup " + s.name + (s.after_processes ? " (once its processes are gone)" : "");
-    else if (s.kind == ReapStep::Kind::RemoveTmp)
-      what = "remove " + s.name + " and everything in it" +
-             (s.after_processes ? " (once its holders are gone)" : "");
-    else
-      what =
-          std::string("remove ") + s.name + (s.after_processes ? " (once its users are gone)" : "");
-    out += "  " + what + "\n      why: " + s.why + "\n";
-    if (executed)
-      out += "      -> " + (s.result.empty() ? std::string("not attempted") : s.result) + "\n";
-  }
-  if (!plan.untouched.empty()) {
-    out += "Left alone:\n";
-    for (const auto& u : plan.untouched) out += "  " + u + "\n";
-  }
-  return out;
-}
-
-nlohmann::json to_json(const ReapPlan& plan) {
-  json steps = json::array();
-  for (const auto& s : plan.steps) {
-    const char* kind = s.kind == ReapStep::Kind::Terminate      ? "terminate"
-                       : s.kind == ReapStep::Kind::RemoveCgroup ? "remove_cgroup"
-                       : s.kind == ReapStep::Kind::RemoveTmp    ? "remove_tmp"
-                                                                : "remove";
-    json j{{"kind", kind},
-           {"why", s.why},
-           {"result", s.result},
-           {"done", s.done}};
-    if (s.kind == ReapStep::Kind::Terminate) {
-      j["pid"] = s.pid;
-      j["comm"] = s.comm;
-      j["uid"] = s.uid;
-      j["depth"] = s.depth;
-    } else {
-      j["name"] = s.name;
-      j["after_processes"] = s.after_processes;
-    }
-    steps.push_back(j);
-  }
-  return json{{"steps", steps}, {"untouched", plan.untouched}};
 }
 
 }  // namespace aftermath

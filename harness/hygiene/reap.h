@@ -68,18 +68,14 @@ struct ReapPlan {
 };
 
 // The plan for what `report` found. Pure.
-ReapPlan plan_reap(const CheckReport& report, const ReapOptions& options);
+ReapPlan plan_reap(const InspectReport& report, const ReapOptions& options);
 
 struct ReapResult {
   ReapPlan plan;      // with each step's result
-  CheckReport after;  // the check run again
+  InspectReport after;  // the inspection run again
 };
 
 // Carries the plan out. `hygiene` must name the roots the report came from.
 ReapResult execute_reap(ReapPlan plan, const HygieneOptions& hygiene, const ReapOptions& options);
-
-// The plan, or what was done, as text.
-std::string format_reap_plan(const ReapPlan& plan, bool executed);
-nlohmann::json to_json(const ReapPlan& plan);
 
 }  // namespace aftermath

@@ -1,6 +1,6 @@
 #include "harness/inject/device_fault.h"
 
-#include "harness/core/subprocess.h"
+#include "harness/os/spawn.h"
 #include "harness/observe/probe/loader.h"
 
 #include <dlfcn.h>
@@ -227,10 +227,15 @@ void DeviceHog::spawn(const DeviceHogOptions& o) {
   }
   for (const auto& [k, v] : o.env) env_s.push_back(k + "=" + v);
 
-  std::string error;
-  pid_t pid = spawn_process(args, &env_s, in_r.get(), out_w.get(), err_w.get(), &error);
-  if (pid < 0) return fail(error);
-  pid_ = pid;
+  SpawnOptions so;
+  so.argv = args;
+  so.env = &env_s;
+  so.stdin_fd = in_r.get();
+  so.stdout_fd = out_w.get();
+  so.stderr_fd = err_w.get();
+  auto started = aftermath::spawn(so);
+  if (!started) return fail(started.error().what);
+  pid_ = *started;
   if (auto ec = pidfd_open(pid_, pidfd_)) {
     // Only ENOSYS (kernel < 5.3) gets here: the child is unreaped, so the pid
     // is still ours. Without a pidfd it cannot be waited on with a deadline.

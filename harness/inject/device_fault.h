@@ -28,7 +28,7 @@
 
 #include "harness/core/types.h"
 #include "harness/os/expected.h"
-#include "harness/supervise/pidfd.h"
+#include "harness/os/pidfd.h"
 
 namespace aftermath {
 

@@ -8,7 +8,7 @@
 #include "harness/core/device.h"
 #include "harness/inject/oom.h"
 #include "harness/observe/proc.h"
-#include "harness/supervise/pidfd.h"
+#include "harness/os/pidfd.h"
 
 namespace aftermath {
 

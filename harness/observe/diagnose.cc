@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "harness/core/subprocess.h"
+#include "harness/os/spawn.h"
 #include "harness/observe/proc.h"
 
 namespace aftermath {

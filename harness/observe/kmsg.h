@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "harness/supervise/pidfd.h"
+#include "harness/os/pidfd.h"
 
 namespace aftermath {
 

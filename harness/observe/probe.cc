@@ -13,8 +13,8 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "harness/core/subprocess.h"
-#include "harness/supervise/pidfd.h"
+#include "harness/os/spawn.h"
+#include "harness/os/pidfd.h"
 
 extern char** environ;
 
@@ -77,11 +77,15 @@ void spawn(Child& c, const std::vector<std::string>& argv) {
   UniqueFd out_w(out[1]), err_w(err[1]);
   auto env_s = child_env(c.gpu);
   c.started = monotonic_now();
-  std::string error;
-  c.pid = spawn_process(argv, &env_s, -1, out[1], err[1], &error);
-  if (c.pid < 0) {
-    c.pid = -1;
-    c.spawn_error = error;
+  SpawnOptions so;
+  so.argv = argv;
+  so.env = &env_s;
+  so.stdout_fd = out[1];
+  so.stderr_fd = err[1];
+  auto started = spawn(so);
+  c.pid = started ? *started : -1;
+  if (!started) {
+    c.spawn_error = started.error().what;
     c.out = UniqueFd();
     c.err = UniqueFd();
     return;

@@ -9,7 +9,7 @@
 #include <map>
 #include <mutex>
 
-#include "harness/core/subprocess.h"
+#include "harness/os/spawn.h"
 #include "harness/inject/cgroup.h"
 
 namespace aftermath {

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <system_error>
 
-#include "harness/supervise/pidfd.h"
+#include "harness/os/pidfd.h"
 
 namespace aftermath {
 

@@ -30,7 +30,7 @@
 #include "harness/observe/proc.h"
 #include "harness/observe/proc_events.h"
 #include "harness/observe/process_index.h"
-#include "harness/supervise/pidfd.h"
+#include "harness/os/pidfd.h"
 
 namespace aftermath {
 

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "harness/os/expected.h"
-#include "harness/supervise/pidfd.h"
+#include "harness/os/pidfd.h"
 #include "harness/supervise/reaper_protocol.h"
 
 namespace aftermath {

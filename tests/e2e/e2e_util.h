@@ -24,6 +24,9 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/files.h"
+#include "tests/support/temp_dir.h"
+
 extern char** environ;
 
 namespace e2e {
@@ -31,29 +34,13 @@ namespace e2e {
 inline std::string bin(const std::string& name) { return std::string(AFTERMATH_BIN_DIR) + "/" + name; }
 inline std::string src(const std::string& rel) { return std::string(AFTERMATH_SOURCE_DIR) + "/" + rel; }
 
-inline std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+using aftermath::testing::alive;
+using aftermath::testing::slurp;
 
 // A temporary folder, removed with everything in it.
-class TempDir {
+class TempDir : public aftermath::testing::TempDir {
  public:
-  TempDir() {
-    char tmpl[] = "/tmp/aftermath-e2e-XXXXXX";
-    path_ = ::mkdtemp(tmpl);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
+  TempDir() : aftermath::testing::TempDir("aftermath-e2e") {}
 };
 
 struct Child {
@@ -243,14 +230,6 @@ inline std::vector<int> read_pids(const std::string& path) {
   return out;
 }
 
-// Is the process alive and not a zombie?
-inline bool alive(int pid) {
-  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(f, line)) return false;
-  auto rp = line.rfind(')');
-  return rp != std::string::npos && rp + 2 < line.size() && line[rp + 2] != 'Z';
-}
 
 // Waits (bounded polling) until none of `pids` is alive; true if so.
 inline bool all_gone_within(const std::vector<int>& pids, std::chrono::milliseconds bound) {

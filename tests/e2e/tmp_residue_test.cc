@@ -138,6 +138,13 @@ TEST(HygieneCli, CheckSeesFreshLeftoversAtOnceAndReapRemovesThem) {
   EXPECT_NE(c.out.find("creator " + std::to_string(dead) + " is gone"), std::string::npos) << c.out;
   EXPECT_NE(c.out.find(dir / "tmp/pymp-gone (pymp"), std::string::npos) << c.out;
 
+  // `inspect` is the command's name; `check` above is its alias.
+  std::vector<std::string> inspect = {"inspect"};
+  inspect.insert(inspect.end(), roots.begin(), roots.end());
+  auto i = e2e::aftermath(dir, inspect);
+  EXPECT_EQ(i.exit_code, 1) << i.out << i.err;
+  EXPECT_NE(i.out.find("NOT CLEAN: 10 problem(s)"), std::string::npos) << i.out;
+
   std::vector<std::string> reap = {"reap", "--yes"};
   reap.insert(reap.end(), roots.begin(), roots.end());
   auto r = e2e::aftermath(dir, reap);

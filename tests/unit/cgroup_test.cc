@@ -18,12 +18,15 @@
 #include <sstream>
 #include <string>
 
-#include "tests/unit/child_util.h"
+#include "tests/support/children.h"
 #include "harness/inject/cgroup.h"
-#include "tests/unit/temp_dir.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/files.h"
 
 namespace aftermath {
 namespace {
+
+using aftermath::testing::slurp;
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
@@ -31,12 +34,6 @@ using testing::TempDir;
 using testing_children::readable_within;
 using testing_children::reap_within;
 
-std::string slurp(const std::string& p) {
-  std::ifstream f(p);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
 
 // A planted machine: /proc/self/{cgroup,mountinfo} under proc/, cgroup
 // mounts under cg/.

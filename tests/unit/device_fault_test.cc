@@ -1,6 +1,6 @@
 // The device-OOM tools, run for real against a stand-in for libcudart
-// (tests/device/fake_cudart.cc): the interposer preloaded into a client that
-// links the stand-in (tests/device/cudafail_client.cc), the hog pointed at the
+// (tests/fake_cuda/fake_cudart.cc): the interposer preloaded into a client that
+// links the stand-in (tests/fake_cuda/cudafail_client.cc), the hog pointed at the
 // stand-in with AFTERMATH_CUDART, and DeviceHog driving both real hogs and
 // misbehaving stand-ins. Every wait has a deadline; nothing sleeps.
 #include "harness/inject/device_fault.h"
@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/unit/temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 extern char** environ;
 

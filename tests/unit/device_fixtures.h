@@ -25,7 +25,8 @@
 #include <vector>
 
 #include "harness/core/types.h"
-#include "tests/unit/temp_dir.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/files.h"
 
 namespace aftermath::testing {
 
@@ -222,14 +223,5 @@ inline void take_down(Planted& p) {
   p.holder = p.middle = p.zombie = -1;
 }
 
-// Whether `pid` still names a live (non-zombie) process.
-inline bool alive(pid_t pid) {
-  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
-  std::string s;
-  if (!std::getline(f, s)) return false;
-  auto close = s.rfind(')');
-  return close != std::string::npos && close + 2 < s.size() && s[close + 2] != 'Z' &&
-         s[close + 2] != 'X';
-}
 
 }  // namespace aftermath::testing

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/observe/nvml_fake.h"
-#include "tests/unit/temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 namespace aftermath {
 namespace {

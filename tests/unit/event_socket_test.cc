@@ -1,7 +1,7 @@
 // The harness's points socket: abstract address, kernel-attested sender pids,
 // replies to autobound senders, and the error paths.
 #include "harness/supervise/event_socket.h"
-#include "tests/unit/child_util.h"
+#include "tests/support/children.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -14,8 +14,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "tests/unit/child_util.h"
-#include "tests/unit/temp_dir.h"
+#include "tests/support/children.h"
+#include "tests/support/temp_dir.h"
 
 namespace aftermath {
 namespace {

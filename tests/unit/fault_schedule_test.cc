@@ -8,7 +8,7 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include "tests/unit/child_util.h"
+#include "tests/support/children.h"
 
 namespace aftermath {
 namespace {

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "reports/escape.h"
 #include "reports/view.h"
 #include "tests/unit/report_fixture.h"
 
@@ -239,19 +240,6 @@ TEST(Html, EscapesEverythingItDidNotWrite) {
     if (c == '\t' || c == '\n' || c == '\r') continue;
     EXPECT_EQ(html.find(c), std::string::npos) << static_cast<int>(c);
   }
-}
-
-TEST(Html, EscapeFunction) {
-  EXPECT_EQ(html_escape("<a href='x'>&</a>"), "&lt;a href=&#39;x&#39;&gt;&amp;&lt;/a&gt;");
-  EXPECT_EQ(html_escape("tab\tnl\ncr\r"), "tab\tnl\ncr\r");
-  EXPECT_EQ(html_escape(std::string("nul\0x", 5)), "nul\u2400x");
-  EXPECT_EQ(html_escape("\x1b"), "\u241B");
-  EXPECT_EQ(html_escape("\xff\xfe"), "\uFFFD\uFFFD");                              // not UTF-8
-  EXPECT_EQ(html_escape("\xc3"), "\uFFFD");                                        // truncated
-  EXPECT_EQ(html_escape("\xc0\xaf"), "\uFFFD\uFFFD");                              // overlong '/'
-  EXPECT_EQ(html_escape("\xed\xa0\x80"), "\uFFFD\uFFFD\uFFFD");                    // a surrogate
-  EXPECT_EQ(html_escape("\xc2\x85"), "\uFFFD");                                    // C1 control
-  EXPECT_EQ(html_escape("caf\xc3\xa9 \xe2\x9c\x93"), "caf\xc3\xa9 \xe2\x9c\x93");  // kept
 }
 
 TEST(Html, LogLinksAreRelativeInsideTheReportFolder) {

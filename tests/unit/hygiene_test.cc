@@ -3,6 +3,7 @@
 // the table and the JSON; and the check for real on planted orphans, zombies
 // and /dev/shm entries started and cleaned up by the test.
 #include "harness/hygiene/hygiene.h"
+#include "reports/inspect.h"
 
 #include <gtest/gtest.h>
 #include <sys/socket.h>
@@ -45,12 +46,12 @@ class ScriptedProbe final : public ProbeRunner {
   ProbeReport report_;
 };
 
-const HygieneProcess* find(const CheckReport& r, int pid) {
+const HygieneProcess* find(const InspectReport& r, int pid) {
   for (const auto& p : r.processes)
     if (p.pid == pid) return &p;
   return nullptr;
 }
-const HygieneShm* find_shm(const CheckReport& r, const std::string& name) {
+const HygieneShm* find_shm(const InspectReport& r, const std::string& name) {
   for (const auto& s : r.shm)
     if (s.name == name) return &s;
   return nullptr;
@@ -113,7 +114,7 @@ TEST_F(HygieneFake, ClassifiesLeftoversAndWhatIsInUse) {
   opts_.nvml = &nvml;
   opts_.probe = &probe;
 
-  CheckReport r = machine_check(opts_);
+  InspectReport r = inspect_machine(opts_);
   EXPECT_FALSE(r.clean());
   ASSERT_EQ(probe.asked_.size(), 2u) << "one probe per GPU NVML knows";
   EXPECT_EQ(probe.asked_[1].uuid, r.gpus[1].info.uuid);
@@ -165,12 +166,12 @@ TEST_F(HygieneFake, ClassifiesLeftoversAndWhatIsInUse) {
   for (const auto& n : r.notes) noted |= n.find("NVML pid 4242") != std::string::npos;
   EXPECT_TRUE(noted) << "a GPU user this /proc cannot see is noted";
 
-  std::string table = format_check_table(r);
+  std::string table = inspect_table(r);
   EXPECT_NE(table.find("NOT CLEAN: 6 problem(s)"), std::string::npos) << table;
   EXPECT_NE(table.find("LEFTOVER leftover: orphan"), std::string::npos) << table;
   EXPECT_NE(table.find("torch_999_1_0"), std::string::npos);
   EXPECT_NE(table.find("cudaErrorDevicesUnavailable"), std::string::npos);
-  auto j = to_json(r);
+  auto j = inspect_json(r);
   EXPECT_FALSE(j["clean"].get<bool>());
   EXPECT_EQ(j["problems"].size(), 6u);
   EXPECT_EQ(j["gpus"][0]["processes"][0]["pid"], 100);
@@ -189,7 +190,7 @@ TEST_F(HygieneFake, ASegmentWhoseCreatorIsGoneIsALeftoverAtOnce) {
   plant("torch_200_1_0", 4096, kSecond);  // creator alive: in use
   plant("torch_7_1_0", 4096, kSecond);    // creator may be the nested pid 7: unknown, young
   plant("sem.mp-fresh", 32, kSecond);     // creator unknown: young
-  CheckReport r = machine_check(opts_);
+  InspectReport r = inspect_machine(opts_);
   EXPECT_FALSE(r.clean());
   EXPECT_EQ(r.problems.size(), 9u) << ::testing::PrintToString(r.problems);
   const auto* gone = find_shm(r, "torch_999_0_0");
@@ -202,7 +203,7 @@ TEST_F(HygieneFake, ASegmentWhoseCreatorIsGoneIsALeftoverAtOnce) {
   EXPECT_EQ(nested->creator, CreatorState::Unknown);
   EXPECT_NE(nested->why.find("young"), std::string::npos) << nested->why;
   EXPECT_FALSE(find_shm(r, "sem.mp-fresh")->leftover);
-  EXPECT_NE(format_check_table(r).find("NOT CLEAN: 9 problem(s)"), std::string::npos);
+  EXPECT_NE(inspect_table(r).find("NOT CLEAN: 9 problem(s)"), std::string::npos);
 }
 
 // /tmp residue: listed with owner and size, a leftover at once when its
@@ -240,7 +241,7 @@ class HygieneTmpFake : public HygieneFake {
     std::ofstream(proc_.root() + "/net/unix", std::ios::app)
         << "0000000000000000: 00000002 00000000 00010000 0001 01 " << inode << " " << path << "\n";
   }
-  const HygieneTmp* find_tmp(const CheckReport& r, const std::string& name) {
+  const HygieneTmp* find_tmp(const InspectReport& r, const std::string& name) {
     for (const auto& t : r.tmp)
       if (t.name == name) return &t;
     return nullptr;
@@ -266,7 +267,7 @@ TEST_F(HygieneTmpFake, ResidueNobodyHoldsIsALeftover) {
   dir_.write("tmp/torchelastic_old/attempt_0/0/error.json", std::string(2048, 'e'));
   age_tree("torchelastic_old", 3600 * kSecond);
   dir_.write("tmp/results.csv", "a,b\n");  // not residue: never listed
-  CheckReport r = machine_check(opts_);
+  InspectReport r = inspect_machine(opts_);
   EXPECT_EQ(r.tmp_dir, tmp_);
   ASSERT_EQ(r.tmp.size(), 5u);
   EXPECT_EQ(find_tmp(r, "results.csv"), nullptr);
@@ -291,15 +292,15 @@ TEST_F(HygieneTmpFake, ResidueNobodyHoldsIsALeftover) {
   ASSERT_EQ(r.problems.size(), 2u) << ::testing::PrintToString(r.problems);
   EXPECT_EQ(r.problems[0].rfind(tmp_ + "/pymp-gone (pymp, 0 B, uid ", 0), 0u) << r.problems[0];
   EXPECT_NE(r.problems[1].find("torchelastic_old (torchelastic, 2.0 KiB"), std::string::npos);
-  std::string table = format_check_table(r);
+  std::string table = inspect_table(r);
   EXPECT_NE(table.find(tmp_ + " (pymp-*, torch-shm-dir-*, torchelastic_*)"), std::string::npos) << table;
   EXPECT_NE(table.find("LEFTOVER leftover: its maker is gone"), std::string::npos) << table;
-  auto j = to_json(r);
+  auto j = inspect_json(r);
   EXPECT_EQ(j["tmp"].size(), 5u);
   EXPECT_EQ(j["roots"]["tmp"], tmp_);
   // "" looks nowhere.
   opts_.tmp_dir = "";
-  EXPECT_TRUE(machine_check(opts_).tmp.empty());
+  EXPECT_TRUE(inspect_machine(opts_).tmp.empty());
 }
 
 // Residue held only by a leftover process goes once reap has ended it.
@@ -310,7 +311,7 @@ TEST_F(HygieneTmpFake, ResidueHeldOnlyByLeftoversIsFreedByReap) {
   socket_file(tmp_ + "/pymp-of-leftover/listener-1");
   bound(79, tmp_ + "/pymp-of-leftover/listener-1");
   proc_.fd(100, 4, "socket:[79]");
-  CheckReport r = machine_check(opts_);
+  InspectReport r = inspect_machine(opts_);
   const auto* t = find_tmp(r, "pymp-of-leftover");
   ASSERT_NE(t, nullptr);
   EXPECT_FALSE(t->leftover);
@@ -325,7 +326,7 @@ TEST(HygieneUninspected, NamedWithWhyWhereItMatters) {
   init.pid = 1;
   init.comm = "process_api";
   init.uid = 0;
-  CheckReport clean;
+  InspectReport clean;
   Caller root{0, true, true};
   Uninspected u = judge_uninspected(init, false, clean, root);
   EXPECT_EQ(u.pid, 1);
@@ -333,7 +334,7 @@ TEST(HygieneUninspected, NamedWithWhyWhereItMatters) {
   EXPECT_FALSE(u.matters) << "init is never a leftover, and no verdict rests on what it uses";
   EXPECT_EQ(u.why, "refused even to root with CAP_SYS_PTRACE: a security module guards it");
 
-  CheckReport leaky;
+  InspectReport leaky;
   HygieneShm seg;
   seg.name = "torch_999_1_0";
   seg.leftover = true;
@@ -341,7 +342,7 @@ TEST(HygieneUninspected, NamedWithWhyWhereItMatters) {
   u = judge_uninspected(init, false, leaky, root);
   EXPECT_TRUE(u.matters);
   EXPECT_EQ(u.matters_why, "the leftover entries above assume it maps and holds none of them");
-  CheckReport leaky_tmp;
+  InspectReport leaky_tmp;
   HygieneTmp t;
   t.leftover = true;
   leaky_tmp.tmp = {t};
@@ -368,7 +369,7 @@ TEST(HygieneUninspected, TheRealMachinesNotesNameTheProcess) {
   o.shm_dir = dir / "shm";
   o.device_pattern = dir / "dev/nvidia*";
   o.cgroup_dir = "";
-  CheckReport r = machine_check(o);
+  InspectReport r = inspect_machine(o);
   for (const auto& n : r.notes)
     EXPECT_EQ(n.find("could not be inspected: permission denied"), std::string::npos) << n;
   int noted = 0;
@@ -386,7 +387,7 @@ TEST_F(HygieneFake, OrphanWithoutHoldingsIsNotALeftover) {
   proc_.add(100, 1, "sleep", 'S', 1000);
   proc_.add(101, 100, "child", 'S', 1000);
   proc_.fd(101, 3, "/dev/nvidia0");  // held below a non-holding orphan
-  auto r = machine_check(opts_);
+  auto r = inspect_machine(opts_);
   EXPECT_TRUE(r.clean()) << ::testing::PrintToString(r.problems);
   ASSERT_NE(find(r, 101), nullptr);
   EXPECT_FALSE(find(r, 101)->leftover);
@@ -396,10 +397,10 @@ TEST_F(HygieneFake, CleanMachine) {
   proc_.add(1, 0, "init", 'S', 0);
   FakeNvml nvml({{FakeNvml::gpu(0, 500)}});
   opts_.nvml = &nvml;
-  auto r = machine_check(opts_);
+  auto r = inspect_machine(opts_);
   EXPECT_TRUE(r.clean());
-  EXPECT_NE(format_check_table(r).find("CLEAN: nothing left behind"), std::string::npos);
-  EXPECT_TRUE(to_json(r)["clean"].get<bool>());
+  EXPECT_NE(inspect_table(r).find("CLEAN: nothing left behind"), std::string::npos);
+  EXPECT_TRUE(inspect_json(r)["clean"].get<bool>());
 }
 
 TEST_F(HygieneFake, FaultCgroupsOfAGoneHarnessAreLeftovers) {
@@ -411,7 +412,7 @@ TEST_F(HygieneFake, FaultCgroupsOfAGoneHarnessAreLeftovers) {
   dir_.write("cg/system.slice/cgroup.procs", "");
   dir_.write("cg/aftermath-x-0/cgroup.procs", "");
   opts_.cgroup_dir = dir_ / "cg";
-  auto r = machine_check(opts_);
+  auto r = inspect_machine(opts_);
   ASSERT_EQ(r.cgroups.size(), 3u);
   EXPECT_EQ(r.cgroups[0].dir, dir_ / "cg/aftermath-300-1-f0-p5");
   EXPECT_FALSE(r.cgroups[0].leftover);
@@ -423,14 +424,14 @@ TEST_F(HygieneFake, FaultCgroupsOfAGoneHarnessAreLeftovers) {
   EXPECT_EQ(r.problems[0], dir_ / "cg/aftermath-4242-0-f0-p100" +
                                ": leftover: aftermath pid 4242 made it and is gone; processes 100 "
                                "are still in it");
-  EXPECT_NE(format_check_table(r).find("aftermath-4243-3-f1-p7  LEFTOVER leftover: aftermath pid 4243"),
+  EXPECT_NE(inspect_table(r).find("aftermath-4243-3-f1-p7  LEFTOVER leftover: aftermath pid 4243"),
             std::string::npos)
-      << format_check_table(r);
-  EXPECT_EQ(to_json(r)["cgroups"].size(), 3u);
-  EXPECT_EQ(to_json(r)["roots"]["cgroup"], dir_ / "cg");
+      << inspect_table(r);
+  EXPECT_EQ(inspect_json(r)["cgroups"].size(), 3u);
+  EXPECT_EQ(inspect_json(r)["roots"]["cgroup"], dir_ / "cg");
   // "" looks nowhere.
   opts_.cgroup_dir = "";
-  EXPECT_TRUE(machine_check(opts_).cgroups.empty());
+  EXPECT_TRUE(inspect_machine(opts_).cgroups.empty());
 }
 
 TEST_F(HygieneFake, NoDriverIsNotedNotFailed) {
@@ -438,16 +439,16 @@ TEST_F(HygieneFake, NoDriverIsNotedNotFailed) {
   ScriptedProbe probe(ProbeReport{"no usable NVIDIA driver", {}});
   opts_.nvml = &nvml;
   opts_.probe = &probe;
-  auto r = machine_check(opts_);
+  auto r = inspect_machine(opts_);
   EXPECT_TRUE(r.clean());
   EXPECT_EQ(r.gpu_unavailable, "no NVIDIA driver: cannot load libnvidia-ml.so.1");
   EXPECT_EQ(r.probe_unavailable, "no usable NVIDIA driver");
-  EXPECT_NE(format_check_table(r).find("not inspected: no NVIDIA driver"), std::string::npos);
+  EXPECT_NE(inspect_table(r).find("not inspected: no NVIDIA driver"), std::string::npos);
 }
 
 TEST_F(HygieneFake, BadDevicePatternIsAProblem) {
   opts_.device_pattern = "re:([";
-  auto r = machine_check(opts_);
+  auto r = inspect_machine(opts_);
   ASSERT_FALSE(r.clean());
   EXPECT_NE(r.problems[0].find("bad device pattern"), std::string::npos);
 }
@@ -485,28 +486,28 @@ TEST(HygieneReal, FindsAPlantedOrphanItsZombieAndItsSegment) {
   o.shm_min_age = 0;
   o.cgroup_dir = "";  // this machine's fault cgroups are not this test's
   o.orphan_parents = {1, ::getpid()};
-  CheckReport r = machine_check(o);
+  InspectReport r = inspect_machine(o);
   // Negative control: without this test as an orphan parent, nothing is orphaned.
   o.orphan_parents = {1};
-  CheckReport control = machine_check(o);
+  InspectReport control = inspect_machine(o);
   const pid_t holder = p.holder, zombie = p.zombie;
   testing::take_down(p);
 
   EXPECT_FALSE(r.clean());
   const auto* h = find(r, holder);
-  ASSERT_NE(h, nullptr) << format_check_table(r);
+  ASSERT_NE(h, nullptr) << inspect_table(r);
   EXPECT_TRUE(h->orphan);
   EXPECT_TRUE(h->leftover);
   EXPECT_EQ(h->devices, (std::vector<std::string>{dir / "dev/nvidia0"}));
   EXPECT_EQ(h->shm, (std::vector<std::string>{"torch_1_7_0"}));
   EXPECT_EQ(h->uid, ::getuid());
   const auto* z = find(r, zombie);
-  ASSERT_NE(z, nullptr) << format_check_table(r);
+  ASSERT_NE(z, nullptr) << inspect_table(r);
   EXPECT_TRUE(z->zombie);
   EXPECT_EQ(z->ppid, holder);
   EXPECT_EQ(find_shm(r, "torch_1_7_0")->mapped_by, (std::vector<pid_t>{holder}));
 
-  EXPECT_TRUE(control.clean()) << format_check_table(control);
+  EXPECT_TRUE(control.clean()) << inspect_table(control);
   ASSERT_NE(find(control, holder), nullptr);
   EXPECT_FALSE(find(control, holder)->leftover);
 }

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "tests/unit/temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 namespace aftermath {
 namespace {

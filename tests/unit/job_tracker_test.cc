@@ -11,7 +11,7 @@
 
 #include <algorithm>
 
-#include "tests/unit/child_util.h"
+#include "tests/support/children.h"
 
 namespace aftermath {
 namespace {

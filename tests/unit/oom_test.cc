@@ -17,8 +17,8 @@
 #include <string>
 
 #include "harness/inject/oom.h"
-#include "tests/unit/child_util.h"
-#include "tests/unit/temp_dir.h"
+#include "tests/support/children.h"
+#include "tests/support/temp_dir.h"
 
 namespace aftermath {
 namespace {

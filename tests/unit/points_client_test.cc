@@ -2,7 +2,7 @@
 // (fixtures/points/aftermath_points.h), each scenario in its own forked child
 // since the client reads its environment once per process, and the Python
 // module (fixtures/points/aftermath_points.py) under /usr/bin/python3.
-#include "tests/unit/child_util.h"
+#include "tests/support/children.h"
 #include "fixtures/points/aftermath_points.h"
 
 #include <fcntl.h>

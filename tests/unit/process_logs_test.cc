@@ -4,7 +4,7 @@
 // - the runner finds them (find_process_logs) and merges "torch_config"
 //   events (job_environment_from);
 // - result.json carries both, and the HTML, trace and summary show them.
-#include "tests/unit/child_util.h"
+#include "tests/support/children.h"
 #include "fixtures/points/aftermath_points.h"
 
 #include <fcntl.h>
@@ -36,10 +36,13 @@
 #include "reports/summary.h"
 #include "reports/trace.h"
 #include "tests/unit/report_fixture.h"
-#include "tests/unit/temp_dir.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/files.h"
 
 namespace aftermath {
 namespace {
+
+using aftermath::testing::slurp;
 
 namespace ap = aftermath::points;
 namespace fs = std::filesystem;
@@ -52,12 +55,6 @@ using ::testing::UnorderedElementsAre;
 
 using aftermath::testing::TempDir;
 
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 std::vector<std::string> files_in(const std::string& dir) {
   std::vector<std::string> out;

@@ -4,6 +4,7 @@
 // verified gone. Only processes this test started are ever signalled; the
 // /dev/shm used is a scratch folder.
 #include "harness/hygiene/reap.h"
+#include "reports/inspect.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -48,7 +49,7 @@ const ReapStep* step_for(const ReapPlan& plan, int pid) {
 }
 
 TEST(ReapPlan, ChildrenBeforeParentsAndNothingElse) {
-  CheckReport r;
+  InspectReport r;
   r.shm_dir = "/dev/shm";
   r.processes = {proc(100, 1, true, 0), proc(101, 100, true, 1), proc(102, 101, true, 2),
                  proc(200, 150, false), proc(1, 0, true)};
@@ -76,7 +77,7 @@ TEST(ReapPlan, ChildrenBeforeParentsAndNothingElse) {
 }
 
 TEST(ReapPlan, OnlyYoursUnlessAllUsers) {
-  CheckReport r;
+  InspectReport r;
   r.processes = {proc(100, 1, true, 0, 1000), proc(400, 1, true, 0, 2000)};
   HygieneShm theirs;
   theirs.name = "torch_5_1_0";
@@ -94,7 +95,7 @@ TEST(ReapPlan, OnlyYoursUnlessAllUsers) {
 }
 
 TEST(ReapPlan, SegmentsUsedByLeftoversWaitForThem) {
-  CheckReport r;
+  InspectReport r;
   r.processes = {proc(100, 1, true)};
   HygieneShm freed;
   freed.name = "torch_100_1_0";
@@ -123,7 +124,7 @@ TEST(ReapPlan, SegmentsUsedByLeftoversWaitForThem) {
 }
 
 TEST(ReapPlan, FaultCgroupsGoOnceTheirProcessesAre) {
-  CheckReport r;
+  InspectReport r;
   r.processes = {proc(100, 1, true)};
   auto cg = [](std::string dir, std::vector<int> members, bool leftover, unsigned uid = 1000) {
     HygieneCgroup g;
@@ -155,11 +156,11 @@ TEST(ReapPlan, FaultCgroupsGoOnceTheirProcessesAre) {
   EXPECT_NE(format_reap_plan(plan, false).find(
                 "remove cgroup /cg/aftermath-1-1-f0-p100 (once its processes are gone)"),
             std::string::npos);
-  EXPECT_EQ(to_json(plan)["steps"][1]["kind"], "remove_cgroup");
+  EXPECT_EQ(reap_plan_json(plan)["steps"][1]["kind"], "remove_cgroup");
 }
 
 TEST(ReapPlan, TempDirResidueGoesWhenNobodyElseHoldsIt) {
-  CheckReport r;
+  InspectReport r;
   r.tmp_dir = "/scratch/tmp";
   r.processes = {proc(100, 1, true)};
   auto tmp = [](std::string name, bool leftover, unsigned uid, std::vector<int> held = {}) {
@@ -198,7 +199,7 @@ TEST(ReapPlan, TempDirResidueGoesWhenNobodyElseHoldsIt) {
   EXPECT_EQ(untouched.find("torchelastic_live"), std::string::npos) << "in use: not reap's business";
   EXPECT_NE(format_reap_plan(plan, false).find("remove /scratch/tmp/pymp-gone and everything in it"),
             std::string::npos);
-  EXPECT_EQ(to_json(plan)["steps"][1]["kind"], "remove_tmp");
+  EXPECT_EQ(reap_plan_json(plan)["steps"][1]["kind"], "remove_tmp");
 }
 
 // ---- for real
@@ -254,7 +255,7 @@ TEST_F(ReapReal, KillsTheOrphanRemovesItsSegmentsAndVerifies) {
                       .zombie_child = true});
   const pid_t holder = p.holder;
 
-  CheckReport before = machine_check(opts_);
+  InspectReport before = inspect_machine(opts_);
   ASSERT_FALSE(before.clean());
   ReapPlan plan = plan_reap(before, reap_);
   ASSERT_NE(step_for(plan, holder), nullptr) << format_reap_plan(plan, false);
@@ -273,14 +274,14 @@ TEST_F(ReapReal, KillsTheOrphanRemovesItsSegmentsAndVerifies) {
   EXPECT_FALSE(fs::exists(dir_ / ("shm/" + mapped))) << "freed once its orphan was gone";
   EXPECT_FALSE(fs::exists(dir_ / "shm/sem.mp-test"));
   EXPECT_TRUE(fs::exists(dir_ / "dev/nvidia0")) << "device files are never removed";
-  EXPECT_TRUE(done.after.clean()) << format_check_table(done.after);
+  EXPECT_TRUE(done.after.clean()) << inspect_table(done.after);
 }
 
 TEST_F(ReapReal, EscalatesToSigkillForAHolderThatIgnoresSigterm) {
   Planted& p = plant({.open_path = dir_ / "dev/nvidia0", .orphan = true, .ignore_term = true});
   const pid_t holder = p.holder;
   reap_.term_timeout = 300 * kMilli;
-  auto plan = plan_reap(machine_check(opts_), reap_);
+  auto plan = plan_reap(inspect_machine(opts_), reap_);
   Nanos t0 = monotonic_now();
   auto done = execute_reap(plan, opts_, reap_);
   Nanos took = monotonic_now() - t0;
@@ -291,14 +292,14 @@ TEST_F(ReapReal, EscalatesToSigkillForAHolderThatIgnoresSigterm) {
   EXPECT_GE(took, 300 * kMilli);
   EXPECT_LT(took, 5 * kSecond);
   EXPECT_FALSE(testing::alive(holder));
-  EXPECT_TRUE(done.after.clean()) << format_check_table(done.after);
+  EXPECT_TRUE(done.after.clean()) << inspect_table(done.after);
 }
 
 TEST_F(ReapReal, NeverTouchesAHolderWhoseParentIsAlive) {
   Planted& p = plant({.open_path = dir_ / "dev/nvidia0", .orphan = false});
   const pid_t holder = p.holder;
-  auto before = machine_check(opts_);
-  EXPECT_TRUE(before.clean()) << format_check_table(before);
+  auto before = inspect_machine(opts_);
+  EXPECT_TRUE(before.clean()) << inspect_table(before);
   auto plan = plan_reap(before, reap_);
   EXPECT_TRUE(plan.steps.empty());
   auto done = execute_reap(plan, opts_, reap_);
@@ -309,7 +310,7 @@ TEST_F(ReapReal, NeverTouchesAHolderWhoseParentIsAlive) {
 TEST_F(ReapReal, RefusesAPidWhoseStartTimeChanged) {
   Planted& p = plant({.open_path = dir_ / "dev/nvidia0", .orphan = true});
   const pid_t holder = p.holder;
-  auto plan = plan_reap(machine_check(opts_), reap_);
+  auto plan = plan_reap(inspect_machine(opts_), reap_);
   ASSERT_EQ(plan.steps.size(), 1u);
   plan.steps[0].start_ticks += 1;  // as if the pid had been reused since the check
   auto done = execute_reap(plan, opts_, reap_);
@@ -325,7 +326,7 @@ TEST_F(ReapReal, KeepsASegmentSomeoneStartedToUse) {
   pid_t dead = dead_pid();
   std::string name = "torch_" + std::to_string(dead) + "_3_0";
   dir_.write("shm/" + name, std::string(4096, 'x'));
-  auto plan = plan_reap(machine_check(opts_), reap_);
+  auto plan = plan_reap(inspect_machine(opts_), reap_);
   ASSERT_EQ(plan.steps.size(), 1u);
   plant({.map_path = dir_ / ("shm/" + name), .orphan = false});
   auto done = execute_reap(plan, opts_, reap_);
@@ -353,7 +354,7 @@ TEST_F(ReapReal, RemovesTheFaultCgroupOfAGoneHarness) {
   }
   std::ofstream(busy + "/cgroup.procs") << child;
   opts_.cgroup_dir = home->dir;
-  auto before = machine_check(opts_);
+  auto before = inspect_machine(opts_);
   int leftovers = 0;
   for (const auto& g : before.cgroups) leftovers += g.leftover && g.dir.find(std::to_string(dead)) != std::string::npos;
   std::string seen;
@@ -382,11 +383,11 @@ TEST_F(ReapReal, AFreshSegmentOfADeadCreatorIsReapedAtOnce) {
   pid_t dead = dead_pid();
   std::string name = "torch_" + std::to_string(dead) + "_1_0";
   dir_.write("shm/" + name, std::string(4096, 'x'));
-  auto before = machine_check(opts_);
-  ASSERT_FALSE(before.clean()) << format_check_table(before);
+  auto before = inspect_machine(opts_);
+  ASSERT_FALSE(before.clean()) << inspect_table(before);
   auto done = execute_reap(plan_reap(before, reap_), opts_, reap_);
   EXPECT_FALSE(fs::exists(dir_ / ("shm/" + name)));
-  EXPECT_TRUE(done.after.clean()) << format_check_table(done.after);
+  EXPECT_TRUE(done.after.clean()) << inspect_table(done.after);
 }
 
 // Temp-dir residue: removed when its maker is gone and nobody holds it; kept
@@ -409,7 +410,7 @@ TEST_F(ReapReal, RemovesTempDirResidueNobodyHolds) {
   opts_.tmp_dir = dir_ / "tmp";
   opts_.tmp_min_age = 0;  // pymp-late is judged by age: old enough at once
   plant({.open_path = dir_ / "tmp/pymp-held/f", .orphan = false});
-  auto before = machine_check(opts_);
+  auto before = inspect_machine(opts_);
   auto plan = plan_reap(before, reap_);
   ASSERT_EQ(plan.steps.size(), 2u) << format_reap_plan(plan, false);
   // Someone takes pymp-late up between the check and the removal.
@@ -426,7 +427,7 @@ TEST_F(ReapReal, RemovesTempDirResidueNobodyHolds) {
 TEST_F(ReapReal, NotYoursIsLeftAlone) {
   Planted& p = plant({.open_path = dir_ / "dev/nvidia0", .orphan = true});
   reap_.uid = ::getuid() + 1;
-  auto plan = plan_reap(machine_check(opts_), reap_);
+  auto plan = plan_reap(inspect_machine(opts_), reap_);
   EXPECT_TRUE(plan.steps.empty());
   EXPECT_NE(::testing::PrintToString(plan.untouched).find("not yours"), std::string::npos);
   EXPECT_TRUE(testing::alive(p.holder));

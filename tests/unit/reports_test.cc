@@ -854,20 +854,5 @@ TEST(ReportsJunit, EmptyRunIsValid) {
   EXPECT_NO_THROW(json::parse(write_json(RunResult{})));
 }
 
-TEST(ReportsJunit, XmlEscape) {
-  EXPECT_EQ(xml_escape("a&b<c>d\"e'f", true), "a&amp;b&lt;c&gt;d&quot;e&apos;f");
-  EXPECT_EQ(xml_escape("a&b<c>d\"e'f"), "a&amp;b&lt;c&gt;d\"e'f");
-  EXPECT_EQ(xml_escape("x\x01y\x1fz\x7f"), "xyz\x7f");
-  EXPECT_EQ(xml_escape("tab\there\nline"), "tab\there\nline");
-  EXPECT_EQ(xml_escape("tab\there\nline\r", true), "tab&#9;here&#10;line&#13;");
-  EXPECT_EQ(xml_escape("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x92\xA5"),
-            "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x92\xA5");
-  EXPECT_EQ(xml_escape("bad\xff!"), "bad\xEF\xBF\xBD!");                // U+FFFD
-  EXPECT_EQ(xml_escape("cut\xE2\x82"), "cut\xEF\xBF\xBD\xEF\xBF\xBD");  // truncated sequence
-  EXPECT_EQ(xml_escape("\xC0\xAF"), "\xEF\xBF\xBD\xEF\xBF\xBD");        // overlong '/'
-  EXPECT_EQ(xml_escape("\xEF\xBF\xBE"), "");                            // U+FFFE is not a Char
-  EXPECT_EQ(xml_escape("\xED\xA0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // surrogate
-}
-
 }  // namespace
 }  // namespace aftermath

@@ -9,7 +9,7 @@
 #include <fstream>
 
 #include "harness/scenario/requirements.h"
-#include "tests/unit/temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 namespace aftermath {
 namespace {

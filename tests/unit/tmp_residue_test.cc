@@ -14,7 +14,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "tests/unit/child_util.h"
+#include "tests/support/children.h"
 #include "tests/unit/device_fixtures.h"
 
 namespace aftermath {

@@ -21,29 +21,21 @@
 #include <thread>
 
 #include "fixtures/cpp/launcher.h"
-#include "tests/unit/temp_dir.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/files.h"
 
 namespace trainer {
 namespace {
+
+using aftermath::testing::alive;
+
+using aftermath::testing::slurp;
 
 using ::testing::HasSubstr;
 
 using aftermath::testing::TempDir;
 
-std::string slurp(const std::string& p) {
-  std::ifstream f(p);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
 
-bool alive(int pid) {
-  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(f, line)) return false;
-  auto rp = line.rfind(')');
-  return rp != std::string::npos && rp + 2 < line.size() && line[rp + 2] != 'Z';
-}
 
 // Bounded polling for a condition.
 template <typename F>

@@ -1,9 +1,6 @@
-// A process handle by pidfd: the one way the supervisor signals a process.
-// Opening a pidfd and then re-checking the process's start time proves the
-// handle names the process we observed, not a later one that reused its pid.
+// An owned file descriptor: closed once, when its owner goes.
 #pragma once
 
-#include <cstdint>
 #include <system_error>
 
 namespace aftermath {
@@ -30,10 +27,5 @@ class UniqueFd {
  private:
   int fd_ = -1;
 };
-
-// pidfd_open(2). Errors: ESRCH (gone), ENOSYS (kernel < 5.3).
-[[nodiscard]] std::error_code pidfd_open(int pid, UniqueFd& out);
-// pidfd_send_signal(2). Async-signal-safe.
-[[nodiscard]] std::error_code pidfd_signal(int pidfd, int sig);
 
 }  // namespace aftermath

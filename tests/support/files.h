@@ -1,0 +1,30 @@
+// Small reads the tests make of files and of /proc.
+#pragma once
+
+#include <sys/types.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace aftermath::testing {
+
+// The whole file, bytes as they are; empty when it cannot be read.
+inline std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// Whether `pid` still names a live process: not gone, not a zombie, not dead.
+inline bool alive(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string s;
+  if (!std::getline(f, s)) return false;
+  auto close = s.rfind(')');
+  return close != std::string::npos && close + 2 < s.size() && s[close + 2] != 'Z' &&
+         s[close + 2] != 'X';
+}
+
+}  // namespace aftermath::testing
