@@ -259,9 +259,9 @@ json to_json(const Observation& o) {
 }
 
 json to_json(const FaultRecord& f) {
-  return {{"index", f.index},       {"action", f.action},         {"target", f.target},
+  return {{"index", f.index},       {"action", std::string(to_string(f.action))},         {"target", f.target},
           {"trigger", f.trigger},   {"point", f.point},           {"hit", f.hit},
-          {"status", f.status},     {"reason", f.reason},         {"mechanism", f.mechanism},
+          {"status", std::string(to_string(f.status))},     {"reason", f.reason},         {"mechanism", std::string(to_string(f.mechanism))},
           {"pids", f.pids},         {"target_role", f.target_role}, {"rank", f.rank},
           {"worker", f.worker},     {"sent_ms", opt_ms(f.sent)},  {"effect_ms", opt_ms(f.effect)},
           {"oom_kills", f.oom_kills ? json(*f.oom_kills) : json(nullptr)},

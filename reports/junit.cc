@@ -97,17 +97,17 @@ Counts render_testcases(const ScenarioResult& s, std::string& body) {
   // A fault that did not act makes the verdict: CI shows it as its own
   // testcase (an error, or skipped where its mechanism is unavailable here).
   for (const auto& f : s.timeline.facts.faults) {
-    if (f.optional || f.status == "injected") continue;
+    if (f.optional || f.status == FaultStatus::Injected) continue;
     ++n.tests;
-    std::string name = "fault " + std::to_string(f.index + 1) + " (" + f.action + " " + f.target + ")";
-    if (f.status == "skipped") {
+    std::string name = "fault " + std::to_string(f.index + 1) + " (" + std::string(to_string(f.action)) + " " + f.target + ")";
+    if (f.status == FaultStatus::Skipped) {
       ++n.skipped;
       body += open + attr(name) + close_open + ">\n      <skipped message=\"" + attr(f.reason) +
               "\"/>\n    </testcase>\n";
     } else {
       ++n.errors;
       body += open + attr(name) + close_open + ">\n      <error message=\"" + attr(f.reason) +
-              "\" type=\"fault_" + attr(f.status) + "\"/>\n    </testcase>\n";
+              "\" type=\"fault_" + attr(std::string(to_string(f.status))) + "\"/>\n    </testcase>\n";
     }
   }
 

@@ -51,15 +51,15 @@ Verdict decide_verdict(const Scenario& sc, const std::vector<CheckResult>& check
 std::optional<FaultVerdict> fault_verdict(const std::vector<FaultRecord>& faults) {
   std::optional<FaultVerdict> out;
   for (const auto& f : faults) {
-    if (f.optional || f.status == "injected") continue;
-    std::string what = "fault " + std::to_string(f.index + 1) + " (" + f.action + " " + f.target +
+    if (f.optional || f.status == FaultStatus::Injected) continue;
+    std::string what = "fault " + std::to_string(f.index + 1) + " (" + std::string(to_string(f.action)) + " " + f.target +
                        (f.trigger.empty() ? "" : ", " + f.trigger) + ")";
-    if (f.status == "skipped") {
+    if (f.status == FaultStatus::Skipped) {
       // An error elsewhere outranks a skip.
       if (!out) out = FaultVerdict{Verdict::Skipped, what + " cannot act on this machine: " + f.reason};
       continue;
     }
-    std::string verb = f.status == "failed" ? " failed: " : " never fired: ";
+    std::string verb = f.status == FaultStatus::Failed ? " failed: " : " never fired: ";
     if (!out || out->verdict != Verdict::Error)
       out = FaultVerdict{Verdict::Error, what + verb + f.reason};
     else
@@ -82,7 +82,7 @@ Timings compute_timings(const Timeline& tl, const std::vector<ProcessHistory>& p
   std::optional<Nanos> origin;
   std::optional<Nanos> first_fault;
   for (const auto& f : tl.facts.faults)
-    if (f.sent && f.status == "injected" && (!first_fault || *f.sent < *first_fault))
+    if (f.sent && f.status == FaultStatus::Injected && (!first_fault || *f.sent < *first_fault))
       first_fault = f.sent;
   if (first_fault) {
     origin = first_fault;

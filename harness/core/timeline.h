@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "harness/core/device.h"
+#include "harness/core/fault_kind.h"
 #include "harness/core/types.h"
 
 namespace aftermath {
@@ -92,18 +93,18 @@ Observation tmp_reclaim(Nanos t, std::string path, std::int64_t bytes);
 // What became of one of the scenario's faults.
 struct FaultRecord {
   int index = 0;
-  std::string action;       // SIGKILL, host_oom, ...
+  FaultAction action = FaultAction::None;
   std::string target;       // as written: worker:0/3
   std::string trigger;      // "point loader.worker.getitem worker=3 hit 12", "after 2s"
   std::string point;        // point-triggered: the point and hit that fired it
   long long hit = 0;
-  std::string status = "not_triggered";  // injected | skipped | failed | not_triggered
+  FaultStatus status = FaultStatus::NotTriggered;
   std::string reason;       // why skipped / failed / not triggered, or how it was done
   bool optional = false;    // the scenario said `optional: true`: not firing is no error
   // Its trigger came but no live process matched the target yet: the fault
   // waits for one (until the job ends), from this time on.
   std::optional<Nanos> waiting_since;
-  std::string mechanism;    // signal | rlimit | cgroup | point-reply
+  FaultMechanism mechanism = FaultMechanism::None;
   std::vector<int> pids;    // the processes it acted on
   std::string target_role;  // of the first target
   int rank = -1;

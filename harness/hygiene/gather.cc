@@ -128,7 +128,7 @@ void gather_cgroups(const HygieneOptions& o, MachineSnapshot& m) {
     m.cgroup_dir.clear();
     if (o.proc_root == "/proc") {
       auto home = find_memory_cgroup_home();
-      if (home.home) m.cgroup_dir = home.home->dir;
+      if (home) m.cgroup_dir = home->dir;
     }
   }
   if (!m.cgroup_dir.empty()) m.cgroups = list_fault_cgroups(m.cgroup_dir, o.proc_root);

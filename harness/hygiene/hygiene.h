@@ -122,7 +122,7 @@ struct Uninspected {
   std::string matters_why;
 };
 
-// A fault cgroup the inspection found (inject/cgroup.h), with its verdict.
+// A fault cgroup the inspection found (observe/cgroup_home.h), with its verdict.
 struct HygieneCgroup : FaultCgroupEntry {
   bool leftover = false;  // its harness is gone
   std::string why;

@@ -387,7 +387,8 @@ ReapResult execute_reap(ReapPlan plan, const HygieneOptions& h, const ReapOption
       s.result = "refused: its owner is not the one the check saw, or not you";
       continue;
     }
-    if (std::string err = remove_cgroup_dir(s.name, kSecond); !err.empty()) {
+    if (Status rm = remove_cgroup_dir(s.name, kSecond); !rm) {
+      const std::string& err = rm.error().what;
       s.result = err.find(std::strerror(EBUSY)) != std::string::npos
                      ? "kept: processes are still in it"
                      : "failed: " + err;

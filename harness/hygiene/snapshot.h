@@ -20,7 +20,7 @@
 
 #include "harness/core/device.h"
 #include "harness/core/types.h"
-#include "harness/inject/cgroup.h"
+#include "harness/observe/cgroup_home.h"
 #include "harness/observe/holders.h"
 #include "harness/observe/nvml.h"
 #include "harness/observe/probe.h"
@@ -56,7 +56,7 @@ struct HygieneOptions {
   std::string tmp_dir;
   Nanos tmp_min_age = 30 * kSecond;
   // Where fault cgroups are made: "auto" finds it as the harness does
-  // (inject/cgroup.h) when proc_root is this machine's /proc; "" looks
+  // (observe/cgroup_home.h) when proc_root is this machine's /proc; "" looks
   // nowhere.
   std::string cgroup_dir = "auto";
   std::int64_t now_wall_ns = 0;  // CLOCK_REALTIME for ages; 0: read the clock

@@ -58,22 +58,16 @@ std::map<std::string, std::string> cuda_fail_env(const std::string& preload_path
   return env;
 }
 
-bool arm_cuda_fail(const std::string& arm_path, std::string* error) {
+Status arm_cuda_fail(const std::string& arm_path) {
   int fd = ::open(arm_path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    if (error) *error = "arm " + arm_path + ": " + std::strerror(errno);
-    return false;
-  }
+  if (fd < 0) return sys_error("arm " + arm_path);
   ::close(fd);
-  return true;
+  return {};
 }
 
-bool disarm_cuda_fail(const std::string& arm_path, std::string* error) {
-  if (::unlink(arm_path.c_str()) != 0 && errno != ENOENT) {
-    if (error) *error = "disarm " + arm_path + ": " + std::strerror(errno);
-    return false;
-  }
-  return true;
+Status disarm_cuda_fail(const std::string& arm_path) {
+  if (::unlink(arm_path.c_str()) != 0 && errno != ENOENT) return sys_error("disarm " + arm_path);
+  return {};
 }
 
 // --- availability ---

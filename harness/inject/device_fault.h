@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "harness/core/types.h"
+#include "harness/os/expected.h"
 #include "harness/os/pidfd.h"
 
 namespace aftermath {
@@ -51,11 +52,11 @@ namespace aftermath {
 
 // Creates the arm file (empty, mode 0644): from then on every intercepted
 // call of a job started with that AFTERMATH_CUDA_FAIL_ARM fails. Already armed
-// is success. On failure returns false and, when `error` is not null, sets it
-// to "arm PATH: strerror".
-[[nodiscard]] bool arm_cuda_fail(const std::string& arm_path, std::string* error);
+// is success. The error reads "arm PATH: strerror".
+Status arm_cuda_fail(const std::string& arm_path);
 // Removes the arm file: calls pass through again. Already disarmed is success.
-[[nodiscard]] bool disarm_cuda_fail(const std::string& arm_path, std::string* error);
+// The error reads "disarm PATH: strerror".
+Status disarm_cuda_fail(const std::string& arm_path);
 
 // --- availability ---
 

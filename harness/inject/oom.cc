@@ -20,32 +20,20 @@ std::optional<std::int64_t> parse_vm_size(const std::string& c) {
   return kb * 1024;
 }
 
-OomAction lower_address_space(int pid, std::int64_t headroom, const std::string& proc_root) {
-  OomAction a;
-  a.mechanism = "rlimit";
+Expected<std::string> lower_address_space(int pid, std::int64_t headroom,
+                                          const std::string& proc_root) {
   auto status = read_small_file(proc_root + "/" + std::to_string(pid) + "/status");
   auto vm = status ? parse_vm_size(*status) : std::nullopt;
-  if (!vm) {
-    a.detail = "cannot read the address-space size of pid " + std::to_string(pid);
-    return a;
-  }
+  if (!vm) return Error{"cannot read the address-space size of pid " + std::to_string(pid)};
   rlimit old{};
   rlimit lim{};
-  if (prlimit(pid, RLIMIT_AS, nullptr, &old) != 0) {
-    a.detail = std::string("prlimit: ") + std::strerror(errno);
-    return a;
-  }
+  if (prlimit(pid, RLIMIT_AS, nullptr, &old) != 0) return sys_error("prlimit");
   lim.rlim_cur = static_cast<rlim_t>(*vm + headroom);
   lim.rlim_max = old.rlim_max;
   if (lim.rlim_cur > lim.rlim_max) lim.rlim_cur = lim.rlim_max;
-  if (prlimit(pid, RLIMIT_AS, &lim, nullptr) != 0) {
-    a.detail = std::string("prlimit: ") + std::strerror(errno);
-    return a;
-  }
-  a.done = true;
-  a.detail = "RLIMIT_AS of pid " + std::to_string(pid) + " lowered to " +
+  if (prlimit(pid, RLIMIT_AS, &lim, nullptr) != 0) return sys_error("prlimit");
+  return "RLIMIT_AS of pid " + std::to_string(pid) + " lowered to " +
              std::to_string(lim.rlim_cur) + " bytes (its size + " + std::to_string(headroom) + ")";
-  return a;
 }
 
 }  // namespace aftermath

@@ -12,7 +12,7 @@
 #include "harness/os/spawn.h"
 // The memory cgroup's home is found by the inject layer, which uses it; this
 // include is the one upward edge left here until that lookup moves down.
-#include "harness/inject/cgroup.h"
+#include "harness/observe/cgroup_home.h"
 
 namespace aftermath {
 
@@ -52,10 +52,10 @@ std::optional<std::string> gpu_unmet(const RequirementEnv& env) {
 }
 
 // The Python the job runs, when it runs one; else the configured one.
-std::string job_python(const Scenario& sc, const RequirementEnv& env) {
-  if (!sc.job.argv.empty()) {
-    std::string base = fs::path(sc.job.argv[0]).filename().string();
-    if (base.rfind("python", 0) == 0) return sc.job.argv[0];
+std::string job_python(const std::vector<std::string>& job_argv, const RequirementEnv& env) {
+  if (!job_argv.empty()) {
+    std::string base = fs::path(job_argv[0]).filename().string();
+    if (base.rfind("python", 0) == 0) return job_argv[0];
   }
   return env.python;
 }
@@ -89,7 +89,7 @@ bool can_make_pid_namespace() {
 }
 
 // nullopt when met; else why not.
-std::optional<std::string> unmet(const std::string& name, const Scenario& sc,
+std::optional<std::string> unmet(const std::string& name, const std::vector<std::string>& job_argv,
                                  const RequirementEnv& env) {
   if (name == "root") {
     if (::geteuid() == 0) return std::nullopt;
@@ -113,7 +113,7 @@ std::optional<std::string> unmet(const std::string& name, const Scenario& sc,
   }
   if (name == "nccl") {
     if (auto g = gpu_unmet(env)) return g;
-    return python_check(job_python(sc, env),
+    return python_check(job_python(job_argv, env),
                         "import torch.distributed as d; assert d.is_nccl_available()",
                         "torch has no NCCL");
   }
@@ -125,25 +125,28 @@ std::optional<std::string> unmet(const std::string& name, const Scenario& sc,
 #endif
   }
   if (name == "python-torch")
-    return python_check(job_python(sc, env), "import torch", "torch does not import");
+    return python_check(job_python(job_argv, env), "import torch", "torch does not import");
   if (name == "memory-cgroup") {
     auto r = find_memory_cgroup_home();
-    if (r.home) return std::nullopt;
-    return r.why;
+    if (r) return std::nullopt;
+    return r.error().what;
   }
   return "unknown requirement";
 }
 
 }  // namespace
 
-Status probe_requirement(const std::string& name, const Scenario& sc, const RequirementEnv& env) {
-  if (std::optional<std::string> why = unmet(name, sc, env)) return Error{*why};
+Status probe_requirement(const std::string& name, const std::vector<std::string>& job_argv,
+                         const RequirementEnv& env) {
+  if (std::optional<std::string> why = unmet(name, job_argv, env)) return Error{*why};
   return {};
 }
 
-std::optional<std::string> unmet_requirements(const Scenario& sc, const RequirementEnv& env) {
-  for (const auto& r : sc.requires_)
-    if (Status met = probe_requirement(r, sc, env); !met) return r + ": " + met.error().what;
+std::optional<std::string> unmet_requirements(const std::vector<std::string>& requirements,
+                                              const std::vector<std::string>& job_argv,
+                                              const RequirementEnv& env) {
+  for (const auto& r : requirements)
+    if (Status met = probe_requirement(r, job_argv, env); !met) return r + ": " + met.error().what;
   return std::nullopt;
 }
 

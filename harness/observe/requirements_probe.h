@@ -1,4 +1,4 @@
-// A scenario's `requires:` (harness/scenario/requirements.h) probed on this machine. A scenario whose
+// A scenario's `requires:` (the names are harness/scenario/requirements.h's) probed on this machine. A scenario whose
 // requirements are not met is not launched: its verdict is `skipped`, with
 // the first unmet requirement and why ("gpu: no NVIDIA device
 // (/dev/nvidiactl absent)"), so the GPU suite on a CPU runner reports what it
@@ -13,7 +13,7 @@
 //   torch         the harness was built with LibTorch (the trainer exists)
 //   python-torch  the job's Python imports torch
 //   memory-cgroup a memory cgroup where host_oom may put a target under the
-//                 kernel's OOM killer (inject/cgroup.h: $AFTERMATH_CGROUP,
+//                 kernel's OOM killer (observe/cgroup_home.h: $AFTERMATH_CGROUP,
 //                 a v2 ancestor that enables memory, or our v1 memory cgroup)
 //
 // Each answer is probed once per process and cached (importing torch costs a
@@ -23,9 +23,9 @@
 #include <optional>
 #include <string>
 
+#include <vector>
+
 #include "harness/os/expected.h"
-#include "harness/scenario/requirements.h"
-#include "harness/scenario/scenario.h"
 
 namespace aftermath {
 
@@ -38,11 +38,15 @@ struct RequirementEnv {
 };
 
 // Met, or the error says why not (one line). An unknown name is unmet.
-Status probe_requirement(const std::string& name, const Scenario& sc,
+// `job_argv` is the job's command: its Python, when it runs one, is the one
+// asked about torch.
+Status probe_requirement(const std::string& name, const std::vector<std::string>& job_argv,
                          const RequirementEnv& env = {});
 
-// The first unmet requirement of the scenario, as "name: why"; nullopt when
-// all are met.
-std::optional<std::string> unmet_requirements(const Scenario& sc, const RequirementEnv& env = {});
+// The first unmet one of `requirements` (a scenario's `requires:`), as
+// "name: why"; nullopt when all are met.
+std::optional<std::string> unmet_requirements(const std::vector<std::string>& requirements,
+                                              const std::vector<std::string>& job_argv,
+                                              const RequirementEnv& env = {});
 
 }  // namespace aftermath

@@ -60,9 +60,11 @@ std::optional<TargetSpec> parse_target(const std::string& text, std::string* err
 }
 
 const std::vector<std::string>& known_fault_actions() {
-  static const std::vector<std::string> k = {"SIGKILL", "SIGTERM",  "SIGINT",     "SIGSTOP",
-                                             "SIGCONT", "SIGSEGV",  "SIGBUS",     "host_oom",
-                                             "device_oom", "delay", "hang"};
+  static const std::vector<std::string> k = [] {
+    std::vector<std::string> v;
+    for (FaultAction a : all_fault_actions()) v.emplace_back(to_string(a));
+    return v;
+  }();
   return k;
 }
 

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/core/fault_kind.h"
 #include "harness/core/types.h"
 
 namespace aftermath {
@@ -64,8 +65,7 @@ struct TriggerSpec {
 };
 
 struct FaultSpec {
-  // SIGKILL SIGTERM SIGINT SIGSTOP SIGCONT SIGSEGV SIGBUS host_oom device_oom delay hang
-  std::string action;
+  FaultAction action = FaultAction::None;
   int signal = 0;                 // for signal actions
   TargetSpec target;
   TriggerSpec at;
@@ -78,7 +78,7 @@ struct FaultSpec {
   // interposer (the job runs with libaftermath-cudafail.so preloaded; the
   // trigger arms it for the target processes: their next cudaMalloc /
   // cuMemAlloc returns out-of-memory).
-  std::string mechanism = "auto";
+  FaultMechanism mechanism = FaultMechanism::Auto;
   double share = 0.95;              // device_oom hog
   std::optional<std::int64_t> bytes;
   int device = 0;
@@ -94,7 +94,7 @@ struct FaultSpec {
   int line = 0;                   // where it was written, for reports
 };
 
-// The actions a fault may name.
+// The actions a fault may name, as written (all_fault_actions() as text).
 const std::vector<std::string>& known_fault_actions();
 
 // The AFTERMATH_POINTS value that arms every point-triggered fault:

@@ -40,7 +40,7 @@ void parse_action(FieldReader& r, const Entry& fe, const Entries& es, FaultSpec*
             "unknown action '" + *a + "' (known actions: " + list + ")");
     return;
   }
-  f->action = name;
+  f->action = *parse_fault_action(name);
   if (sig) f->signal = *sig;
 }
 
@@ -54,10 +54,10 @@ void parse_target_field(FieldReader& r, const Entry& fe, const Entries& es, Faul
         r.error(t->where(), t->path, why);
       }
     }
-  } else if (f->action != "delay" && f->action != "hang") {
+  } else if (f->action != FaultAction::Delay && f->action != FaultAction::Hang) {
     // A point's own process is the natural target of in-process faults;
     // everything else must say whom it hits.
-    if (f->action == "host_oom" || f->action == "device_oom") {
+    if (f->action == FaultAction::HostOom || f->action == FaultAction::DeviceOom) {
       f->target.kind = TargetSpec::Kind::Self;
       f->target.text = "self";
     } else {
@@ -70,27 +70,27 @@ void parse_target_field(FieldReader& r, const Entry& fe, const Entries& es, Faul
 }
 
 void parse_mechanism(FieldReader& r, const Entries& es, FaultSpec* f) {
-  if (f->action == "device_oom") f->mechanism = "point";
+  if (f->action == FaultAction::DeviceOom) f->mechanism = FaultMechanism::Point;
   const Entry* m = find(es, "mechanism");
   if (!m) return;
   auto v = r.string_value(*m);
   if (!v) return;
-  if (f->action == "host_oom") {
+  if (f->action == FaultAction::HostOom) {
     if (*v != "auto" && *v != "rlimit" && *v != "cgroup")
       r.error(m->where(), m->path, "unknown mechanism '" + *v + "' (auto, rlimit, cgroup)");
-  } else if (f->action == "device_oom") {
+  } else if (f->action == FaultAction::DeviceOom) {
     if (*v != "point" && *v != "hog" && *v != "interposer")
       r.error(m->where(), m->path, "unknown mechanism '" + *v + "' (point, hog, interposer)");
   } else {
     r.error(m->key.Mark(), m->path, "only host_oom and device_oom take a mechanism");
   }
-  f->mechanism = *v;
+  f->mechanism = parse_fault_mechanism(*v).value_or(FaultMechanism::None);
 }
 
 // The hog's share of free device memory, or its exact bytes, and which GPU;
 // host_oom's headroom.
 void parse_sizes(FieldReader& r, const Entries& es, FaultSpec* f) {
-  bool hog = f->action == "device_oom" && f->mechanism == "hog";
+  bool hog = f->action == FaultAction::DeviceOom && f->mechanism == FaultMechanism::Hog;
   if (hog && !find(es, "target")) {
     // The hog acts on a GPU, not on a process: no target to name.
     f->target.kind = TargetSpec::Kind::All;
@@ -121,7 +121,7 @@ void parse_sizes(FieldReader& r, const Entries& es, FaultSpec* f) {
   }
   if (const Entry* h = find(es, "headroom")) {
     auto v = h->value.IsScalar() ? parse_bytes(h->value.Scalar()) : std::nullopt;
-    if (f->action != "host_oom") {
+    if (f->action != FaultAction::HostOom) {
       r.error(h->key.Mark(), h->path, "only host_oom takes a headroom");
     } else if (std::int64_t n = v.value_or(0); n <= 0) {
       r.error(h->where(), h->path, "expected a size like 16MiB or 1GiB");
@@ -136,7 +136,7 @@ void parse_optional_and_device(FieldReader& r, const Entries& es, FaultSpec* f) 
     if (auto on = r.boolean(*o, "true or false")) f->optional = *on;
   }
   if (const Entry* d = find(es, "device")) {
-    bool hog = f->action == "device_oom" && f->mechanism == "hog";
+    bool hog = f->action == FaultAction::DeviceOom && f->mechanism == FaultMechanism::Hog;
     const std::string s = d->value.IsScalar() ? d->value.Scalar() : "";
     if (!hog) {
       r.error(d->key.Mark(), d->path, "only device_oom with mechanism: hog takes a device");
@@ -152,22 +152,22 @@ void parse_optional_and_device(FieldReader& r, const Entries& es, FaultSpec* f) 
 // one mistake is not reported twice.
 void check_combinations(FieldReader& r, const Entry& fe, size_t before, const FaultSpec& f) {
   bool at_point = f.at.kind == TriggerSpec::Kind::Point;
-  if (f.target.kind == TargetSpec::Kind::Self && !at_point && !f.action.empty() &&
+  if (f.target.kind == TargetSpec::Kind::Self && !at_point && f.action != FaultAction::None &&
       r.error_count() == before) {
     r.error(fe.value.Mark(), child(fe.path, "target"),
             "target 'self' (the process at a point) needs an `at: {point: ...}` trigger");
   }
-  if ((f.action == "delay" || f.action == "hang" ||
-       (f.action == "device_oom" && f.mechanism == "point") ||
-       (f.action == "host_oom" && f.mechanism == "rlimit")) &&
+  if ((f.action == FaultAction::Delay || f.action == FaultAction::Hang ||
+       (f.action == FaultAction::DeviceOom && f.mechanism == FaultMechanism::Point) ||
+       (f.action == FaultAction::HostOom && f.mechanism == FaultMechanism::Rlimit)) &&
       !at_point && r.error_count() == before) {
     r.error(fe.value.Mark(), child(fe.path, "at"),
-            "'" + f.action + "' acts inside the job at a point: it needs `at: {point: ...}`");
+            "'" + std::string(to_string(f.action)) + "' acts inside the job at a point: it needs `at: {point: ...}`");
   }
-  if ((f.action == "delay" || f.action == "hang") && f.target.kind != TargetSpec::Kind::Self &&
+  if ((f.action == FaultAction::Delay || f.action == FaultAction::Hang) && f.target.kind != TargetSpec::Kind::Self &&
       r.error_count() == before) {
     r.error(fe.value.Mark(), child(fe.path, "target"),
-            "'" + f.action + "' holds the process at the point: its target can only be self");
+            "'" + std::string(to_string(f.action)) + "' holds the process at the point: its target can only be self");
   }
 }
 
@@ -336,13 +336,13 @@ std::optional<FaultSpec> parse_fault(FieldReader& r, const Entry& fe) {
     r.missing(fe.value, child(fe.path, "at"));
   }
   if (const Entry* d = find(es, "duration")) {
-    if (f.action != "delay") r.error(d->key.Mark(), d->path, "only a delay takes a duration");
+    if (f.action != FaultAction::Delay) r.error(d->key.Mark(), d->path, "only a delay takes a duration");
     if (auto v = r.bounded_duration(*d, true)) f.duration = *v;
-  } else if (f.action == "delay") {
+  } else if (f.action == FaultAction::Delay) {
     r.missing(fe.value, child(fe.path, "duration"));
   }
   if (const Entry* ra = find(es, "resume_after")) {
-    if (f.action != "SIGSTOP") r.error(ra->key.Mark(), ra->path, "only SIGSTOP takes resume_after");
+    if (f.action != FaultAction::Sigstop) r.error(ra->key.Mark(), ra->path, "only SIGSTOP takes resume_after");
     if (auto v = r.bounded_duration(*ra, true)) f.resume_after = *v;
   }
   parse_mechanism(r, es, &f);

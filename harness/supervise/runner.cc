@@ -136,7 +136,7 @@ ScenarioResult run_scenario(const Scenario& input, const RunOptions& o, int run_
     }
   }
   if (!o.ignore_requirements) {
-    if (auto why = unmet_requirements(sc)) {
+    if (auto why = unmet_requirements(sc.requires_, sc.job.argv)) {
       r.verdict = Verdict::Skipped;
       r.verdict_reason = "not launched: requires " + *why;
       return r;

@@ -73,7 +73,7 @@ struct SupervisorOptions {
   std::vector<std::string> cudart_candidates;  // empty: the usual places
   std::string tools_dir;
   // Host OOM by cgroup: the cgroup to make fault cgroups in (empty:
-  // $AFTERMATH_CGROUP, else found from our own; see inject/cgroup.h).
+  // $AFTERMATH_CGROUP, else found from our own; see observe/cgroup_home.h).
   std::string cgroup_parent;
   std::function<void(const LiveStatus&)> on_status;  // called at most every 200 ms
   // Set from a signal handler to stop the run early (teardown still happens).

@@ -15,15 +15,15 @@ constexpr Nanos kMaxBackoff = 4 * kSecond;
 
 }  // namespace
 
-std::string TmpDirWatch::start(Options options) {
+Status TmpDirWatch::start(Options options) {
   opt_ = std::move(options);
   std::string error;
   auto table = scan_tmp(opt_.dir, &error, kListOnly);
-  if (!table) return error;
+  if (!table) return Error{error};
   baseline_ = std::move(*table);
   (void)watch_.watch(opt_.dir);  // without inotify, poll() lists the dir instead
   active_ = true;
-  return "";
+  return {};
 }
 
 void TmpDirWatch::note_new(const std::string& name, Nanos now) {

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "harness/core/timeline.h"
+#include "harness/os/expected.h"
 #include "harness/observe/shm.h"
 #include "harness/observe/tmp_residue.h"
 
@@ -41,9 +42,9 @@ class TmpDirWatch {
     bool keep_leaks = false;
   };
 
-  // The baseline, before launch. On failure (the dir cannot be listed) the
-  // reason, and every later call does nothing; "" on success.
-  std::string start(Options options);
+  // The baseline, before launch. On failure (the dir cannot be listed) an
+  // Error with the reason, and every later call does nothing.
+  Status start(Options options);
   bool active() const { return active_; }
   const std::string& dir() const { return opt_.dir; }
 

@@ -224,8 +224,8 @@ TEST(DeviceOomRun, InterposerMakesTheTargetsNextAllocationFailForReal) {
   ASSERT_EQ(r.timeline.facts.faults.size(), 1u);
   const FaultRecord& f = r.timeline.facts.faults[0];
   EXPECT_EQ(r.verdict, Verdict::Pass) << r.verdict_reason << "\n" << f.reason;
-  EXPECT_EQ(f.status, "injected") << f.reason;
-  EXPECT_EQ(f.mechanism, "interposer");
+  EXPECT_EQ(to_string(f.status), "injected") << f.reason;
+  EXPECT_EQ(to_string(f.mechanism), "interposer");
   EXPECT_EQ(f.hit, 2);
   // The first allocation went through to the runtime; the armed one did not.
   EXPECT_THAT(r.timeline.facts.stdout_text, HasSubstr("alloc 1 rc=0")) << f.reason;
@@ -245,8 +245,8 @@ TEST(DeviceOomRun, HogHoldsMemoryFromTheTriggerUntilTeardown) {
   ScenarioResult r = run_scenario(sc, o);
   ASSERT_EQ(r.timeline.facts.faults.size(), 1u);
   const FaultRecord& f = r.timeline.facts.faults[0];
-  EXPECT_EQ(f.status, "injected") << f.reason;
-  EXPECT_EQ(f.mechanism, "hog");
+  EXPECT_EQ(to_string(f.status), "injected") << f.reason;
+  EXPECT_EQ(to_string(f.mechanism), "hog");
   EXPECT_THAT(f.reason, HasSubstr("holds 8.0 GiB of GPU 0"));  // half the stand-in's 16 GiB
   bool released = false;
   for (const auto& e : r.timeline.events)
@@ -269,7 +269,7 @@ TEST(DeviceOomRun, WithoutAGpuEveryMechanismIsSkippedWithTheReason) {
     ScenarioResult r = run_scenario(sc, o);
     ASSERT_EQ(r.timeline.facts.faults.size(), 1u) << mech;
     const FaultRecord& f = r.timeline.facts.faults[0];
-    EXPECT_EQ(f.status, "skipped") << mech << ": " << f.reason;
+    EXPECT_EQ(to_string(f.status), "skipped") << mech << ": " << f.reason;
     EXPECT_THAT(f.reason, HasSubstr("nvidiactl")) << mech;
     // The job went on untouched: all three allocations succeeded.
     EXPECT_THAT(r.timeline.facts.stdout_text, HasSubstr("alloc 3 rc=0")) << mech;

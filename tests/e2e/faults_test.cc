@@ -230,7 +230,7 @@ TEST_F(Faults, UnavailableMechanismsAreSkippedWithTheReason) {
 // memset ends in SIGKILL from the kernel, counted by the cgroup.
 TEST_F(Faults, HostOomByCgroupIsTheKernelsOomKiller) {
   auto home = aftermath::find_memory_cgroup_home();
-  if (!home.home) GTEST_SKIP() << "no memory cgroup to use here: " << home.why;
+  if (!home) GTEST_SKIP() << "no memory cgroup to use here: " << home.error().what;
   auto r = run({"{action: host_oom, mechanism: cgroup, at: {point: alloc}}"},
                {points(), "--workers", "1", "--steps", "4", "--alloc-step", "2", "--alloc-mb", "256"});
   json f = fault(r);
@@ -272,7 +272,7 @@ TEST_F(Faults, HostOomByCgroupIsTheKernelsOomKiller) {
 // on from outside, and the rank's allocation a second later meets it.
 TEST_F(Faults, HostOomOnATimeTriggerUsesTheCgroup) {
   auto home = aftermath::find_memory_cgroup_home();
-  if (!home.home) GTEST_SKIP() << "no memory cgroup to use here: " << home.why;
+  if (!home) GTEST_SKIP() << "no memory cgroup to use here: " << home.error().what;
   auto r = run({"{action: host_oom, target: rank:0, at: {after: 10ms}}"},
                {points(), "--workers", "1", "--steps", "40", "--step-ms", "25", "--alloc-step", "40",
                 "--alloc-mb", "256"});
@@ -289,7 +289,7 @@ TEST_F(Faults, HostOomOnATimeTriggerUsesTheCgroup) {
 // removes it.
 TEST_F(Faults, AKilledHarnessLeavesItsFaultCgroupToCheckAndReap) {
   auto home = aftermath::find_memory_cgroup_home();
-  if (!home.home) GTEST_SKIP() << "no memory cgroup to use here: " << home.why;
+  if (!home) GTEST_SKIP() << "no memory cgroup to use here: " << home.error().what;
   ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
   std::string pids = dir / "pids";
   e2e::PidSink sink(pids);  // host pids, from inside the job's PID namespace too
@@ -304,7 +304,7 @@ TEST_F(Faults, AKilledHarnessLeavesItsFaultCgroupToCheckAndReap) {
   auto end = std::chrono::steady_clock::now() + 20s;
   while (made.empty() && std::chrono::steady_clock::now() < end) {
     std::error_code ec;
-    for (const auto& e : std::filesystem::directory_iterator(home.home->dir, ec))
+    for (const auto& e : std::filesystem::directory_iterator(home->dir, ec))
       if (e.path().filename().string().rfind(prefix, 0) == 0 &&
           !e2e::slurp(e.path().string() + "/cgroup.procs").empty())
         made = e.path().string();
@@ -326,7 +326,7 @@ TEST_F(Faults, AKilledHarnessLeavesItsFaultCgroupToCheckAndReap) {
   std::filesystem::create_directories(dir / "tmp");
   std::vector<std::string> scope{"--no-probe", "--shm-dir", dir / "shm", "--tmp-dir", dir / "tmp",
                                  "--device-pattern", dir / "nvidia*", "--cgroup-dir",
-                                 home.home->dir, "--json"};
+                                 home->dir, "--json"};
   std::vector<std::string> check{"check"}, reap{"reap", "--yes"};
   check.insert(check.end(), scope.begin(), scope.end());
   reap.insert(reap.end(), scope.begin(), scope.end());

@@ -311,7 +311,7 @@ class TrainerCgroupOom : public TrainerScenario {
     TrainerScenario::SetUp();
     if (IsSkipped()) return;
     auto home = aftermath::find_memory_cgroup_home();
-    if (!home.home) GTEST_SKIP() << "no memory cgroup to use here: " << home.why;
+    if (!home) GTEST_SKIP() << "no memory cgroup to use here: " << home.error().what;
   }
   // The verdict, the fault and the launcher's report; rank 1's workers.
   std::vector<json> expect_rank1_oom_killed(const json& s) {

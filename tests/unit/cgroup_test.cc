@@ -63,9 +63,9 @@ TEST(CgroupHome, V1MemoryIsOurOwnMemoryCgroup) {
              p.mount("/unified", "cgroup2", "rw"));
   p.t.write("cg/memory/ci/job7/memory.limit_in_bytes", "9223372036854771712\n");
   auto r = find_memory_cgroup_home(p.proc(), "");
-  ASSERT_TRUE(r.home) << r.why;
-  EXPECT_EQ(r.home->version, 1);
-  EXPECT_EQ(r.home->dir, p.cg("/memory/ci/job7"));
+  ASSERT_TRUE(r) << r.error().what;
+  EXPECT_EQ(r->version, 1);
+  EXPECT_EQ(r->dir, p.cg("/memory/ci/job7"));
 }
 
 TEST(CgroupHome, V1InAContainerStripsTheMountRoot) {
@@ -76,20 +76,20 @@ TEST(CgroupHome, V1InAContainerStripsTheMountRoot) {
          p.mount("/memory", "cgroup", "rw,memory", "/ci/job7"));
   p.t.write("cg/memory/inner/memory.limit_in_bytes", "max\n");
   auto r = find_memory_cgroup_home(p.proc(), "");
-  ASSERT_TRUE(r.home) << r.why;
-  EXPECT_EQ(r.home->dir, p.cg("/memory/inner"));
+  ASSERT_TRUE(r) << r.error().what;
+  EXPECT_EQ(r->dir, p.cg("/memory/inner"));
 }
 
 TEST(CgroupHome, V1WithoutItsMountOrDirectory) {
   Planted p;
   p.self("4:memory:/a\n", p.mount("/cpu", "cgroup", "rw,cpu"));
   auto r = find_memory_cgroup_home(p.proc(), "");
-  EXPECT_FALSE(r.home);
-  EXPECT_EQ(r.why, "memory is on cgroup v1, but its hierarchy is not mounted here");
+  EXPECT_FALSE(r);
+  EXPECT_EQ(r.error().what, "memory is on cgroup v1, but its hierarchy is not mounted here");
   p.self("4:memory:/a\n", p.mount("/memory", "cgroup", "rw,memory"));
   r = find_memory_cgroup_home(p.proc(), "");
-  EXPECT_FALSE(r.home);
-  EXPECT_EQ(r.why, "memory is on cgroup v1, but " + p.cg("/memory/a") + " is not its cgroup directory");
+  EXPECT_FALSE(r);
+  EXPECT_EQ(r.error().what, "memory is on cgroup v1, but " + p.cg("/memory/a") + " is not its cgroup directory");
 }
 
 TEST(CgroupHome, V1WinsOverAHybridUnifiedMountWithoutMemory) {
@@ -100,8 +100,8 @@ TEST(CgroupHome, V1WinsOverAHybridUnifiedMountWithoutMemory) {
   p.t.write("cg/memory/x/memory.limit_in_bytes", "1\n");
   p.t.write("cg/unified/cgroup.controllers", "hugetlb\n");
   auto r = find_memory_cgroup_home(p.proc(), "");
-  ASSERT_TRUE(r.home) << r.why;
-  EXPECT_EQ(r.home->version, 1);
+  ASSERT_TRUE(r) << r.error().what;
+  EXPECT_EQ(r->version, 1);
 }
 
 TEST(CgroupHome, V2TheNearestAncestorThatGivesItsChildrenMemory) {
@@ -116,9 +116,9 @@ TEST(CgroupHome, V2TheNearestAncestorThatGivesItsChildrenMemory) {
   p.t.write("cg/system.slice/ci.service/cgroup.controllers", "io memory pids\n");
   p.t.write("cg/system.slice/ci.service/cgroup.subtree_control", "");
   auto r = find_memory_cgroup_home(p.proc(), "");
-  ASSERT_TRUE(r.home) << r.why;
-  EXPECT_EQ(r.home->version, 2);
-  EXPECT_EQ(r.home->dir, p.cg("/system.slice"));
+  ASSERT_TRUE(r) << r.error().what;
+  EXPECT_EQ(r->version, 2);
+  EXPECT_EQ(r->dir, p.cg("/system.slice"));
 }
 
 TEST(CgroupHome, V2TheRootMayEnableMemoryItself) {
@@ -127,8 +127,8 @@ TEST(CgroupHome, V2TheRootMayEnableMemoryItself) {
   p.t.write("cg/cgroup.controllers", "cpu memory pids\n");
   p.t.write("cg/cgroup.subtree_control", "");
   auto r = find_memory_cgroup_home(p.proc(), "");
-  ASSERT_TRUE(r.home) << r.why;
-  EXPECT_EQ(r.home->dir, p.cg());
+  ASSERT_TRUE(r) << r.error().what;
+  EXPECT_EQ(r->dir, p.cg());
 }
 
 TEST(CgroupHome, V2NoAncestorEnablesMemory) {
@@ -139,9 +139,9 @@ TEST(CgroupHome, V2NoAncestorEnablesMemory) {
   p.t.write("cg/a/cgroup.subtree_control", "cpu\n");
   p.t.write("cg/a/b/cgroup.controllers", "cpu memory\n");
   auto r = find_memory_cgroup_home(p.proc(), "");
-  EXPECT_FALSE(r.home);
-  EXPECT_THAT(r.why, HasSubstr("no cgroup from " + p.cg("/a/b") + " up enables memory"));
-  EXPECT_THAT(r.why, HasSubstr("AFTERMATH_CGROUP"));
+  EXPECT_FALSE(r);
+  EXPECT_THAT(r.error().what, HasSubstr("no cgroup from " + p.cg("/a/b") + " up enables memory"));
+  EXPECT_THAT(r.error().what, HasSubstr("AFTERMATH_CGROUP"));
 }
 
 TEST(CgroupHome, V2WithoutTheMemoryController) {
@@ -149,8 +149,8 @@ TEST(CgroupHome, V2WithoutTheMemoryController) {
   p.self("0::/x\n", p.mount("", "cgroup2", "rw"));
   p.t.write("cg/x/cgroup.controllers", "cpuset cpu io pids\n");
   auto r = find_memory_cgroup_home(p.proc(), "");
-  EXPECT_FALSE(r.home);
-  EXPECT_EQ(r.why, "the memory controller is not available in " + p.cg("/x") +
+  EXPECT_FALSE(r);
+  EXPECT_EQ(r.error().what, "the memory controller is not available in " + p.cg("/x") +
                        " (cgroup.controllers: cpuset cpu io pids)");
 }
 
@@ -160,45 +160,45 @@ TEST(CgroupHome, MountPointsWithBlanksAreUnescaped) {
   p.self("4:memory:/x\n",
          "40 31 0:30 / " + p.cg("/my\\040cgroups") + " rw - cgroup cgroup rw,memory\n");
   auto r = find_memory_cgroup_home(p.proc(), "");
-  ASSERT_TRUE(r.home) << r.why;
-  EXPECT_EQ(r.home->dir, p.cg("/my cgroups/x"));
+  ASSERT_TRUE(r) << r.error().what;
+  EXPECT_EQ(r->dir, p.cg("/my cgroups/x"));
 }
 
 TEST(CgroupHome, NothingToRead) {
   Planted p;
   auto r = find_memory_cgroup_home(p.proc(), "");
-  EXPECT_FALSE(r.home);
-  EXPECT_EQ(r.why, "cannot read " + p.proc() + "/self/cgroup or mountinfo");
+  EXPECT_FALSE(r);
+  EXPECT_EQ(r.error().what, "cannot read " + p.proc() + "/self/cgroup or mountinfo");
   p.self("3:cpu,cpuacct:/\n1:name=systemd:/\n", kTmpfs);
   r = find_memory_cgroup_home(p.proc(), "");
-  EXPECT_EQ(r.why, "this process is in no memory cgroup (neither v1 nor v2)");
+  EXPECT_EQ(r.error().what, "this process is in no memory cgroup (neither v1 nor v2)");
 }
 
 TEST(CgroupHome, AConfiguredCgroupIsTakenAsItIs) {
   Planted p;
   p.t.write("cg/delegated/cgroup.controllers", "cpu memory\n");
   auto r = find_memory_cgroup_home(p.proc(), p.cg("/delegated"));
-  ASSERT_TRUE(r.home) << r.why;
-  EXPECT_EQ(r.home->version, 2);
-  EXPECT_EQ(r.home->dir, p.cg("/delegated"));
+  ASSERT_TRUE(r) << r.error().what;
+  EXPECT_EQ(r->version, 2);
+  EXPECT_EQ(r->dir, p.cg("/delegated"));
 
   p.t.write("cg/v1/memory.limit_in_bytes", "1\n");
   r = find_memory_cgroup_home(p.proc(), p.cg("/v1"));
-  ASSERT_TRUE(r.home) << r.why;
-  EXPECT_EQ(r.home->version, 1);
+  ASSERT_TRUE(r) << r.error().what;
+  EXPECT_EQ(r->version, 1);
 
   p.t.write("cg/nomem/cgroup.controllers", "cpu pids\n");
   r = find_memory_cgroup_home(p.proc(), p.cg("/nomem"));
-  EXPECT_FALSE(r.home);
-  EXPECT_EQ(r.why, "AFTERMATH_CGROUP=" + p.cg("/nomem") +
+  EXPECT_FALSE(r);
+  EXPECT_EQ(r.error().what, "AFTERMATH_CGROUP=" + p.cg("/nomem") +
                        " has no memory controller (cgroup.controllers: cpu pids)");
 
   r = find_memory_cgroup_home(p.proc(), p.cg("/absent"));
-  EXPECT_EQ(r.why, "AFTERMATH_CGROUP=" + p.cg("/absent") + " is not a directory");
+  EXPECT_EQ(r.error().what, "AFTERMATH_CGROUP=" + p.cg("/absent") + " is not a directory");
 
   fs::create_directories(p.cg("/plain"));
   r = find_memory_cgroup_home(p.proc(), p.cg("/plain"));
-  EXPECT_THAT(r.why, HasSubstr("is not a memory cgroup"));
+  EXPECT_THAT(r.error().what, HasSubstr("is not a memory cgroup"));
 }
 
 TEST(CgroupHome, TheEnvironmentNamesIt) {
@@ -207,8 +207,8 @@ TEST(CgroupHome, TheEnvironmentNamesIt) {
   ::setenv("AFTERMATH_CGROUP", p.cg("/fromenv").c_str(), 1);
   auto r = find_memory_cgroup_home(p.proc(), "");
   ::unsetenv("AFTERMATH_CGROUP");
-  ASSERT_TRUE(r.home) << r.why;
-  EXPECT_EQ(r.home->dir, p.cg("/fromenv"));
+  ASSERT_TRUE(r) << r.error().what;
+  EXPECT_EQ(r->dir, p.cg("/fromenv"));
 }
 
 // --- what is written ------------------------------------------------------------------------
@@ -216,27 +216,29 @@ TEST(CgroupHome, TheEnvironmentNamesIt) {
 TEST(MemoryCgroup, V2EnablesMemoryLimitsAndMovesOnAPlantedTree) {
   Planted p;
   p.t.write("cg/home/cgroup.subtree_control", "cpu\n");
-  std::string why;
-  auto cg = MemoryCgroup::create(CgroupHome{2, p.cg("/home")}, "f0", 16 << 20, &why);
-  ASSERT_TRUE(cg) << why;
+  auto made = MemoryCgroup::create(CgroupHome{2, p.cg("/home")}, "f0", 16 << 20);
+  ASSERT_TRUE(made) << made.error().what;
+  auto& cg = *made;
   EXPECT_EQ(cg->dir(), p.cg("/home/f0"));
   EXPECT_EQ(slurp(p.cg("/home/cgroup.subtree_control")), "+memory");
   EXPECT_EQ(slurp(p.cg("/home/f0/memory.max")), "16777216");
-  EXPECT_EQ(cg->add(4242), "");
+  EXPECT_TRUE(cg->add(4242));
   EXPECT_EQ(slurp(p.cg("/home/f0/cgroup.procs")), "4242");
   EXPECT_EQ(cg->oom_kills(), std::nullopt);  // no memory.events yet
   p.t.write("cg/home/f0/memory.events", "low 0\nhigh 0\nmax 12\noom 1\noom_kill 1\noom_group_kill 0\n");
   EXPECT_EQ(cg->oom_kills(), 1);
   // A planted folder is not a cgroup: it holds files, so rmdir says why.
-  EXPECT_THAT(cg->close(0), HasSubstr("rmdir " + p.cg("/home/f0")));
+  Status closed = cg->close(0);
+  ASSERT_FALSE(closed);
+  EXPECT_THAT(closed.error().what, HasSubstr("rmdir " + p.cg("/home/f0")));
 }
 
 TEST(MemoryCgroup, V1WritesTheLimitAndReadsOomControl) {
   Planted p;
   fs::create_directories(p.cg("/mem"));
-  std::string why;
-  auto cg = MemoryCgroup::create(CgroupHome{1, p.cg("/mem")}, "f1", 1 << 20, &why);
-  ASSERT_TRUE(cg) << why;
+  auto made = MemoryCgroup::create(CgroupHome{1, p.cg("/mem")}, "f1", 1 << 20);
+  ASSERT_TRUE(made) << made.error().what;
+  auto& cg = *made;
   EXPECT_EQ(slurp(p.cg("/mem/f1/memory.limit_in_bytes")), "1048576");
   p.t.write("cg/mem/f1/memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n");
   EXPECT_EQ(cg->oom_kills(), 3);
@@ -245,10 +247,9 @@ TEST(MemoryCgroup, V1WritesTheLimitAndReadsOomControl) {
 TEST(MemoryCgroup, AnExistingNameIsRefusedAndNothingIsLeft) {
   Planted p;
   fs::create_directories(p.cg("/mem/taken"));
-  std::string why;
-  auto cg = MemoryCgroup::create(CgroupHome{1, p.cg("/mem")}, "taken", 1 << 20, &why);
-  EXPECT_FALSE(cg);
-  EXPECT_THAT(why, HasSubstr("mkdir " + p.cg("/mem/taken")));
+  auto cg = MemoryCgroup::create(CgroupHome{1, p.cg("/mem")}, "taken", 1 << 20);
+  ASSERT_FALSE(cg);
+  EXPECT_THAT(cg.error().what, HasSubstr("mkdir " + p.cg("/mem/taken")));
 }
 
 TEST(MemoryCgroup, ParseOomKill) {
@@ -288,13 +289,13 @@ std::pair<int, std::optional<long long>> touch_256(const CgroupHome& home, bool 
   if (::pipe(go) != 0) return {-1, std::nullopt};
   pid_t pid = toucher(go[0], 256);
   ::close(go[0]);
-  std::string why;
   std::unique_ptr<MemoryCgroup> cg;
   if (limited) {
-    cg = MemoryCgroup::create(home, fault_cgroup_name(0, pid), 16 << 20, &why);
-    EXPECT_TRUE(cg) << why;
-    if (cg) {
-      EXPECT_EQ(cg->add(pid), "");
+    auto made = MemoryCgroup::create(home, fault_cgroup_name(0, pid), 16 << 20);
+    EXPECT_TRUE(made) << made.error().what;
+    if (made) {
+      cg = std::move(*made);
+      EXPECT_TRUE(cg->add(pid));
     }
   }
   EXPECT_EQ(::write(go[1], "g", 1), 1);
@@ -304,7 +305,7 @@ std::pair<int, std::optional<long long>> touch_256(const CgroupHome& home, bool 
   if (cg) {
     kills = cg->oom_kills();
     std::string dir = cg->dir();
-    EXPECT_EQ(cg->close(), "");
+    EXPECT_TRUE(cg->close());
     EXPECT_FALSE(fs::exists(dir)) << dir;
   }
   return {status, kills};
@@ -312,35 +313,38 @@ std::pair<int, std::optional<long long>> touch_256(const CgroupHome& home, bool 
 
 TEST(MemoryCgroupReal, TheKernelKillsTheTargetAndCountsIt) {
   auto r = find_memory_cgroup_home();
-  if (!r.home) GTEST_SKIP() << "no memory cgroup to use here: " << r.why;
-  auto [status, kills] = touch_256(*r.home, true);
+  if (!r) GTEST_SKIP() << "no memory cgroup to use here: " << r.error().what;
+  auto [status, kills] = touch_256(*r, true);
   ASSERT_TRUE(WIFSIGNALED(status)) << "status " << status;
   EXPECT_EQ(WTERMSIG(status), SIGKILL);
   EXPECT_EQ(kills, 1);
   // Negative control: the same child, not limited, touches its 256 MiB.
-  auto [free_status, none] = touch_256(*r.home, false);
+  auto [free_status, none] = touch_256(*r, false);
   EXPECT_TRUE(WIFEXITED(free_status) && WEXITSTATUS(free_status) == 0) << free_status;
   EXPECT_EQ(none, std::nullopt);
 }
 
 TEST(MemoryCgroupReal, CloseWaitsOutAMemberThatIsStillThere) {
   auto r = find_memory_cgroup_home();
-  if (!r.home) GTEST_SKIP() << "no memory cgroup to use here: " << r.why;
+  if (!r) GTEST_SKIP() << "no memory cgroup to use here: " << r.error().what;
   int go[2];
   ASSERT_EQ(::pipe(go), 0);
   pid_t pid = toucher(go[0], 1);
   ::close(go[0]);
-  std::string why;
-  auto cg = MemoryCgroup::create(*r.home, fault_cgroup_name(1, pid), 64 << 20, &why);
-  ASSERT_TRUE(cg) << why;
-  ASSERT_EQ(cg->add(pid), "");
+  auto made = MemoryCgroup::create(*r, fault_cgroup_name(1, pid), 64 << 20);
+  ASSERT_TRUE(made) << made.error().what;
+  auto& cg = *made;
+  ASSERT_TRUE(cg->add(pid));
   // A live member: rmdir is refused until the deadline, and says so.
-  EXPECT_THAT(cg->close(50 * kMilli), HasSubstr(std::strerror(EBUSY)));
+  Status busy = cg->close(50 * kMilli);
+  ASSERT_FALSE(busy);
+  EXPECT_EQ(busy.error().errnum, EBUSY);
+  EXPECT_THAT(busy.error().what, HasSubstr(std::strerror(EBUSY)));
   EXPECT_EQ(::write(go[1], "g", 1), 1);
   ::close(go[1]);
   int status = reap_within(pid, 30000);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
-  EXPECT_EQ(cg->close(), "");
+  EXPECT_TRUE(cg->close());
 }
 
 }  // namespace

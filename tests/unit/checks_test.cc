@@ -1234,10 +1234,10 @@ namespace {
 FaultRecord fault_record(int index, std::string status, std::string reason = "why") {
   FaultRecord f;
   f.index = index;
-  f.action = "SIGKILL";
+  f.action = FaultAction::Sigkill;
   f.target = "rank:1";
   f.trigger = "after 1s";
-  f.status = std::move(status);
+  f.status = parse_fault_status(status).value();
   f.reason = std::move(reason);
   return f;
 }

@@ -30,6 +30,12 @@ extern char** environ;
 namespace aftermath {
 namespace {
 
+// A Status as a gtest assertion, its error text the failure message.
+::testing::AssertionResult ok(const Status& s) {
+  if (s) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << s.error().what;
+}
+
 namespace fs = std::filesystem;
 
 constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
@@ -222,16 +228,15 @@ TEST(DeviceFaultCudaFail, TheArmFileTurnsFailureOnAndOff) {
   Proc p({kClient}, with_preload({{"AFTERMATH_CUDA_FAIL_ARM", arm}}));
   p.send("alloc cudaMalloc 100");
   EXPECT_EQ(p.line(), "rc=0 reached=1");
-  std::string error;
-  ASSERT_TRUE(arm_cuda_fail(arm, &error)) << error;
+  ASSERT_TRUE(ok(arm_cuda_fail(arm)));
   p.send("alloc cudaMalloc 100");
   EXPECT_EQ(p.line(), "rc=2 reached=1");
   p.send("alloc cuMemAlloc_v2 100");
   EXPECT_EQ(p.line(), "rc=2 reached=1");
-  ASSERT_TRUE(disarm_cuda_fail(arm, &error)) << error;
+  ASSERT_TRUE(ok(disarm_cuda_fail(arm)));
   p.send("alloc cudaMalloc 100");
   EXPECT_EQ(p.line(), "rc=0 reached=2");
-  ASSERT_TRUE(arm_cuda_fail(arm, &error)) << error;
+  ASSERT_TRUE(ok(arm_cuda_fail(arm)));
   p.send("alloc cudaMallocManaged 100");
   EXPECT_EQ(p.line(), "rc=2 reached=2");
   p.close_stdin();
@@ -243,18 +248,17 @@ TEST(DeviceFaultCudaFail, AnArmFolderArmsOneProcessOrAll) {
   std::string arm_dir = dir / "arm";
   ASSERT_EQ(::mkdir(arm_dir.c_str(), 0700), 0);
   Proc p({kClient}, with_preload({{"AFTERMATH_CUDA_FAIL_ARM", arm_dir + "/"}}));
-  std::string error;
   // Another process armed: this one is untouched.
-  ASSERT_TRUE(arm_cuda_fail(arm_dir + "/pid-" + std::to_string(p.pid() + 1), &error)) << error;
+  ASSERT_TRUE(ok(arm_cuda_fail(arm_dir + "/pid-" + std::to_string(p.pid() + 1))));
   p.send("alloc cudaMalloc 100");
   EXPECT_EQ(p.line(), "rc=0 reached=1");
-  ASSERT_TRUE(arm_cuda_fail(arm_dir + "/pid-" + std::to_string(p.pid()), &error)) << error;
+  ASSERT_TRUE(ok(arm_cuda_fail(arm_dir + "/pid-" + std::to_string(p.pid()))));
   p.send("alloc cudaMalloc 100");
   EXPECT_EQ(p.line(), "rc=2 reached=1");
-  ASSERT_TRUE(disarm_cuda_fail(arm_dir + "/pid-" + std::to_string(p.pid()), &error)) << error;
+  ASSERT_TRUE(ok(disarm_cuda_fail(arm_dir + "/pid-" + std::to_string(p.pid()))));
   p.send("alloc cuMemAlloc_v2 100");
   EXPECT_EQ(p.line(), "rc=0 reached=2");
-  ASSERT_TRUE(arm_cuda_fail(arm_dir + "/all", &error)) << error;
+  ASSERT_TRUE(ok(arm_cuda_fail(arm_dir + "/all")));
   p.send("alloc cudaMalloc 100");
   EXPECT_EQ(p.line(), "rc=2 reached=2");
   p.close_stdin();
@@ -303,15 +307,16 @@ TEST(DeviceFaultCudaFail, EnvRejectsWhatTheLoaderOrTheJobWouldMisread) {
 TEST(DeviceFaultCudaFail, ArmAndDisarmAreIdempotentAndReportErrors) {
   TempDir dir;
   std::string arm = dir / "arm";
-  std::string error;
-  EXPECT_TRUE(arm_cuda_fail(arm, &error));
+  EXPECT_TRUE(ok(arm_cuda_fail(arm)));
   EXPECT_TRUE(fs::exists(arm));
-  EXPECT_TRUE(arm_cuda_fail(arm, &error));
-  EXPECT_TRUE(disarm_cuda_fail(arm, &error));
+  EXPECT_TRUE(ok(arm_cuda_fail(arm)));
+  EXPECT_TRUE(ok(disarm_cuda_fail(arm)));
   EXPECT_FALSE(fs::exists(arm));
-  EXPECT_TRUE(disarm_cuda_fail(arm, &error));
-  EXPECT_FALSE(arm_cuda_fail(dir / "no/such/dir/arm", &error));
-  EXPECT_NE(error.find("No such file"), std::string::npos) << error;
+  EXPECT_TRUE(ok(disarm_cuda_fail(arm)));
+  Status bad = arm_cuda_fail(dir / "no/such/dir/arm");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().errnum, ENOENT);
+  EXPECT_EQ(bad.error().what, "arm " + (dir / "no/such/dir/arm") + ": " + std::strerror(ENOENT));
 }
 
 // --- availability ---

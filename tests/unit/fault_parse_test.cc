@@ -75,7 +75,7 @@ TEST(FaultParseAction, EverySignalActionWithItsSignalNumber) {
   for (const auto& [name, sig] : signals) {
     SCOPED_TRACE(name);
     FaultSpec f = one_fault("  - action: " + name + "\n    target: rank:0\n    at: {after: 1s}\n");
-    EXPECT_EQ(f.action, name);
+    EXPECT_EQ(to_string(f.action), name);
     EXPECT_EQ(f.signal, sig);
     EXPECT_EQ(f.target.kind, TargetSpec::Kind::Rank);
     EXPECT_EQ(f.line, 6);
@@ -84,10 +84,10 @@ TEST(FaultParseAction, EverySignalActionWithItsSignalNumber) {
 
 TEST(FaultParseAction, ShortSignalNamesAreNormalised) {
   FaultSpec f = one_fault("  - action: KILL\n    target: launcher\n    at: {after: 1s}\n");
-  EXPECT_EQ(f.action, "SIGKILL");
+  EXPECT_EQ(to_string(f.action), "SIGKILL");
   EXPECT_EQ(f.signal, SIGKILL);
   f = one_fault("  - action: STOP\n    target: launcher\n    at: {after: 1s}\n");
-  EXPECT_EQ(f.action, "SIGSTOP");
+  EXPECT_EQ(to_string(f.action), "SIGSTOP");
   EXPECT_EQ(f.signal, SIGSTOP);
 }
 
@@ -95,12 +95,12 @@ TEST(FaultParseAction, InProcessActionsDefaultToSelfAtAPoint) {
   for (const std::string action : {"hang", "device_oom", "host_oom"}) {
     SCOPED_TRACE(action);
     FaultSpec f = one_fault("  - action: " + action + "\n    at: {point: step}\n");
-    EXPECT_EQ(f.action, action);
+    EXPECT_EQ(to_string(f.action), action);
     EXPECT_EQ(f.signal, 0);
     EXPECT_EQ(f.target.kind, TargetSpec::Kind::Self);
     EXPECT_EQ(f.target.text, "self");
     EXPECT_EQ(f.at.kind, TriggerSpec::Kind::Point);
-    EXPECT_EQ(f.mechanism, action == "device_oom" ? "point" : "auto");
+    EXPECT_EQ(to_string(f.mechanism), action == "device_oom" ? "point" : "auto");
   }
 }
 
@@ -108,7 +108,7 @@ TEST(FaultParseAction, DeviceOomMechanisms) {
   FaultSpec hog = one_fault(
       "  - action: device_oom\n    mechanism: hog\n    share: 0.5\n    device: 1\n"
       "    at: {after: 2s}\n");
-  EXPECT_EQ(hog.mechanism, "hog");
+  EXPECT_EQ(to_string(hog.mechanism), "hog");
   EXPECT_DOUBLE_EQ(hog.share, 0.5);
   EXPECT_EQ(hog.device, 1);
   EXPECT_FALSE(hog.bytes.has_value());
@@ -119,13 +119,13 @@ TEST(FaultParseAction, DeviceOomMechanisms) {
   FaultSpec ip = one_fault(
       "  - action: device_oom\n    mechanism: interposer\n    target: rank:1\n"
       "    at: {when: {processes: 3}}\n");
-  EXPECT_EQ(ip.mechanism, "interposer");
+  EXPECT_EQ(to_string(ip.mechanism), "interposer");
   EXPECT_EQ(ip.target.kind, TargetSpec::Kind::Rank);
 }
 
 TEST(FaultParseAction, DelayWithDuration) {
   FaultSpec f = one_fault("  - action: delay\n    at: {point: step}\n    duration: 250ms\n");
-  EXPECT_EQ(f.action, "delay");
+  EXPECT_EQ(to_string(f.action), "delay");
   EXPECT_EQ(f.duration, 250 * kMilli);
   EXPECT_EQ(f.target.kind, TargetSpec::Kind::Self);
 }
@@ -141,11 +141,11 @@ TEST(FaultParseAction, SigstopWithResumeAfter) {
 TEST(FaultParseAction, HostOomMechanisms) {
   FaultSpec f = one_fault(
       "  - action: host_oom\n    mechanism: rlimit\n    at: {point: alloc}\n");
-  EXPECT_EQ(f.mechanism, "rlimit");
+  EXPECT_EQ(to_string(f.mechanism), "rlimit");
   // cgroup (and auto) may act from outside on a non-point trigger.
   f = one_fault(
       "  - action: host_oom\n    target: rank:0\n    mechanism: cgroup\n    at: {after: 1s}\n");
-  EXPECT_EQ(f.mechanism, "cgroup");
+  EXPECT_EQ(to_string(f.mechanism), "cgroup");
   EXPECT_EQ(f.target.kind, TargetSpec::Kind::Rank);
 }
 
@@ -182,9 +182,9 @@ TEST(FaultParseAction, SeveralFaultsKeepTheirOrderAndLines) {
       "    at: {point: loader.worker.getitem, labels: {rank: 0, worker: 3}, hit: 12}\n");
   ASSERT_THAT(r.diagnostics, IsEmpty()) << dump(r.diagnostics);
   ASSERT_THAT(r.scenario->faults, SizeIs(2));
-  EXPECT_EQ(r.scenario->faults[0].action, "SIGSTOP");
+  EXPECT_EQ(to_string(r.scenario->faults[0].action), "SIGSTOP");
   EXPECT_EQ(r.scenario->faults[0].line, 6);
-  EXPECT_EQ(r.scenario->faults[1].action, "SIGKILL");
+  EXPECT_EQ(to_string(r.scenario->faults[1].action), "SIGKILL");
   EXPECT_EQ(r.scenario->faults[1].line, 9);
 }
 
@@ -194,7 +194,7 @@ TEST(FaultParseAction, WithARealCommandChecked) {
   ASSERT_THAT(r.diagnostics, IsEmpty()) << dump(r.diagnostics);
   ASSERT_THAT(r.scenario->job.argv, SizeIs(1));
   EXPECT_THAT(r.scenario->job.argv[0], StartsWith("/"));
-  EXPECT_EQ(r.scenario->faults[0].action, "SIGTERM");
+  EXPECT_EQ(to_string(r.scenario->faults[0].action), "SIGTERM");
 }
 
 // --- targets --------------------------------------------------------------------
@@ -595,7 +595,7 @@ TEST(FaultText, ParsesAFlowMap) {
                             &diags);
   ASSERT_TRUE(f.has_value()) << dump(diags);
   EXPECT_THAT(diags, IsEmpty());
-  EXPECT_EQ(f->action, "SIGKILL");
+  EXPECT_EQ(f->action, FaultAction::Sigkill);
   EXPECT_EQ(f->signal, SIGKILL);
   EXPECT_EQ(f->target.kind, TargetSpec::Kind::Launcher);
   EXPECT_EQ(f->at.kind, TriggerSpec::Kind::After);
@@ -608,7 +608,7 @@ TEST(FaultText, PointTrigger) {
   auto f = parse_fault_text("{action: KILL, target: self, at: {point: step, labels: {rank: 1}, hit: 3}}",
                             "--fault 2", &diags);
   ASSERT_TRUE(f.has_value()) << dump(diags);
-  EXPECT_EQ(f->action, "SIGKILL");
+  EXPECT_EQ(f->action, FaultAction::Sigkill);
   EXPECT_EQ(f->at.point, "step");
   EXPECT_EQ(f->at.labels.at("rank"), "1");
   EXPECT_EQ(f->at.hit, 3);

@@ -192,11 +192,10 @@ TEST(OomRlimit, LoweredChildCannotAllocate) {
   auto vm = vm_size_of(child.pid());
   ASSERT_TRUE(vm.has_value());
 
-  OomAction a = lower_address_space(child.pid(), 32 * kMiB);
-  EXPECT_TRUE(a.done) << a.detail;
-  EXPECT_EQ(a.mechanism, "rlimit");
-  EXPECT_THAT(a.detail, StartsWith("RLIMIT_AS of pid " + std::to_string(child.pid()) + " lowered to "));
-  EXPECT_THAT(a.detail, HasSubstr("(its size + " + std::to_string(32 * kMiB) + ")"));
+  auto a = lower_address_space(child.pid(), 32 * kMiB);
+  ASSERT_TRUE(a) << a.error().what;
+  EXPECT_THAT(*a, StartsWith("RLIMIT_AS of pid " + std::to_string(child.pid()) + " lowered to "));
+  EXPECT_THAT(*a, HasSubstr("(its size + " + std::to_string(32 * kMiB) + ")"));
 
   rlimit now{};
   ASSERT_EQ(::prlimit(child.pid(), RLIMIT_AS, nullptr, &now), 0);
@@ -228,8 +227,8 @@ TEST(OomRlimit, NeverRaisedAboveTheHardLimit) {
   AllocChild child(hard);
   ASSERT_TRUE(child.started());
   ASSERT_EQ(child.read_byte(), 'r');
-  OomAction a = lower_address_space(child.pid(), std::int64_t{1} << 50);  // + 1 PiB
-  EXPECT_TRUE(a.done) << a.detail;
+  auto a = lower_address_space(child.pid(), std::int64_t{1} << 50);  // + 1 PiB
+  EXPECT_TRUE(a) << a.error().what;
   rlimit now{};
   ASSERT_EQ(::prlimit(child.pid(), RLIMIT_AS, nullptr, &now), 0);
   EXPECT_EQ(now.rlim_cur, hard);
@@ -242,14 +241,13 @@ TEST(OomRlimit, NoAddressSpaceSize) {
   TempDir proc;
   ASSERT_FALSE(proc.path().empty());
   proc.write("77/status", "Name:\tkworker/0:1\nPid:\t77\n");
-  OomAction a = lower_address_space(77, kMiB, proc.path());
-  EXPECT_FALSE(a.done);
-  EXPECT_EQ(a.mechanism, "rlimit");
-  EXPECT_EQ(a.detail, "cannot read the address-space size of pid 77");
+  auto a = lower_address_space(77, kMiB, proc.path());
+  ASSERT_FALSE(a);
+  EXPECT_EQ(a.error().what, "cannot read the address-space size of pid 77");
   // No such process under the root at all.
   a = lower_address_space(78, kMiB, proc.path());
-  EXPECT_FALSE(a.done);
-  EXPECT_EQ(a.detail, "cannot read the address-space size of pid 78");
+  ASSERT_FALSE(a);
+  EXPECT_EQ(a.error().what, "cannot read the address-space size of pid 78");
 }
 
 TEST(OomRlimit, PrlimitFailureIsReported) {
@@ -257,9 +255,10 @@ TEST(OomRlimit, PrlimitFailureIsReported) {
   TempDir proc;
   ASSERT_FALSE(proc.path().empty());
   proc.write("999999999/status", kStatus);
-  OomAction a = lower_address_space(999999999, kMiB, proc.path());
-  EXPECT_FALSE(a.done);
-  EXPECT_THAT(a.detail, StartsWith("prlimit: "));
+  auto a = lower_address_space(999999999, kMiB, proc.path());
+  ASSERT_FALSE(a);
+  EXPECT_EQ(a.error().errnum, ESRCH);
+  EXPECT_THAT(a.error().what, StartsWith("prlimit: "));
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "harness/observe/requirements_probe.h"
+#include "harness/scenario/scenario.h"
 #include "tests/support/temp_dir.h"
 
 namespace aftermath {
@@ -45,30 +46,30 @@ TEST(Requirements, GpuNeedsNvidiactlAndADeviceNode) {
   TempDir dev;
   RequirementEnv env{dev.path(), "/usr/bin/python3"};
   Scenario s = job({"/bin/true"}, {"gpu"});
-  auto none = why_not(probe_requirement("gpu", s, env));
+  auto none = why_not(probe_requirement("gpu", s.job.argv, env));
   ASSERT_TRUE(none);
   EXPECT_THAT(*none, HasSubstr("nvidiactl absent"));
   touch(dev / "nvidiactl");
   touch(dev / "nvidia-uvm");  // not a GPU node
-  auto ctl_only = why_not(probe_requirement("gpu", s, env));
+  auto ctl_only = why_not(probe_requirement("gpu", s.job.argv, env));
   ASSERT_TRUE(ctl_only);
   EXPECT_THAT(*ctl_only, HasSubstr("nvidia<N>"));
   touch(dev / "nvidia0");
-  EXPECT_EQ(why_not(probe_requirement("gpu", s, env)), std::nullopt);
+  EXPECT_EQ(why_not(probe_requirement("gpu", s.job.argv, env)), std::nullopt);
   // cuda and nccl need a GPU first: without one, that is the reason given.
   TempDir empty;
   RequirementEnv none_env{empty.path(), "/usr/bin/python3"};
-  auto cuda = why_not(probe_requirement("cuda", s, none_env));
+  auto cuda = why_not(probe_requirement("cuda", s.job.argv, none_env));
   ASSERT_TRUE(cuda);
   EXPECT_THAT(*cuda, HasSubstr("nvidiactl absent"));
-  auto nccl = why_not(probe_requirement("nccl", s, none_env));
+  auto nccl = why_not(probe_requirement("nccl", s.job.argv, none_env));
   ASSERT_TRUE(nccl);
   EXPECT_THAT(*nccl, HasSubstr("nvidiactl absent"));
 }
 
 TEST(Requirements, RootFollowsTheEffectiveUser) {
   Scenario s = job({"/bin/true"}, {"root"});
-  EXPECT_EQ(why_not(probe_requirement("root", s)).has_value(), ::geteuid() != 0);
+  EXPECT_EQ(why_not(probe_requirement("root", s.job.argv)).has_value(), ::geteuid() != 0);
 }
 
 TEST(Requirements, PythonTorchAsksTheJobsOwnInterpreter) {
@@ -78,17 +79,17 @@ TEST(Requirements, PythonTorchAsksTheJobsOwnInterpreter) {
   script(bad, "echo 'Traceback (most recent call last):' >&2\n"
               "echo \"ModuleNotFoundError: No module named 'torch'\" >&2\nexit 1");
   Scenario s = job({bad, "job.py"}, {"python-torch"});
-  auto why = why_not(probe_requirement("python-torch", s));
+  auto why = why_not(probe_requirement("python-torch", s.job.argv));
   ASSERT_TRUE(why);
   EXPECT_THAT(*why, HasSubstr("No module named 'torch'"));
   EXPECT_THAT(*why, HasSubstr(bad));
   // One that imports it (exit 0) meets it.
   std::string good = d / "python-with-torch";
   script(good, "exit 0");
-  EXPECT_EQ(why_not(probe_requirement("python-torch", job({good}, {"python-torch"}))), std::nullopt);
+  EXPECT_EQ(why_not(probe_requirement("python-torch", std::vector<std::string>{good})), std::nullopt);
   // A job that is not Python is judged by the configured interpreter.
   RequirementEnv env{"/dev", bad};
-  auto via_env = why_not(probe_requirement("python-torch", job({"/bin/true"}, {"python-torch"}), env));
+  auto via_env = why_not(probe_requirement("python-torch", std::vector<std::string>{"/bin/true"}, env));
   ASSERT_TRUE(via_env);
   EXPECT_THAT(*via_env, HasSubstr(bad));
 }
@@ -98,17 +99,17 @@ TEST(Requirements, FirstUnmetIsNamed) {
   std::string bad = d / "python-broken";
   script(bad, "exit 3");
   Scenario s = job({bad}, {"python-torch"});
-  auto why = unmet_requirements(s);
+  auto why = unmet_requirements(s.requires_, s.job.argv);
   ASSERT_TRUE(why);
   EXPECT_EQ(why->rfind("python-torch: ", 0), 0u) << *why;
-  EXPECT_EQ(unmet_requirements(job({"/bin/true"}, {})), std::nullopt);
+  EXPECT_EQ(unmet_requirements({}, {"/bin/true"}), std::nullopt);
 }
 
 TEST(Requirements, PidNamespaceProbeAgreesWithTheKernel) {
   // Whatever the answer, it must be an answer, and stable (cached).
   Scenario s = job({"/bin/true"}, {"pidns"});
-  auto a = why_not(probe_requirement("pidns", s));
-  auto b = why_not(probe_requirement("pidns", s));
+  auto a = why_not(probe_requirement("pidns", s.job.argv));
+  auto b = why_not(probe_requirement("pidns", s.job.argv));
   EXPECT_EQ(a, b);
   if (::geteuid() == 0) {
     EXPECT_EQ(a, std::nullopt) << *a;
@@ -120,10 +121,10 @@ TEST(Requirements, MemoryCgroupFollowsWhereFaultCgroupsCanGo) {
   TempDir d;
   Scenario s = job({"/bin/true"}, {"memory-cgroup"});
   ::setenv("AFTERMATH_CGROUP", (d / "absent").c_str(), 1);
-  auto missing = why_not(probe_requirement("memory-cgroup", s));
+  auto missing = why_not(probe_requirement("memory-cgroup", s.job.argv));
   d.write("cg/cgroup.controllers", "cpu memory\n");
   ::setenv("AFTERMATH_CGROUP", (d / "cg").c_str(), 1);
-  auto planted = why_not(probe_requirement("memory-cgroup", s));
+  auto planted = why_not(probe_requirement("memory-cgroup", s.job.argv));
   ::unsetenv("AFTERMATH_CGROUP");
   ASSERT_TRUE(missing);
   EXPECT_EQ(*missing, "AFTERMATH_CGROUP=" + (d / "absent") + " is not a directory");

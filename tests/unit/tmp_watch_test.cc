@@ -47,7 +47,7 @@ class TmpWatch : public ::testing::Test {
 TEST_F(TmpWatch, ResidueTheJobLeftIsRecordedThenRemovedAndOtherEntriesOnlyReported) {
   d_.write("tmp/pymp-before/listener-1", "");  // there before launch: never the job's
   TmpDirWatch w;
-  ASSERT_EQ(w.start(o_), "");
+  ASSERT_TRUE(w.start(o_));
   d_.write("tmp/pymp-left/listener-2", std::string(10, 'x'));
   d_.write("tmp/torch-shm-dir-x/manager.sock", "");
   d_.write("tmp/torchelastic_y/attempt_0/0/error.json", std::string(5, 'e'));
@@ -77,7 +77,7 @@ TEST_F(TmpWatch, ResidueTheJobLeftIsRecordedThenRemovedAndOtherEntriesOnlyReport
 TEST_F(TmpWatch, KeepLeaksKeepsTheResidue) {
   o_.keep_leaks = true;
   TmpDirWatch w;
-  ASSERT_EQ(w.start(o_), "");
+  ASSERT_TRUE(w.start(o_));
   d_.write("tmp/pymp-kept/listener-1", "");
   auto out = w.finish(kSecond);
   ASSERT_NE(left(out, tmp_ + "/pymp-kept"), nullptr);
@@ -91,7 +91,7 @@ TEST_F(TmpWatch, ResidueHeldOutsideTheJobIsNeitherRemovedNorBlamed) {
   proc_.add(500, 1, "python3");  // a neighbour's process
   proc_.add(42, 1, "python3");   // one of the job's
   TmpDirWatch w;
-  ASSERT_EQ(w.start(o_), "");
+  ASSERT_TRUE(w.start(o_));
   // Held by the neighbour at the end (an open file under it).
   d_.write("tmp/pymp-now/f", "");
   proc_.fd(500, 3, tmp_ + "/pymp-now/f");
@@ -124,7 +124,7 @@ TEST_F(TmpWatch, ResidueHeldOutsideTheJobIsNeitherRemovedNorBlamed) {
 TEST_F(TmpWatch, AnEntryIsLookedAtAgainUntilSomeoneHoldsIt) {
   proc_.add(500, 1, "python3");
   TmpDirWatch w;
-  ASSERT_EQ(w.start(o_), "");
+  ASSERT_TRUE(w.start(o_));
   auto none = [] { return std::vector<int>{}; };
   d_.write("tmp/pymp-slow/listener-1", "");
   w.poll(0, none);  // noticed; nobody holds it yet
@@ -143,7 +143,7 @@ TEST_F(TmpWatch, AnEntryIsLookedAtAgainUntilSomeoneHoldsIt) {
 TEST_F(TmpWatch, WithoutALookWhileTheJobRunsANeighboursResidueIsTheJobs) {
   proc_.add(500, 1, "python3");
   TmpDirWatch w;
-  ASSERT_EQ(w.start(o_), "");
+  ASSERT_TRUE(w.start(o_));
   d_.write("tmp/pymp-then/listener-1", "");
   bind_socket(901, tmp_ + "/pymp-then/listener-1");
   proc_.fd(500, 4, "socket:[901]");
@@ -156,7 +156,9 @@ TEST_F(TmpWatch, WithoutALookWhileTheJobRunsANeighboursResidueIsTheJobs) {
 TEST_F(TmpWatch, AnUnreadableDirIsSaidAndNothingElseHappens) {
   o_.dir = d_ / "missing";
   TmpDirWatch w;
-  EXPECT_NE(w.start(o_).find("missing"), std::string::npos);
+  Status st = w.start(o_);
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.error().what.find("missing"), std::string::npos);
   EXPECT_FALSE(w.active());
   w.poll(0, [] { return std::vector<int>{}; });
   EXPECT_TRUE(w.finish(kSecond).empty());

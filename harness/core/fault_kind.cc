@@ -1,0 +1,84 @@
+#include "harness/core/fault_kind.h"
+
+#include <array>
+#include <utility>
+
+namespace aftermath {
+
+namespace {
+
+constexpr std::array<std::pair<FaultAction, std::string_view>, 12> kActions{{
+    {FaultAction::None, ""},
+    {FaultAction::Sigkill, "SIGKILL"},
+    {FaultAction::Sigterm, "SIGTERM"},
+    {FaultAction::Sigint, "SIGINT"},
+    {FaultAction::Sigstop, "SIGSTOP"},
+    {FaultAction::Sigcont, "SIGCONT"},
+    {FaultAction::Sigsegv, "SIGSEGV"},
+    {FaultAction::Sigbus, "SIGBUS"},
+    {FaultAction::HostOom, "host_oom"},
+    {FaultAction::DeviceOom, "device_oom"},
+    {FaultAction::Delay, "delay"},
+    {FaultAction::Hang, "hang"},
+}};
+
+constexpr std::array<std::pair<FaultMechanism, std::string_view>, 9> kMechanisms{{
+    {FaultMechanism::None, ""},
+    {FaultMechanism::Auto, "auto"},
+    {FaultMechanism::Signal, "signal"},
+    {FaultMechanism::Rlimit, "rlimit"},
+    {FaultMechanism::Cgroup, "cgroup"},
+    {FaultMechanism::Point, "point"},
+    {FaultMechanism::PointReply, "point-reply"},
+    {FaultMechanism::Hog, "hog"},
+    {FaultMechanism::Interposer, "interposer"},
+}};
+
+constexpr std::array<std::pair<FaultStatus, std::string_view>, 4> kStatuses{{
+    {FaultStatus::NotTriggered, "not_triggered"},
+    {FaultStatus::Injected, "injected"},
+    {FaultStatus::Skipped, "skipped"},
+    {FaultStatus::Failed, "failed"},
+}};
+
+template <typename E, size_t N>
+std::string_view text_of(const std::array<std::pair<E, std::string_view>, N>& table, E e) {
+  for (const auto& [k, text] : table)
+    if (k == e) return text;
+  return "?";
+}
+
+// The empty text (None) is never parsed: a stated word must name something.
+template <typename E, size_t N>
+std::optional<E> value_of(const std::array<std::pair<E, std::string_view>, N>& table,
+                          std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  for (const auto& [k, t] : table)
+    if (t == text) return k;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string_view to_string(FaultAction a) { return text_of(kActions, a); }
+std::optional<FaultAction> parse_fault_action(std::string_view text) { return value_of(kActions, text); }
+
+const std::vector<FaultAction>& all_fault_actions() {
+  static const std::vector<FaultAction> all = [] {
+    std::vector<FaultAction> v;
+    for (const auto& [a, text] : kActions)
+      if (a != FaultAction::None) v.push_back(a);
+    return v;
+  }();
+  return all;
+}
+
+std::string_view to_string(FaultMechanism m) { return text_of(kMechanisms, m); }
+std::optional<FaultMechanism> parse_fault_mechanism(std::string_view text) {
+  return value_of(kMechanisms, text);
+}
+
+std::string_view to_string(FaultStatus s) { return text_of(kStatuses, s); }
+std::optional<FaultStatus> parse_fault_status(std::string_view text) { return value_of(kStatuses, text); }
+
+}  // namespace aftermath

@@ -1,0 +1,294 @@
+#include "harness/inject/fault_driver.h"
+
+#include <stdlib.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "harness/core/device.h"
+#include "harness/inject/oom.h"
+#include "harness/observe/proc.h"
+#include "harness/os/pidfd.h"
+
+namespace aftermath {
+
+namespace {
+
+FaultAct injected(FaultMechanism m, std::string how) {
+  FaultAct a;
+  a.status = FaultStatus::Injected;
+  a.mechanism = m;
+  a.reason = std::move(how);
+  return a;
+}
+
+FaultAct not_done(FaultStatus s, FaultMechanism m, std::string why) {
+  FaultAct a;
+  a.status = s;
+  a.mechanism = m;
+  a.reason = std::move(why);
+  return a;
+}
+
+}  // namespace
+
+FaultDriver::FaultDriver(FaultDriverOptions options) : opt_(std::move(options)) {}
+
+FaultDriver::~FaultDriver() {
+  // Normally released at teardown; an exception on the way must not leave
+  // the arm folder behind (hogs and cgroups clean up in their destructors).
+  if (!cuda_arm_dir_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(cuda_arm_dir_, ec);
+  }
+}
+
+std::string FaultDriver::tools_dir() const { return opt_.tools_dir; }
+
+const std::optional<std::string>& FaultDriver::device_oom_unavailable_here() {
+  if (!device_oom_why_) {
+    device_oom_why_ = opt_.cudart_candidates.empty() && opt_.dev_root == "/dev"
+                          ? device_oom_unavailable()
+                          : device_oom_unavailable(opt_.dev_root, opt_.cudart_candidates.empty()
+                                                                      ? cudart_candidates()
+                                                                      : opt_.cudart_candidates);
+  }
+  return *device_oom_why_;
+}
+
+void FaultDriver::prepare_job_env(const std::vector<FaultSpec>& faults,
+                                  std::map<std::string, std::string>& env) {
+  // Device OOM through the interposer: preloaded into the whole job, armed
+  // per process at the trigger (a file per target under an arm folder).
+  bool interposer = std::any_of(faults.begin(), faults.end(), [](const FaultSpec& f) {
+    return f.action == FaultAction::DeviceOom && f.mechanism == FaultMechanism::Interposer;
+  });
+  if (!interposer || device_oom_unavailable_here()) return;
+  char tmpl[] = "/tmp/aftermath-cudafail-XXXXXX";
+  if (!::mkdtemp(tmpl)) return;  // the fault then fails: "no arm folder"
+  cuda_arm_dir_ = tmpl;
+  auto it = env.find("LD_PRELOAD");
+  for (auto& [k, v] : cuda_fail_env(tools_dir() + "/libaftermath-cudafail.so", std::nullopt,
+                                    cuda_arm_dir_ + "/", it == env.end() ? std::string() : it->second))
+    env[k] = v;
+}
+
+FaultAct FaultDriver::act(size_t index, const FaultSpec& f, const std::vector<FaultTarget>& targets,
+                          bool at_point) {
+  switch (f.action) {
+    case FaultAction::HostOom:
+      if (at_point && f.mechanism != FaultMechanism::Cgroup) return host_oom_rlimit(f, targets);
+      // At a point the fixture is told so, and makes its next allocation.
+      return host_oom_cgroup(index, f, targets);
+    case FaultAction::DeviceOom:
+      return device_oom(f, targets);
+    case FaultAction::Delay:
+    case FaultAction::Hang:
+      return hold_at_point(f);
+    case FaultAction::Sigkill: case FaultAction::Sigterm: case FaultAction::Sigint:
+    case FaultAction::Sigstop: case FaultAction::Sigcont: case FaultAction::Sigsegv:
+    case FaultAction::Sigbus:
+      return send_signal(f, targets);
+    case FaultAction::None:
+      break;
+  }
+  return not_done(FaultStatus::Failed, FaultMechanism::None, "the fault names no action");
+}
+
+FaultAct FaultDriver::send_signal(const FaultSpec& f, const std::vector<FaultTarget>& targets) {
+  FaultAct a;
+  for (const FaultTarget& t : targets)
+    if (t.pidfd >= 0 && !pidfd_signal(t.pidfd, f.signal)) a.signalled.push_back(t.pid);
+  if (a.signalled.empty()) {
+    a.status = FaultStatus::Failed;
+    a.reason = "the target(s) exited before the signal";
+    return a;
+  }
+  a.status = FaultStatus::Injected;
+  a.mechanism = FaultMechanism::Signal;
+  a.reason = std::string(to_string(f.action)) + " to " + std::to_string(a.signalled.size()) +
+             " process(es)";
+  return a;
+}
+
+FaultAct FaultDriver::host_oom_rlimit(const FaultSpec& f, const std::vector<FaultTarget>& targets) const {
+  std::string how;
+  bool all = true;
+  for (const FaultTarget& t : targets) {
+    auto done = lower_address_space(t.pid, f.headroom, opt_.proc_root);
+    all = all && done.ok();
+    how += (how.empty() ? "" : "; ") + (done ? *done : done.error().what);
+  }
+  if (!all) return not_done(FaultStatus::Failed, FaultMechanism::Rlimit, how);
+  FaultAct a = injected(FaultMechanism::Rlimit, how);
+  a.answer = "host_oom";
+  return a;
+}
+
+FaultAct FaultDriver::host_oom_cgroup(size_t index, const FaultSpec& f,
+                                      const std::vector<FaultTarget>& targets) {
+  if (!cgroup_home_) cgroup_home_ = find_memory_cgroup_home("/proc", opt_.cgroup_parent);
+  if (!*cgroup_home_)
+    return not_done(FaultStatus::Skipped, FaultMechanism::Cgroup,
+                    "no memory cgroup to limit the target in: " + cgroup_home_->error().what);
+  const CgroupHome& home = **cgroup_home_;
+  FaultAct a;
+  a.mechanism = FaultMechanism::Cgroup;
+  a.oom_kills = 0;
+  if (!kmsg_.is_open()) {
+    // From now on: the kill's own line comes later. Without it (not root,
+    // dmesg_restrict), the kill is still counted; the report says why.
+    if (std::string why = kmsg_.open(); !why.empty())
+      a.notes.push_back("no kernel log for the OOM kills: " + why);
+  }
+  std::string how, error;
+  for (const FaultTarget& t : targets) {
+    auto cg = MemoryCgroup::create(home, fault_cgroup_name(static_cast<int>(index), t.pid), f.headroom);
+    Status moved = cg ? (*cg)->add(t.pid) : Status(cg.error());
+    if (!moved) {
+      error += (error.empty() ? "" : "; ") + moved.error().what;
+      continue;
+    }
+    how += (how.empty() ? "" : "; ") + std::string("pid ") + std::to_string(t.pid) + " moved into " +
+           (*cg)->dir() + " (" + (home.version == 2 ? "memory.max" : "memory.limit_in_bytes") + " " +
+           format_bytes(f.headroom) + " of new charges)";
+    a.cgroups.push_back((*cg)->dir());
+    long long before = (*cg)->oom_kills().value_or(0);
+    cgroups_.push_back(FaultCgroup{index, t.pid, before, std::move(*cg)});
+  }
+  if (error.empty()) {
+    a.status = FaultStatus::Injected;
+    a.reason = how + ": the kernel OOM killer acts beyond it";
+    a.answer = "host_oom";
+    return a;
+  }
+  a.status = FaultStatus::Failed;
+  a.reason = "cgroup v" + std::to_string(home.version) + ": " + error +
+             (how.empty() ? "" : " (done: " + how + ")");
+  a.answer = how.empty() ? "continue" : "host_oom";
+  return a;
+}
+
+FaultAct FaultDriver::device_oom(const FaultSpec& f, const std::vector<FaultTarget>& targets) {
+  if (const auto& why = device_oom_unavailable_here())
+    return not_done(FaultStatus::Skipped, f.mechanism, *why);
+  if (f.mechanism == FaultMechanism::Hog) return device_oom_hog(f);
+  if (f.mechanism == FaultMechanism::Interposer) return device_oom_interposer(targets);
+  FaultAct a = injected(FaultMechanism::PointReply, "the fixture makes an oversized device allocation");
+  a.answer = "device_oom";
+  return a;
+}
+
+FaultAct FaultDriver::device_oom_hog(const FaultSpec& f) {
+  DeviceHogOptions ho;
+  ho.hog_path = tools_dir() + "/aftermath-device-hog";
+  ho.device = f.device;
+  ho.share = f.share;
+  if (f.bytes) ho.bytes = static_cast<std::uint64_t>(*f.bytes);
+  ho.deadline = opt_.hog_deadline;
+  if (!opt_.cudart_candidates.empty()) ho.cudart = opt_.cudart_candidates.front();
+  auto hog = std::make_unique<DeviceHog>();
+  HogState st = hog->start(ho);
+  if (st != HogState::Ready)
+    return not_done(st == HogState::Unavailable ? FaultStatus::Skipped : FaultStatus::Failed,
+                    FaultMechanism::Hog,
+                    "aftermath-device-hog " + std::string(to_string(st)) + ": " + hog->reason());
+  FaultAct a = injected(
+      FaultMechanism::Hog,
+      "aftermath-device-hog (pid " + std::to_string(hog->pid()) + ") holds " +
+          format_bytes(static_cast<std::int64_t>(hog->held())) + " of GPU " + std::to_string(f.device) +
+          " (" + format_bytes(static_cast<std::int64_t>(hog->free_after())) + " left free) until teardown");
+  hogs_.push_back(std::move(hog));
+  return a;
+}
+
+FaultAct FaultDriver::device_oom_interposer(const std::vector<FaultTarget>& targets) const {
+  if (cuda_arm_dir_.empty())
+    return not_done(FaultStatus::Failed, FaultMechanism::Interposer,
+                    "the interposer was not preloaded (no arm folder)");
+  std::string armed_pids, error;
+  ProcReader reader(opt_.proc_root);
+  for (const FaultTarget& t : targets) {
+    // The pid the process sees itself as (getpid() in the interposer).
+    int inner = t.inner_pid;
+    if (!inner) {
+      auto ns = reader.nspid(t.pid);
+      inner = ns.empty() ? t.pid : ns.back();
+    }
+    if (Status armed = arm_cuda_fail(cuda_arm_dir_ + "/pid-" + std::to_string(inner)); !armed) {
+      error = armed.error().what;
+      continue;
+    }
+    armed_pids += (armed_pids.empty() ? "" : ", ") + std::to_string(t.pid);
+    if (inner != t.pid) armed_pids += " (" + std::to_string(inner) + " in the job)";
+  }
+  if (!error.empty())
+    return not_done(FaultStatus::Failed, FaultMechanism::Interposer,
+                    "cannot arm the interposer: " + error);
+  return injected(FaultMechanism::Interposer, "the next device allocation of pid " + armed_pids +
+                                                  " returns out-of-memory (libaftermath-cudafail.so)");
+}
+
+FaultAct FaultDriver::hold_at_point(const FaultSpec& f) {
+  if (f.action == FaultAction::Delay) {
+    FaultAct a = injected(FaultMechanism::PointReply, "held at the point for " + format_duration(f.duration));
+    a.answer = "delay " + std::to_string(f.duration / kMilli);
+    return a;
+  }
+  FaultAct a = injected(FaultMechanism::PointReply, "held at the point until teardown");
+  a.answer = "hang";
+  return a;
+}
+
+std::vector<OomKillSeen> FaultDriver::poll_oom_kills() {
+  std::vector<OomKillSeen> seen;
+  for (auto& c : cgroups_) {
+    if (!c.cg) continue;
+    auto k = c.cg->oom_kills();
+    if (!k || *k <= c.kills) continue;
+    c.kills = *k;
+    for (auto& line : kmsg_.drain())  // only the OOM killer's verdicts are kept
+      if (line.message.find("Killed process ") != std::string::npos) kmsg_seen_.push_back(std::move(line));
+    OomKillSeen s;
+    s.fault = c.fault;
+    s.pid = c.pid;
+    s.kills = *k;
+    s.cgroup = c.cg->dir();
+    s.kernel_line = oom_kill_message(kmsg_seen_, c.pid).value_or("");
+    for (const auto& o : cgroups_)
+      if (o.fault == c.fault) s.fault_total += o.kills;
+    seen.push_back(std::move(s));
+  }
+  return seen;
+}
+
+std::vector<std::string> FaultDriver::release_device() {
+  std::vector<std::string> notes;
+  // The hogs hold device memory for as long as the job runs; not after.
+  for (auto& h : hogs_) {
+    auto out = h->stop();
+    notes.push_back("aftermath-device-hog (pid " + std::to_string(h->pid()) + ") released " +
+                    format_bytes(static_cast<std::int64_t>(h->held())) +
+                    (out ? "" : "; it did not exit"));
+  }
+  hogs_.clear();
+  if (!cuda_arm_dir_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(cuda_arm_dir_, ec);
+    cuda_arm_dir_.clear();
+  }
+  return notes;
+}
+
+std::vector<OomKillSeen> FaultDriver::close_cgroups(std::vector<std::string>& notes) {
+  std::vector<OomKillSeen> last = poll_oom_kills();
+  for (auto& c : cgroups_) {
+    if (!c.cg) continue;
+    if (Status closed = c.cg->close(); !closed)
+      notes.push_back("fault cgroup not removed: " + closed.error().what);
+    c.cg.reset();
+  }
+  return last;
+}
+
+}  // namespace aftermath

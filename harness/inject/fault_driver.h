@@ -1,0 +1,139 @@
+// The fault driver: acts out one fault on the processes a selector chose, one
+// function per action, and keeps what must outlive the moment (the fault
+// cgroups, the device hogs, the interposer's arm folder) until teardown.
+//
+// It knows nothing of the supervisor: targets come as plain data (pid, a
+// borrowed pidfd, the pid the process sees itself as), and what it did comes
+// back as a FaultAct (status, mechanism, words for the report, the answer for
+// a waiting point), so each action is tested on a real child of the test's
+// own. What happens at a point inside the job (delay, hang, device_oom by
+// point, host_oom at a point) is an answer the fixture acts on.
+//
+// Not thread-safe: the supervisor calls it from its one loop.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/core/fault_kind.h"
+#include "harness/inject/cgroup.h"
+#include "harness/inject/device_fault.h"
+#include "harness/observe/kmsg.h"
+#include "harness/scenario/fault.h"
+
+namespace aftermath {
+
+// One process a fault acts on.
+struct FaultTarget {
+  int pid = 0;        // as the harness sees it (the proc root's namespace)
+  int pidfd = -1;     // borrowed, never closed here; -1: none (the process is not signalled)
+  int inner_pid = 0;  // as it sees itself (its PID namespace); 0: read from NSpid when needed
+};
+
+// What one action did.
+struct FaultAct {
+  FaultStatus status = FaultStatus::Failed;
+  FaultMechanism mechanism = FaultMechanism::None;
+  std::string reason;             // how it was done, or why it was not
+  std::string answer = "continue";  // the reply to the point that fired it (if any)
+  std::vector<int> signalled;     // pids a signal reached (each a Fault observation)
+  std::vector<std::string> cgroups;  // fault cgroups made (host_oom by cgroup)
+  std::optional<long long> oom_kills;  // host_oom by cgroup, once tried: 0, counted from then on
+  std::vector<std::string> notes;    // side remarks for the timeline
+};
+
+// A new OOM kill seen in a fault cgroup.
+struct OomKillSeen {
+  size_t fault = 0;          // the fault's index
+  int pid = 0;               // the process moved into that cgroup
+  long long kills = 0;       // the kills in that cgroup so far
+  long long fault_total = 0;  // the kills in all of that fault's cgroups so far
+  std::string cgroup;
+  std::string kernel_line;   // the OOM killer's own words on it ("": not readable)
+};
+
+struct FaultDriverOptions {
+  std::string proc_root = "/proc";
+  // Device OOM: the device nodes and CUDA runtimes that decide whether it can
+  // act here (empty candidates: cudart_candidates()), and the folder of
+  // aftermath-device-hog and libaftermath-cudafail.so.
+  std::string dev_root = "/dev";
+  std::vector<std::string> cudart_candidates;
+  std::string tools_dir;
+  // Host OOM by cgroup: where fault cgroups go (empty: $AFTERMATH_CGROUP,
+  // else found from our own; see cgroup.h).
+  std::string cgroup_parent;
+  // The hog's deadline from spawn to its answer.
+  Nanos hog_deadline = 30 * kSecond;
+};
+
+class FaultDriver {
+ public:
+  explicit FaultDriver(FaultDriverOptions options);
+  ~FaultDriver();
+  FaultDriver(const FaultDriver&) = delete;
+  FaultDriver& operator=(const FaultDriver&) = delete;
+
+  // Before the launch: when a fault uses the interposer (and it can act
+  // here), makes the arm folder and adds to `env` what preloads it.
+  void prepare_job_env(const std::vector<FaultSpec>& faults, std::map<std::string, std::string>& env);
+
+  // Acts out fault `index` on `targets` (not empty). `at_point`: its trigger
+  // is a point whose process waits for the answer. Dispatches to one of the
+  // functions below by the fault's action.
+  FaultAct act(size_t index, const FaultSpec& f, const std::vector<FaultTarget>& targets,
+               bool at_point);
+
+  // The signal actions: f.signal to each target by its pidfd.
+  static FaultAct send_signal(const FaultSpec& f, const std::vector<FaultTarget>& targets);
+  // host_oom at a point, by RLIMIT_AS: the fixture then makes its allocation.
+  FaultAct host_oom_rlimit(const FaultSpec& f, const std::vector<FaultTarget>& targets) const;
+  // host_oom by a memory cgroup per target, the kernel's OOM killer acting.
+  FaultAct host_oom_cgroup(size_t index, const FaultSpec& f, const std::vector<FaultTarget>& targets);
+  // device_oom: a hog, the interposer armed for the targets, or a point reply.
+  FaultAct device_oom(const FaultSpec& f, const std::vector<FaultTarget>& targets);
+  // delay and hang: the point's process is held (a reply to the point).
+  static FaultAct hold_at_point(const FaultSpec& f);
+
+  // New OOM kills in the fault cgroups since the last call (a small read each).
+  std::vector<OomKillSeen> poll_oom_kills();
+  bool has_cgroups() const { return !cgroups_.empty(); }
+  // Why device OOM cannot act on this machine; nullopt when it can (asked once).
+  const std::optional<std::string>& device_oom_unavailable_here();
+
+  // At teardown, while the job is still contained: the hogs let their memory
+  // go and the arm folder goes. A note for each hog.
+  std::vector<std::string> release_device();
+  // After the job is gone: the last kills are counted (returned), the fault
+  // cgroups removed; `notes` gets a line for each that could not be.
+  std::vector<OomKillSeen> close_cgroups(std::vector<std::string>& notes);
+
+  const std::string& arm_dir() const { return cuda_arm_dir_; }
+
+ private:
+  FaultAct device_oom_hog(const FaultSpec& f);
+  FaultAct device_oom_interposer(const std::vector<FaultTarget>& targets) const;
+  std::string tools_dir() const;
+
+  FaultDriverOptions opt_;
+  std::optional<std::optional<std::string>> device_oom_why_;
+  std::string cuda_arm_dir_;  // the interposer's per-process arm files
+  std::vector<std::unique_ptr<DeviceHog>> hogs_;
+  std::optional<Expected<CgroupHome>> cgroup_home_;  // found at the first cgroup fault
+  struct FaultCgroup {
+    size_t fault = 0;
+    int pid = 0;
+    long long kills = 0;
+    std::unique_ptr<MemoryCgroup> cg;
+  };
+  std::vector<FaultCgroup> cgroups_;
+  KmsgTail kmsg_;  // the kernel's words on each OOM kill (opened at the first cgroup fault)
+  std::vector<KmsgRecord> kmsg_seen_;
+};
+
+}  // namespace aftermath

@@ -1,0 +1,530 @@
+#include "harness/supervise/job_tracker.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "harness/observe/roles.h"
+
+namespace aftermath {
+
+namespace asio = boost::asio;
+
+Role role_by_rule(const std::string& comm, const std::string& cmdline, bool is_top) {
+  if (is_top) return Role::Launcher;
+  if (comm == "torch_shm_manag" || cmdline.find("torch_shm_manager") != std::string::npos)
+    return Role::Helper;
+  return Role::Unknown;
+}
+
+JobTracker::JobTracker(asio::io_context& ctx, const std::string& proc_root, JobTrackerHooks hooks,
+                       std::unique_ptr<ProcEvents> events)
+    : ctx_(ctx), reader_(proc_root), hooks_(std::move(hooks)), events_(std::move(events)) {}
+
+std::unique_ptr<ProcEvents> JobTracker::open_events(const std::string& proc_root) {
+  // Forks, execs and renames pushed by the kernel, where it lets us listen
+  // (root in the initial namespaces) and /proc is the host's; else the tick
+  // polls /proc/loadavg. AFTERMATH_PROC_EVENTS=0 forces the fallback.
+  const char* pe = ::getenv("AFTERMATH_PROC_EVENTS");
+  if (proc_root == "/proc" && !(pe && std::string(pe) == "0")) return ProcEvents::open();
+  return nullptr;
+}
+
+void JobTracker::set_containment(int reaper_pid, bool pid_namespace) {
+  reaper_pid_ = reaper_pid;
+  pid_ns_ = pid_namespace;
+}
+
+void JobTracker::add_top(Nanos t, int pid, int inner_pid, std::string comm, std::string cmdline) {
+  top_pid_ = pid;
+  inner_to_host_[inner_pid] = pid;
+  record(obs::proc_start(t, pid, init_pid_, std::move(comm), cmdline, Role::Launcher, 0, 0, 'R'));
+  TrackedProcess tr;
+  tr.pid = pid;
+  tr.ppid = init_pid_;
+  tr.state = 'R';
+  tr.role = Role::Launcher;
+  tr.is_top = true;
+  tr.cmdline = std::move(cmdline);
+  if (inner_pid != pid) tr.inner_pid = inner_pid;  // its pid in the job's namespace
+  // Not yet reaped (only the reaper reaps it, and it reports that), so the
+  // pid cannot have been reused: the pidfd names the top.
+  watch_exit(tr);
+  procs_[pid] = std::move(tr);
+}
+
+void JobTracker::reaped(Nanos t, int reaper_pid, const Outcome& out, bool top, const std::string& argv0) {
+  int host = top ? top_pid_ : host_pid_for(reaper_pid);
+  if (top && host && !procs_.count(host)) {
+    // Too short-lived for any sample: its life is still known exactly.
+    record(obs::proc_start(t, host, init_pid_, "", argv0, Role::Launcher, 0));
+    TrackedProcess tr;
+    tr.pid = host;
+    tr.is_top = true;
+    procs_.emplace(host, std::move(tr));
+  }
+  auto it = procs_.find(host);
+  if (host == 0 || it == procs_.end()) {
+    record(obs::note(t, "reaped an unobserved process (pid " + std::to_string(reaper_pid) +
+                            " in the job): " + out.to_string()));
+    return;
+  }
+  record(obs::proc_exit(t, host, out));
+  it->second.alive = false;
+  dirty_ = true;
+  // Reaped is gone, at the reaper's exact time, even if a sample that ran
+  // before this record arrived already saw it gone (the timeline is sorted
+  // by time at the end, so the earlier stamp wins).
+  it->second.gone = true;
+  record(obs::proc_gone(t, host));
+}
+
+int JobTracker::host_pid_for(int reaper_pid) const {
+  if (!pid_ns_) return reaper_pid;
+  auto it = inner_to_host_.find(reaper_pid);
+  return it == inner_to_host_.end() ? 0 : it->second;
+}
+
+void JobTracker::track_new(int pid, const ProcStat& st, int depth) {
+  TrackedProcess tr;
+  tr.pid = pid;
+  tr.starttime = st.starttime;
+  tr.ppid = st.ppid;
+  tr.state = st.state;
+  tr.depth = depth;
+  tr.comm = st.comm;
+  execd_.erase(pid);  // read fresh here
+  std::string cmd = reader_.cmdline(pid);
+  tr.is_top = pid == top_pid_;
+  tr.role = role_by_rule(st.comm, cmd, tr.is_top);
+  tr.cmdline = cmd;
+  record(obs::proc_start(now(), pid, st.ppid, st.comm, cmd, tr.role, depth,
+                         static_cast<std::int64_t>(st.starttime), st.state));
+  if (pid_ns_) {
+    auto ns = reader_.nspid(pid);
+    if (!ns.empty()) {
+      tr.inner_pid = ns.back();
+      inner_to_host_[ns.back()] = pid;
+    }
+  }
+  // Watch its exit through a pidfd, then prove the pidfd names the process we
+  // scanned (same start time), not a successor that reused the pid.
+  UniqueFd fd;
+  if (!pidfd_open(pid, fd)) {
+    auto again = reader_.stat(pid);
+    if (again && again->starttime == st.starttime) {
+      tr.pidfd = std::move(fd);
+      watch_exit(tr);
+    }
+  }
+  tr.first_ppid = st.ppid;
+  tr.seen_at = now();
+  auto& stored = procs_[pid] = std::move(tr);
+  classify(stored);
+}
+
+void JobTracker::classify(TrackedProcess& tr) {
+  if (tr.announced || tr.role_final || !tr.alive || tr.gone) return;
+  RoleEvidence ev;
+  ev.comm = tr.comm;
+  ev.cmdline = tr.cmdline;
+  ev.is_top = tr.pid == top_pid_;
+  if (!tr.env_read) {
+    // The environment it was exec'd with; read once per exec.
+    tr.env_rank = parse_rank_value(reader_.environ_value(tr.pid, "RANK").value_or(""));
+    tr.env_read = true;
+  }
+  ev.env_rank = tr.env_rank;
+  ev.caught = reader_.caught_signals(tr.pid);
+  RoleParent parent;
+  const RoleParent* pp = nullptr;
+  if (auto it = procs_.find(tr.first_ppid); it != procs_.end() && it->second.starttime <= tr.starttime) {
+    parent.role = it->second.role;
+    parent.rank = it->second.rank;
+    parent.env_rank = it->second.env_rank;
+    parent.cmdline = it->second.cmdline;
+    parent.is_top = it->first == top_pid_;
+    pp = &parent;
+  }
+  InferredRole inf = infer_role(ev, pp);
+  if (inf.role == Role::Unknown) return;
+  tr.role_final = inf.final;
+  // Numbers that come from the order of siblings: a DataLoader starts worker
+  // i i-th; mp.spawn starts rank i i-th.
+  auto earlier_siblings = [&](auto pred) {
+    int n = 0;
+    for (const auto& [pid, s] : procs_) {
+      if (pid == tr.pid || s.first_ppid != tr.first_ppid || !pred(s)) continue;
+      if (std::make_pair(s.starttime, pid) < std::make_pair(tr.starttime, tr.pid)) ++n;
+    }
+    return n;
+  };
+  int rank = inf.rank, worker = inf.worker;
+  if (inf.role == Role::Worker)
+    worker = earlier_siblings([](const TrackedProcess& s) {
+      return s.role != Role::Helper && s.role != Role::Launcher && s.role != Role::Rank;
+    });
+  if (inf.rank_by_spawn_order)
+    rank = earlier_siblings([](const TrackedProcess& s) {
+      return s.role != Role::Helper && is_spawn_child(s.cmdline);
+    });
+  if (inf.role == tr.role && rank == tr.rank && worker == tr.worker) return;
+  tr.role = inf.role;
+  tr.rank = rank;
+  tr.worker = worker;
+  record(obs::role_inferred(now(), tr.pid, tr.role, rank, worker, inf.why));
+  hooks_.on_role_change();  // a fault may wait for exactly this process
+}
+
+void JobTracker::classify_pending() {
+  // A worker shows its handlers once it reaches its loop, seconds after its
+  // birth under load; after 30 s a process that showed nothing stays as is.
+  constexpr Nanos kLookFor = 30 * kSecond;
+  Nanos t = now();
+  for (auto& [pid, tr] : procs_) {
+    if (tr.announced || tr.role_final || !tr.alive || tr.gone || t - tr.seen_at >= kLookFor) continue;
+    // An exec that changed neither comm nor anything announced (python3 ->
+    // python3, without process events) shows in the command line only.
+    if (std::string cmd = reader_.cmdline(pid); !cmd.empty() && cmd != tr.cmdline) {
+      execd_.insert(pid);
+      continue;  // refresh_commands() re-reads and classifies it
+    }
+    classify(tr);
+  }
+}
+
+void JobTracker::watch_exit(TrackedProcess& tr) {
+  if (!tr.pidfd) {
+    UniqueFd fd;
+    if (pidfd_open(tr.pid, fd)) return;
+    tr.pidfd = std::move(fd);
+  }
+  int pid = tr.pid;
+  tr.watch = std::make_unique<asio::posix::stream_descriptor>(ctx_, ::dup(tr.pidfd.get()));
+  tr.watch->async_wait(asio::posix::stream_descriptor::wait_read,
+                       [this, pid](boost::system::error_code ec) {
+                         if (!ec) on_pidfd(pid);
+                       });
+}
+
+void JobTracker::on_pidfd(int pid) {
+  auto it = procs_.find(pid);
+  if (it == procs_.end() || !it->second.alive) return;
+  it->second.alive = false;
+  dirty_ = true;  // it may be a zombie now, its children orphans
+  hooks_.on_exit(pid);  // e.g. an OOM kill comes before the exit it causes
+  record(obs::proc_exit(now(), pid, std::nullopt));
+}
+
+void JobTracker::drain_events(bool* forked) {
+  auto in_job = [&](int pid) {
+    if (pid == reaper_pid_ || pid == init_pid_) return true;
+    auto it = procs_.find(pid);
+    if (it != procs_.end()) return !it->second.gone;
+    return std::find(born_.begin(), born_.end(), pid) != born_.end();
+  };
+  bool complete = events_->drain([&](const ProcEvent& e) {
+    if (e.pid != e.tgid) return;  // a thread's own event
+    if (e.kind == ProcEvent::Kind::Fork) {
+      if (in_job(e.parent_tgid)) born_.push_back(e.tgid);
+    } else if (e.kind == ProcEvent::Kind::Exec || e.kind == ProcEvent::Kind::Comm) {
+      if (procs_.count(e.tgid)) execd_.insert(e.tgid);
+    } else if (e.kind == ProcEvent::Kind::Exit) {
+      // The status its parent reaps: the only way to know it for a process
+      // reaped by a parent of the job (a DataLoader reaping its workers).
+      if (procs_.count(e.tgid)) exit_status_[e.tgid] = e.exit_status;
+    }
+  });
+  if (!complete) dirty_ = lost_events_ = true;  // events were lost: look at everything
+  *forked = !born_.empty();
+}
+
+void JobTracker::tick() {
+  // Most ticks of an idle job read nothing from /proc. What changes the tree
+  // is announced: a fork of a job process by the kernel's process events (or,
+  // without them, any fork on the machine: the last pid in /proc/loadavg
+  // moved), an exit by its pidfd, a reap by the reaper, an unknown sender by
+  // its message. A fork costs a look at the new pids only; the rest a full
+  // refresh, as does every kStateRefresh-th tick, for the state changes
+  // nothing announces (a stop, D).
+  constexpr int kStateRefresh = 10;
+  bool forked = false;
+  if (events_) {
+    drain_events(&forked);
+  } else {
+    auto lp = reader_.last_pid();
+    forked = !lp || *lp != last_pid_seen_;
+    if (lp) last_pid_seen_ = *lp;
+  }
+  if (dirty_ || ++quiet_ticks_ >= kStateRefresh) {
+    // With process events, births are announced: a refresh re-reads the
+    // tracked processes and the announced ones. The table (or the children
+    // files) is read only every kDiscoverEvery-th refresh (~5 s), as a
+    // safety net.
+    constexpr int kDiscoverEvery = 25;
+    if (events_ && !lost_events_ && ++refreshes_ % kDiscoverEvery != 0) {
+      dirty_ = false;
+      quiet_ticks_ = 0;
+      refresh_tracked();
+      if (!born_.empty()) sample_new();
+      if (!execd_.empty()) refresh_commands();
+    } else {
+      lost_events_ = false;
+      walk();
+    }
+    return;
+  }
+  if (forked) sample_new();
+  if (!execd_.empty()) refresh_commands();
+}
+
+std::map<int, int> JobTracker::known_levels() const {
+  // Levels below reaper_pid_: (pid namespace) init 1, top 2; (subreaper) top 1.
+  std::map<int, int> known;
+  if (init_pid_ && init_pid_ != reaper_pid_) known[init_pid_] = 1;
+  for (const auto& [pid, tr] : procs_)
+    if (!tr.gone) known[pid] = tr.depth + base();
+  return known;
+}
+
+void JobTracker::adopt(std::map<int, std::pair<ProcStat, int>> fresh) {
+  for (auto& [pid, entry] : fresh) {
+    if (!top_started()) break;  // the reaper's own fork, before exec
+    auto it = procs_.find(pid);
+    if (it != procs_.end()) {
+      if (!it->second.gone && it->second.starttime == entry.first.starttime) continue;
+      // The pid was reused inside the job: the old one is gone.
+      if (!it->second.gone) {
+        if (it->second.alive) record(obs::proc_exit(now(), pid, std::nullopt));
+        record(obs::proc_gone(now(), pid));
+      }
+      procs_.erase(it);
+    }
+    track_new(pid, entry.first, std::max(0, entry.second - base()));
+  }
+}
+
+void JobTracker::sample_new() {
+  std::vector<int> born;
+  born.swap(born_);
+  adopt(reader_.newcomers(reaper_pid_, known_levels(), &foreign_, events_ ? &born : nullptr));
+}
+
+void JobTracker::refresh_commands() {
+  std::set<int> pids;
+  pids.swap(execd_);
+  for (int pid : pids) {
+    auto it = procs_.find(pid);
+    if (it == procs_.end() || it->second.gone) continue;
+    TrackedProcess& tr = it->second;
+    auto st = reader_.stat(pid);
+    if (!st || (tr.starttime && st->starttime != tr.starttime)) continue;  // the next walk says
+    std::string cmd = reader_.cmdline(pid);
+    tr.comm = st->comm;
+    if (cmd.empty() || cmd == tr.cmdline) continue;  // a zombie has none; a rename keeps it
+    tr.cmdline = cmd;
+    // Seen between fork and exec, it carried its parent's command line (and
+    // environment): role rules and match: targets need the new one.
+    if (tr.role == Role::Unknown) tr.role = role_by_rule(tr.comm, cmd, pid == top_pid_);
+    record(obs::proc_exec(now(), pid, tr.comm, cmd, tr.role));
+    tr.env_read = false;
+    if (!tr.announced) tr.role_final = false;
+    classify(tr);
+  }
+}
+
+void JobTracker::walk() {
+  dirty_ = false;
+  quiet_ticks_ = 0;
+  born_.clear();  // the walk below finds them
+  auto known = refresh_tracked();
+  // Then the processes born since, from the children files or the table
+  // (never from events: this is the walk that does not depend on them).
+  adopt(reader_.newcomers(reaper_pid_, known, &foreign_));
+  if (!execd_.empty()) refresh_commands();
+}
+
+// Long: one pass over the tracked processes that reads each once and
+// derives every change (exit, parent, state, exec, CPU, RSS) from that read.
+std::map<int, int> JobTracker::refresh_tracked() {
+  // Every tracked process, re-read: gone, state, parent, name. The reads
+  // cost the job's size, never the machine's.
+  auto known = known_levels();
+  std::int64_t rss_pages = 0, summed = 0;
+  for (auto& [pid, tr] : procs_) {
+    if (tr.gone) continue;
+    auto st = reader_.stat(pid);
+    if (st && st->state != 'Z' && (!tr.starttime || st->starttime == tr.starttime)) {
+      rss_pages += st->rss_pages;
+      ++summed;
+      std::uint64_t cpu = st->utime + st->stime;
+      auto [it, fresh] = cpu_seen_.try_emplace(pid, cpu);
+      if (!fresh && cpu > it->second) cpu_ticks_ += static_cast<std::int64_t>(cpu - it->second);
+      it->second = cpu;
+    }
+    if (!st || (tr.starttime && st->starttime != tr.starttime)) {
+      if (tr.alive) {
+        tr.alive = false;
+        record(obs::proc_exit(now(), pid, std::nullopt));
+      }
+      tr.gone = true;
+      record(obs::proc_gone(now(), pid));
+      known.erase(pid);
+      continue;
+    }
+    if (tr.starttime == 0) tr.starttime = st->starttime;
+    if (st->ppid != tr.ppid) {
+      tr.ppid = st->ppid;
+      record(obs::proc_parent(now(), pid, st->ppid));
+      int parent = st->ppid == reaper_pid_ ? 0 : known.count(st->ppid) ? known[st->ppid] : -1;
+      if (parent >= 0) {
+        tr.depth = std::max(0, parent + 1 - base());
+        known[pid] = tr.depth + base();
+      }
+    }
+    if (st->state != tr.state) {
+      tr.state = st->state;
+      record(obs::proc_state(now(), pid, st->state));
+    }
+    if (tr.comm.empty()) {
+      tr.comm = st->comm;
+    } else if (st->comm != tr.comm) {
+      execd_.insert(pid);  // exec'd (or renamed) since: read its command line again
+    }
+  }
+  classify_pending();
+  hooks_.on_refreshed();
+  // The job's resident memory, from the same reads: recorded when it moved
+  // by 1 MiB or more (RSS counts shared pages once per process: an upper
+  // bound on what the job holds, and what an OOM killer weighs).
+  static const std::int64_t kPage = ::sysconf(_SC_PAGESIZE);
+  std::int64_t rss = rss_pages * kPage;
+  if (last_rss_ < 0 || std::llabs(rss - last_rss_) >= (1 << 20) || (summed == 0) != (last_rss_procs_ == 0)) {
+    record(obs::memory(now(), rss, summed));
+    last_rss_ = rss;
+    last_rss_procs_ = summed;
+  }
+  return known;
+}
+
+void JobTracker::announce(int pid, Role role, int rank, int worker) {
+  auto it = procs_.find(pid);
+  if (it == procs_.end()) return;
+  it->second.announced = true;
+  it->second.role = role;
+  it->second.rank = rank;
+  it->second.worker = worker;
+}
+
+void JobTracker::signal_live(int sig, const char* why) {
+  // Children before parents: deepest first, so a parent cannot react to its
+  // children's deaths (respawn, re-parent) before they are gone.
+  std::vector<TrackedProcess*> live;
+  for (auto& [pid, tr] : procs_)
+    if (tr.alive && !tr.gone && tr.pidfd) live.push_back(&tr);
+  std::stable_sort(live.begin(), live.end(),
+                   [](const TrackedProcess* a, const TrackedProcess* b) { return a->depth > b->depth; });
+  for (TrackedProcess* tr : live) {
+    if (!pidfd_signal(tr->pidfd.get(), sig)) record(obs::signal(now(), tr->pid, sig, why));
+    if (sig == SIGTERM && (tr->state == 'T' || tr->state == 't'))
+      (void)pidfd_signal(tr->pidfd.get(), SIGCONT);
+  }
+}
+
+std::optional<std::string> JobTracker::fill_exit_statuses(std::vector<Observation>& events) {
+  if (events_) {
+    // The last exits may still be queued.
+    (void)events_->drain([&](const ProcEvent& e) {
+      if (e.pid == e.tgid && e.kind == ProcEvent::Kind::Exit && procs_.count(e.tgid))
+        exit_status_[e.tgid] = e.exit_status;
+    });
+  }
+  // Per pid, its last exit without a status (a reused pid's earlier life
+  // keeps what it had).
+  std::map<int, Observation*> last_exit;
+  std::set<int> known;
+  for (auto& o : events) {
+    if (o.kind != ObsKind::ProcExit) continue;
+    if (o.outcome) {
+      known.insert(o.pid);
+      last_exit.erase(o.pid);
+    } else if (!known.count(o.pid)) {
+      last_exit[o.pid] = &o;
+    }
+  }
+  std::vector<int> unknown;
+  for (auto& [pid, o] : last_exit) {
+    if (auto it = exit_status_.find(pid); it != exit_status_.end())
+      o->outcome = Outcome::from_wait_status(it->second);
+    else
+      unknown.push_back(pid);
+  }
+  if (unknown.empty()) return std::nullopt;
+  std::string pids;
+  for (int p : unknown) pids += (pids.empty() ? "" : ", ") + std::to_string(p);
+  return "reaped by their parent, exit status unknown" +
+         std::string(events_ ? "" : " (no process events here: not root)") + ": pid " + pids;
+}
+
+std::vector<int> JobTracker::still_running() const {
+  std::vector<int> out;
+  for (const auto& [pid, tr] : procs_) {
+    if (tr.gone) continue;
+    auto st = reader_.stat(pid);
+    if (st && st->starttime == tr.starttime) out.push_back(pid);
+  }
+  return out;
+}
+
+const TrackedProcess* JobTracker::find(int pid) const {
+  auto it = procs_.find(pid);
+  return it == procs_.end() ? nullptr : &it->second;
+}
+
+int JobTracker::live_count() const {
+  int n = 0;
+  for (const auto& [pid, p] : procs_)
+    if (p.alive && !p.gone) ++n;
+  return n;
+}
+
+int JobTracker::present_count() const {
+  int n = 0;
+  for (const auto& [pid, p] : procs_)
+    if (!p.gone) ++n;
+  return n;
+}
+
+std::vector<int> JobTracker::live_pids() const {
+  std::vector<int> out;
+  for (const auto& [pid, p] : procs_)
+    if (p.alive && !p.gone) out.push_back(pid);
+  return out;
+}
+
+std::vector<int> JobTracker::present_pids() const {
+  std::vector<int> out;
+  for (const auto& [pid, p] : procs_)
+    if (!p.gone) out.push_back(pid);
+  return out;
+}
+
+std::vector<JobProcess> JobTracker::view() const {
+  std::vector<JobProcess> v;
+  for (const auto& [pid, tr] : procs_)
+    if (!tr.gone) v.push_back(static_cast<const JobProcess&>(tr));
+  return v;
+}
+
+JobRef JobTracker::ref() const {
+  JobRef j;
+  for (const auto& [pid, tr] : procs_) j.pids.insert(pid);
+  j.orphan_parents = {1};
+  if (reaper_pid_) j.orphan_parents.insert(reaper_pid_);
+  if (init_pid_) j.orphan_parents.insert(init_pid_);
+  return j;
+}
+
+}  // namespace aftermath

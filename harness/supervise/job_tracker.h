@@ -1,0 +1,169 @@
+// The job tracker: which processes are the job, what each is, and what
+// became of it, kept up to date from /proc at the cost of the job's size.
+//
+// The job is the reaper's descendants. A newcomer is found by the kernel's
+// process events (fork, exec, exit) where this process may listen, else by a
+// moved /proc/loadavg last pid; every tracked process is re-read (state,
+// parent, name, CPU time, RSS) when anything may have changed and every
+// tenth tick regardless, for what nothing announces (a stop, D). Each is
+// watched through a pidfd proven to name the process scanned (same start
+// time), so its exit is seen when it happens and a reused pid is never taken
+// for it. A process that did not announce its role gets one inferred from
+// what the kernel shows (observe/roles.h).
+//
+// Everything seen is recorded through the hooks as observations; the tracker
+// never judges. Single-threaded: the supervisor's loop drives it.
+#pragma once
+
+#include <boost/asio.hpp>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "harness/core/timeline.h"
+#include "harness/inject/select.h"
+#include "harness/observe/proc.h"
+#include "harness/observe/proc_events.h"
+#include "harness/observe/process_index.h"
+#include "harness/os/pidfd.h"
+
+namespace aftermath {
+
+// A job process as the tracker follows it: what the injector sees of it (the
+// JobProcess it is) and the bookkeeping that keeps that true.
+struct TrackedProcess : JobProcess {
+  TrackedProcess() { state = 0; }  // unknown until read
+  std::uint64_t starttime = 0;  // clock ticks since boot (0: not read yet)
+  int inner_pid = 0;            // its pid in the job's namespace (0: same, or unknown)
+  int first_ppid = 0;
+  Nanos seen_at = 0;
+  bool announced = false;   // it said who it is: no inference over that
+  bool role_final = false;  // inferred, and no later evidence can change it
+  bool env_read = false;    // RANK read from its environment (again after an exec)
+  std::optional<int> env_rank;
+  std::string comm;         // as last read; a change means an exec (or a rename)
+  bool gone = false;        // reaped (no longer in /proc)
+  UniqueFd pidfd;
+  std::unique_ptr<boost::asio::posix::stream_descriptor> watch;
+};
+
+struct JobTrackerHooks {
+  std::function<Nanos()> now;                  // run time
+  std::function<void(Observation)> record;     // every observation the tracker makes
+  std::function<void()> on_role_change;        // a role or number changed (a fault may wait for it)
+  std::function<void(int pid)> on_exit;        // a pidfd said exit, before its ProcExit is recorded
+  std::function<void()> on_refreshed;          // after each re-read of the tracked processes
+};
+
+class JobTracker {
+ public:
+  // `events`: the kernel's process events (null: /proc/loadavg is watched).
+  JobTracker(boost::asio::io_context& ctx, const std::string& proc_root, JobTrackerHooks hooks,
+             std::unique_ptr<ProcEvents> events = nullptr);
+
+  // The kernel's process events for a tracker of `proc_root`'s processes,
+  // where they work; null where the tick must poll /proc/loadavg instead.
+  static std::unique_ptr<ProcEvents> open_events(const std::string& proc_root);
+
+  // What the reaper said: its pid (the tracked processes' root), whether the
+  // job has a PID namespace, and the job's init (== the reaper without one).
+  void set_containment(int reaper_pid, bool pid_namespace);
+  void set_init_pid(int pid) { init_pid_ = pid; }
+
+  // The top process started (pid as seen here, and in its namespace): its
+  // start is recorded exactly, its pidfd watched; comm and start time come
+  // with the next walk.
+  void add_top(Nanos t, int pid, int inner_pid, std::string comm, std::string cmdline);
+  // The reaper reaped `reaper_pid` (its pid in the job), or the top exited
+  // (`top`): recorded as exited and gone at the reaper's time.
+  void reaped(Nanos t, int reaper_pid, const Outcome& outcome, bool top, const std::string& argv0);
+
+  // Walks the job's tree: every tracked process re-read, newcomers from the
+  // children files or the table (never from events).
+  void walk();
+  // One sample tick: a walk when something may have changed, else only what
+  // the process events (or /proc/loadavg) announced.
+  void tick();
+  // Something happened that the next tick must look at (an exit, a message).
+  void mark_dirty() { dirty_ = true; }
+
+  // A process said who it is.
+  void announce(int pid, Role role, int rank, int worker);
+  // SIGNAL to every live process with a pidfd, deepest first, each recorded;
+  // stopped ones also get SIGCONT with a SIGTERM.
+  void signal_live(int sig, const char* why);
+  // Outcomes the reaper never saw (a process reaped by its own parent), from
+  // the kernel's exit events, filled into `events`; a note for the rest.
+  std::optional<std::string> fill_exit_statuses(std::vector<Observation>& events);
+  // Processes once seen that still run (the same start time): a failed teardown.
+  std::vector<int> still_running() const;
+
+  const TrackedProcess* find(int pid) const;
+  int host_pid_for(int reaper_pid) const;  // 0: unknown
+  int live_count() const;     // not yet exited
+  int present_count() const;  // not yet reaped (zombies included)
+  std::vector<int> live_pids() const;     // not exited
+  std::vector<int> present_pids() const;  // not reaped
+  std::vector<JobProcess> view() const;   // not reaped, as the injector sees them
+  JobRef ref() const;                     // the job, for device and hygiene checks
+  bool top_started() const { return top_pid_ != 0; }
+  int top_pid() const { return top_pid_; }
+  int reaper_pid() const { return reaper_pid_; }
+  int init_pid() const { return init_pid_; }
+  bool has_process_events() const { return events_ != nullptr; }
+
+  // CPU time (clock ticks) the job consumed since reset (no_hang's stall rule).
+  std::int64_t cpu_ticks() const { return cpu_ticks_; }
+  void reset_cpu_ticks() { cpu_ticks_ = 0; }
+
+ private:
+  Nanos now() const { return hooks_.now(); }
+  void record(Observation o) { hooks_.record(std::move(o)); }
+  int base() const { return pid_ns_ ? 2 : 1; }  // the top's depth below the reaper
+  void track_new(int pid, const ProcStat& st, int depth);
+  void sample_new();  // stat only the processes born since the last look
+  void adopt(std::map<int, std::pair<ProcStat, int>> fresh);
+  std::map<int, int> known_levels() const;  // tracked pids -> depth below the reaper
+  std::map<int, int> refresh_tracked();     // re-stat every tracked process; known_levels() after
+  void refresh_commands();  // re-read comm and cmdline of the processes in execd_
+  void classify(TrackedProcess& tr);
+  void classify_pending();  // look again at the young ones whose role is not final
+  void watch_exit(TrackedProcess& tr);  // pidfd (opened here if needed) -> ProcExit
+  void on_pidfd(int pid);
+  void drain_events(bool* forked);
+
+  boost::asio::io_context& ctx_;
+  ProcReader reader_;
+  JobTrackerHooks hooks_;
+  std::unique_ptr<ProcEvents> events_;
+  std::map<int, TrackedProcess> procs_;  // host pid -> tracked (current incarnation)
+  std::map<int, int> inner_to_host_;     // namespace pid -> host pid
+  int reaper_pid_ = 0;
+  int init_pid_ = 0;
+  bool pid_ns_ = false;
+  int top_pid_ = 0;
+  std::int64_t cpu_ticks_ = 0;
+  std::map<int, std::uint64_t> cpu_seen_;  // pid -> utime+stime at the last read
+  std::int64_t last_rss_ = -1;      // the job's RSS at the last memory observation
+  std::int64_t last_rss_procs_ = -1;
+  bool dirty_ = true;       // something happened since the last walk
+  int quiet_ticks_ = 0;     // ticks since the last walk
+  int last_pid_seen_ = -1;  // /proc/loadavg's last pid at the last tick
+  std::vector<int> born_;   // job processes announced by fork events, not yet looked at
+  std::set<int> execd_;     // job processes that exec'd or renamed themselves since
+  std::map<int, int> exit_status_;  // pid -> wait status, from the kernel's exit events
+  std::set<int> foreign_;   // pids seen outside the job (listing without children files)
+  bool lost_events_ = false;  // the event stream overflowed: the next refresh walks
+  int refreshes_ = 0;
+};
+
+// The role a process has by rule alone: the top is the launcher, PyTorch's
+// shm manager a helper.
+Role role_by_rule(const std::string& comm, const std::string& cmdline, bool is_top);
+
+}  // namespace aftermath

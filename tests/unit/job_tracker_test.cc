@@ -1,0 +1,232 @@
+// The job tracker on real processes: this test stands where the reaper
+// stands, a child of it is the job's top, and the top's own child is what
+// the tracker must find, classify, watch and signal.
+#include "harness/supervise/job_tracker.h"
+
+#include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "tests/support/children.h"
+
+namespace aftermath {
+namespace {
+
+using ::testing::HasSubstr;
+using testing_children::OwnedChild;
+using testing_children::readable_within;
+
+// A top process (a fork of this test) and its one child, /bin/sleep 30 run
+// with `env`, reported only once it has exec'd. Both bound their own lives.
+struct Family {
+  explicit Family(std::vector<std::string> env) {
+    std::vector<const char*> envp;
+    for (const auto& e : env) envp.push_back(e.c_str());
+    envp.push_back(nullptr);
+    const char* argv[] = {"sleep", "30", nullptr};
+    int report[2];
+    if (::pipe(report) != 0) return;
+    pid_t top = ::fork();
+    if (top == 0) {
+      // Between fork and exec: no allocation (everything above is built).
+      int exec_seen[2];
+      if (::pipe2(exec_seen, O_CLOEXEC) != 0) _exit(2);
+      pid_t c = ::fork();
+      if (c == 0) {
+        ::execve("/bin/sleep", const_cast<char* const*>(argv), const_cast<char* const*>(envp.data()));
+        _exit(127);
+      }
+      ::close(exec_seen[1]);
+      char b;
+      while (::read(exec_seen[0], &b, 1) > 0) {
+      }
+      (void)!::write(report[1], &c, sizeof c);
+      ::alarm(30);
+      for (;;) ::pause();
+    }
+    ::close(report[1]);
+    this->top.adopt(top);
+    if (readable_within(report[0], 10000) && ::read(report[0], &child, sizeof child) == sizeof child)
+      (void)pidfd_open(child, child_fd);
+    ::close(report[0]);
+  }
+  ~Family() {
+    if (child_fd) (void)pidfd_signal(child_fd.get(), SIGKILL);  // then init reaps it, with the top
+  }
+  OwnedChild top;
+  pid_t child = 0;
+  UniqueFd child_fd;
+};
+
+struct Recorder {
+  Nanos t = 0;
+  std::vector<Observation> seen;
+  std::vector<int> exits;
+  int role_changes = 0;
+  int refreshes = 0;
+  JobTrackerHooks hooks() {
+    JobTrackerHooks h;
+    h.now = [this] { return t; };
+    h.record = [this](Observation o) { seen.push_back(std::move(o)); };
+    h.on_role_change = [this] { ++role_changes; };
+    h.on_exit = [this](int pid) { exits.push_back(pid); };
+    h.on_refreshed = [this] { ++refreshes; };
+    return h;
+  }
+  const Observation* find(ObsKind k, int pid) const {
+    for (const auto& o : seen)
+      if (o.kind == k && o.pid == pid) return &o;
+    return nullptr;
+  }
+};
+
+struct TrackerTest : ::testing::Test {
+  boost::asio::io_context ctx;
+  Recorder rec;
+  JobTracker tracker{ctx, "/proc", rec.hooks()};
+  void contain(const Family& f) {
+    tracker.set_containment(::getpid(), false);
+    tracker.set_init_pid(::getpid());
+    tracker.add_top(0, f.top.pid(), f.top.pid(), "top", "the top");
+  }
+  // Runs the loop until pred() holds, 10 s at most.
+  template <typename Pred>
+  bool run_until(Pred pred) {
+    Nanos until = monotonic_now() + 10 * kSecond;
+    while (!pred() && monotonic_now() < until) {
+      if (ctx.stopped()) ctx.restart();
+      ctx.run_one_for(std::chrono::milliseconds(50));
+    }
+    return pred();
+  }
+};
+
+TEST_F(TrackerTest, AWalkFindsTheTopsChildWithItsDepthAndRoleFromItsEnvironment) {
+  Family f({"RANK=2", "PATH=/bin"});
+  ASSERT_GT(f.child, 0);
+  contain(f);
+  const Observation* top = rec.find(ObsKind::ProcStart, f.top.pid());
+  ASSERT_TRUE(top);
+  EXPECT_EQ(top->role, Role::Launcher);
+  tracker.walk();
+  const Observation* start = rec.find(ObsKind::ProcStart, f.child);
+  ASSERT_TRUE(start) << "the top's child was not found";
+  EXPECT_EQ(start->ppid, f.top.pid());
+  EXPECT_EQ(start->depth, 1);
+  EXPECT_EQ(start->name, "sleep");
+  EXPECT_EQ(start->text, "sleep 30");
+  const Observation* role = rec.find(ObsKind::RoleInferred, f.child);
+  ASSERT_TRUE(role);
+  EXPECT_EQ(role->role, Role::Rank);
+  EXPECT_EQ(role->value, 2);
+  EXPECT_EQ(role->text, "RANK=2 in its environment");
+  EXPECT_GE(rec.role_changes, 1);
+  EXPECT_GE(rec.refreshes, 1);
+  EXPECT_EQ(tracker.live_count(), 2);
+  auto view = tracker.view();
+  ASSERT_EQ(view.size(), 2u);
+  auto child = std::find_if(view.begin(), view.end(), [&](const JobProcess& p) { return p.pid == f.child; });
+  ASSERT_NE(child, view.end());
+  EXPECT_EQ(child->role, Role::Rank);
+  EXPECT_EQ(child->rank, 2);
+  EXPECT_FALSE(child->is_top);
+  EXPECT_TRUE(tracker.find(f.top.pid())->is_top);
+}
+
+TEST_F(TrackerTest, WithoutRankItStaysUnknownAndAnAnnouncementWins) {
+  Family f({"PATH=/bin"});
+  ASSERT_GT(f.child, 0);
+  contain(f);
+  tracker.walk();
+  ASSERT_TRUE(rec.find(ObsKind::ProcStart, f.child));
+  EXPECT_FALSE(rec.find(ObsKind::RoleInferred, f.child));
+  tracker.announce(f.child, Role::Worker, 0, 3);
+  const TrackedProcess* p = tracker.find(f.child);
+  ASSERT_TRUE(p);
+  EXPECT_TRUE(p->announced);
+  EXPECT_EQ(p->role, Role::Worker);
+  EXPECT_EQ(p->worker, 3);
+}
+
+TEST_F(TrackerTest, AnExitIsSeenThroughThePidfdAndTheZombieByTheNextWalk) {
+  Family f({"PATH=/bin"});
+  ASSERT_GT(f.child, 0);
+  contain(f);
+  tracker.walk();
+  ASSERT_TRUE(rec.find(ObsKind::ProcStart, f.child));
+  ASSERT_FALSE(pidfd_signal(f.child_fd.get(), SIGKILL));
+  ASSERT_TRUE(run_until([&] { return !rec.exits.empty(); }));
+  EXPECT_EQ(rec.exits, std::vector<int>{f.child});
+  const Observation* exit = rec.find(ObsKind::ProcExit, f.child);
+  ASSERT_TRUE(exit);
+  EXPECT_FALSE(exit->outcome);  // its parent reaps it, not the reaper
+  EXPECT_EQ(tracker.live_count(), 1);
+  EXPECT_EQ(tracker.present_count(), 2);  // a zombie: its parent never waits
+  tracker.walk();
+  const Observation* z = rec.find(ObsKind::ProcState, f.child);
+  ASSERT_TRUE(z);
+  EXPECT_EQ(z->state, 'Z');
+  EXPECT_EQ(tracker.live_pids(), std::vector<int>{f.top.pid()});
+}
+
+TEST_F(TrackerTest, SignalLiveGoesDeepestFirst) {
+  Family f({"PATH=/bin"});
+  ASSERT_GT(f.child, 0);
+  contain(f);
+  tracker.walk();
+  tracker.signal_live(SIGKILL, "teardown");
+  std::vector<int> order;
+  for (const auto& o : rec.seen)
+    if (o.kind == ObsKind::Signal) {
+      order.push_back(o.pid);
+      EXPECT_EQ(o.value, SIGKILL);
+      EXPECT_EQ(o.text, "teardown");
+    }
+  EXPECT_EQ(order, (std::vector<int>{f.child, f.top.pid()}));
+  int status = 0;
+  ASSERT_TRUE(f.top.exited_within(10000, &status));
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+}
+
+TEST_F(TrackerTest, AReapIsAnExitWithItsOutcomeAndAnUnknownPidANote) {
+  Family f({"PATH=/bin"});
+  ASSERT_GT(f.child, 0);
+  contain(f);
+  tracker.walk();
+  tracker.reaped(7, f.child, Outcome::killed(SIGTERM), false, "");
+  const Observation* exit = rec.find(ObsKind::ProcExit, f.child);
+  ASSERT_TRUE(exit);
+  EXPECT_EQ(exit->t, 7);
+  EXPECT_EQ(exit->outcome, Outcome::killed(SIGTERM));
+  ASSERT_TRUE(rec.find(ObsKind::ProcGone, f.child));
+  EXPECT_EQ(tracker.present_count(), 1);
+  tracker.reaped(8, 999999, Outcome::exited(0), false, "");
+  ASSERT_FALSE(rec.seen.empty());
+  EXPECT_EQ(rec.seen.back().kind, ObsKind::Note);
+  EXPECT_THAT(rec.seen.back().text, HasSubstr("reaped an unobserved process (pid 999999 in the job)"));
+}
+
+TEST_F(TrackerTest, ExitStatusesNobodySawAreNamed) {
+  std::vector<Observation> events = {obs::proc_exit(1, 41, std::nullopt),
+                                     obs::proc_exit(2, 42, Outcome::exited(0))};
+  auto note = tracker.fill_exit_statuses(events);
+  ASSERT_TRUE(note);
+  EXPECT_EQ(*note, "reaped by their parent, exit status unknown (no process events here: not root): pid 41");
+  events.pop_back();
+  events[0].outcome = Outcome::exited(1);
+  EXPECT_FALSE(tracker.fill_exit_statuses(events));
+}
+
+TEST(RoleByRule, TheTopIsTheLauncherAndTheShmManagerAHelper) {
+  EXPECT_EQ(role_by_rule("python3", "python3 train.py", true), Role::Launcher);
+  EXPECT_EQ(role_by_rule("torch_shm_manag", "", false), Role::Helper);
+  EXPECT_EQ(role_by_rule("x", "/usr/lib/torch/bin/torch_shm_manager --daemon", false), Role::Helper);
+  EXPECT_EQ(role_by_rule("python3", "python3 train.py", false), Role::Unknown);
+}
+
+}  // namespace
+}  // namespace aftermath
