@@ -5,7 +5,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tests/unit/run_fixtures.h"
@@ -259,6 +261,144 @@ TEST(Histories, AnExecReplacesTheCommandSeenBeforeIt) {
   EXPECT_EQ(hs[0].role, Role::Helper);  // unknown until the exec said more
   EXPECT_EQ(hs[1].cmdline, "python3 -c pass");
   EXPECT_EQ(hs[1].role, Role::Worker);  // a known role is kept
+}
+
+// ============================================================ kinds and builders
+
+TEST(EnumStrings, ObsKind) {
+  EXPECT_EQ(to_string(ObsKind::Phase), "phase");
+  EXPECT_EQ(to_string(ObsKind::ProcStart), "proc_start");
+  EXPECT_EQ(to_string(ObsKind::ProcParent), "proc_parent");
+  EXPECT_EQ(to_string(ObsKind::ProcState), "proc_state");
+  EXPECT_EQ(to_string(ObsKind::ProcExit), "proc_exit");
+  EXPECT_EQ(to_string(ObsKind::ProcGone), "proc_gone");
+  EXPECT_EQ(to_string(ObsKind::ShmAdd), "shm_add");
+  EXPECT_EQ(to_string(ObsKind::ShmResize), "shm_resize");
+  EXPECT_EQ(to_string(ObsKind::ShmRemove), "shm_remove");
+  EXPECT_EQ(to_string(ObsKind::ShmReclaim), "shm_reclaim");
+  EXPECT_EQ(to_string(ObsKind::Signal), "signal");
+  EXPECT_EQ(to_string(ObsKind::Sample), "sample");
+  EXPECT_EQ(to_string(ObsKind::Note), "note");
+}
+
+TEST(EnumStrings, EveryObsKindHasItsOwnName) {
+  std::set<std::string_view> names;
+  for (int k = static_cast<int>(ObsKind::Phase); k <= static_cast<int>(ObsKind::TmpReclaim); ++k)
+    EXPECT_TRUE(names.insert(to_string(static_cast<ObsKind>(k))).second)
+        << "kind " << k << " repeats " << to_string(static_cast<ObsKind>(k));
+  EXPECT_EQ(to_string(ObsKind::ShmHeld), "shm_held");
+  EXPECT_EQ(to_string(ObsKind::TmpLeft), "tmp_left");
+  EXPECT_EQ(to_string(ObsKind::OomKill), "oom_kill");
+  EXPECT_EQ(to_string(ObsKind::RoleInferred), "role_inferred");
+}
+
+TEST(ObsBuilders, EachPutsItsFactsWhereTheKindSays) {
+  auto start = obs::proc_start(msec(1), 20, 10, "python3", "python3 train.py", Role::Rank, 2, 555, 'R');
+  EXPECT_EQ(start.kind, ObsKind::ProcStart);
+  EXPECT_EQ(start.t, msec(1));
+  EXPECT_EQ(start.pid, 20);
+  EXPECT_EQ(start.ppid, 10);
+  EXPECT_EQ(start.name, "python3");
+  EXPECT_EQ(start.text, "python3 train.py");
+  EXPECT_EQ(start.role, Role::Rank);
+  EXPECT_EQ(start.depth, 2);
+  EXPECT_EQ(start.value, 555);
+  EXPECT_EQ(start.state, 'R');
+
+  auto sig = obs::signal(msec(2), 20, 9, "fault 1");
+  EXPECT_EQ(sig.kind, ObsKind::Signal);
+  EXPECT_EQ(sig.value, 9);
+  EXPECT_EQ(sig.text, "fault 1");
+
+  auto held = obs::shm_held(msec(3), 20, "/dev/shm/x", 4096, "fd", /*deleted=*/true);
+  EXPECT_EQ(held.kind, ObsKind::ShmHeld);
+  EXPECT_EQ(held.name, "/dev/shm/x");
+  EXPECT_EQ(held.value, 4096);
+  EXPECT_EQ(held.text, "fd");
+  EXPECT_TRUE(held.baseline);  // "deleted" rides in the baseline flag
+
+  auto left = obs::tmp_left(msec(4), "/tmp/pymp-1", 10, 1000, "pymp", 4242);
+  EXPECT_EQ(left.kind, ObsKind::TmpLeft);
+  EXPECT_EQ(left.value, 10);
+  EXPECT_EQ(left.value2, 1000);
+  EXPECT_EQ(left.text, "pymp");
+  EXPECT_EQ(left.pid, 4242);
+
+  auto oom = obs::oom_kill(msec(5), 1, 20, 3, "/sys/fs/cgroup/x", "Out of memory: Killed process 20");
+  EXPECT_EQ(oom.kind, ObsKind::OomKill);
+  EXPECT_EQ(oom.value, 1);
+  EXPECT_EQ(oom.value2, 3);
+  EXPECT_EQ(oom.text, "/sys/fs/cgroup/x");
+  EXPECT_EQ(oom.name, "Out of memory: Killed process 20");
+
+  auto f = obs::fault(msec(6), 0, 20, "SIGKILL", "rank:1");
+  EXPECT_EQ(f.kind, ObsKind::Fault);
+  EXPECT_EQ(f.value, 0);
+  EXPECT_EQ(f.name, "SIGKILL");
+  EXPECT_EQ(f.text, "rank:1");
+}
+
+TEST(Timeline, AddAppendsInTheOrderGiven) {
+  Timeline tl;
+  tl.add(obs::note(msec(5), "later"));
+  tl.add(obs::note(msec(1), "earlier, appended after"));
+  ASSERT_EQ(tl.events.size(), 2u);
+  EXPECT_EQ(tl.events[0].text, "later");
+  EXPECT_EQ(tl.events[1].text, "earlier, appended after");
+}
+
+// ============================================================ more build_histories
+
+TEST(BuildHistories, AnnouncedOrInferredRoleRankAndWorker) {
+  Timeline tl;
+  tl.add(obs::proc_start(msec(1), 20, 10, "python3", "python3 train.py"));
+  tl.add(obs::proc_start(msec(2), 21, 20, "python3", "python3 train.py"));
+  tl.add(obs::announce(msec(3), 20, Role::Rank, 1, -1, "rank=1"));
+  tl.add(obs::role_inferred(msec(4), 21, Role::Worker, 1, 3, "child of rank 1"));
+  tl.add(obs::announce(msec(5), 99, Role::Rank, 7, -1, ""));  // a pid never started: ignored
+  auto hs = build_histories(tl);
+  ASSERT_EQ(hs.size(), 2u);
+  EXPECT_EQ(hs[0].role, Role::Rank);
+  EXPECT_EQ(hs[0].rank, 1);
+  EXPECT_EQ(hs[0].worker, -1);
+  EXPECT_EQ(hs[1].role, Role::Worker);
+  EXPECT_EQ(hs[1].rank, 1);
+  EXPECT_EQ(hs[1].worker, 3);
+}
+
+TEST(BuildHistories, EventsOfAPidNeverStartedMakeNoHistory) {
+  Timeline tl;
+  tl.add(obs::proc_state(msec(1), 30, 'Z'));
+  tl.add(obs::proc_parent(msec(2), 30, 1));
+  tl.add(obs::proc_exit(msec(3), 30, Outcome::exited(0)));
+  tl.add(obs::proc_gone(msec(4), 30));
+  EXPECT_TRUE(build_histories(tl).empty());
+}
+
+TEST(BuildHistories, TheFirstExitAndGoneAreKept) {
+  Timeline tl;
+  tl.add(obs::proc_start(msec(1), 20, 10, "a", "a"));
+  tl.add(obs::proc_exit(msec(5), 20, Outcome::killed(9)));
+  tl.add(obs::proc_exit(msec(6), 20, std::nullopt));  // a second report, without a status
+  tl.add(obs::proc_gone(msec(8), 20));
+  auto hs = build_histories(tl);
+  ASSERT_EQ(hs.size(), 1u);
+  EXPECT_EQ(hs[0].exited_at, msec(5));
+  EXPECT_EQ(hs[0].gone_at, msec(8));
+  EXPECT_EQ(hs[0].outcome, Outcome::killed(9));
+  EXPECT_EQ(hs[0].zombie_since, msec(5));  // exited, then reaped 3 ms later
+}
+
+TEST(BuildHistories, GoneWithoutAnExitCountsAsExitedThenAndNeverAZombie) {
+  Timeline tl;
+  tl.add(obs::proc_start(msec(1), 20, 10, "a", "a"));
+  tl.add(obs::proc_gone(msec(9), 20));
+  auto hs = build_histories(tl);
+  ASSERT_EQ(hs.size(), 1u);
+  EXPECT_EQ(hs[0].exited_at, msec(9));
+  EXPECT_EQ(hs[0].gone_at, msec(9));
+  EXPECT_EQ(hs[0].zombie_since, std::nullopt);
+  EXPECT_EQ(hs[0].outcome, std::nullopt);
 }
 
 }  // namespace
