@@ -249,5 +249,64 @@ TEST(FaultVerdict, OptionalFaultsAreLeftOut) {
   EXPECT_FALSE(fault_verdict({f, g}).has_value());
 }
 
+// ============================================================ more timings and fault verdicts
+
+FaultRecord sent_fault(int index, Nanos sent, std::string status = "injected") {
+  FaultRecord f;
+  f.index = index;
+  f.action = "SIGKILL";
+  f.target = "rank:1";
+  f.status = std::move(status);
+  f.sent = sent;
+  return f;
+}
+
+// A fault's timings count from the first fault the harness sent, not from the
+// top's exit, and to_job_exit_ms says how long the job took to notice.
+TEST(ComputeTimings, TheFirstInjectedFaultIsTheOrigin) {
+  Timeline tl = skeleton();
+  life(tl, 101, kTop, msec(20), msec(650), msec(660));
+  tl.facts.faults = {sent_fault(1, msec(600)), sent_fault(0, msec(500)),
+                     sent_fault(2, msec(100), "failed")};  // failed: not an origin
+  auto t = timings_of(tl);
+  EXPECT_EQ(t.origin, "first fault");
+  EXPECT_EQ(t.ms.at("to_job_exit_ms"), to_ms(kTopExit - msec(500)));
+  EXPECT_EQ(t.ms.at("to_all_exited_ms"), to_ms(kTopExit - msec(500)));  // the top ended last
+  EXPECT_EQ(t.ms.at("to_all_gone_ms"), to_ms(kTopExit + msec(1) - msec(500)));
+  EXPECT_EQ(t.ms.at("job_ms"), to_ms(kTopExit - kTopStart));  // still the top's own life
+}
+
+TEST(ComputeTimings, NoFaultNoTimeToJobExit) {
+  auto t = timings_of(clean_run());
+  EXPECT_EQ(t.origin, "top process exit");
+  EXPECT_EQ(t.ms.at("to_job_exit_ms"), std::nullopt);
+
+  Timeline unsent = skeleton();
+  FaultRecord f = sent_fault(0, msec(100));
+  f.sent.reset();  // injected by a point reply the harness never timed
+  unsent.facts.faults = {f};
+  EXPECT_EQ(timings_of(unsent).origin, "top process exit");
+}
+
+TEST(FaultVerdict, EveryFaultThatDidNotActIsNamedInOrder) {
+  auto a = fault_record(0, "failed", "gone");
+  auto b = fault_record(1, "skipped", "no GPU");
+  auto c = fault_record(2, "not_triggered", "point 'step' was never reached");
+  c.trigger = "";
+  auto v = fault_verdict({a, b, c});
+  ASSERT_TRUE(v.has_value());
+  EXPECT_EQ(v->verdict, Verdict::Error);
+  EXPECT_EQ(v->reason,
+            "fault 1 (SIGKILL rank:1, after 1s) failed: gone; "
+            "fault 3 (SIGKILL rank:1) never fired: point 'step' was never reached");
+}
+
+TEST(DecideVerdict, SkippedChecksNeverCountAsFailedOrAsTheExpectedFailure) {
+  std::string reason;
+  auto v = decide_verdict(expecting({"a"}), {result("a", CheckStatus::Skipped)}, &reason);
+  EXPECT_EQ(v, Verdict::XPass);
+  EXPECT_EQ(reason, "expected failure did not reproduce: a passed");
+}
+
 }  // namespace
 }  // namespace aftermath
