@@ -1,20 +1,14 @@
-// Unit tests for harness/check/device_checks on hand-made DeviceTimelines and
-// on timelines the DeviceObserver records from a FakeNvml and a fake /proc:
-// memory never released, released late, released in time; a holder in
-// another PID namespace; a probe that hung; and no driver -> skipped.
+// Unit tests for harness/check/device_checks on hand-made DeviceTimelines:
+// memory never released, released late, released in time; holders left; a
+// probe that failed; and no driver -> skipped. (The same checks on timelines
+// the DeviceObserver records: device_observer_test.cc.)
 #include "harness/check/device_checks.h"
 
 #include <gtest/gtest.h>
 
-#include "harness/observe/device_observer.h"
-#include "harness/observe/nvml_fake.h"
-#include "tests/unit/device_fixtures.h"
 
 namespace aftermath {
 namespace {
-
-using testing::FakeProc;
-using testing::TempDir;
 
 constexpr std::int64_t kMiB = 1 << 20;
 
@@ -198,123 +192,6 @@ TEST(DeviceChecks, ProbeResults) {
   EXPECT_EQ(device_alloc_probe(tl).status, CheckStatus::Skipped);
   tl.probe_after = ProbeReport{"", {}};
   EXPECT_EQ(device_alloc_probe(tl).status, CheckStatus::Fail) << "GPU 0 has no result";
-}
-
-// ---- the observer: FakeNvml + fake /proc -> DeviceTimeline -> checks
-
-class DeviceObserverTest : public ::testing::Test {
- protected:
-  TempDir dir_{"aftermath-devobs"};
-  FakeProc proc_{dir_};
-};
-
-TEST_F(DeviceObserverTest, HolderInAnotherPidNamespaceIsMappedThroughNspid) {
-  // The harness runs in a container (level 1 of the host's /proc); the job in
-  // its own namespace below (level 2). An older driver reports host pids.
-  proc_.add(9100, 9000, "python3", 'S', 1000, {9100, 4100, 7});
-  proc_.add(9200, 1, "other", 'S', 1000, {9200, 300, 7});  // another container's pid 7
-  FakeNvml nvml(
-      {{FakeNvml::gpu(0, 500)},
-       {FakeNvml::gpu(0, 4600, 81920, {FakeNvml::proc(9100, 4096), FakeNvml::proc(9200, 10)})}});
-  JobRef job;
-  job.pids = {4100};  // as the supervisor (level 1) knows them
-  job.pid_level = 1;
-  DeviceObserver obs(
-      &nvml, nullptr,
-      {.proc_root = proc_.root(), .device_pattern = "/dev/nvidia*", .nvml_pid_level = 0});
-  ASSERT_TRUE(obs.start(0, job));
-  obs.set_origin(kSecond);
-  obs.sample(2 * kSecond, job);
-  const auto& s = obs.timeline().samples.back();
-  ASSERT_EQ(s.processes.size(), 2u);
-  EXPECT_TRUE(s.processes[0].in_job);
-  EXPECT_EQ(s.processes[0].pid, 9100);
-  EXPECT_EQ(s.processes[0].nspid.back(), 7);
-  EXPECT_FALSE(s.processes[1].in_job) << "pid 7 of another namespace is not the job's";
-  auto r = device_memory_released(obs.timeline());
-  EXPECT_EQ(r.status, CheckStatus::Fail);
-  EXPECT_NE(r.reason.find("[pid 7 in its namespace]"), std::string::npos) << r.reason;
-
-  // Negative control: without the namespace level the job's process is not recognised.
-  job.pid_level = 0;
-  obs.sample(3 * kSecond, job);
-  EXPECT_FALSE(obs.timeline().samples.back().processes[0].in_job);
-}
-
-TEST_F(DeviceObserverTest, NvmlPidsInANestedNamespaceAreFoundByLevel) {
-  // A driver that translated pids into the caller's namespace (level 1) while
-  // the proc root is the host's: pid 4100 at level 1 is host pid 9100.
-  proc_.add(9100, 9000, "python3", 'S', 1000, {9100, 4100});
-  proc_.add(4100, 1, "unrelated", 'S', 1000, {4100});  // host pid 4100: not it
-  FakeNvml nvml({{FakeNvml::gpu(0, 4600, 81920, {FakeNvml::proc(4100, 4096)})}});
-  JobRef job;
-  job.pids = {9100};
-  DeviceObserver obs(&nvml, nullptr, {.proc_root = proc_.root(), .nvml_pid_level = 1});
-  ASSERT_TRUE(obs.start(0, job));
-  const auto& p = obs.timeline().baseline[0].processes.at(0);
-  EXPECT_EQ(p.pid, 9100);
-  EXPECT_TRUE(p.in_job);
-}
-
-TEST_F(DeviceObserverTest, ReleasedLateEndToEnd) {
-  proc_.add(500, 1, "python3", 'S', 1000);
-  auto busy = FakeNvml::gpu(0, 4600, 81920, {FakeNvml::proc(500, 4096)});
-  FakeNvml nvml({{FakeNvml::gpu(0, 500)}, {busy}, {busy}, {FakeNvml::gpu(0, 500)}});
-  JobRef job;
-  job.pids = {500};
-  DeviceObserver obs(&nvml, nullptr, {.proc_root = proc_.root()});
-  ASSERT_TRUE(obs.start(0, job));
-  obs.set_job_environment(std::nullopt, std::nullopt);
-  obs.sample(1 * kSecond, job);
-  obs.set_origin(2 * kSecond);
-  obs.sample(3 * kSecond, job);
-  obs.finish(20 * kSecond, job);
-  auto tl = obs.take();
-  EXPECT_EQ(tl.job_gpus, (std::vector<int>{0}));
-  auto r = device_memory_released(tl, {.tolerance_bytes = 64 * kMiB, .deadline = 5 * kSecond});
-  EXPECT_EQ(r.status, CheckStatus::Fail);
-  EXPECT_NE(r.reason.find("released 18s after"), std::string::npos) << r.reason;
-  ASSERT_TRUE(tl.holders_after.has_value()) << "finish() scans device files";
-  EXPECT_TRUE(tl.holders_after->empty());
-  EXPECT_EQ(no_device_holders(tl).status, CheckStatus::Pass);
-}
-
-TEST_F(DeviceObserverTest, JobEnvironmentPicksItsGpus) {
-  FakeNvml nvml({{FakeNvml::gpu(0, 1), FakeNvml::gpu(1, 1), FakeNvml::gpu(2, 1)}});
-  DeviceObserver obs(&nvml, nullptr, {.proc_root = proc_.root()});
-  ASSERT_TRUE(obs.start(0, {}));
-  obs.set_job_environment(std::string("GPU-000000a2,0"), std::string("PCI_BUS_ID"));
-  EXPECT_EQ(obs.timeline().job_gpus, (std::vector<int>{2, 0}));
-}
-
-TEST_F(DeviceObserverTest, AHangingProbeAfterTheJobFailsTheCheck) {
-  // A real child that never answers stands in for a probe wedged in the driver.
-  FakeNvml nvml({{FakeNvml::gpu(0, 500)}});
-  ProbeCommand hang;
-  hang.argv = {"/bin/sleep", "30"};
-  hang.deadline = 200 * kMilli;
-  ProcessProbeRunner probe(hang);
-  DeviceObserver obs(&nvml, &probe, {.proc_root = proc_.root()});
-  ASSERT_TRUE(obs.start(0, {}));
-  Nanos t0 = monotonic_now();
-  obs.finish(kSecond, {});
-  EXPECT_LT(monotonic_now() - t0, 5 * kSecond) << "the harness is not held by the hung probe";
-  auto r = device_alloc_probe(obs.timeline());
-  EXPECT_EQ(r.status, CheckStatus::Fail);
-  EXPECT_NE(r.reason.find("GPU 0 timed_out: no answer within 200ms"), std::string::npos)
-      << r.reason;
-}
-
-TEST_F(DeviceObserverTest, NoDriverMakesEverythingANoOp) {
-  FakeNvml nvml = FakeNvml::unavailable("no NVIDIA driver: cannot load libnvidia-ml.so.1");
-  DeviceObserver obs(&nvml, nullptr, {.proc_root = proc_.root()});
-  EXPECT_FALSE(obs.start(0, {}));
-  obs.sample(kSecond, {});
-  obs.finish(2 * kSecond, {});
-  EXPECT_EQ(nvml.device_calls(), 0);
-  EXPECT_EQ(device_memory_released(obs.timeline()).status, CheckStatus::Skipped);
-  EXPECT_EQ(device_alloc_probe(obs.timeline()).status, CheckStatus::Skipped);
-  EXPECT_EQ(no_device_holders(obs.timeline()).status, CheckStatus::Skipped);
 }
 
 }  // namespace

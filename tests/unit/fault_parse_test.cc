@@ -1,5 +1,6 @@
-// Parsing of a scenario's `faults:` section, of --fault texts, of targets, and
-// the AFTERMATH_POINTS string armed_points() builds from the parsed faults.
+// Parsing of a scenario's `faults:` section and of --fault texts, and the
+// AFTERMATH_POINTS string armed_points() builds from the parsed faults
+// (parse_target and armed_points on hand-made faults: fault_test.cc).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -166,12 +167,6 @@ TEST(FaultParseErrors, HeadroomErrors) {
       "faults[0].headroom", 8, 5, "only host_oom takes a headroom");
 }
 
-TEST(FaultParseAction, KnownActionsList) {
-  EXPECT_THAT(known_fault_actions(),
-              ElementsAre("SIGKILL", "SIGTERM", "SIGINT", "SIGSTOP", "SIGCONT", "SIGSEGV",
-                          "SIGBUS", "host_oom", "device_oom", "delay", "hang"));
-}
-
 TEST(FaultParseAction, SeveralFaultsKeepTheirOrderAndLines) {
   ParseResult r = parse_with_faults(
       "  - action: SIGSTOP\n"             // 6
@@ -252,56 +247,6 @@ TEST(FaultParseTarget, SecondFaultsBadTargetNamesItsIndex) {
       "    target: rank:x\n"     // 10
       "    at: {after: 1s}\n",
       "faults[1].target", 10, 13, "needs a rank number");
-}
-
-TEST(ParseTargetDirect, AcceptsEveryForm) {
-  std::string error;
-  auto t = parse_target("worker:12/7", &error);
-  ASSERT_TRUE(t) << error;
-  EXPECT_EQ(t->kind, TargetSpec::Kind::Worker);
-  EXPECT_EQ(t->rank, 12);
-  EXPECT_EQ(t->worker, 7);
-  EXPECT_EQ(t->text, "worker:12/7");
-  t = parse_target("workers:0", &error);
-  ASSERT_TRUE(t) << error;
-  EXPECT_EQ(t->kind, TargetSpec::Kind::Workers);
-  EXPECT_EQ(t->rank, 0);
-  t = parse_target("match:python .*train", &error);
-  ASSERT_TRUE(t) << error;
-  EXPECT_EQ(t->regex, "python .*train");
-  for (const char* ok : {"launcher", "all", "self", "rank:0"}) EXPECT_TRUE(parse_target(ok, &error)) << ok;
-}
-
-TEST(ParseTargetDirect, RejectsMalformedArguments) {
-  struct Case {
-    const char* text;
-    const char* message;
-  };
-  const std::vector<Case> cases = {
-      {"rank:x", "'rank:R' needs a rank number, got 'x'"},
-      {"rank:", "'rank:R' needs a rank number, got ''"},
-      {"rank:-1", "needs a rank number"},
-      {"rank:1x", "needs a rank number"},
-      {"workers:", "'workers:R' needs a rank number"},
-      {"worker:1", "'worker:R/W' needs a rank and a worker index, got '1'"},
-      {"worker:1/", "needs a rank and a worker index"},
-      {"worker:/1", "needs a rank and a worker index"},
-      {"worker:a/b", "needs a rank and a worker index"},
-      {"match:", "'match:<regex>' needs a regex"},
-      {"match:(", "invalid regex '('"},
-      {"match:[a", "invalid regex '[a'"},
-      {"launcher:1", "'launcher' takes no argument"},
-      {"all:", "'all' takes no argument"},
-      {"self:x", "'self' takes no argument"},
-      {"bogus", "unknown target 'bogus' (launcher, rank:R, worker:R/W, workers:R, match:<regex>, all, self)"},
-      {"", "unknown target ''"},
-  };
-  for (const auto& c : cases) {
-    SCOPED_TRACE(c.text);
-    std::string error;
-    EXPECT_FALSE(parse_target(c.text, &error));
-    EXPECT_THAT(error, HasSubstr(c.message));
-  }
 }
 
 // --- triggers -------------------------------------------------------------------
@@ -688,21 +633,6 @@ TEST(ArmedPoints, EmptyWithoutPointTriggers) {
   ParseResult r = parse_with_faults("  - action: SIGKILL\n    target: launcher\n    at: {after: 2s}\n");
   ASSERT_THAT(r.diagnostics, IsEmpty()) << dump(r.diagnostics);
   EXPECT_EQ(armed_points(r.scenario->faults), "");
-}
-
-TEST(ArmedPoints, HandMadeFaults) {
-  FaultSpec a;
-  a.at.kind = TriggerSpec::Kind::Point;
-  a.at.point = "p";
-  a.at.labels = {{"b", "2"}, {"a", "x"}};
-  FaultSpec b;
-  b.at.kind = TriggerSpec::Kind::After;
-  b.at.point = "ignored";
-  FaultSpec c;
-  c.at.kind = TriggerSpec::Kind::Point;
-  c.at.point = "q";
-  c.at.hit = 3;
-  EXPECT_EQ(armed_points({a, b, c}), "p{a=x,b=2};q#3");
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
-// Unit tests for harness/observe/holders and process_index: patterns, the
-// maps parser on literal contents, the scanners on a fake /proc, NSpid levels,
-// and the holder scan for real: a child started here holds a planted file.
+// Unit tests for harness/observe/holders: patterns, the maps parser on literal
+// contents, the scanners on a fake /proc, and the holder scan for real: a
+// child started here holds a planted file.
 #include "harness/observe/holders.h"
 
 #include <gtest/gtest.h>
@@ -69,17 +69,6 @@ TEST(HolderMaps, ParsesPathsUnderADirectory) {
   EXPECT_TRUE(parse_maps_paths(maps, "/dev/sh").empty());
 }
 
-TEST(HolderStatus, UidAndNspid) {
-  std::string status = "Name:\tpython3\nUid:\t1000\t1001\t1002\t1003\nNSpid:\t9100\t4100\t7\n";
-  EXPECT_EQ(parse_status_uid(status), 1000u);
-  EXPECT_FALSE(parse_status_uid("Name:\tx\n"));
-  ProcInfo p;
-  p.nspid = parse_status_nspid(status);
-  EXPECT_EQ(p.pid_at(0), 9100);
-  EXPECT_EQ(p.pid_at(2), 7);
-  EXPECT_EQ(p.pid_at(3), 0);
-}
-
 class HolderFake : public ::testing::Test {
  protected:
   TempDir dir_{"aftermath-holders"};
@@ -113,18 +102,6 @@ TEST_F(HolderFake, FindsHoldersLikeFuser) {
   EXPECT_FALSE(holders[1].orphan);
   EXPECT_EQ(holders[1].comm, "rank0");
   EXPECT_TRUE(holders[2].zombie);
-}
-
-TEST_F(HolderFake, AncestorsAndLevels) {
-  proc_.add(1, 0, "init");
-  proc_.add(10, 1, "a", 'S', 0, {10, 1});
-  proc_.add(11, 10, "b", 'S', 0, {11, 2});
-  proc_.add(20, 1, "c", 'S', 0, {20, 1});
-  auto idx = ProcessIndex::scan(ProcReader(proc_.root()));
-  EXPECT_EQ(idx.ancestors(11), (std::vector<int>{10, 1}));
-  EXPECT_EQ(idx.find_at_level(2, 1)->pid, 11);
-  EXPECT_EQ(idx.find_at_level(1, 1), nullptr) << "pid 1 at level 1 exists in two namespaces";
-  EXPECT_EQ(idx.find_at_level(20, 0)->pid, 20);
 }
 
 TEST_F(HolderFake, ScanMappedFiles) {

@@ -259,21 +259,5 @@ TEST(EnumStrings, Verdict) {
   EXPECT_EQ(to_string(Verdict::Error), "error");
 }
 
-TEST(EnumStrings, ObsKind) {
-  EXPECT_EQ(to_string(ObsKind::Phase), "phase");
-  EXPECT_EQ(to_string(ObsKind::ProcStart), "proc_start");
-  EXPECT_EQ(to_string(ObsKind::ProcParent), "proc_parent");
-  EXPECT_EQ(to_string(ObsKind::ProcState), "proc_state");
-  EXPECT_EQ(to_string(ObsKind::ProcExit), "proc_exit");
-  EXPECT_EQ(to_string(ObsKind::ProcGone), "proc_gone");
-  EXPECT_EQ(to_string(ObsKind::ShmAdd), "shm_add");
-  EXPECT_EQ(to_string(ObsKind::ShmResize), "shm_resize");
-  EXPECT_EQ(to_string(ObsKind::ShmRemove), "shm_remove");
-  EXPECT_EQ(to_string(ObsKind::ShmReclaim), "shm_reclaim");
-  EXPECT_EQ(to_string(ObsKind::Signal), "signal");
-  EXPECT_EQ(to_string(ObsKind::Sample), "sample");
-  EXPECT_EQ(to_string(ObsKind::Note), "note");
-}
-
 }  // namespace
 }  // namespace aftermath
