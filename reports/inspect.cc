@@ -44,19 +44,19 @@ nlohmann::json inspect_json(const InspectReport& r) {
   for (const auto& p : r.unmapped_probes) unmapped.push_back(probe_json(p));
   json procs = json::array();
   for (const auto& p : r.processes)
-    procs.push_back(json{{"pid", p.pid},
-                         {"ppid", p.ppid},
-                         {"state", std::string(1, p.state)},
-                         {"uid", p.uid},
-                         {"comm", p.comm},
+    procs.push_back(json{{"pid", p.proc.pid},
+                         {"ppid", p.proc.ppid},
+                         {"state", std::string(1, p.proc.state)},
+                         {"uid", p.proc.uid},
+                         {"comm", p.proc.comm},
                          {"cmdline", p.cmdline},
-                         {"nspid", p.nspid},
+                         {"nspid", p.proc.nspid},
                          {"devices", p.devices},
                          {"shm", p.shm},
                          {"gpus", p.gpus},
                          {"gpu_bytes", p.gpu_bytes},
                          {"orphan", p.orphan},
-                         {"zombie", p.zombie},
+                         {"zombie", p.zombie()},
                          {"daemon", p.daemon},
                          {"leftover", p.leftover},
                          {"leftover_root", p.leftover_root},
@@ -171,9 +171,9 @@ std::string inspect_table(const InspectReport& r) {
         "verdict");
     for (const auto& p : r.processes) {
       std::string indent(static_cast<size_t>(std::min(p.depth, 4)) * 2, ' ');
-      add("  %-8s %-8d %-6u %-2c %-16s %-44s %s%s\n", (indent + std::to_string(p.pid)).c_str(),
-          p.ppid, p.uid, p.state, cut(p.comm, 16).c_str(), cut(holdings(p), 44).c_str(),
-          p.leftover || p.zombie ? "LEFTOVER " : "", p.why.c_str());
+      add("  %-8s %-8d %-6u %-2c %-16s %-44s %s%s\n", (indent + std::to_string(p.proc.pid)).c_str(),
+          p.proc.ppid, p.proc.uid, p.proc.state, cut(p.proc.comm, 16).c_str(), cut(holdings(p), 44).c_str(),
+          p.leftover || p.zombie() ? "LEFTOVER " : "", p.why.c_str());
     }
   }
 

@@ -82,12 +82,12 @@ namespace {
 std::set<int> plan_processes(const InspectReport& r, const ReapOptions& o, ReapPlan& plan) {
   std::set<int> terminating;
   for (const auto& p : r.processes) {
-    std::string name = who(p.pid, p.comm, p.uid);
-    if (p.zombie) {
+    std::string name = who(p.proc.pid, p.proc.comm, p.proc.uid);
+    if (p.zombie()) {
       plan.untouched.push_back(
           name + ": zombie; " +
-          (p.leftover ? "it is reaped once its parent " + std::to_string(p.ppid) + " is gone"
-                      : "its parent " + std::to_string(p.ppid) +
+          (p.leftover ? "it is reaped once its parent " + std::to_string(p.proc.ppid) + " is gone"
+                      : "its parent " + std::to_string(p.proc.ppid) +
                             " is not a leftover this check listed: that parent should reap it"));
       continue;
     }
@@ -95,22 +95,22 @@ std::set<int> plan_processes(const InspectReport& r, const ReapOptions& o, ReapP
       plan.untouched.push_back(name + ": " + p.why);
       continue;
     }
-    if (p.pid <= 1) continue;  // never init, whatever the report says
-    if (!o.all_users && p.uid != o.uid) {
+    if (p.proc.pid <= 1) continue;  // never init, whatever the report says
+    if (!o.all_users && p.proc.uid != o.uid) {
       plan.untouched.push_back(name + ": not yours (root may pass --all-users)");
       continue;
     }
     ReapStep s;
     s.kind = ReapStep::Kind::Terminate;
-    s.pid = p.pid;
-    s.start_ticks = p.start_ticks;
-    s.uid = p.uid;
-    s.comm = p.comm;
+    s.pid = p.proc.pid;
+    s.start_ticks = p.proc.start_ticks;
+    s.uid = p.proc.uid;
+    s.comm = p.proc.comm;
     s.depth = p.depth;
-    s.state = p.state;
+    s.state = p.proc.state;
     s.why = p.why;
     plan.steps.push_back(std::move(s));
-    terminating.insert(p.pid);
+    terminating.insert(p.proc.pid);
   }
   // Children before parents: deepest first.
   std::stable_sort(plan.steps.begin(), plan.steps.end(), [](const ReapStep& a, const ReapStep& b) {
