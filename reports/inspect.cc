@@ -17,95 +17,101 @@ std::string who(int pid, const std::string& comm, unsigned uid) {
 
 }  // namespace
 
-nlohmann::json inspect_json(const InspectReport& r) {
-  json gpus = json::array();
-  auto probe_json = [](const GpuProbe& p) { return to_json(p); };
-  for (const auto& g : r.gpus) {
-    json procs = json::array();
-    for (const auto& p : g.processes)
-      procs.push_back(json{{"nvml_pid", p.nvml_pid},
-                           {"pid", p.pid},
-                           {"nspid", p.nspid},
-                           {"comm", p.comm},
-                           {"used_bytes", p.used_bytes},
-                           {"orphan", p.orphan}});
-    gpus.push_back(json{{"index", g.info.index},
-                        {"uuid", g.info.uuid},
-                        {"pci_bus_id", g.info.pci_bus_id},
-                        {"name", g.info.name},
-                        {"total_bytes", g.info.total},
-                        {"used_bytes", g.used},
-                        {"free_bytes", g.free},
-                        {"processes", procs},
-                        {"probe", g.probe ? probe_json(*g.probe) : json(nullptr)},
-                        {"error", g.error}});
-  }
-  json unmapped = json::array();
-  for (const auto& p : r.unmapped_probes) unmapped.push_back(probe_json(p));
+namespace {
+
+json gpu_json(const HygieneGpu& g) {
   json procs = json::array();
-  for (const auto& p : r.processes)
-    procs.push_back(json{{"pid", p.pid},
-                         {"ppid", p.ppid},
-                         {"state", std::string(1, p.state)},
-                         {"uid", p.uid},
-                         {"comm", p.comm},
-                         {"cmdline", p.cmdline},
+  for (const auto& p : g.processes)
+    procs.push_back(json{{"nvml_pid", p.nvml_pid},
+                         {"pid", p.pid},
                          {"nspid", p.nspid},
-                         {"devices", p.devices},
-                         {"shm", p.shm},
-                         {"gpus", p.gpus},
-                         {"gpu_bytes", p.gpu_bytes},
-                         {"orphan", p.orphan},
-                         {"zombie", p.zombie},
-                         {"daemon", p.daemon},
-                         {"leftover", p.leftover},
-                         {"leftover_root", p.leftover_root},
-                         {"why", p.why}});
-  json shm = json::array();
-  for (const auto& s : r.shm)
-    shm.push_back(json{{"name", s.name},
-                       {"bytes", s.bytes},
-                       {"allocated_bytes", s.allocated},
-                       {"uid", s.uid},
-                       {"age_ms", to_ms(s.age)},
-                       {"creator_pid", s.creator_pid ? json(*s.creator_pid) : json(nullptr)},
-                       {"creator", std::string(to_string(s.creator))},
-                       {"mapped_by", s.mapped_by},
-                       {"held_by", s.held_by},
-                       {"leftover", s.leftover},
-                       {"freed_by_reap", s.freed_by_reap},
-                       {"why", s.why}});
-  json tmp = json::array();
-  for (const auto& t : r.tmp)
-    tmp.push_back(json{{"name", t.name},
-                       {"kind", std::string(to_string(t.kind))},
-                       {"bytes", t.bytes},
-                       {"bytes_partial", t.bytes_partial},
-                       {"uid", t.uid},
-                       {"age_ms", to_ms(t.age)},
-                       {"held_by", t.held_by},
-                       {"bound", t.bound},
-                       {"maker_gone", t.maker_gone},
-                       {"leftover", t.leftover},
-                       {"freed_by_reap", t.freed_by_reap},
-                       {"why", t.why}});
-  json uninspected = json::array();
-  for (const auto& u : r.uninspected)
-    uninspected.push_back(json{{"pid", u.pid},
-                               {"comm", u.comm},
-                               {"uid", u.uid},
-                               {"why", u.why},
-                               {"matters", u.matters},
-                               {"matters_why", u.matters_why}});
-  json cgroups = json::array();
-  for (const auto& g : r.cgroups)
-    cgroups.push_back(json{{"dir", g.dir},
-                           {"owner", g.owner},
-                           {"owner_alive", g.owner_alive},
-                           {"members", g.members},
-                           {"uid", g.uid},
-                           {"leftover", g.leftover},
-                           {"why", g.why}});
+                         {"comm", p.comm},
+                         {"used_bytes", p.used_bytes},
+                         {"orphan", p.orphan}});
+  return json{{"index", g.info.index},
+              {"uuid", g.info.uuid},
+              {"pci_bus_id", g.info.pci_bus_id},
+              {"name", g.info.name},
+              {"total_bytes", g.info.total},
+              {"used_bytes", g.used},
+              {"free_bytes", g.free},
+              {"processes", procs},
+              {"probe", g.probe ? to_json(*g.probe) : json(nullptr)},
+              {"error", g.error}};
+}
+
+json process_json(const HygieneProcess& p) {
+  return json{{"pid", p.proc.pid},
+              {"ppid", p.proc.ppid},
+              {"state", std::string(1, p.proc.state)},
+              {"uid", p.proc.uid},
+              {"comm", p.proc.comm},
+              {"cmdline", p.cmdline},
+              {"nspid", p.proc.nspid},
+              {"devices", p.devices},
+              {"shm", p.shm},
+              {"gpus", p.gpus},
+              {"gpu_bytes", p.gpu_bytes},
+              {"orphan", p.orphan},
+              {"zombie", p.zombie()},
+              {"daemon", p.daemon},
+              {"leftover", p.leftover},
+              {"leftover_root", p.leftover_root},
+              {"why", p.why}};
+}
+
+json shm_json(const HygieneShm& s) {
+  return json{{"name", s.name},
+              {"bytes", s.bytes},
+              {"allocated_bytes", s.allocated},
+              {"uid", s.uid},
+              {"age_ms", to_ms(s.age)},
+              {"creator_pid", s.creator_pid ? json(*s.creator_pid) : json(nullptr)},
+              {"creator", std::string(to_string(s.creator))},
+              {"mapped_by", s.mapped_by},
+              {"held_by", s.held_by},
+              {"leftover", s.leftover},
+              {"freed_by_reap", s.freed_by_reap},
+              {"why", s.why}};
+}
+
+json tmp_json(const HygieneTmp& t) {
+  return json{{"name", t.name},
+              {"kind", std::string(to_string(t.kind))},
+              {"bytes", t.bytes},
+              {"bytes_partial", t.bytes_partial},
+              {"uid", t.uid},
+              {"age_ms", to_ms(t.age)},
+              {"held_by", t.held_by},
+              {"bound", t.bound},
+              {"maker_gone", t.maker_gone},
+              {"leftover", t.leftover},
+              {"freed_by_reap", t.freed_by_reap},
+              {"why", t.why}};
+}
+
+json uninspected_json(const Uninspected& u) {
+  return json{{"pid", u.pid},         {"comm", u.comm},       {"uid", u.uid},
+              {"why", u.why},         {"matters", u.matters}, {"matters_why", u.matters_why}};
+}
+
+json cgroup_json(const HygieneCgroup& g) {
+  return json{{"dir", g.dir},       {"owner", g.owner},       {"owner_alive", g.owner_alive},
+              {"members", g.members}, {"uid", g.uid},         {"leftover", g.leftover},
+              {"why", g.why}};
+}
+
+// Each element of `items` as `one` renders it.
+template <typename T, typename F>
+json array_of(const std::vector<T>& items, F one) {
+  json out = json::array();
+  for (const auto& item : items) out.push_back(one(item));
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json inspect_json(const InspectReport& r) {
   return json{
       {"clean", r.clean()},
       {"problems", r.problems},
@@ -113,14 +119,14 @@ nlohmann::json inspect_json(const InspectReport& r) {
       {"gpu_unavailable", r.gpu_unavailable},
       {"probe_unavailable", r.probe_unavailable},
       {"driver_version", r.driver_version},
-      {"gpus", gpus},
-      {"unmapped_probes", unmapped},
-      {"processes", procs},
-      {"shm", shm},
-      {"tmp", tmp},
-      {"cgroups", cgroups},
+      {"gpus", array_of(r.gpus, gpu_json)},
+      {"unmapped_probes", array_of(r.unmapped_probes, [](const GpuProbe& p) { return to_json(p); })},
+      {"processes", array_of(r.processes, process_json)},
+      {"shm", array_of(r.shm, shm_json)},
+      {"tmp", array_of(r.tmp, tmp_json)},
+      {"cgroups", array_of(r.cgroups, cgroup_json)},
       {"unreadable_processes", r.unreadable_processes},
-      {"uninspected", uninspected},
+      {"uninspected", array_of(r.uninspected, uninspected_json)},
       {"roots",
        json{{"proc", r.proc_root},
             {"shm", r.shm_dir},
@@ -129,111 +135,136 @@ nlohmann::json inspect_json(const InspectReport& r) {
             {"cgroup", r.cgroup_dir}}}};
 }
 
-std::string inspect_table(const InspectReport& r) {
+namespace {
+
+// The table's text, one printf-formatted line at a time.
+struct TableText {
   std::string out;
-  char line[512];
-  auto add = [&](const char* fmt, auto... args) {
+  template <typename... Args>
+  void add(const char* fmt, Args... args) {
+    char line[512];
     std::snprintf(line, sizeof line, fmt, args...);
     out += line;
-  };
-  auto cut = [](std::string s, size_t n) { return s.size() > n ? s.substr(0, n - 3) + "..." : s; };
-  auto probe_text = [&](const std::optional<GpuProbe>& p) -> std::string {
-    if (!p) return "-";
-    if (p->status == ProbeStatus::Ok)
-      return "ok (" + format_bytes(p->free) + " free, " + format_duration(p->elapsed) + ")";
-    return std::string(to_string(p->status)) + ": " + cut(p->error, 60);
-  };
+  }
+};
 
-  out += "GPUs";
-  if (!r.driver_version.empty()) out += " (driver " + r.driver_version + ")";
-  out += "\n";
+std::string cut(std::string s, size_t n) { return s.size() > n ? s.substr(0, n - 3) + "..." : s; }
+
+std::string probe_text(const std::optional<GpuProbe>& p) {
+  if (!p) return "-";
+  if (p->status == ProbeStatus::Ok)
+    return "ok (" + format_bytes(p->free) + " free, " + format_duration(p->elapsed) + ")";
+  return std::string(to_string(p->status)) + ": " + cut(p->error, 60);
+}
+
+void gpus_table(const InspectReport& r, TableText& t) {
+  t.out += "GPUs";
+  if (!r.driver_version.empty()) t.out += " (driver " + r.driver_version + ")";
+  t.out += "\n";
   if (!r.gpu_unavailable.empty()) {
-    out += "  not inspected: " + r.gpu_unavailable + "\n";
+    t.out += "  not inspected: " + r.gpu_unavailable + "\n";
   } else if (r.gpus.empty()) {
-    out += "  none\n";
+    t.out += "  none\n";
   } else {
-    add("  %-4s %-24s %-17s %11s %11s %5s  %s\n", "idx", "name", "bus id", "used", "total", "procs",
-        "probe");
+    t.add("  %-4s %-24s %-17s %11s %11s %5s  %s\n", "idx", "name", "bus id", "used", "total",
+          "procs", "probe");
     for (const auto& g : r.gpus)
-      add("  %-4d %-24s %-17s %11s %11s %5zu  %s\n", g.info.index, cut(g.info.name, 24).c_str(),
-          g.info.pci_bus_id.c_str(), format_bytes(g.used).c_str(),
-          format_bytes(g.info.total).c_str(), g.processes.size(), probe_text(g.probe).c_str());
+      t.add("  %-4d %-24s %-17s %11s %11s %5zu  %s\n", g.info.index, cut(g.info.name, 24).c_str(),
+            g.info.pci_bus_id.c_str(), format_bytes(g.used).c_str(),
+            format_bytes(g.info.total).c_str(), g.processes.size(), probe_text(g.probe).c_str());
   }
   for (const auto& p : r.unmapped_probes)
-    out += "  probe, CUDA device " + std::to_string(p.ordinal) + ": " + probe_text(p) + "\n";
-  if (!r.probe_unavailable.empty()) out += "  probe: " + r.probe_unavailable + "\n";
+    t.out += "  probe, CUDA device " + std::to_string(p.ordinal) + ": " + probe_text(p) + "\n";
+  if (!r.probe_unavailable.empty()) t.out += "  probe: " + r.probe_unavailable + "\n";
+}
 
-  out += "\nProcesses holding GPUs or /dev/shm (device files: " + r.device_pattern + ")\n";
+void processes_table(const InspectReport& r, TableText& t) {
+  t.out += "\nProcesses holding GPUs or /dev/shm (device files: " + r.device_pattern + ")\n";
   if (r.processes.empty()) {
-    out += "  none\n";
-  } else {
-    add("  %-8s %-8s %-6s %-2s %-16s %-44s %s\n", "pid", "ppid", "uid", "st", "command", "holds",
-        "verdict");
-    for (const auto& p : r.processes) {
-      std::string indent(static_cast<size_t>(std::min(p.depth, 4)) * 2, ' ');
-      add("  %-8s %-8d %-6u %-2c %-16s %-44s %s%s\n", (indent + std::to_string(p.pid)).c_str(),
-          p.ppid, p.uid, p.state, cut(p.comm, 16).c_str(), cut(holdings(p), 44).c_str(),
-          p.leftover || p.zombie ? "LEFTOVER " : "", p.why.c_str());
-    }
+    t.out += "  none\n";
+    return;
   }
-
-  out += "\n" + r.shm_dir + " (torch_*, sem.*)\n";
-  if (r.shm.empty()) {
-    out += "  none\n";
-  } else {
-    add("  %-36s %10s %8s %-18s %-12s %s\n", "name", "size", "age", "creator", "used by",
+  t.add("  %-8s %-8s %-6s %-2s %-16s %-44s %s\n", "pid", "ppid", "uid", "st", "command", "holds",
         "verdict");
-    for (const auto& s : r.shm) {
-      std::string creator = s.creator_pid ? std::to_string(*s.creator_pid) + " (" +
-                                                std::string(to_string(s.creator)) + ")"
-                                          : "-";
-      std::vector<int> users = s.mapped_by;
-      users.insert(users.end(), s.held_by.begin(), s.held_by.end());
-      std::sort(users.begin(), users.end());
-      users.erase(std::unique(users.begin(), users.end()), users.end());
-      add("  %-36s %10s %8s %-18s %-12s %s%s\n", cut(s.name, 36).c_str(),
+  for (const auto& p : r.processes) {
+    std::string indent(static_cast<size_t>(std::min(p.depth, 4)) * 2, ' ');
+    t.add("  %-8s %-8d %-6u %-2c %-16s %-44s %s%s\n", (indent + std::to_string(p.proc.pid)).c_str(),
+          p.proc.ppid, p.proc.uid, p.proc.state, cut(p.proc.comm, 16).c_str(),
+          cut(holdings(p), 44).c_str(), p.leftover || p.zombie() ? "LEFTOVER " : "", p.why.c_str());
+  }
+}
+
+void shm_table(const InspectReport& r, TableText& t) {
+  t.out += "\n" + r.shm_dir + " (torch_*, sem.*)\n";
+  if (r.shm.empty()) {
+    t.out += "  none\n";
+    return;
+  }
+  t.add("  %-36s %10s %8s %-18s %-12s %s\n", "name", "size", "age", "creator", "used by",
+        "verdict");
+  for (const auto& s : r.shm) {
+    std::string creator = s.creator_pid ? std::to_string(*s.creator_pid) + " (" +
+                                              std::string(to_string(s.creator)) + ")"
+                                        : "-";
+    std::vector<int> users = s.mapped_by;
+    users.insert(users.end(), s.held_by.begin(), s.held_by.end());
+    std::sort(users.begin(), users.end());
+    users.erase(std::unique(users.begin(), users.end()), users.end());
+    t.add("  %-36s %10s %8s %-18s %-12s %s%s\n", cut(s.name, 36).c_str(),
           format_bytes(s.bytes).c_str(), format_age(s.age).c_str(), creator.c_str(),
           users.empty() ? "-" : cut(join_ints(users), 12).c_str(), s.leftover ? "LEFTOVER " : "",
           s.why.c_str());
-    }
   }
+}
 
-  if (!r.tmp_dir.empty()) {
-    out += "\n" + r.tmp_dir + " (pymp-*, torch-shm-dir-*, torchelastic_*)\n";
-    if (r.tmp.empty()) {
-      out += "  none\n";
-    } else {
-      add("  %-36s %-13s %10s %8s %-12s %s\n", "name", "kind", "size", "age", "held by", "verdict");
-      for (const auto& t : r.tmp) {
-        std::string held = !t.held_by.empty() ? join_ints(t.held_by) : !t.bound.empty() ? "socket" : "-";
-        add("  %-36s %-13s %10s %8s %-12s %s%s\n", cut(t.name, 36).c_str(),
-            std::string(to_string(t.kind)).c_str(),
-            (format_bytes(t.bytes) + (t.bytes_partial ? "+" : "")).c_str(),
-            format_age(t.age).c_str(), cut(held, 12).c_str(), t.leftover ? "LEFTOVER " : "",
-            t.why.c_str());
-      }
-    }
+void tmp_table(const InspectReport& r, TableText& t) {
+  if (r.tmp_dir.empty()) return;
+  t.out += "\n" + r.tmp_dir + " (pymp-*, torch-shm-dir-*, torchelastic_*)\n";
+  if (r.tmp.empty()) {
+    t.out += "  none\n";
+    return;
   }
+  t.add("  %-36s %-13s %10s %8s %-12s %s\n", "name", "kind", "size", "age", "held by", "verdict");
+  for (const auto& e : r.tmp) {
+    std::string held = !e.held_by.empty() ? join_ints(e.held_by) : !e.bound.empty() ? "socket" : "-";
+    t.add("  %-36s %-13s %10s %8s %-12s %s%s\n", cut(e.name, 36).c_str(),
+          std::string(to_string(e.kind)).c_str(),
+          (format_bytes(e.bytes) + (e.bytes_partial ? "+" : "")).c_str(), format_age(e.age).c_str(),
+          cut(held, 12).c_str(), e.leftover ? "LEFTOVER " : "", e.why.c_str());
+  }
+}
 
+// Fault cgroups, notes, and the verdict with its problems.
+void closing_table(const InspectReport& r, TableText& t) {
   if (!r.cgroups.empty()) {
-    out += "\nFault cgroups in " + r.cgroup_dir + "\n";
+    t.out += "\nFault cgroups in " + r.cgroup_dir + "\n";
     for (const auto& g : r.cgroups)
-      out += "  " + g.dir.substr(g.dir.rfind('/') + 1) + "  " + (g.leftover ? "LEFTOVER " : "") +
-             g.why + "\n";
+      t.out += "  " + g.dir.substr(g.dir.rfind('/') + 1) + "  " + (g.leftover ? "LEFTOVER " : "") +
+               g.why + "\n";
   }
-
   if (!r.notes.empty()) {
-    out += "\nNotes\n";
-    for (const auto& n : r.notes) out += "  - " + n + "\n";
+    t.out += "\nNotes\n";
+    for (const auto& n : r.notes) t.out += "  - " + n + "\n";
   }
-  out += "\n";
+  t.out += "\n";
   if (r.clean()) {
-    out += "CLEAN: nothing left behind\n";
+    t.out += "CLEAN: nothing left behind\n";
   } else {
-    out += "NOT CLEAN: " + std::to_string(r.problems.size()) + " problem(s)\n";
-    for (const auto& p : r.problems) out += "  - " + p + "\n";
+    t.out += "NOT CLEAN: " + std::to_string(r.problems.size()) + " problem(s)\n";
+    for (const auto& p : r.problems) t.out += "  - " + p + "\n";
   }
-  return out;
+}
+
+}  // namespace
+
+std::string inspect_table(const InspectReport& r) {
+  TableText t;
+  gpus_table(r, t);
+  processes_table(r, t);
+  shm_table(r, t);
+  tmp_table(r, t);
+  closing_table(r, t);
+  return t.out;
 }
 
 std::string format_reap_plan(const ReapPlan& plan, bool executed) {

@@ -46,12 +46,18 @@ std::string suite_name(const ScenarioResult& s) {
   return s.name + " [run " + std::to_string(s.run_index + 1) + "/" + std::to_string(s.runs) + "]";
 }
 
-Counts render_testcases(const ScenarioResult& s, std::string& body) {
-  Counts n;
-  const std::string open =
-      "    <testcase classname=\"" + attr("aftermath." + suite_name(s)) + "\" name=\"";
-  const std::string close_open = "\" time=\"0.000\"";
+// The start of a testcase element of scenario `s`: `open` + name + `close_open`.
+struct Testcase {
+  std::string open;
+  std::string close_open = "\" time=\"0.000\"";
+  explicit Testcase(const ScenarioResult& s)
+      : open("    <testcase classname=\"" + attr("aftermath." + suite_name(s)) + "\" name=\"") {}
+};
 
+// One testcase per check.
+void check_testcases(const ScenarioResult& s, const Testcase& t, Counts& n, std::string& body) {
+  const std::string& open = t.open;
+  const std::string& close_open = t.close_open;
   for (const auto& c : s.checks) {
     ++n.tests;
     std::string tc = open + attr(c.name) + close_open;
@@ -93,7 +99,11 @@ Counts render_testcases(const ScenarioResult& s, std::string& body) {
     }
     body += tc;
   }
+}
 
+void fault_testcases(const ScenarioResult& s, const Testcase& t, Counts& n, std::string& body) {
+  const std::string& open = t.open;
+  const std::string& close_open = t.close_open;
   // A fault that did not act makes the verdict: CI shows it as its own
   // testcase (an error, or skipped where its mechanism is unavailable here).
   for (const auto& f : s.timeline.facts.faults) {
@@ -110,7 +120,13 @@ Counts render_testcases(const ScenarioResult& s, std::string& body) {
               "\" type=\"fault_" + attr(std::string(to_string(f.status))) + "\"/>\n    </testcase>\n";
     }
   }
+}
 
+// The testcases of the run itself: a harness error, requirements not met, and
+// a red verdict no testcase above carries.
+void run_testcases(const ScenarioResult& s, const Testcase& t, Counts& n, std::string& body) {
+  const std::string& open = t.open;
+  const std::string& close_open = t.close_open;
   const std::string stderr_tail = utf8_tail(s.timeline.facts.stderr_text);
   if (!s.error.empty()) {
     // The run itself broke: its checks (if any) saw a partial timeline, so CI
@@ -145,6 +161,14 @@ Counts render_testcases(const ScenarioResult& s, std::string& body) {
             attr(s.verdict_reason) + "\" type=\"" + std::string(to_string(s.verdict)) +
             "\"/>\n    </testcase>\n";
   }
+}
+
+Counts render_testcases(const ScenarioResult& s, std::string& body) {
+  Counts n;
+  const Testcase t(s);
+  check_testcases(s, t, n, body);
+  fault_testcases(s, t, n, body);
+  run_testcases(s, t, n, body);
   return n;
 }
 

@@ -13,6 +13,7 @@
 #include "harness/hygiene/reap.h"
 #include "harness/observe/nvml.h"
 #include "harness/observe/probe.h"
+#include "harness/os/expected.h"
 
 namespace aftermath {
 
@@ -24,31 +25,25 @@ std::string program_dir() {
   return ec ? std::string(".") : p.parent_path().string();
 }
 
-// The library's options from the command line's; false (and a message) on a
-// bad value.
+// The library's options from the command line's, with the device side they
+// point at.
 struct Built {
   HygieneOptions options;
   std::unique_ptr<DlNvml> nvml;
   std::unique_ptr<ProcessProbeRunner> probe;
 };
 
-bool build(const char* cmd, const HygieneCliOptions& c, Built& b) {
+// Fills `b` from `c`; an error names the bad value (a duration) or option.
+Status build(const HygieneCliOptions& c, Built& b) {
   auto probe_timeout = parse_duration(c.probe_timeout);
   auto min_age = parse_duration(c.shm_min_age);
   auto tmp_min_age = parse_duration(c.tmp_min_age);
   if (!probe_timeout || !min_age || !tmp_min_age) {
-    std::fprintf(stderr, "aftermath %s: '%s' is not a duration (e.g. 500ms, 20s, 2m)\n", cmd,
-                 (!probe_timeout ? c.probe_timeout
-                  : !min_age     ? c.shm_min_age
-                                 : c.tmp_min_age)
-                     .c_str());
-    return false;
+    const std::string& bad = !probe_timeout ? c.probe_timeout : !min_age ? c.shm_min_age : c.tmp_min_age;
+    return Error{"'" + bad + "' is not a duration (e.g. 500ms, 20s, 2m)"};
   }
   std::string error;
-  if (!PathPattern::parse(c.device_pattern, &error)) {
-    std::fprintf(stderr, "aftermath %s: --device-pattern: %s\n", cmd, error.c_str());
-    return false;
-  }
+  if (!PathPattern::parse(c.device_pattern, &error)) return Error{"--device-pattern: " + error};
   HygieneOptions& o = b.options;
   o.proc_root = c.proc_root;
   o.shm_dir = c.shm_dir;
@@ -73,7 +68,14 @@ bool build(const char* cmd, const HygieneCliOptions& c, Built& b) {
     b.probe = std::make_unique<ProcessProbeRunner>(pc);
     o.probe = b.probe.get();
   }
-  return true;
+  return {};
+}
+
+// build(), or its error printed as "aftermath CMD: ..."; false then.
+bool build_or_say(const char* cmd, const HygieneCliOptions& c, Built& b) {
+  Status built = build(c, b);
+  if (!built) std::fprintf(stderr, "aftermath %s: %s\n", cmd, built.error().what.c_str());
+  return built.ok();
 }
 
 }  // namespace
@@ -112,7 +114,7 @@ void add_hygiene_options(CLI::App* sub, HygieneCliOptions& o) {
 
 int cmd_inspect(bool json, const HygieneCliOptions& c) {
   Built b;
-  if (!build("inspect", c, b)) return 2;
+  if (!build_or_say("inspect", c, b)) return 2;
   InspectReport r = inspect_machine(b.options);
   if (json)
     std::printf("%s\n", inspect_json(r).dump(2).c_str());
@@ -127,7 +129,7 @@ int cmd_reap(bool dry_run, bool yes, bool all_users, bool json, const HygieneCli
     return 2;
   }
   Built b;
-  if (!build("reap", c, b)) return 2;
+  if (!build_or_say("reap", c, b)) return 2;
   ReapOptions ro;
   ro.all_users = all_users;
   ro.uid = ::getuid();

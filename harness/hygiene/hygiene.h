@@ -55,25 +55,21 @@ namespace aftermath {
 // A process the inspection lists: it holds a GPU or a /dev/shm entry, or it is a
 // zombie child of a leftover.
 struct HygieneProcess {
-  int pid = 0;
-  int ppid = 0;
-  char state = '?';
-  unsigned uid = 0;
-  std::uint64_t start_ticks = 0;  // with pid, what reap verifies before signalling
-  std::string comm;
+  // As the process table had it: pid, parent, state, uid, start time (with
+  // the pid, what reap verifies before signalling), comm, NSpid chain.
+  ProcInfo proc;
   std::string cmdline;
-  std::vector<int> nspid;
   std::vector<std::string> devices;  // device files it holds open
   std::vector<std::string> shm;      // /dev/shm entries it maps or holds ("(deleted)" marked)
   std::vector<int> gpus;             // NVML indices where it owns memory
   std::int64_t gpu_bytes = 0;
   bool orphan = false;
-  bool zombie = false;
   bool daemon = false;
   bool leftover = false;  // what reap may act on
   int leftover_root = 0;  // the orphan at the top of its leftover tree
   int depth = 0;          // below that root (0: the root itself)
   std::string why;        // the verdict in words
+  bool zombie() const { return proc.zombie(); }
 };
 
 enum class CreatorState { Alive, Gone, Unknown };

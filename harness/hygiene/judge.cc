@@ -28,7 +28,7 @@ bool interesting(const std::string& name, const std::vector<std::string>& prefix
 }
 
 std::string describe(const HygieneProcess& p) {
-  return "pid " + std::to_string(p.pid) + " (" + p.comm + ", uid " + std::to_string(p.uid) + ")";
+  return "pid " + std::to_string(p.proc.pid) + " (" + p.proc.comm + ", uid " + std::to_string(p.proc.uid) + ")";
 }
 
 // What the judging passes between its steps.
@@ -131,17 +131,10 @@ HygieneProcess* list(Judging& j, int pid) {
   const ProcInfo* p = j.m.processes.get(pid);
   if (!p) return nullptr;  // started after the index: it will be seen next time
   HygieneProcess h;
-  h.pid = pid;
-  h.ppid = p->ppid;
-  h.state = p->state;
-  h.uid = p->uid;
-  h.start_ticks = p->start_ticks;
-  h.comm = p->comm;
+  h.proc = *p;
   if (auto c = j.m.cmdlines.find(pid); c != j.m.cmdlines.end()) h.cmdline = c->second;
   if (h.cmdline.size() > 200) h.cmdline = h.cmdline.substr(0, 200) + "...";
-  h.nspid = p->nspid;
   h.orphan = j.nobody.orphan(*p);
-  h.zombie = p->zombie();
   h.daemon = j.o.daemon_comms.count(p->comm) > 0;
   return &j.listed.emplace(pid, std::move(h)).first->second;
 }
@@ -152,9 +145,9 @@ HygieneProcess* list(Judging& j, int pid) {
 void mark_leftovers(Judging& j) {
   std::set<int> roots;
   for (auto& [pid, h] : j.listed)
-    if (h.orphan && !h.daemon && !h.zombie && !j.exempt.count(pid)) roots.insert(pid);
+    if (h.orphan && !h.daemon && !h.zombie() && !j.exempt.count(pid)) roots.insert(pid);
   for (auto& [pid, h] : j.listed) {
-    if (h.zombie || j.exempt.count(pid)) continue;
+    if (h.zombie() || j.exempt.count(pid)) continue;
     if (roots.count(pid)) {
       h.leftover = true;
       h.leftover_root = pid;
@@ -201,13 +194,13 @@ void judge_processes(Judging& j, const ShmUse& shm,
   }
   mark_leftovers(j);
   for (auto& [pid, h] : j.listed) {
-    if (h.zombie) {
-      h.why = h.leftover ? "zombie: child of leftover " + std::to_string(h.ppid)
+    if (h.zombie()) {
+      h.why = h.leftover ? "zombie: child of leftover " + std::to_string(h.proc.ppid)
                          : "zombie holding " + holdings(h) + "; its parent " +
-                               std::to_string(h.ppid) + " should reap it";
+                               std::to_string(h.proc.ppid) + " should reap it";
       j.rep.problems.push_back(describe(h) + ": " + h.why);
     } else if (h.leftover) {
-      h.why = h.depth == 0 ? "leftover: orphan (re-parented to " + std::to_string(h.ppid) + ")"
+      h.why = h.depth == 0 ? "leftover: orphan (re-parented to " + std::to_string(h.proc.ppid) + ")"
                            : "leftover: below orphan " + std::to_string(h.leftover_root);
       j.rep.problems.push_back(describe(h) + " holds " + holdings(h) + ": " + h.why);
     } else if (j.exempt.count(pid)) {
@@ -215,7 +208,7 @@ void judge_processes(Judging& j, const ShmUse& shm,
     } else if (h.daemon) {
       h.why = "in use: a known daemon";
     } else {
-      h.why = "in use: its parent " + std::to_string(h.ppid) + " is alive";
+      h.why = "in use: its parent " + std::to_string(h.proc.ppid) + " is alive";
     }
   }
   for (auto& [_, h] : j.listed) j.rep.processes.push_back(std::move(h));
@@ -223,7 +216,7 @@ void judge_processes(Judging& j, const ShmUse& shm,
     if (a.leftover != b.leftover) return a.leftover;
     if (a.leftover_root != b.leftover_root) return a.leftover_root < b.leftover_root;
     if (a.depth != b.depth) return a.depth < b.depth;
-    return a.pid < b.pid;
+    return a.proc.pid < b.proc.pid;
   });
 }
 

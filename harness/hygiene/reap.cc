@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <set>
 
 #include "harness/inject/cgroup.h"
@@ -74,16 +75,19 @@ void wait_exits(std::vector<Target>& targets, Nanos until) {
 
 }  // namespace
 
-ReapPlan plan_reap(const InspectReport& r, const ReapOptions& o) {
-  ReapPlan plan;
+namespace {
+
+// Terminations of the leftover processes that are ours, deepest first; what
+// is left alone goes to plan.untouched. Returns the pids it terminates.
+std::set<int> plan_processes(const InspectReport& r, const ReapOptions& o, ReapPlan& plan) {
   std::set<int> terminating;
   for (const auto& p : r.processes) {
-    std::string name = who(p.pid, p.comm, p.uid);
-    if (p.zombie) {
+    std::string name = who(p.proc.pid, p.proc.comm, p.proc.uid);
+    if (p.zombie()) {
       plan.untouched.push_back(
           name + ": zombie; " +
-          (p.leftover ? "it is reaped once its parent " + std::to_string(p.ppid) + " is gone"
-                      : "its parent " + std::to_string(p.ppid) +
+          (p.leftover ? "it is reaped once its parent " + std::to_string(p.proc.ppid) + " is gone"
+                      : "its parent " + std::to_string(p.proc.ppid) +
                             " is not a leftover this check listed: that parent should reap it"));
       continue;
     }
@@ -91,28 +95,34 @@ ReapPlan plan_reap(const InspectReport& r, const ReapOptions& o) {
       plan.untouched.push_back(name + ": " + p.why);
       continue;
     }
-    if (p.pid <= 1) continue;  // never init, whatever the report says
-    if (!o.all_users && p.uid != o.uid) {
+    if (p.proc.pid <= 1) continue;  // never init, whatever the report says
+    if (!o.all_users && p.proc.uid != o.uid) {
       plan.untouched.push_back(name + ": not yours (root may pass --all-users)");
       continue;
     }
     ReapStep s;
     s.kind = ReapStep::Kind::Terminate;
-    s.pid = p.pid;
-    s.start_ticks = p.start_ticks;
-    s.uid = p.uid;
-    s.comm = p.comm;
+    s.pid = p.proc.pid;
+    s.start_ticks = p.proc.start_ticks;
+    s.uid = p.proc.uid;
+    s.comm = p.proc.comm;
     s.depth = p.depth;
-    s.state = p.state;
+    s.state = p.proc.state;
     s.why = p.why;
     plan.steps.push_back(std::move(s));
-    terminating.insert(p.pid);
+    terminating.insert(p.proc.pid);
   }
   // Children before parents: deepest first.
   std::stable_sort(plan.steps.begin(), plan.steps.end(), [](const ReapStep& a, const ReapStep& b) {
     if (a.depth != b.depth) return a.depth > b.depth;
     return a.pid > b.pid;
   });
+  return terminating;
+}
+
+// Removals of leftover /dev/shm entries, and of those only `terminating` uses.
+void plan_shm(const InspectReport& r, const ReapOptions& o, const std::set<int>& terminating,
+              ReapPlan& plan) {
   for (const auto& e : r.shm) {
     if (!e.leftover && !e.freed_by_reap) continue;
     std::string name = r.shm_dir + "/" + e.name;
@@ -139,6 +149,11 @@ ReapPlan plan_reap(const InspectReport& r, const ReapOptions& o) {
     }
     plan.steps.push_back(std::move(s));
   }
+}
+
+// Removals of temp-dir residue, and of residue only `terminating` holds.
+void plan_tmp(const InspectReport& r, const ReapOptions& o, const std::set<int>& terminating,
+              ReapPlan& plan) {
   for (const auto& t : r.tmp) {
     if (!t.leftover && !t.freed_by_reap) continue;
     std::string path = r.tmp_dir + "/" + t.name;
@@ -160,6 +175,11 @@ ReapPlan plan_reap(const InspectReport& r, const ReapOptions& o) {
     s.after_processes = t.freed_by_reap;
     plan.steps.push_back(std::move(s));
   }
+}
+
+// Removals of leftover fault cgroups whose members are all `terminating`.
+void plan_cgroups(const InspectReport& r, const ReapOptions& o, const std::set<int>& terminating,
+                  ReapPlan& plan) {
   for (const auto& g : r.cgroups) {
     if (!g.leftover) continue;
     if (!o.all_users && g.uid != o.uid) {
@@ -181,66 +201,81 @@ ReapPlan plan_reap(const InspectReport& r, const ReapOptions& o) {
     s.after_processes = !g.members.empty();
     plan.steps.push_back(std::move(s));
   }
+}
+
+}  // namespace
+
+ReapPlan plan_reap(const InspectReport& r, const ReapOptions& o) {
+  ReapPlan plan;
+  std::set<int> terminating = plan_processes(r, o, plan);
+  plan_shm(r, o, terminating, plan);
+  plan_tmp(r, o, terminating, plan);
+  plan_cgroups(r, o, terminating, plan);
   return plan;
 }
 
-ReapResult execute_reap(ReapPlan plan, const HygieneOptions& h, const ReapOptions& o) {
-  ProcReader reader(h.proc_root);
-  const bool own_ns = own_namespace(h.proc_root);
-  std::set<int> exempt{static_cast<int>(::getpid())};
-  {
-    auto idx = ProcessIndex::scan(reader);
-    for (int a : idx.ancestors(::getpid())) exempt.insert(a);
-  }
+namespace {
 
-  // Open and verify every target first, then signal in plan order.
-  std::vector<Target> targets;
-  for (auto& s : plan.steps) {
-    if (s.kind != ReapStep::Kind::Terminate) continue;
-    if (!own_ns) {
-      s.result = "refused: " + h.proc_root + " is not this process's PID namespace";
-      continue;
-    }
-    if (exempt.count(s.pid) || s.pid <= 1) {
-      s.result = "refused: the caller, an ancestor of it, or init";
-      continue;
-    }
-    UniqueFd fd;
-    if (auto ec = pidfd_open(s.pid, fd)) {
-      if (ec.value() == ESRCH) {
-        s.result = "gone already";
-        s.done = true;
-      } else {
-        s.result = "refused: pidfd_open: " + ec.message();
-      }
-      continue;
-    }
-    // The pidfd pins the pid to one process now: prove it is the one the
-    // check listed before it is ever signalled.
-    auto info = read_proc_info(reader, s.pid);
-    if (!info) {
+// The caller, its ancestors: never signalled, whatever the plan says.
+std::set<int> exempt_pids(const ProcReader& reader) {
+  std::set<int> exempt{static_cast<int>(::getpid())};
+  auto idx = ProcessIndex::scan(reader);
+  for (int a : idx.ancestors(::getpid())) exempt.insert(a);
+  return exempt;
+}
+
+// Opens a pidfd for Terminate step `s` and proves it is the process the check
+// listed; nullopt (with s.result, and s.done when it is gone) otherwise.
+std::optional<UniqueFd> open_target(ReapStep& s, const ProcReader& reader, bool own_ns,
+                                    const std::set<int>& exempt, const HygieneOptions& h,
+                                    const ReapOptions& o) {
+  if (!own_ns) {
+    s.result = "refused: " + h.proc_root + " is not this process's PID namespace";
+    return std::nullopt;
+  }
+  if (exempt.count(s.pid) || s.pid <= 1) {
+    s.result = "refused: the caller, an ancestor of it, or init";
+    return std::nullopt;
+  }
+  UniqueFd fd;
+  if (auto ec = pidfd_open(s.pid, fd)) {
+    if (ec.value() == ESRCH) {
       s.result = "gone already";
       s.done = true;
-      continue;
+    } else {
+      s.result = "refused: pidfd_open: " + ec.message();
     }
-    if (info->start_ticks != s.start_ticks) {
-      s.result = "refused: pid " + std::to_string(s.pid) +
-                 " now names another process (its start time changed)";
-      continue;
-    }
-    if (info->uid != s.uid || (!o.all_users && info->uid != o.uid)) {
-      s.result = "refused: its owner is not the one the check saw, or not you";
-      continue;
-    }
-    if (info->zombie()) {
-      s.result = "exited already (a zombie until its parent reaps it)";
-      s.done = true;
-      continue;
-    }
-    s.state = info->state;
-    targets.push_back({&s, std::move(fd)});
+    return std::nullopt;
   }
+  // The pidfd pins the pid to one process now: prove it is the one the
+  // check listed before it is ever signalled.
+  auto info = read_proc_info(reader, s.pid);
+  if (!info) {
+    s.result = "gone already";
+    s.done = true;
+    return std::nullopt;
+  }
+  if (info->start_ticks != s.start_ticks) {
+    s.result = "refused: pid " + std::to_string(s.pid) +
+               " now names another process (its start time changed)";
+    return std::nullopt;
+  }
+  if (info->uid != s.uid || (!o.all_users && info->uid != o.uid)) {
+    s.result = "refused: its owner is not the one the check saw, or not you";
+    return std::nullopt;
+  }
+  if (info->zombie()) {
+    s.result = "exited already (a zombie until its parent reaps it)";
+    s.done = true;
+    return std::nullopt;
+  }
+  s.state = info->state;
+  return fd;
+}
 
+// SIGTERM (SIGCONT to a stopped one), then SIGKILL to what is left after
+// term_timeout; each step's result says which ended it.
+void terminate(std::vector<Target>& targets, const ReapOptions& o) {
   const Nanos t0 = monotonic_now();
   for (auto& t : targets) {
     if (auto ec = pidfd_signal(t.fd.get(), SIGTERM); ec && ec.value() == ESRCH) t.exited = true;
@@ -266,13 +301,29 @@ ReapResult execute_reap(ReapPlan plan, const HygieneOptions& h, const ReapOption
     else
       s.result = "killed by SIGKILL after SIGTERM went unanswered for " + format_duration(t1 - t0);
   }
+}
 
-  // Removals, re-checked now that the processes are gone.
-  char buf[PATH_MAX];
-  const std::string shm_real = ::realpath(h.shm_dir.c_str(), buf) ? std::string(buf) : h.shm_dir;
+// The leftover processes: every target opened and verified first, then
+// signalled in plan order.
+void terminate_processes(ReapPlan& plan, const HygieneOptions& h, const ReapOptions& o,
+                         const ProcReader& reader) {
+  const bool own_ns = own_namespace(h.proc_root);
+  const std::set<int> exempt = exempt_pids(reader);
+  std::vector<Target> targets;
+  for (auto& s : plan.steps) {
+    if (s.kind != ReapStep::Kind::Terminate) continue;
+    if (auto fd = open_target(s, reader, own_ns, exempt, h, o)) targets.push_back({&s, std::move(*fd)});
+  }
+  terminate(targets, o);
+}
+
+// (entry name, pid) of every live process that maps or holds a file under
+// the real /dev/shm folder `shm_real`.
+std::set<std::pair<std::string, int>> live_shm_users(const std::string& proc_root,
+                                                     const std::string& shm_real,
+                                                     const ProcessIndex& idx) {
+  std::set<std::pair<std::string, int>> users;
   int unused = 0;
-  auto idx = ProcessIndex::scan(reader);
-  std::set<std::pair<std::string, int>> users;  // (name, pid) of live users
   auto collect = [&](const std::map<int, std::vector<FileRef>>& src) {
     for (const auto& [pid, files] : src) {
       const ProcInfo* p = idx.get(pid);
@@ -281,56 +332,112 @@ ReapResult execute_reap(ReapPlan plan, const HygieneOptions& h, const ReapOption
         if (!f.deleted) users.emplace(f.path.substr(f.path.rfind('/') + 1), pid);
     }
   };
+  collect(scan_mapped_files(proc_root, shm_real, &unused));
+  collect(scan_open_files(proc_root, PathPattern::under_dir(shm_real), &unused));
+  return users;
+}
+
+// Removes /dev/shm entry `s` (in the folder `dfd`) if it is still the file
+// the check saw, still ours, and unused now.
+void remove_shm_entry(ReapStep& s, int dfd, const std::set<std::pair<std::string, int>>& users,
+                      const ProcessIndex& idx, const ReapOptions& o) {
+  struct stat st;
+  if (::fstatat(dfd, s.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    s.result = errno == ENOENT ? "gone already" : std::string("refused: ") + std::strerror(errno);
+    s.done = errno == ENOENT;
+    return;
+  }
+  if (s.inode && st.st_ino != s.inode) {
+    s.result = "refused: replaced by another file since the check";
+    return;
+  }
+  if (st.st_uid != s.uid || (!o.all_users && st.st_uid != o.uid)) {
+    s.result = "refused: its owner is not the one the check saw, or not you";
+    return;
+  }
+  std::vector<int> live;
+  for (const auto& [name, pid] : users)
+    if (name == s.name) live.push_back(pid);
+  if (auto creator = torch_creator_pid(s.name)) {
+    const ProcInfo* c = idx.get(*creator);
+    // Alive at plan time means it had to be terminated first: it must be gone now.
+    if (s.after_processes && c && !c->zombie()) live.push_back(*creator);
+  }
+  if (!live.empty()) {
+    s.result = "kept: still used by " + join_ints(live);
+    return;
+  }
+  if (::unlinkat(dfd, s.name.c_str(), 0) != 0) {
+    s.result = std::string("failed: ") + std::strerror(errno);
+    return;
+  }
+  s.result = "removed";
+  s.done = true;
+}
+
+// The /dev/shm removals, re-checked now that the processes are gone.
+void remove_shm_entries(ReapPlan& plan, const HygieneOptions& h, const ReapOptions& o,
+                        const ProcReader& reader) {
   bool any_remove = std::any_of(plan.steps.begin(), plan.steps.end(),
                                 [](auto& s) { return s.kind == ReapStep::Kind::Remove; });
-  if (any_remove) {
-    collect(scan_mapped_files(h.proc_root, shm_real, &unused));
-    collect(scan_open_files(h.proc_root, PathPattern::under_dir(shm_real), &unused));
-  }
-  int dfd = any_remove ? ::open(h.shm_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+  if (!any_remove) return;
+  char buf[PATH_MAX];
+  const std::string shm_real = ::realpath(h.shm_dir.c_str(), buf) ? std::string(buf) : h.shm_dir;
+  auto idx = ProcessIndex::scan(reader);
+  auto users = live_shm_users(h.proc_root, shm_real, idx);
+  UniqueFd dfd(::open(h.shm_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  const int open_errno = errno;
   for (auto& s : plan.steps) {
     if (s.kind != ReapStep::Kind::Remove) continue;
-    if (dfd < 0) {
-      s.result = "refused: cannot open " + h.shm_dir + ": " + std::strerror(errno);
+    if (!dfd) {
+      s.result = "refused: cannot open " + h.shm_dir + ": " + std::strerror(open_errno);
       continue;
     }
-    struct stat st;
-    if (::fstatat(dfd, s.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-      s.result = errno == ENOENT ? "gone already" : std::string("refused: ") + std::strerror(errno);
-      s.done = errno == ENOENT;
-      continue;
-    }
-    if (s.inode && st.st_ino != s.inode) {
-      s.result = "refused: replaced by another file since the check";
-      continue;
-    }
-    if (st.st_uid != s.uid || (!o.all_users && st.st_uid != o.uid)) {
-      s.result = "refused: its owner is not the one the check saw, or not you";
-      continue;
-    }
-    std::vector<int> live;
-    for (const auto& [name, pid] : users)
-      if (name == s.name) live.push_back(pid);
-    if (auto creator = torch_creator_pid(s.name)) {
-      const ProcInfo* c = idx.get(*creator);
-      // Alive at plan time means it had to be terminated first: it must be gone now.
-      if (s.after_processes && c && !c->zombie()) live.push_back(*creator);
-    }
-    if (!live.empty()) {
-      s.result = "kept: still used by " + join_ints(live);
-      continue;
-    }
-    if (::unlinkat(dfd, s.name.c_str(), 0) != 0) {
-      s.result = std::string("failed: ") + std::strerror(errno);
-      continue;
-    }
-    s.result = "removed";
-    s.done = true;
+    remove_shm_entry(s, dfd.get(), users, idx, o);
   }
-  if (dfd >= 0) ::close(dfd);
+}
 
-  // Temp-dir residue, re-checked now that the processes are gone: the same
-  // entry, still residue, and nobody holds it.
+// Removes temp-dir residue `s` (named `name` in h.tmp_dir) if it is still
+// the entry the check saw, still ours, and nobody holds it now.
+void remove_tmp_entry(ReapStep& s, const std::string& name, const HygieneOptions& h,
+                      const ReapOptions& o, const std::map<std::string, TmpHold>& tmp_holds) {
+  if (h.tmp_dir.empty() || s.name != h.tmp_dir + "/" + name ||
+      !known_residue(classify_tmp_name(name))) {
+    s.result = "refused: not residue of the temp dir this check looked at";
+    return;
+  }
+  auto e = stat_tmp(h.tmp_dir, name, TmpScanLimits{1, 1});
+  if (!e) {
+    s.result = "gone already";
+    s.done = true;
+    return;
+  }
+  if (s.inode && e->inode != s.inode) {
+    s.result = "refused: replaced by another entry since the check";
+    return;
+  }
+  if (e->uid != s.uid || (!o.all_users && e->uid != o.uid)) {
+    s.result = "refused: its owner is not the one the check saw, or not you";
+    return;
+  }
+  if (auto it = tmp_holds.find(name); it != tmp_holds.end() && it->second.held()) {
+    s.result = it->second.pids.empty() ? "kept: a socket under it is bound again"
+                                       : "kept: still held by " + join_ints(it->second.pids);
+    return;
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(s.name, ec);
+  if (ec) {
+    s.result = "failed: " + ec.message();
+    return;
+  }
+  s.result = "removed";
+  s.done = true;
+}
+
+// Temp-dir residue, re-checked now that the processes are gone: the same
+// entry, still residue, and nobody holds it.
+void remove_tmp_residue(ReapPlan& plan, const HygieneOptions& h, const ReapOptions& o) {
   std::vector<std::string> tmp_names;
   for (const auto& s : plan.steps)
     if (s.kind == ReapStep::Kind::RemoveTmp) tmp_names.push_back(s.name.substr(s.name.rfind('/') + 1));
@@ -339,42 +446,12 @@ ReapResult execute_reap(ReapPlan plan, const HygieneOptions& h, const ReapOption
                        : find_tmp_holders(h.proc_root, h.tmp_dir, tmp_names);
   for (auto& s : plan.steps) {
     if (s.kind != ReapStep::Kind::RemoveTmp) continue;
-    std::string name = s.name.substr(s.name.rfind('/') + 1);
-    if (h.tmp_dir.empty() || s.name != h.tmp_dir + "/" + name ||
-        !known_residue(classify_tmp_name(name))) {
-      s.result = "refused: not residue of the temp dir this check looked at";
-      continue;
-    }
-    auto e = stat_tmp(h.tmp_dir, name, TmpScanLimits{1, 1});
-    if (!e) {
-      s.result = "gone already";
-      s.done = true;
-      continue;
-    }
-    if (s.inode && e->inode != s.inode) {
-      s.result = "refused: replaced by another entry since the check";
-      continue;
-    }
-    if (e->uid != s.uid || (!o.all_users && e->uid != o.uid)) {
-      s.result = "refused: its owner is not the one the check saw, or not you";
-      continue;
-    }
-    if (auto it = tmp_holds.find(name); it != tmp_holds.end() && it->second.held()) {
-      s.result = it->second.pids.empty() ? "kept: a socket under it is bound again"
-                                         : "kept: still held by " + join_ints(it->second.pids);
-      continue;
-    }
-    std::error_code ec;
-    std::filesystem::remove_all(s.name, ec);
-    if (ec) {
-      s.result = "failed: " + ec.message();
-      continue;
-    }
-    s.result = "removed";
-    s.done = true;
+    remove_tmp_entry(s, s.name.substr(s.name.rfind('/') + 1), h, o, tmp_holds);
   }
+}
 
-  // Fault cgroups: empty once their processes are gone.
+// Fault cgroups: empty once their processes are gone.
+void remove_cgroups(ReapPlan& plan, const ReapOptions& o) {
   for (auto& s : plan.steps) {
     if (s.kind != ReapStep::Kind::RemoveCgroup) continue;
     struct stat st;
@@ -397,7 +474,16 @@ ReapResult execute_reap(ReapPlan plan, const HygieneOptions& h, const ReapOption
     s.result = "removed";
     s.done = true;
   }
+}
 
+}  // namespace
+
+ReapResult execute_reap(ReapPlan plan, const HygieneOptions& h, const ReapOptions& o) {
+  ProcReader reader(h.proc_root);
+  terminate_processes(plan, h, o, reader);
+  remove_shm_entries(plan, h, o, reader);
+  remove_tmp_residue(plan, h, o);
+  remove_cgroups(plan, o);
   ReapResult result;
   result.plan = std::move(plan);
   result.after = inspect_machine(h);

@@ -68,43 +68,4 @@ std::vector<ScenarioResult> run_batch(const std::vector<Scenario>& scenarios, co
                                       const BatchOptions& b,
                                       const std::function<void(const ScenarioResult&)>& on_done);
 
-// Statistics over the repeated runs of each scenario.
-std::vector<Aggregate> aggregate(const std::vector<ScenarioResult>& results);
-
-// The 95% Wilson score interval for k successes in n trials.
-std::pair<double, double> wilson_interval(int k, int n);
-
-// The per-process log files the job's processes reported ("aftermath.logs"
-// events; the sender's pid is the kernel's) and that exist, by pid, relative
-// to out_dir. Without a PID namespace (containment "subreaper"), a file
-// <out_dir>/logs/*-<pid>.out/.err of a job process counts too.
-std::map<int, ScenarioResult::ProcessLogs> find_process_logs(const Timeline& tl,
-                                                            const std::vector<ProcessHistory>& procs,
-                                                            const std::string& out_dir);
-
-// The job's output as the checks (job_exit's output_regex) and reports
-// (stderr tail) read it, now that announced processes write their own files:
-// the shared stdout/stderr, then each process's own files (deepest first,
-// then by start; the top process last, so a tail ends with what it said),
-// kept to the last kJobOutputBytes of each stream.
-constexpr std::size_t kJobOutputBytes = 64 * 1024;
-void merge_process_output(Timeline& tl, const std::vector<ProcessHistory>& procs,
-                          const std::map<int, ScenarioResult::ProcessLogs>& logs,
-                          const std::string& out_dir);
-
-// What the job reported in its "torch_config" events, merged over processes:
-// field -> value (numbers written out); distinct values in report order,
-// ", "-joined. Nothing the job did not say.
-std::map<std::string, std::string> job_environment_from(const Timeline& tl);
-
-// Facts about this machine for the report: kernel, glibc, compiler, /dev/shm
-// size and usage, ulimit -n, containment available.
-std::map<std::string, std::string> environment_facts();
-
-// FNV-1a 64, hex.
-std::string fnv1a_hex(std::string_view text);
-
-// Quotes an argument for a POSIX shell when it needs it.
-std::string shell_quote(const std::string& arg);
-
 }  // namespace aftermath

@@ -48,7 +48,7 @@ class ScriptedProbe final : public ProbeRunner {
 
 const HygieneProcess* find(const InspectReport& r, int pid) {
   for (const auto& p : r.processes)
-    if (p.pid == pid) return &p;
+    if (p.proc.pid == pid) return &p;
   return nullptr;
 }
 const HygieneShm* find_shm(const InspectReport& r, const std::string& name) {
@@ -135,7 +135,7 @@ TEST_F(HygieneFake, ClassifiesLeftoversAndWhatIsInUse) {
   EXPECT_EQ(worker->shm, (std::vector<std::string>{"torch_100_1_0"}));
   const auto* zombie = find(r, 102);
   ASSERT_NE(zombie, nullptr);
-  EXPECT_TRUE(zombie->zombie);
+  EXPECT_TRUE(zombie->zombie());
   EXPECT_TRUE(zombie->leftover);
   const auto* user = find(r, 200);
   ASSERT_NE(user, nullptr);
@@ -500,11 +500,11 @@ TEST(HygieneReal, FindsAPlantedOrphanItsZombieAndItsSegment) {
   EXPECT_TRUE(h->leftover);
   EXPECT_EQ(h->devices, (std::vector<std::string>{dir / "dev/nvidia0"}));
   EXPECT_EQ(h->shm, (std::vector<std::string>{"torch_1_7_0"}));
-  EXPECT_EQ(h->uid, ::getuid());
+  EXPECT_EQ(h->proc.uid, ::getuid());
   const auto* z = find(r, zombie);
   ASSERT_NE(z, nullptr) << inspect_table(r);
-  EXPECT_TRUE(z->zombie);
-  EXPECT_EQ(z->ppid, holder);
+  EXPECT_TRUE(z->zombie());
+  EXPECT_EQ(z->proc.ppid, holder);
   EXPECT_EQ(find_shm(r, "torch_1_7_0")->mapped_by, (std::vector<pid_t>{holder}));
 
   EXPECT_TRUE(control.clean()) << inspect_table(control);

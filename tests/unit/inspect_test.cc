@@ -70,11 +70,11 @@ InspectReport dirty_report() {
   r.unmapped_probes.push_back(lost);
 
   HygieneProcess root;
-  root.pid = 4242;
-  root.ppid = 1;
-  root.state = 'S';
-  root.uid = 1000;
-  root.comm = "python3";
+  root.proc.pid = 4242;
+  root.proc.ppid = 1;
+  root.proc.state = 'S';
+  root.proc.uid = 1000;
+  root.proc.comm = "python3";
   root.devices = {"/dev/nvidia0"};
   root.shm = {"/dev/shm/torch_4242_1"};
   root.gpus = {0};
@@ -84,12 +84,11 @@ InspectReport dirty_report() {
   root.leftover_root = 4242;
   root.why = "orphan holding a GPU";
   HygieneProcess child;
-  child.pid = 4243;
-  child.ppid = 4242;
-  child.state = 'Z';
-  child.uid = 1000;
-  child.comm = "pt_data_worker";
-  child.zombie = true;
+  child.proc.pid = 4243;
+  child.proc.ppid = 4242;
+  child.proc.state = 'Z';
+  child.proc.uid = 1000;
+  child.proc.comm = "pt_data_worker";
   child.leftover_root = 4242;
   child.depth = 1;
   child.why = "zombie of a leftover";

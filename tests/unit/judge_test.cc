@@ -45,7 +45,7 @@ class Judge : public ::testing::Test {
   }
   const HygieneProcess* find(const InspectReport& r, int pid) {
     for (const auto& p : r.processes)
-      if (p.pid == pid) return &p;
+      if (p.proc.pid == pid) return &p;
     return nullptr;
   }
   MachineSnapshot m_;
@@ -75,8 +75,8 @@ TEST_F(Judge, AnOrphanHoldingADeviceIsALeftoverWithItsTree) {
   EXPECT_EQ(r.problems.size(), 3u);
   EXPECT_FALSE(r.clean());
   // Leftovers first, by tree, root first.
-  EXPECT_EQ(r.processes.front().pid, 100);
-  EXPECT_EQ(r.processes.back().pid, 200);
+  EXPECT_EQ(r.processes.front().proc.pid, 100);
+  EXPECT_EQ(r.processes.back().proc.pid, 200);
 }
 
 TEST_F(Judge, TheInspectorAndKnownDaemonsAreNeverLeftovers) {

@@ -1,8 +1,8 @@
 // Per-process logs and the job's reported environment:
 // - the points clients (C++ header, Python module) move an announced
 //   process's stdout/stderr to files of its own under AFTERMATH_LOG_DIR;
-// - the runner finds them (find_process_logs) and merges "torch_config"
-//   events (job_environment_from);
+// - the runner finds them (find_process_logs) and merges their output
+//   (merge_process_output);
 // - result.json carries both, and the HTML, trace and summary show them.
 #include "tests/support/children.h"
 #include "fixtures/points/aftermath_points.h"
@@ -30,7 +30,7 @@
 #include "harness/core/result.h"
 #include "harness/core/timeline.h"
 #include "harness/supervise/event_socket.h"
-#include "harness/supervise/runner.h"
+#include "harness/supervise/process_logs.h"
 #include "reports/html.h"
 #include "reports/json.h"
 #include "reports/summary.h"
@@ -435,26 +435,6 @@ TEST(ProcessLogsRunner, ChecksStillSeeEveryProcesssOutput) {
   // Bounded like the shared capture: the tail is kept.
   EXPECT_EQ(tl.facts.stdout_text.size(), kJobOutputBytes);
   EXPECT_EQ(tl.facts.stdout_text.back(), 'x');
-}
-
-TEST(ProcessLogsRunner, JobEnvironmentIsWhatTheJobReported) {
-  Timeline tl;
-  EXPECT_THAT(job_environment_from(tl), IsEmpty());
-  tl.add(obs::event(1, 10, "torch_config",
-                    json{{"sharing_strategy", "file_system"}, {"start_method", "spawn"},
-                         {"torch_version", "2.3.1"}}
-                        .dump()));
-  tl.add(obs::event(2, 11, "torch_config",
-                    json{{"sharing_strategy", "file_system"}, {"backend", "gloo"}, {"workers", 16}}.dump()));
-  tl.add(obs::event(3, 12, "torch_config", json{{"start_method", "fork"}}.dump()));
-  tl.add(obs::event(4, 12, "loader", json{{"start_method", "forkserver"}}.dump()));  // another event
-  tl.add(obs::event(5, 12, "torch_config", "not json"));
-  EXPECT_EQ(job_environment_from(tl), (std::map<std::string, std::string>{
-                                          {"backend", "gloo"},
-                                          {"sharing_strategy", "file_system"},
-                                          {"start_method", "spawn, fork"},
-                                          {"torch_version", "2.3.1"},
-                                          {"workers", "16"}}));
 }
 
 // --- result.json and the renderers --------------------------------------------------------

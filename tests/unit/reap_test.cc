@@ -30,14 +30,14 @@ using testing::TempDir;
 
 HygieneProcess proc(int pid, int ppid, bool leftover, int depth = 0, unsigned uid = 1000) {
   HygieneProcess p;
-  p.pid = pid;
-  p.ppid = ppid;
-  p.uid = uid;
-  p.comm = "p" + std::to_string(pid);
-  p.state = 'S';
+  p.proc.pid = pid;
+  p.proc.ppid = ppid;
+  p.proc.uid = uid;
+  p.proc.comm = "p" + std::to_string(pid);
+  p.proc.state = 'S';
   p.leftover = leftover;
   p.depth = depth;
-  p.start_ticks = 1000 + pid;
+  p.proc.start_ticks = 1000 + pid;
   p.why = leftover ? "leftover" : "in use: its parent is alive";
   return p;
 }
@@ -54,11 +54,10 @@ TEST(ReapPlan, ChildrenBeforeParentsAndNothingElse) {
   r.processes = {proc(100, 1, true, 0), proc(101, 100, true, 1), proc(102, 101, true, 2),
                  proc(200, 150, false), proc(1, 0, true)};
   HygieneProcess z = proc(103, 100, true, 1);
-  z.zombie = true;
-  z.state = 'Z';
+  z.proc.state = 'Z';
   r.processes.push_back(z);
   HygieneProcess z2 = proc(300, 250, false);
-  z2.zombie = true;
+  z2.proc.state = 'Z';
   r.processes.push_back(z2);
   ReapOptions o;
   o.uid = 1000;

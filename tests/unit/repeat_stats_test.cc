@@ -1,7 +1,7 @@
 // Repeat statistics: the Wilson interval and the per-scenario aggregates.
 #include <gtest/gtest.h>
 
-#include "harness/supervise/runner.h"
+#include "harness/core/repeat_stats.h"
 
 namespace aftermath {
 namespace {
@@ -53,6 +53,26 @@ TEST(Aggregate, RateFlakinessAndDistributions) {
   EXPECT_DOUBLE_EQ(d.p95, 30);
   EXPECT_FALSE(aggs[1].flaky);
   EXPECT_FALSE(aggs[1].expects_failure);
+}
+
+// Scenarios keep the order they were first seen in, not their names' order;
+// a scenario that never reproduced has rate 0 with a Wilson upper bound above 0.
+TEST(Aggregate, FirstSeenOrderAndAnUnreproducedBug) {
+  std::vector<ScenarioResult> rs = {run_of("zeta", Verdict::Fail, 1), run_of("alpha", Verdict::Pass, 2, "pass"),
+                                    run_of("zeta", Verdict::Fail, 3)};
+  auto aggs = aggregate(rs);
+  ASSERT_EQ(aggs.size(), 2u);
+  EXPECT_EQ(aggs[0].name, "zeta");
+  EXPECT_EQ(aggs[1].name, "alpha");
+  EXPECT_EQ(aggs[0].runs, 2);
+  EXPECT_EQ(aggs[0].reproduced, 0);
+  EXPECT_DOUBLE_EQ(aggs[0].rate, 0.0);
+  EXPECT_FALSE(aggs[0].flaky);
+  auto [lo, hi] = wilson_interval(0, 2);
+  EXPECT_DOUBLE_EQ(aggs[0].rate_low, lo);
+  EXPECT_DOUBLE_EQ(aggs[0].rate_high, hi);
+  EXPECT_GT(aggs[0].rate_high, 0.5);
+  EXPECT_TRUE(aggregate({}).empty());
 }
 
 }  // namespace

@@ -1,0 +1,88 @@
+#include "harness/cli/inputs.h"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+
+namespace aftermath {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<std::string> expand(const std::vector<std::string>& inputs,
+                                std::vector<std::string>& errors, int depth);
+
+// The scenario files a .suite file lists.
+std::vector<std::string> expand_suite(const std::string& suite, std::vector<std::string>& errors,
+                                      int depth) {
+  std::vector<std::string> out;
+  std::ifstream f(suite);
+  if (!f) {
+    errors.push_back(suite + ": cannot read the suite file");
+    return out;
+  }
+  std::string line;
+  int n = 0;
+  while (std::getline(f, line)) {
+    ++n;
+    auto hash = line.find('#');
+    if (hash != std::string::npos) line.erase(hash);
+    while (!line.empty() && isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
+    size_t b = line.find_first_not_of(" \t");
+    if (b == std::string::npos) continue;
+    line = line.substr(b);
+    fs::path p = fs::path(suite).parent_path() / line;
+    if (!fs::exists(p)) {
+      errors.push_back(suite + ":" + std::to_string(n) + ":1: " + line + ": no such scenario file");
+      continue;
+    }
+    auto inner = expand({p.lexically_normal().string()}, errors, depth + 1);
+    out.insert(out.end(), inner.begin(), inner.end());
+  }
+  return out;
+}
+
+std::vector<std::string> expand(const std::vector<std::string>& inputs,
+                                std::vector<std::string>& errors, int depth) {
+  std::vector<std::string> out;
+  if (depth > 8) {
+    errors.push_back("suites nest more than 8 deep (a suite that includes itself?)");
+    return out;
+  }
+  for (const auto& in : inputs) {
+    if (fs::is_directory(in)) {
+      std::vector<std::string> found;
+      for (const auto& e : fs::directory_iterator(in))
+        if (e.path().extension() == ".yaml") found.push_back(e.path().string());
+      std::sort(found.begin(), found.end());
+      out.insert(out.end(), found.begin(), found.end());
+    } else if (fs::path(in).extension() == ".suite") {
+      auto listed = expand_suite(in, errors, depth);
+      out.insert(out.end(), listed.begin(), listed.end());
+    } else {
+      out.push_back(in);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs,
+                                       std::vector<std::string>& errors) {
+  return expand(inputs, errors, 0);
+}
+
+std::string self_path() {
+  std::error_code ec;
+  auto p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("aftermath") : p.string();
+}
+
+std::string bin_dir() { return fs::path(self_path()).parent_path().string(); }
+
+std::map<std::string, std::string> scenario_vars() { return {{"AFTERMATH_BIN", bin_dir()}}; }
+
+}  // namespace aftermath

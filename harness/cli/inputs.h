@@ -1,0 +1,29 @@
+// What the command line names: scenario files, .suite files and folders,
+// expanded to scenario files; and where this program lives.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace aftermath {
+
+// The scenario files `inputs` name, in order: a folder gives its *.yaml files
+// (sorted); a .suite file lists scenario files (or other suites), one per
+// line, relative to itself, '#' starting a comment; anything else is taken as
+// a scenario file. Each problem (an unreadable suite, a listed file that does
+// not exist as "suite:line:1: name: no such scenario file", suites nested more
+// than 8 deep) is appended to `errors`; the rest is still expanded.
+std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs,
+                                       std::vector<std::string>& errors);
+
+// This program's path ("aftermath" when /proc/self/exe cannot be read).
+std::string self_path();
+
+// The folder this program is in (where aftermath-reaper and aftermath-probe are).
+std::string bin_dir();
+
+// The variables scenario files may use: AFTERMATH_BIN (bin_dir()).
+std::map<std::string, std::string> scenario_vars();
+
+}  // namespace aftermath

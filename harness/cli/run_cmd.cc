@@ -1,0 +1,361 @@
+#include "harness/cli/run_cmd.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "harness/check/check_params.h"
+#include "harness/check/registry.h"
+#include "harness/check/scenario_load.h"
+#include "harness/cli/inputs.h"
+#include "harness/cli/run_console.h"
+#include "harness/core/repeat_stats.h"
+#include "harness/observe/environment_facts.h"
+#include "harness/os/expected.h"
+#include "harness/scenario/scenario.h"
+#include "harness/supervise/runner.h"
+#include "reports/html.h"
+#include "reports/json.h"
+#include "reports/junit.h"
+#include "reports/summary.h"
+#include "reports/trace.h"
+
+namespace aftermath {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+volatile bool g_interrupted = false;
+std::mutex g_print_mu;
+void on_signal(int) { g_interrupted = true; }
+
+// Durations everywhere take units: "500ms", "20s", "2m". "" is no value.
+Expected<std::optional<Nanos>> duration_option(const std::string& name, const std::string& value) {
+  if (value.empty()) return std::optional<Nanos>();
+  auto d = parse_duration(value);
+  if (!d) return Error{name + ": '" + value + "' is not a duration (e.g. 500ms, 20s, 2m)"};
+  return std::optional<Nanos>(d);
+}
+
+// The runner's options from the command line's; an error names the option.
+Expected<RunOptions> run_options(const RunCliOptions& c, const RunInvocation& inv) {
+  RunOptions ro;
+  auto timeout = duration_option("--timeout", c.timeout);
+  if (!timeout) return timeout.error();
+  ro.timeout = *timeout;
+  if (!c.grace.empty()) {
+    auto g = parse_grace_text(c.grace);
+    if (!g) return Error{"--grace: " + g.error().what};
+    ro.grace = g->all;
+    ro.role_grace = g->by_role;
+    ro.grace_text = c.grace;
+  }
+  auto settle = duration_option("--settle", c.settle);
+  if (!settle) return settle.error();
+  ro.settle = *settle;
+  ro.out_dir = c.out_dir;
+  ro.keep_leaks = c.keep_leaks;
+  ro.ignored_signals = inv.inherited_ignored;
+  ro.ignore_requirements = c.ignore_requires;
+  ro.seed = c.seed;
+  ro.containment = c.contain;
+  ro.fault_texts = c.faults;
+  ro.shm = c.shm;
+  ro.command_line = inv.command_line;
+  ro.self_path = self_path();
+  const char* reaper_env = std::getenv("AFTERMATH_REAPER");
+  ro.reaper_path = reaper_env ? reaper_env : bin_dir() + "/aftermath-reaper";
+  return ro;
+}
+
+// The executable `prog` names: a path as given (made absolute), else the
+// first match on $PATH, as a shell would find it.
+Expected<std::string> resolve_program(const std::string& prog) {
+  std::string resolved;
+  if (prog.find('/') != std::string::npos) {
+    resolved = fs::absolute(prog).string();
+  } else if (const char* path = std::getenv("PATH")) {
+    std::stringstream ss(path);
+    std::string dir;
+    while (std::getline(ss, dir, ':')) {
+      auto cand = (fs::path(dir.empty() ? "." : dir) / prog).string();
+      if (access(cand.c_str(), X_OK) == 0 && fs::is_regular_file(cand)) {
+        resolved = cand;
+        break;
+      }
+    }
+  }
+  if (resolved.empty() || access(resolved.c_str(), X_OK) != 0 || !fs::is_regular_file(resolved))
+    return Error{"<command line>: job.command: '" + prog + "' not found or not executable"};
+  return resolved;
+}
+
+// --expect-fail: the checks a known bug makes fail; each must exist and run.
+void expect_failing(const std::string& list, Scenario& sc, std::vector<std::string>& errors) {
+  std::stringstream ss(list);
+  std::string name;
+  while (std::getline(ss, name, ',')) {
+    if (name.empty()) continue;
+    if (std::find(known_checks().begin(), known_checks().end(), name) == known_checks().end()) {
+      std::string known;
+      for (const auto& k : known_checks()) known += (known.empty() ? "" : ", ") + k;
+      errors.push_back("--expect-fail: unknown check '" + name + "' (known checks: " + known + ")");
+      continue;
+    }
+    if (auto it = sc.checks.find(name); it == sc.checks.end() || !it->second.enabled) {
+      errors.push_back("--expect-fail: check '" + name + "' does not run (enable it with --check '" +
+                       name + ": true')");
+      continue;
+    }
+    sc.expect.expect_pass = false;
+    sc.expect.failing.insert(name);
+  }
+  sc.expect.reason = "expected on the command line";
+}
+
+// What the command is expected to do, validated like a scenario file.
+void command_expectations(const RunCliOptions& c, Scenario& sc, std::vector<std::string>& errors) {
+  JobExitParams& je = mutable_check_params<JobExitParams>(sc);
+  if (!c.expect_exit.empty() && !c.expect_signal.empty())
+    errors.push_back("--expect-signal: --expect-exit and --expect-signal are mutually exclusive");
+  if (!c.expect_exit.empty()) {
+    bool digits =
+        c.expect_exit.size() <= 3 && c.expect_exit.find_first_not_of("0123456789") == std::string::npos;
+    if (!digits || std::stoi(c.expect_exit) > 255)
+      errors.push_back("--expect-exit: '" + c.expect_exit + "' is not an exit code (an integer 0..255)");
+    else
+      je.code = std::stoi(c.expect_exit);
+  }
+  if (!c.expect_signal.empty()) {
+    if (auto sig = parse_signal(c.expect_signal)) je.signal = *sig;
+    else errors.push_back("--expect-signal: unknown signal '" + c.expect_signal + "' (a name like SIGKILL, or a number)");
+  }
+  if (!c.expect_output.empty()) {
+    try {
+      std::regex re(c.expect_output, std::regex::ECMAScript);
+      je.output_regex = c.expect_output;
+    } catch (const std::regex_error& e) {
+      errors.push_back("--expect-output: invalid regex '" + c.expect_output + "': " + e.what());
+    }
+  }
+  for (size_t i = 0; i < c.checks.size(); ++i) {
+    std::vector<Diagnostic> diags;
+    (void)parse_checks_text(c.checks[i], "--check " + std::to_string(i + 1), &sc.checks, &diags);
+    for (const auto& d : diags) errors.push_back(d.to_string());
+  }
+  if (!c.expect_fail.empty()) expect_failing(c.expect_fail, sc, errors);
+}
+
+// The scenario of `-- COMMAND` (`program`: the command's resolved path): the
+// default checks, the --fault and expectation options. Problems go to `errors`.
+Scenario command_scenario(const RunCliOptions& c, const RunInvocation& inv,
+                          const std::string& program, std::vector<std::string>& errors) {
+  Scenario sc;
+  sc.name = "cmd-" + fs::path(inv.job_command[0]).filename().string();
+  for (auto& ch : sc.name)
+    if (!isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '_' && ch != '.') ch = '_';
+  sc.description = "ad-hoc command";
+  sc.file = "<command line>";
+  sc.job.argv = inv.job_command;
+  sc.job.argv[0] = program;
+  for (const auto& name : default_checks()) sc.checks[name] = CheckConfig{};
+  for (size_t i = 0; i < c.faults.size(); ++i) {
+    std::vector<Diagnostic> diags;
+    auto f = parse_fault_text(c.faults[i], "--fault " + std::to_string(i + 1), &diags);
+    for (const auto& d : diags) errors.push_back(d.to_string());
+    if (f) sc.faults.push_back(std::move(*f));
+  }
+  command_expectations(c, sc, errors);
+  sc.text = inv.command_line;
+  return sc;
+}
+
+// The scenarios the input files name; options meant for -- COMMAND are
+// problems here, as are two scenarios of one name.
+std::vector<Scenario> file_scenarios(const RunCliOptions& c, std::vector<std::string>& errors) {
+  std::vector<Scenario> scenarios;
+  if (!c.faults.empty())
+    errors.push_back("--fault works with -- COMMAND; scenario files list their faults under faults:");
+  for (const auto& [opt, given] : {std::pair<const char*, bool>{"--expect-exit", !c.expect_exit.empty()},
+                                   {"--expect-signal", !c.expect_signal.empty()},
+                                   {"--expect-output", !c.expect_output.empty()},
+                                   {"--expect-fail", !c.expect_fail.empty()},
+                                   {"--check", !c.checks.empty()}})
+    if (given)
+      errors.push_back(std::string(opt) + " works with -- COMMAND; scenario files state it under checks: and expect:");
+  for (const auto& f : expand_inputs(c.inputs, errors)) {
+    ParseContext ctx;
+    ctx.vars = scenario_vars();
+    auto r = load_scenario(f, ctx);
+    for (const auto& d : r.diagnostics) errors.push_back(d.to_string());
+    if (r.scenario) scenarios.push_back(std::move(*r.scenario));
+  }
+  std::set<std::string> names;
+  for (const auto& s : scenarios)
+    if (!names.insert(s.name).second)
+      errors.push_back(s.file + ": name: '" + s.name + "' is used by two scenarios in this run");
+  return scenarios;
+}
+
+bool write_file(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << text;
+  return static_cast<bool>(f);
+}
+
+// result.json is the source of truth; every other format renders from it.
+// Stops at the first file that cannot be written.
+Status write_reports(const RunResult& result, const std::string& abs_out) {
+  nlohmann::json rj = to_json(result);
+  bool ok = write_file(abs_out + "/result.json", write_json(result)) &&
+            write_file(abs_out + "/junit.xml", write_junit(result)) &&
+            write_file(abs_out + "/report.html", render_html(rj, abs_out)) &&
+            write_file(abs_out + "/trace.json",
+                       render_trace(rj).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) &&
+            write_file(abs_out + "/summary.md", render_summary_md(rj));
+  if (!ok) return Error{"cannot write the reports under " + abs_out};
+  return {};
+}
+
+// Runs the validated scenarios, writes the reports, prints the table.
+int run_scenarios(const std::vector<Scenario>& scenarios, RunOptions ro, const RunCliOptions& c,
+                  const RunInvocation& inv) {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGHUP, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  ro.interrupted = &g_interrupted;
+  bool tty = isatty(STDOUT_FILENO) == 1;
+
+  RunResult result;
+  result.tool_version = AFTERMATH_VERSION;
+  result.command_line = inv.command_line;
+  result.environment = environment_facts();
+  BatchOptions bo;
+  bo.repeat = c.repeat;
+  bo.jobs = c.jobs;
+  // With parallel jobs a single rewritten status line would interleave: print
+  // phase changes as lines instead.
+  bool live_line = tty && c.jobs == 1;
+  ro.on_status = [live_line](const Scenario& sc, const LiveStatus& s) {
+    std::lock_guard<std::mutex> lock(g_print_mu);
+    print_status(sc, s, live_line);
+  };
+  result.scenarios = run_batch(scenarios, ro, bo, [&](const ScenarioResult& r) {
+    std::lock_guard<std::mutex> lock(g_print_mu);
+    print_scenario_done(r, live_line);
+  });
+  if (c.repeat > 1) result.aggregates = aggregate(result.scenarios);
+
+  std::error_code ec;
+  fs::create_directories(c.out_dir, ec);
+  std::string abs_out = fs::absolute(c.out_dir, ec).string();
+  Status written = write_reports(result, abs_out);
+  print_table(result, tty);
+  if (!result.aggregates.empty()) print_aggregates(result);
+  std::printf("reports: %s/{result.json, junit.xml, report.html, trace.json, summary.md}\n",
+              abs_out.c_str());
+  if (!written) {
+    std::fprintf(stderr, "aftermath: %s\n", written.error().what.c_str());
+    return 1;
+  }
+  if (g_interrupted) return 1;
+  for (const auto& r : result.scenarios)
+    if (r.verdict != Verdict::Pass && r.verdict != Verdict::XFail && r.verdict != Verdict::Skipped)
+      return 1;
+  return 0;
+}
+
+}  // namespace
+
+void add_run_options(CLI::App* run, RunCliOptions& o) {
+  run->add_option("--expect-exit", o.expect_exit, "-- COMMAND is expected to exit with this code (0..255)");
+  run->add_option("--expect-signal", o.expect_signal, "-- COMMAND is expected to die by this signal (SIGKILL, 9)");
+  run->add_option("--expect-output", o.expect_output,
+                  "a regex the job's output must match (ECMAScript, searched in stdout and stderr)");
+  run->add_option("--expect-fail", o.expect_fail,
+                  "CHECK[,CHECK...]: the checks a known bug makes fail (xfail when exactly these fail)");
+  run->add_option("--check", o.checks,
+                  "a check's parameters, as YAML like under checks: ('no_orphans: {grace: {helper: "
+                  "3s}}', 'memory_growth: true', 'shm_clean: false'); repeatable");
+  run->add_flag("--dry-run", o.dry_run, "parse and validate everything, launch nothing (exit 0 or 2)");
+  run->add_option("--fault", o.faults,
+                  "inject a fault, as a YAML map: '{action: SIGKILL, target: launcher, at: {after: "
+                  "2s}}' (repeatable; fires in order)");
+  run->add_option("inputs", o.inputs, "scenario .yaml files, .suite files or directories");
+  run->add_option("--out", o.out_dir, "report folder (result.json, junit.xml, per-scenario logs)");
+  run->add_option("--timeout", o.timeout, "job deadline, overrides the scenario's (e.g. 30s)");
+  run->add_option("--grace", o.grace,
+                  "how long a process may outlive its parent or stay a zombie: one duration (e.g. "
+                  "500ms) or per role, '{default: 1s, helper: 5s}' (no_orphans gives helpers 5s unless told)");
+  run->add_option("--settle", o.settle, "how long leftovers are watched after the top process exits");
+  run->add_option("--seed", o.seed, "seed passed to the job as AFTERMATH_SEED");
+  run->add_option("--repeat", o.repeat,
+                  "run each scenario N times: timings as distributions, a bug's reproduction "
+                  "rate with a 95% confidence interval")
+      ->check(CLI::Range(1, 10000));
+  run->add_option("--jobs", o.jobs, "run N scenarios side by side")->check(CLI::Range(1, 256));
+  run->add_flag("--keep-leaks", o.keep_leaks, "leave leaked /dev/shm entries and temp-dir residue (pymp-*, torch-shm-dir-*, torchelastic_*) in place (still reported)");
+  run->add_flag("--ignore-requires", o.ignore_requires,
+                "launch scenarios whose requires: are not met here (normally skipped)");
+  run->add_option("--contain", o.contain, "containment: auto, pidns or subreaper")
+      ->check(CLI::IsMember({"auto", "pidns", "subreaper"}));
+  run->add_option("--shm", o.shm,
+                  "the job's /dev/shm: private (its own tmpfs; parallel runs never mix), host, or "
+                  "auto (private where the kernel allows)")
+      ->check(CLI::IsMember({"auto", "private", "host"}));
+}
+
+int cmd_run(const RunCliOptions& c, const RunInvocation& inv) {
+  auto ro = run_options(c, inv);
+  if (!ro) {
+    std::fprintf(stderr, "aftermath run: %s\n", ro.error().what.c_str());
+    return 2;
+  }
+  // Parse and validate everything before launching anything.
+  std::vector<Scenario> scenarios;
+  std::vector<std::string> errors;
+  if (!inv.job_command.empty()) {
+    if (!c.inputs.empty()) {
+      std::fprintf(stderr, "aftermath run: give scenario files or -- COMMAND, not both\n");
+      return 2;
+    }
+    auto program = resolve_program(inv.job_command[0]);
+    if (!program) {
+      std::fprintf(stderr, "%s\n", program.error().what.c_str());
+      return 2;
+    }
+    scenarios.push_back(command_scenario(c, inv, *program, errors));
+  } else {
+    if (c.inputs.empty()) {
+      std::fprintf(stderr, "aftermath run: give scenario files, suites, or -- COMMAND\n");
+      return 2;
+    }
+    scenarios = file_scenarios(c, errors);
+  }
+  if (!errors.empty()) {
+    for (const auto& e : errors) std::fprintf(stderr, "%s\n", e.c_str());
+    std::fprintf(stderr, "aftermath run: %zu problem(s); nothing was launched\n", errors.size());
+    return 2;
+  }
+  if (c.dry_run) {
+    std::printf("aftermath run --dry-run: %zu scenario(s) valid; nothing launched\n", scenarios.size());
+    return 0;
+  }
+  return run_scenarios(scenarios, std::move(*ro), c, inv);
+}
+
+}  // namespace aftermath

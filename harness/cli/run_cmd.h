@@ -1,0 +1,55 @@
+// The `run` subcommand: scenario files, suites or `-- COMMAND` run as jobs,
+// every report written under --out.
+//
+//   aftermath run [OPTIONS] SCENARIO.yaml|SUITE.suite|DIR...
+//   aftermath run [OPTIONS] -- COMMAND [ARGS...]
+//
+// Exit status: 0 when every verdict is pass, xfail or skipped; 1 when any is
+// fail, xpass or error, the run was interrupted, or a report could not be
+// written; 2 for usage or scenario errors (then nothing is launched).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace aftermath {
+
+// The `run` options as given on the command line.
+struct RunCliOptions {
+  std::vector<std::string> inputs;  // scenario files, suites, folders
+  std::string out_dir = "aftermath-out";
+  std::string timeout, grace, settle;  // durations as given ("" when not)
+  std::string contain = "auto";
+  std::string shm = "auto";
+  bool keep_leaks = false;
+  bool ignore_requires = false;
+  bool dry_run = false;
+  int repeat = 1;
+  int jobs = 1;
+  std::optional<std::uint64_t> seed;
+  std::vector<std::string> faults;  // --fault, -- COMMAND only
+  // Expectations of an ad-hoc command (a scenario file states its own).
+  std::string expect_exit, expect_signal, expect_output, expect_fail;
+  std::vector<std::string> checks;  // --check
+};
+
+// How this program was invoked, beyond the options.
+struct RunInvocation {
+  std::vector<std::string> job_command;  // everything after "--", untouched
+  std::string command_line;              // the whole invocation, shell-quoted
+  std::uint64_t inherited_ignored = 0;   // signals the caller's shell left ignored
+};
+
+// Registers the `run` options on `run`, writing into `options`.
+void add_run_options(CLI::App* run, RunCliOptions& options);
+
+// Validates everything, launches nothing on a problem (exit 2), else runs,
+// writes result.json, junit.xml, report.html, trace.json and summary.md under
+// --out and prints the verdict table. Installs SIGINT/SIGTERM/SIGHUP handlers
+// that interrupt the run (exit 1) and ignores SIGPIPE.
+int cmd_run(const RunCliOptions& options, const RunInvocation& invocation);
+
+}  // namespace aftermath

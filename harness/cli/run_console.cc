@@ -1,0 +1,107 @@
+#include "harness/cli/run_console.h"
+
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <string>
+
+namespace aftermath {
+
+namespace {
+
+std::string fmt_ms(const std::optional<double>& v) {
+  if (!v) return "-";
+  char buf[32];
+  if (*v >= 1000) std::snprintf(buf, sizeof buf, "%.2fs", *v / 1000);
+  else std::snprintf(buf, sizeof buf, "%.1fms", *v);
+  return buf;
+}
+
+}  // namespace
+
+void print_status(const Scenario& sc, const LiveStatus& s, bool tty) {
+  // One last phase per scenario (parallel jobs).
+  static std::map<std::string, std::string> last_phases;
+  std::string& last_phase = last_phases[sc.name];
+  char line[256];
+  std::snprintf(line, sizeof line, "[%s] %6.1fs  procs %-4d  %s", sc.name.c_str(), s.elapsed / 1e9,
+                s.processes, s.phase.c_str());
+  if (tty) {
+    std::printf("\r\033[K%s", line);
+    std::fflush(stdout);
+  } else if (s.phase != last_phase) {
+    std::printf("%s\n", line);
+    std::fflush(stdout);
+  }
+  last_phase = s.phase;
+}
+
+void print_table(const RunResult& run, bool tty) {
+  auto colour = [&](Verdict v) -> std::string {
+    std::string s(to_string(v));
+    if (!tty) return s;
+    bool good = v == Verdict::Pass || v == Verdict::XFail;
+    const char* c = v == Verdict::Skipped ? "\033[33m" : good ? "\033[32m" : "\033[31m";
+    return c + s + "\033[0m";
+  };
+  std::printf("\n%-36s %-7s %-30s %10s %10s %10s\n", "scenario", "verdict", "failed checks",
+              "job", "all gone", "shm base");
+  for (const auto& s : run.scenarios) {
+    std::string failed;
+    for (const auto& c : s.checks)
+      if (c.status == CheckStatus::Fail || c.status == CheckStatus::Error)
+        failed += (failed.empty() ? "" : ",") + c.name;
+    if (failed.empty()) failed = "-";
+    auto get = [&](const char* k) {
+      auto it = s.timings_ms.find(k);
+      return it == s.timings_ms.end() ? std::optional<double>() : it->second;
+    };
+    std::string v = colour(s.verdict);
+    int pad = tty ? 7 + 9 : 7;
+    std::printf("%-36s %-*s %-30s %10s %10s %10s\n", s.name.c_str(), pad, v.c_str(), failed.c_str(),
+                fmt_ms(get("job_ms")).c_str(), fmt_ms(get("to_all_gone_ms")).c_str(),
+                fmt_ms(get("to_shm_baseline_ms")).c_str());
+    if (s.verdict != Verdict::Pass && s.verdict != Verdict::XFail)
+      std::printf("    %s\n", s.verdict_reason.c_str());
+  }
+  std::map<Verdict, int> n;
+  for (const auto& s : run.scenarios) n[s.verdict]++;
+  std::printf("\n%zu scenario(s): %d pass, %d xfail, %d fail, %d xpass, %d error",
+              run.scenarios.size(), n[Verdict::Pass], n[Verdict::XFail], n[Verdict::Fail],
+              n[Verdict::XPass], n[Verdict::Error]);
+  if (n[Verdict::Skipped]) std::printf(", %d skipped", n[Verdict::Skipped]);
+  std::printf("\n");
+}
+
+void print_aggregates(const RunResult& run) {
+  std::printf("\n%-36s %5s %-28s %-22s %s\n", "scenario", "runs", "verdicts", "reproduced (95% CI)",
+              "all gone ms: min / median / p95 / max");
+  for (const auto& a : run.aggregates) {
+    std::string v;
+    for (const auto& [name, n] : a.verdicts) v += (v.empty() ? "" : " ") + name + "=" + std::to_string(n);
+    if (a.flaky) v += " FLAKY";
+    char rate[64] = "-";
+    if (a.expects_failure)
+      std::snprintf(rate, sizeof rate, "%d/%d %.0f%% [%.0f-%.0f%%]", a.reproduced, a.runs, a.rate * 100,
+                    a.rate_low * 100, a.rate_high * 100);
+    char dist[96] = "-";
+    if (auto it = a.timings_ms.find("to_all_gone_ms"); it != a.timings_ms.end())
+      std::snprintf(dist, sizeof dist, "%.1f / %.1f / %.1f / %.1f", it->second.min, it->second.median,
+                    it->second.p95, it->second.max);
+    std::printf("%-36s %5d %-28s %-22s %s\n", a.name.c_str(), a.runs, v.c_str(), rate, dist);
+  }
+}
+
+void print_scenario_done(const ScenarioResult& r, bool live_line) {
+  if (live_line) std::printf("\r\033[K");
+  std::string run = r.runs > 1 ? " run " + std::to_string(r.run_index + 1) + "/" +
+                                     std::to_string(r.runs)
+                               : "";
+  std::printf("[%s%s] %s: %s\n", r.name.c_str(), run.c_str(),
+              std::string(to_string(r.verdict)).c_str(), r.verdict_reason.c_str());
+  if (!r.timeline.facts.containment_note.empty() && r.run_index == 0)
+    std::printf("[%s] containment: %s\n", r.name.c_str(), r.timeline.facts.containment_note.c_str());
+  std::fflush(stdout);
+}
+
+}  // namespace aftermath

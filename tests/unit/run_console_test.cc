@@ -1,0 +1,103 @@
+// What `aftermath run` prints off a terminal: the per-scenario line, the
+// verdict table, the repeat statistics.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+
+#include "harness/cli/run_console.h"
+
+namespace aftermath {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::internal::CaptureStdout;
+using ::testing::internal::GetCapturedStdout;
+
+ScenarioResult scenario(const std::string& name, Verdict v, const std::string& reason) {
+  ScenarioResult r;
+  r.name = name;
+  r.verdict = v;
+  r.verdict_reason = reason;
+  return r;
+}
+
+TEST(RunConsole, TableOffATerminal) {
+  RunResult run;
+  ScenarioResult ok = scenario("clean", Verdict::Pass, "every check passed");
+  ok.timings_ms["job_ms"] = 1500.0;
+  ok.timings_ms["to_all_gone_ms"] = 12.25;
+  ScenarioResult bad = scenario("leaky", Verdict::Fail, "shm_clean failed");
+  CheckResult c;
+  c.name = "shm_clean";
+  c.status = CheckStatus::Fail;
+  bad.checks.push_back(c);
+  run.scenarios = {ok, bad, scenario("gpu", Verdict::Skipped, "not launched: requires gpu")};
+  CaptureStdout();
+  print_table(run, false);
+  std::string out = GetCapturedStdout();
+  EXPECT_THAT(out, HasSubstr("clean                                pass    -                                   1.50s     12.2ms          -\n"));
+  EXPECT_THAT(out, HasSubstr("leaky                                fail    shm_clean"));
+  EXPECT_THAT(out, HasSubstr("    shm_clean failed\n"));
+  EXPECT_THAT(out, HasSubstr("    not launched: requires gpu\n"));
+  EXPECT_EQ(out.find("every check passed"), std::string::npos) << "a pass needs no reason";
+  EXPECT_THAT(out, HasSubstr("3 scenario(s): 1 pass, 0 xfail, 1 fail, 0 xpass, 0 error, 1 skipped\n"));
+  EXPECT_EQ(out.find("\033["), std::string::npos) << "no colours off a terminal";
+}
+
+TEST(RunConsole, DoneLineNamesTheRunOfARepeat) {
+  ScenarioResult r = scenario("hang", Verdict::XFail, "no_hang failed as expected");
+  r.runs = 3;
+  r.run_index = 1;
+  r.timeline.facts.containment_note = "no PID namespace here";
+  CaptureStdout();
+  print_scenario_done(r, false);
+  r.run_index = 0;
+  print_scenario_done(r, false);
+  EXPECT_EQ(GetCapturedStdout(),
+            "[hang run 2/3] xfail: no_hang failed as expected\n"
+            "[hang run 1/3] xfail: no_hang failed as expected\n"
+            "[hang] containment: no PID namespace here\n");
+}
+
+TEST(RunConsole, StatusLinesOnlyOnAPhaseChangeOffATerminal) {
+  Scenario sc;
+  sc.name = "status-test";
+  LiveStatus s;
+  s.elapsed = 1500000000;
+  s.processes = 3;
+  s.phase = "running";
+  CaptureStdout();
+  print_status(sc, s, false);
+  print_status(sc, s, false);
+  s.phase = "settling";
+  print_status(sc, s, false);
+  EXPECT_EQ(GetCapturedStdout(),
+            "[status-test]    1.5s  procs 3     running\n"
+            "[status-test]    1.5s  procs 3     settling\n");
+}
+
+TEST(RunConsole, AggregatesWithRateAndDistribution) {
+  RunResult run;
+  Aggregate a;
+  a.name = "hang";
+  a.runs = 4;
+  a.reproduced = 3;
+  a.rate = 0.75;
+  a.rate_low = 0.3;
+  a.rate_high = 0.95;
+  a.expects_failure = true;
+  a.flaky = true;
+  a.verdicts = {{"xfail", 3}, {"xpass", 1}};
+  a.timings_ms["to_all_gone_ms"] = Aggregate::Dist{3, 10, 20, 30, 30};
+  run.aggregates = {a};
+  CaptureStdout();
+  print_aggregates(run);
+  std::string out = GetCapturedStdout();
+  EXPECT_THAT(out, HasSubstr("hang                                     4 xfail=3 xpass=1 FLAKY        "
+                             "3/4 75% [30-95%]       10.0 / 20.0 / 30.0 / 30.0\n"));
+}
+
+}  // namespace
+}  // namespace aftermath
