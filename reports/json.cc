@@ -102,7 +102,7 @@ json scenario_json(const ScenarioResult& s) {
   if (!s.job_environment.empty()) j["job_environment"] = s.job_environment;
 
   json timeline = json::array();
-  for (const auto& o : s.timeline.events) timeline.push_back(to_json(o));
+  for (const auto& o : s.timeline.observations) timeline.push_back(to_json(o));
   j["timeline"] = std::move(timeline);
   if (s.runs > 1) {
     j["run"] = s.run_index + 1;

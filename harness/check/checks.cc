@@ -205,7 +205,7 @@ CheckResult no_zombies(const CheckInput& in) {
 // entry was cut short by the harness, not left behind by the job.
 std::map<std::string, std::string> owned_at_teardown(const CheckInput& in) {
   std::map<std::string, std::string> owner;
-  for (const auto& o : in.timeline.events) {
+  for (const auto& o : in.timeline.observations) {
     if (o.kind != ObsKind::ShmHeld || o.t < in.teardown_at) continue;
     if (o.name.rfind("/dev/shm/", 0) != 0) continue;
     std::string name = o.name.substr(9);
@@ -254,7 +254,7 @@ CheckResult shm_clean(const CheckInput& in) {
   std::map<int, const ProcessHistory*> by_pid;
   for (const auto& p : in.processes) by_pid[p.pid] = &p;
   std::int64_t kept_bytes = 0;
-  for (const auto& o : in.timeline.events) {
+  for (const auto& o : in.timeline.observations) {
     if (o.kind != ObsKind::ShmHeld || !exited_at || o.t < *exited_at || o.t >= in.teardown_at) continue;
     json k = {{"pid", o.pid}, {"path", o.name}, {"bytes", o.value}, {"how", o.text}, {"deleted", o.baseline}};
     auto it = by_pid.find(o.pid);
@@ -267,7 +267,7 @@ CheckResult shm_clean(const CheckInput& in) {
     kept_bytes += o.value;
   }
   bool reclaimed = false;
-  for (const auto& o : in.timeline.events)
+  for (const auto& o : in.timeline.observations)
     if (o.kind == ObsKind::ShmReclaim) reclaimed = true;
   r.measured["created"] = s.created;
   r.measured["leaked"] = leaked;
@@ -456,8 +456,8 @@ Nanos CheckInput::grace(const std::string& check, Role role) const {
 CheckInput make_check_input(const Scenario& sc, const Timeline& tl,
                             const std::vector<ProcessHistory>& procs) {
   CheckInput in{sc, tl, procs};
-  in.end_at = tl.events.empty() ? 0 : tl.events.back().t;
-  for (const auto& o : tl.events) in.end_at = std::max(in.end_at, o.t);
+  in.end_at = tl.observations.empty() ? 0 : tl.observations.back().t;
+  for (const auto& o : tl.observations) in.end_at = std::max(in.end_at, o.t);
   in.teardown_at = phase_time(tl, "teardown").value_or(in.end_at);
   return in;
 }

@@ -96,7 +96,7 @@ CheckResult data_partition(const CheckInput& in) {
   std::vector<std::string> problems;
   std::map<std::int64_t, EpochSamples> epochs;
   int sample_events = 0;
-  for (const auto& o : in.timeline.events) {
+  for (const auto& o : in.timeline.observations) {
     if (o.kind != ObsKind::Event) continue;
     if (o.name != "dataset" && o.name != "rank.samples") continue;
     json f = json::parse(o.text, nullptr, false);
@@ -248,7 +248,7 @@ CheckResult collectives_matched(const CheckInput& in) {
   };
   std::map<int, RankColl> ranks;
   bool any = false;
-  for (const auto& o : in.timeline.events) {
+  for (const auto& o : in.timeline.observations) {
     if (o.kind != ObsKind::Event) continue;
     if (o.name != "collective" && o.name != "rank.collectives") continue;
     json f = json::parse(o.text, nullptr, false);

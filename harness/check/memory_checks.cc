@@ -118,7 +118,7 @@ CheckResult memory_growth(const CheckInput& in, const MemoryGrowthParams& p) {
 
   std::map<int, Series> series;
   int events = 0, without_field = 0;
-  for (const auto& o : in.timeline.events) {
+  for (const auto& o : in.timeline.observations) {
     if (o.kind != ObsKind::Event || o.name != "memory") continue;
     ++events;
     json f = json::parse(o.text, nullptr, false);

@@ -7,7 +7,7 @@ namespace aftermath {
 ShmStory shm_story(const Timeline& tl) {
   ShmStory s;
   std::map<std::string, std::int64_t> extra;
-  for (const auto& o : tl.events) {
+  for (const auto& o : tl.observations) {
     switch (o.kind) {
       case ObsKind::ShmAdd:
         if (!o.baseline) {

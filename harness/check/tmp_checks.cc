@@ -20,7 +20,7 @@ std::string entries(size_t n) { return n == 1 ? "entry" : "entries"; }
 CheckResult tmp_clean(const CheckInput& in) {
   CheckResult r;
   std::set<std::string> reclaimed;
-  for (const auto& o : in.timeline.events) {
+  for (const auto& o : in.timeline.observations) {
     if (o.kind == ObsKind::Note && o.text.rfind("tmp unavailable", 0) == 0) {
       r.status = CheckStatus::Skipped;
       r.reason = "the temp dir could not be observed: " + o.text.substr(o.text.find(':') + 2);
@@ -32,7 +32,7 @@ CheckResult tmp_clean(const CheckInput& in) {
   size_t other_count = 0;
   std::int64_t left_bytes = 0;
   std::vector<std::string> names;
-  for (const auto& o : in.timeline.events) {
+  for (const auto& o : in.timeline.observations) {
     if (o.kind != ObsKind::TmpLeft) continue;
     json e{{"path", o.name}, {"residue", o.text}, {"owner", o.value2}, {"bytes", o.value}};
     if (o.pid != 0) {

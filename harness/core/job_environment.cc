@@ -19,7 +19,7 @@ std::string field_text(const nlohmann::json& v) {
 
 std::map<std::string, std::string> job_environment_from(const Timeline& tl) {
   std::map<std::string, std::vector<std::string>> values;
-  for (const auto& ev : tl.events) {
+  for (const auto& ev : tl.observations) {
     if (ev.kind != ObsKind::Event || ev.name != "torch_config") continue;
     auto j = nlohmann::json::parse(ev.text, nullptr, false);
     if (!j.is_object()) continue;

@@ -233,7 +233,7 @@ std::vector<ProcessHistory> replay_histories(const Timeline& tl) {
     auto it = live.find(pid);
     return it == live.end() ? nullptr : &out[it->second];
   };
-  for (const auto& o : tl.events) {
+  for (const auto& o : tl.observations) {
     switch (o.kind) {
       case ObsKind::ProcStart: {
         ProcessHistory h;
@@ -353,7 +353,7 @@ std::vector<ProcessHistory> build_histories(const Timeline& tl) {
 }
 
 std::optional<Nanos> phase_time(const Timeline& tl, std::string_view name) {
-  for (const auto& o : tl.events)
+  for (const auto& o : tl.observations)
     if (o.kind == ObsKind::Phase && o.name == name) return o.t;
   return std::nullopt;
 }

@@ -131,7 +131,7 @@ struct ProcessDiagnosis {
   std::string waiting_in;     // the collective it last entered and did not leave, if reported
 };
 
-// Facts about the run that are not events in time.
+// Facts about the run that are not observations in time.
 struct RunFacts {
   int top_pid = 0;                       // the job's top process (host pid)
   int init_pid = 0;                      // the reaper every orphan is re-parented to (host pid)
@@ -153,11 +153,11 @@ struct RunFacts {
 };
 
 struct Timeline {
-  std::vector<Observation> events;
+  std::vector<Observation> observations;
   RunFacts facts;
   // The GPUs over the same run (unavailable, with the reason, where there are none).
   DeviceTimeline device;
-  void add(Observation o) { events.push_back(std::move(o)); }
+  void add(Observation o) { observations.push_back(std::move(o)); }
 };
 
 // Per-process history derived from a timeline (pure).

@@ -97,7 +97,7 @@ std::vector<ProcessDiagnosis> diagnose(const std::vector<int>& pids, const Diagn
 
 std::map<int, std::string> open_collectives(const Timeline& tl) {
   std::map<int, std::string> open;
-  for (const auto& o : tl.events) {
+  for (const auto& o : tl.observations) {
     if (o.kind != ObsKind::Event || o.name != "collective") continue;
     auto f = nlohmann::json::parse(o.text, nullptr, false);
     if (!f.is_object()) continue;

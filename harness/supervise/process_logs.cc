@@ -42,7 +42,7 @@ std::map<int, ScenarioResult::ProcessLogs> find_process_logs(const Timeline& tl,
     auto& l = out[pid];
     (is_out ? l.stdout_path : l.stderr_path) = relative_to(path, out_dir);
   };
-  for (const auto& ev : tl.events) {
+  for (const auto& ev : tl.observations) {
     if (ev.kind != ObsKind::Event || ev.name != "aftermath.logs" || !job.count(ev.pid)) continue;
     auto j = nlohmann::json::parse(ev.text, nullptr, false);
     if (!j.is_object()) continue;

@@ -10,42 +10,14 @@
 #include <cstring>
 #include <filesystem>
 
-#include "harness/supervise/bp2.h"
+#include <sys/wait.h>
+
+#include "harness/os/pidfd.h"
+#include "harness/os/spawn.h"
 
 namespace aftermath {
 
 namespace asio = boost::asio;
-namespace bp2 = boost::process::v2;
-
-namespace {
-
-// Hands two pipe ends to the reaper across exec (their fd numbers go on its
-// command line), arms its parent-death signal, and checks the race in which
-// we died before it was armed. Runs between fork and exec: no allocation, no
-// locks, async-signal-safe calls only.
-struct ReaperSetup {
-  int keep_a;
-  int keep_b;
-  pid_t parent;
-  const char* const* envp;  // the job's environment, NULL-terminated
-  template <typename Launcher>
-  bp2::error_code on_setup(Launcher& l, const std::filesystem::path&, const char* const*) {
-    l.env = envp;
-    l.fd_whitelist.push_back(keep_a);
-    l.fd_whitelist.push_back(keep_b);
-    return {};
-  }
-  template <typename Launcher>
-  bp2::error_code on_exec_setup(Launcher&, const std::filesystem::path&, const char* const*&) {
-    ::fcntl(keep_a, F_SETFD, 0);
-    ::fcntl(keep_b, F_SETFD, 0);
-    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent)
-      return bp2::error_code(ESRCH, bp2::system_category());
-    return {};
-  }
-};
-
-}  // namespace
 
 std::optional<reaper::Record> RecordStream::next() {
   if (pending_.size() < sizeof(reaper::Record)) return std::nullopt;
@@ -100,12 +72,18 @@ std::string proc_view_note(const reaper::Record& r) {
   return "the job sees the host's /proc (" + why + ")";
 }
 
-struct ReaperLink::Proc {
-  bp2::process p;
-};
-
 ReaperLink::ReaperLink(asio::io_context& ctx) : ctx_(ctx) {}
-ReaperLink::~ReaperLink() = default;
+
+ReaperLink::~ReaperLink() {
+  // A reaper still unreaped here is killed and reaped (SIGKILL cannot be
+  // refused, so the wait is short): the harness leaves no zombie of its own.
+  if (pid_ > 0 && !reaped_) {
+    terminate();
+    int status;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+}
 
 Status ReaperLink::start(const ReaperLaunch& launch, std::function<void(const reaper::Record&)> on_record) {
   on_record_ = std::move(on_record);
@@ -122,18 +100,29 @@ Status ReaperLink::start(const ReaperLaunch& launch, std::function<void(const re
 
   std::vector<std::string> env_list;
   for (const auto& [k, v] : launch.env) env_list.push_back(k + "=" + v);
-  std::vector<const char*> envp;
-  for (const auto& e : env_list) envp.push_back(e.c_str());
-  envp.push_back(nullptr);
-
-  ReaperSetup setup{ev_w.get(), life_r.get(), ::getpid(), envp.data()};
-  bp2::error_code ec;
-  auto proc = bp2::default_process_launcher()(ctx_, ec, launch.reaper_path,
-                                              reaper_args(launch, ev_w.get(), life_r.get()),
-                                              bp2::process_stdio{nullptr, {}, {}}, setup);
-  if (ec) return Error{"cannot start " + launch.reaper_path + ": " + ec.message(), ec.value()};
-  proc_ = std::make_unique<Proc>(Proc{std::move(proc)});
-  pid_ = proc_->p.id();
+  // The reaper gets the two pipe ends at the numbers on its command line,
+  // the harness's stdout and stderr (its own diagnostics), the signal
+  // dispositions the harness was started with (it restores the launcher's
+  // ignored set for the job itself), and dies with the harness.
+  SpawnOptions so;
+  so.argv = reaper_args(launch, ev_w.get(), life_r.get());
+  so.argv.insert(so.argv.begin(), launch.reaper_path);
+  so.env = &env_list;
+  so.stdout_fd = STDOUT_FILENO;
+  so.stderr_fd = STDERR_FILENO;
+  so.keep_fds = {ev_w.get(), life_r.get()};
+  so.reset_signals = false;
+  so.die_with_parent = true;
+  auto started = spawn(so);
+  if (!started)
+    return Error{"cannot start " + launch.reaper_path + ": " + started.error().what,
+                 started.error().errnum};
+  pid_ = *started;
+  if (auto ec = pidfd_open(pid_, pidfd_)) {
+    // Only ENOSYS (kernel < 5.3) can get here: the reaper is ours and unreaped.
+    terminate();
+    return Error{"pidfd_open for the reaper: " + ec.message(), ec.value()};
+  }
   // Our copies of the child's ends must go, or EOF would never come.
   (void)life_r.close();
   (void)ev_w.close();
@@ -154,12 +143,24 @@ void ReaperLink::read_more() {
 }
 
 void ReaperLink::async_wait(std::function<void()> done) {
-  proc_->p.async_wait([done = std::move(done)](boost::system::error_code, int) { done(); });
+  // The pidfd reads ready when the reaper exits; then it is reaped here.
+  exit_watch_ = std::make_unique<asio::posix::stream_descriptor>(ctx_, ::dup(pidfd_.get()));
+  exit_watch_->async_wait(asio::posix::stream_descriptor::wait_read,
+                          [this, done = std::move(done)](boost::system::error_code) {
+                            int status;
+                            while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+                            }
+                            reaped_ = true;
+                            done();
+                          });
 }
 
 void ReaperLink::terminate() {
-  boost::system::error_code ec;
-  proc_->p.terminate(ec);
+  if (pidfd_) {
+    (void)pidfd_signal(pidfd_.get(), SIGKILL);
+  } else if (pid_ > 0 && !reaped_) {
+    ::kill(pid_, SIGKILL);  // ours and unreaped: the pid still names it
+  }
 }
 
 }  // namespace aftermath

@@ -77,16 +77,17 @@ class ReaperLink {
   void close_lifeline() { (void)lifeline_.close(); }
   // Calls done() on the loop once the reaper has exited and been reaped.
   void async_wait(std::function<void()> done);
-  // SIGTERM to a reaper that did not go by itself.
+  // SIGKILL to a reaper that did not go by itself (its namespace goes with it).
   void terminate();
 
  private:
   void read_more();
-  struct Proc;  // the Boost.Process handle, kept out of this header
 
   boost::asio::io_context& ctx_;
-  std::unique_ptr<Proc> proc_;
   int pid_ = 0;
+  UniqueFd pidfd_;
+  bool reaped_ = false;
+  std::unique_ptr<boost::asio::posix::stream_descriptor> exit_watch_;
   UniqueFd lifeline_;  // our end
   std::unique_ptr<boost::asio::posix::stream_descriptor> events_;
   std::array<char, 4096> buf_{};

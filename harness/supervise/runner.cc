@@ -167,7 +167,7 @@ void judge_run(ScenarioResult& r, const Scenario& sc, const RunOptions& o) {
     r.error = "interrupted";
     r.verdict_reason = "the run was interrupted";
   }
-  for (const auto& ev : r.timeline.events) {
+  for (const auto& ev : r.timeline.observations) {
     if (ev.kind == ObsKind::Note && ev.text.rfind("teardown failed", 0) == 0) {
       r.verdict = Verdict::Error;
       r.error = ev.text;

@@ -541,12 +541,12 @@ Timeline Supervisor::run() {
   tl_.facts.stderr_text = tail_of_file(opt_.out_dir + "/stderr.log", 64 * 1024);
   phase("done");
   // The reaper's records carry their own (earlier) timestamps.
-  std::stable_sort(tl_.events.begin(), tl_.events.end(),
+  std::stable_sort(tl_.observations.begin(), tl_.observations.end(),
                    [](const Observation& a, const Observation& b) { return a.t < b.t; });
-  settle_fault_effects(tl_.facts.faults, tl_.events);
+  settle_fault_effects(tl_.facts.faults, tl_.observations);
   explain_unfired_faults(tl_.facts.faults, sc_.faults,
                          schedule_.unfired(top_exited_, tl_.facts.deadline_hit));
-  if (auto note = tracker_.fill_exit_statuses(tl_.events)) add(obs::note(now(), *note));
+  if (auto note = tracker_.fill_exit_statuses(tl_.observations)) add(obs::note(now(), *note));
   return std::move(tl_);
 }
 

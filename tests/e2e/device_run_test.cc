@@ -172,7 +172,7 @@ TEST(DeviceRun, UnmetRequirementSkipsWithoutLaunching) {
   EXPECT_THAT(r.verdict_reason, HasSubstr("requires python-torch"));
   EXPECT_THAT(r.verdict_reason, HasSubstr("No module named 'torch'"));
   EXPECT_TRUE(r.checks.empty());
-  EXPECT_TRUE(r.timeline.events.empty());  // nothing was launched or observed
+  EXPECT_TRUE(r.timeline.observations.empty());  // nothing was launched or observed
   EXPECT_EQ(nvml.init_calls(), 0);
 }
 
@@ -249,7 +249,7 @@ TEST(DeviceOomRun, HogHoldsMemoryFromTheTriggerUntilTeardown) {
   EXPECT_EQ(to_string(f.mechanism), "hog");
   EXPECT_THAT(f.reason, HasSubstr("holds 8.0 GiB of GPU 0"));  // half the stand-in's 16 GiB
   bool released = false;
-  for (const auto& e : r.timeline.events)
+  for (const auto& e : r.timeline.observations)
     if (e.kind == ObsKind::Note && e.text.find("released 8.0 GiB") != std::string::npos &&
         e.text.find("did not exit") == std::string::npos)
       released = true;

@@ -340,7 +340,7 @@ TEST_F(Faults, AKilledHarnessLeavesItsFaultCgroupToCheckAndReap) {
   EXPECT_TRUE(listed) << checked.out;
   auto reaped = e2e::aftermath(d2, reap);
   EXPECT_FALSE(std::filesystem::exists(made)) << reaped.out << reaped.err;
-  if (std::filesystem::exists(made)) aftermath::remove_cgroup_dir(made, 5 * aftermath::kSecond);
+  if (std::filesystem::exists(made)) (void)aftermath::remove_cgroup_dir(made, 5 * aftermath::kSecond);
 }
 
 TEST_F(Faults, DelayHoldsThePoint) {

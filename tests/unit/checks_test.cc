@@ -683,9 +683,9 @@ TEST(GraceByRole, ADefaultGraceDoesNotLowerTheHelpersButRaisesTheRest) {
 // sitting as a zombie under it that long is its design, not a leak.
 Timeline zombie_under(const std::string& parent_cmdline, Nanos zombie_for) {
   Timeline tl = skeleton();
-  tl.events.erase(std::remove_if(tl.events.begin(), tl.events.end(),
+  tl.observations.erase(std::remove_if(tl.observations.begin(), tl.observations.end(),
                                  [](const Observation& o) { return o.kind == ObsKind::ProcStart; }),
-                  tl.events.end());
+                  tl.observations.end());
   tl.add(obs::proc_start(kTopStart, kTop, kInit, "python3", parent_cmdline, Role::Launcher, 0, 0, 'S'));
   life(tl, 101, kTop, msec(20), msec(400), msec(400) + zombie_for, "python3", Role::Rank);
   return tl;

@@ -43,7 +43,9 @@ TEST(EnvironmentFacts, SharedMemorySizeAndUsage) {
 TEST(EnvironmentFacts, PytorchComesWithItsCuda) {
   auto env = environment_facts();
   EXPECT_EQ(env.count("pytorch"), env.count("pytorch_cuda"));
-  if (env.count("pytorch_cuda")) EXPECT_FALSE(env.at("pytorch_cuda").empty());
+  if (env.count("pytorch_cuda")) {
+    EXPECT_FALSE(env.at("pytorch_cuda").empty());
+  }
 }
 
 }  // namespace

@@ -85,7 +85,7 @@ inline Timeline clean_run() {
 }
 
 inline Timeline sorted(Timeline tl) {
-  std::stable_sort(tl.events.begin(), tl.events.end(),
+  std::stable_sort(tl.observations.begin(), tl.observations.end(),
                    [](const Observation& a, const Observation& b) { return a.t < b.t; });
   return tl;
 }

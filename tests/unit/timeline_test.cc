@@ -342,9 +342,9 @@ TEST(Timeline, AddAppendsInTheOrderGiven) {
   Timeline tl;
   tl.add(obs::note(msec(5), "later"));
   tl.add(obs::note(msec(1), "earlier, appended after"));
-  ASSERT_EQ(tl.events.size(), 2u);
-  EXPECT_EQ(tl.events[0].text, "later");
-  EXPECT_EQ(tl.events[1].text, "earlier, appended after");
+  ASSERT_EQ(tl.observations.size(), 2u);
+  EXPECT_EQ(tl.observations[0].text, "later");
+  EXPECT_EQ(tl.observations[1].text, "earlier, appended after");
 }
 
 // ============================================================ more build_histories
