@@ -27,6 +27,15 @@ using testing_children::OwnedChild;
 
 const std::string kFake = AFTERMATH_FAKECUDART_SO;
 
+// A planted /dev with a GPU's control node and the stand-in CUDA runtime.
+FaultDriverOptions fake_gpu_options(const TempDir& dev) {
+  std::ofstream(dev / "nvidiactl").put('x');
+  FaultDriverOptions o;
+  o.dev_root = dev.path();
+  o.cudart_candidates = {kFake};
+  return o;
+}
+
 // A child that waits (30 s at most: it bounds its own life) for a signal.
 struct Sleeper {
   Sleeper() {
@@ -219,11 +228,7 @@ TEST(FaultDriverDeviceOom, InterposerIsPreloadedThenArmedForEachTarget) {
 
 TEST(FaultDriverDeviceOom, InterposerWithoutItsPreloadFails) {
   TempDir dev;
-  std::ofstream(dev / "nvidiactl").put('x');
-  FaultDriverOptions o;
-  o.dev_root = dev.path();
-  o.cudart_candidates = {kFake};
-  FaultDriver d(o);
+  FaultDriver d(fake_gpu_options(dev));
   FaultSpec f = spec(FaultAction::DeviceOom);
   f.mechanism = FaultMechanism::Interposer;
   FaultAct a = d.act(0, f, {FaultTarget{4242, -1, 7}}, false);
@@ -233,11 +238,7 @@ TEST(FaultDriverDeviceOom, InterposerWithoutItsPreloadFails) {
 
 TEST(FaultDriverDeviceOom, AtAPointTheFixtureAllocates) {
   TempDir dev;
-  std::ofstream(dev / "nvidiactl").put('x');
-  FaultDriverOptions o;
-  o.dev_root = dev.path();
-  o.cudart_candidates = {kFake};
-  FaultDriver d(o);
+  FaultDriver d(fake_gpu_options(dev));
   FaultSpec f = spec(FaultAction::DeviceOom);
   f.mechanism = FaultMechanism::Point;
   FaultAct a = d.act(0, f, {FaultTarget{4242, -1, 0}}, true);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "tests/support/children.h"
+#include "tests/support/loop.h"
 
 namespace aftermath {
 namespace {
@@ -78,14 +79,10 @@ struct ScheduleTest : ::testing::Test {
     tracker.add_top(now(), top.pid(), top.pid(), "top", "top");
     schedule->start(now());
   }
+  // Runs the loop until pred() holds, 10 s at most.
   template <typename Pred>
   bool run_until(Pred pred) {
-    Nanos until = monotonic_now() + 10 * kSecond;
-    while (!pred() && monotonic_now() < until) {
-      if (ctx.stopped()) ctx.restart();
-      ctx.run_one_for(std::chrono::milliseconds(50));
-    }
-    return pred();
+    return testing::run_loop_until(ctx, pred);
   }
 };
 

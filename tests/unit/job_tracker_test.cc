@@ -12,6 +12,7 @@
 #include <algorithm>
 
 #include "tests/support/children.h"
+#include "tests/support/loop.h"
 
 namespace aftermath {
 namespace {
@@ -96,12 +97,7 @@ struct TrackerTest : ::testing::Test {
   // Runs the loop until pred() holds, 10 s at most.
   template <typename Pred>
   bool run_until(Pred pred) {
-    Nanos until = monotonic_now() + 10 * kSecond;
-    while (!pred() && monotonic_now() < until) {
-      if (ctx.stopped()) ctx.restart();
-      ctx.run_one_for(std::chrono::milliseconds(50));
-    }
-    return pred();
+    return testing::run_loop_until(ctx, pred);
   }
 };
 
