@@ -71,6 +71,7 @@ namespace {
   else
     ::execve(argv[0], argv, envp);
   fail();
+  ::_exit(127);  // not reached: fail() exits
 }
 
 }  // namespace
