@@ -11,10 +11,12 @@
 // xpass or error; 2 for usage or scenario errors (then nothing is launched).
 #include <CLI/CLI.hpp>
 #include <filesystem>
+#include <iostream>
 #include <string>
 #include <vector>
 
 #include "harness/cli/hygiene_cmd.h"
+#include "harness/cli/inputs.h"
 #include "harness/cli/report_cmd.h"
 #include "harness/cli/run_cmd.h"
 #include "harness/cli/scenarios_cmd.h"
@@ -100,6 +102,17 @@ int main(int argc, char** argv) {
   try {
     app.parse(static_cast<int>(args.size()), args.data());
   } catch (const CLI::ParseError& e) {
+    // `run PROGRAM --its-option`: CLI11 stops at the program's option; say
+    // what was meant rather than that the option is unknown.
+    std::vector<std::string> words(argv + 1, argv + argc);
+    if (inv.job_command.empty() && !words.empty() && words[0] == "run") {
+      for (size_t i = 1; i < words.size(); ++i) {
+        if (looks_like_program(words[i])) {
+          std::cerr << "aftermath run: " << double_dash_hint(words, i) << "\n";
+          return 2;
+        }
+      }
+    }
     int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
   }

@@ -14,6 +14,34 @@ namespace {
 std::vector<std::string> expand(const std::vector<std::string>& inputs,
                                 std::vector<std::string>& errors, int depth);
 
+}  // namespace
+
+bool looks_like_program(const std::string& path) {
+  fs::path p(path);
+  auto ext = p.extension().string();
+  if (ext == ".yaml" || ext == ".yml" || ext == ".suite") return false;
+  std::error_code ec;
+  if (!fs::is_regular_file(p, ec)) return false;
+  char head[4] = {};
+  std::ifstream f(path, std::ios::binary);
+  f.read(head, sizeof head);
+  bool elf = f.gcount() == 4 && head[0] == 0x7f && head[1] == 'E' && head[2] == 'L' && head[3] == 'F';
+  bool script = f.gcount() >= 2 && head[0] == '#' && head[1] == '!';
+  auto perms = fs::status(p, ec).permissions();
+  bool exec = (perms & (fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec)) !=
+              fs::perms::none;
+  return elf || script || (exec && ext.empty());
+}
+
+std::string double_dash_hint(const std::vector<std::string>& words, size_t program) {
+  std::string cmd;
+  for (size_t k = program; k < words.size(); ++k) cmd += " " + words[k];
+  return words[program] + ": a program, not a scenario or suite; did you mean `aftermath run --" +
+         cmd + "`?";
+}
+
+namespace {
+
 // The scenario files a .suite file lists.
 std::vector<std::string> expand_suite(const std::string& suite, std::vector<std::string>& errors,
                                       int depth) {
@@ -51,7 +79,12 @@ std::vector<std::string> expand(const std::vector<std::string>& inputs,
     errors.push_back("suites nest more than 8 deep (a suite that includes itself?)");
     return out;
   }
-  for (const auto& in : inputs) {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const std::string& in = inputs[i];
+    if (depth == 0 && looks_like_program(in)) {
+      errors.push_back(double_dash_hint(inputs, i));
+      break;  // what follows is its arguments
+    }
     if (fs::is_directory(in)) {
       std::vector<std::string> found;
       for (const auto& e : fs::directory_iterator(in))

@@ -17,6 +17,16 @@ namespace aftermath {
 std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs,
                                        std::vector<std::string>& errors);
 
+// A program given where a scenario was expected (`run /usr/bin/python3
+// train.py`, the `--` forgotten): an executable or a script with #!, not
+// named like a scenario (.yaml, .yml, .suite). A scenario file is never
+// executed, so its name or its YAML says what it is.
+bool looks_like_program(const std::string& path);
+
+// "WORDS[PROGRAM]: a program, not a scenario or suite; did you mean
+// `aftermath run -- WORDS[PROGRAM] ...`?", with every word from PROGRAM on.
+std::string double_dash_hint(const std::vector<std::string>& words, size_t program);
+
 // This program's path ("aftermath" when /proc/self/exe cannot be read).
 std::string self_path();
 

@@ -276,7 +276,9 @@ HygieneShm judge_shm_entry(Judging& j, const ShmFile& f, const ShmUse& use,
   } else if ((s.creator != CreatorState::Alive || creator_leftover) && users_leftover &&
              (!users.empty() || creator_leftover)) {
     s.freed_by_reap = true;
-    s.why = "leftover once leftover process(es) " + join_ints(users) + " are gone";
+    s.why = users.empty() ? "leftover once its creator " + std::to_string(*s.creator_pid) +
+                                " (a leftover) is gone"
+                          : "leftover once leftover process(es) " + join_ints(users) + " are gone";
   } else if (!users.empty()) {
     s.why = "in use by " + join_ints(users);
   } else if (s.creator == CreatorState::Alive) {

@@ -150,13 +150,42 @@ void parse_expect(FieldReader& r, const Entry& ee, const CheckCatalog& catalog,
   }
 }
 
+// Where a tab first indents a line (YAML indents with spaces only, and
+// yaml-cpp's own message, "illegal map value", does not say so); nullopt
+// when no line is indented with one.
+std::optional<YAML::Mark> first_tab_indent(std::string_view text) {
+  YAML::Mark m;
+  m.line = 0;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    std::string_view line = text.substr(start, end == std::string_view::npos ? text.size() - start
+                                                                             : end - start);
+    size_t lead = line.find_first_not_of(" \t");
+    std::string_view indent = line.substr(0, lead == std::string_view::npos ? line.size() : lead);
+    if (size_t tab = indent.find('\t'); tab != std::string_view::npos && lead != std::string_view::npos) {
+      m.column = static_cast<int>(tab);
+      m.pos = static_cast<int>(start + tab);
+      return m;
+    }
+    if (end == std::string_view::npos) break;
+    start = end + 1;
+    ++m.line;
+  }
+  return std::nullopt;
+}
+
 // The document's one map, or nothing (reported).
 std::optional<YAML::Node> root_map(FieldReader& r, std::string_view text) {
   std::vector<YAML::Node> docs;
   try {
     docs = YAML::LoadAll(std::string(text));
   } catch (const YAML::Exception& e) {
-    r.error(e.mark, "", e.msg);
+    if (auto tab = first_tab_indent(text)) {
+      r.error(*tab, "", "a tab indents this line; YAML indents with spaces only (" + e.msg + ")");
+    } else {
+      r.error(e.mark, "", e.msg);
+    }
     return std::nullopt;
   }
   if (docs.empty() || docs[0].IsNull()) {

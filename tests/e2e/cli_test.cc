@@ -187,6 +187,28 @@ TEST_F(Cli, ExitCodeAndSignalAreDistinctOutcomes) {
   EXPECT_EQ(k.result["scenarios"][0]["top"]["outcome"]["signal"], "SIGKILL");
 }
 
+// `run PROGRAM ARGS` with the `--` forgotten: one line that says what was
+// meant, whether or not the program's arguments look like options, and
+// nothing is launched.
+TEST_F(Cli, AProgramWithoutTheDoubleDashGetsTheHint) {
+  TempDir d;
+  const std::string prog = e2e::bin("tc_clean");
+  for (const std::vector<std::string>& rest :
+       {std::vector<std::string>{"--children", "1"}, std::vector<std::string>{"children"}}) {
+    std::vector<std::string> args{"run", "--out", d / "out", prog};
+    args.insert(args.end(), rest.begin(), rest.end());
+    auto r = e2e::aftermath(d, args);
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    std::string cmd = prog;
+    for (const auto& w : rest) cmd += " " + w;
+    EXPECT_NE(r.err.find(prog + ": a program, not a scenario or suite; did you mean `aftermath run -- " +
+                         cmd + "`?"),
+              std::string::npos)
+        << r.err;
+    EXPECT_FALSE(std::filesystem::exists(d / "out/result.json"));
+  }
+}
+
 TEST_F(Cli, TheSkeletonSuiteMatchesItsExpectations) {
   auto r = e2e::aftermath(dir, {"run", "--out", out(), e2e::src("scenarios/skeleton.suite")}, 120s);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;

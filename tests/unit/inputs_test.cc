@@ -60,6 +60,26 @@ TEST(ExpandInputs, ASuiteThatIncludesItselfStops) {
   EXPECT_THAT(errors[0], HasSubstr("suites nest more than 8 deep"));
 }
 
+// `run /usr/bin/python3 train.py`, the `--` forgotten: the program is named
+// with the command it would have been, and its arguments are not taken for
+// scenarios. A scenario file, even an executable one, is still a scenario.
+TEST(ExpandInputs, AProgramGetsTheDoubleDashHint) {
+  TempDir d;
+  std::string script = d.write("train", "#!/bin/sh\necho hi\n", 0755);
+  std::string plain = d.write("job.yaml", "name: x\n", 0755);
+  for (const std::string& program : {std::string("/bin/sh"), script}) {
+    std::vector<std::string> errors;
+    auto files = expand_inputs({program, "train.py", "--epochs", "1"}, errors);
+    EXPECT_TRUE(files.empty());
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_EQ(errors[0], program + ": a program, not a scenario or suite; did you mean `aftermath "
+                                   "run -- " + program + " train.py --epochs 1`?");
+  }
+  std::vector<std::string> errors;
+  EXPECT_THAT(expand_inputs({plain}, errors), ElementsAre(plain));
+  EXPECT_TRUE(errors.empty());
+}
+
 TEST(ScenarioVars, NameThisProgramsFolder) {
   EXPECT_EQ(scenario_vars().at("AFTERMATH_BIN"), bin_dir());
   EXPECT_EQ(bin_dir() + "/" + std::filesystem::path(self_path()).filename().string(), self_path());

@@ -112,6 +112,18 @@ TEST_F(Judge, ShmEntriesByCreatorUseAndAge) {
                            "gone, no process maps or holds it");
 }
 
+// A segment nobody maps whose creator is itself a leftover goes with it, and
+// the reason names the creator (no empty list of users).
+TEST_F(Judge, ASegmentOfALeftoverCreatorNobodyMapsNamesTheCreator) {
+  m_.processes.add(proc(100, 1, "python3"));
+  m_.device_files[100] = {{"/dev/nvidia0", false}};
+  m_.shm = {shm("torch_100_1_0", kSecond)};
+  InspectReport r = judge_machine(m_, o_);
+  ASSERT_EQ(r.shm.size(), 1u);
+  EXPECT_TRUE(r.shm[0].freed_by_reap);
+  EXPECT_EQ(r.shm[0].why, "leftover once its creator 100 (a leftover) is gone");
+}
+
 TEST_F(Judge, APidOfANestedNamespaceProvesNothing) {
   ProcInfo inner = proc(500, 40, "job");
   inner.nspid = {500, 7};

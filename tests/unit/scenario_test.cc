@@ -149,6 +149,18 @@ TEST(Diagnostic, DiagnosticsCarryTheFileName) {
 
 // --- valid scenarios ----------------------------------------------------------
 
+// A tab in the indentation is named at its line, not left to yaml-cpp's
+// "illegal map value".
+TEST(ParseScenario, ATabIndentIsNamedWithItsLine) {
+  auto d = ParseBad("name: t\njob:\n\tcommand: /bin/true\n");
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].line, 3);
+  EXPECT_THAT(d[0].message, HasSubstr("a tab indents this line; YAML indents with spaces only"));
+  // A tab inside a value is not indentation, and spaces-only files are untouched.
+  auto other = ParseBad("name: t\njob: [\n");
+  EXPECT_THAT(other[0].message, Not(HasSubstr("tab")));
+}
+
 TEST(ParseScenario, FullScenarioEveryField) {
   TempDir dir;
   ASSERT_FALSE(dir.path().empty());
