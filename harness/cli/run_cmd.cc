@@ -34,6 +34,24 @@ namespace aftermath {
 
 namespace fs = std::filesystem;
 
+std::string command_name(const std::vector<std::string>& command) {
+  if (command.empty()) return "cmd";
+  // The script the command runs tells runs apart better than its
+  // interpreter: the last argument naming a .py or .sh file, else the program.
+  std::string base = fs::path(command[0]).filename().string();
+  for (size_t i = command.size(); i-- > 1;) {
+    auto ext = fs::path(command[i]).extension().string();
+    if ((ext == ".py" || ext == ".sh") && command[i][0] != '-') {
+      base = fs::path(command[i]).filename().string();
+      break;
+    }
+  }
+  std::string name = "cmd-" + base;
+  for (auto& ch : name)
+    if (!isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '_' && ch != '.') ch = '_';
+  return name;
+}
+
 namespace {
 
 volatile bool g_interrupted = false;
@@ -157,14 +175,15 @@ void command_expectations(const RunCliOptions& c, Scenario& sc, std::vector<std:
   if (!c.expect_fail.empty()) expect_failing(c.expect_fail, sc, errors);
 }
 
+
 // The scenario of `-- COMMAND` (`program`: the command's resolved path): the
 // default checks, the --fault and expectation options. Problems go to `errors`.
 Scenario command_scenario(const RunCliOptions& c, const RunInvocation& inv,
                           const std::string& program, std::vector<std::string>& errors) {
   Scenario sc;
-  sc.name = "cmd-" + fs::path(inv.job_command[0]).filename().string();
-  for (auto& ch : sc.name)
-    if (!isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '_' && ch != '.') ch = '_';
+  sc.name = c.name.empty() ? command_name(inv.job_command) : c.name;
+  if (!c.name.empty() && !valid_scenario_name(c.name))
+    errors.push_back("--name: invalid name '" + c.name + "' (" + std::string(kScenarioNameRule) + ")");
   sc.description = "ad-hoc command";
   sc.file = "<command line>";
   sc.job.argv = inv.job_command;
@@ -190,6 +209,7 @@ std::vector<Scenario> file_scenarios(const RunCliOptions& c, std::vector<std::st
   for (const auto& [opt, given] : {std::pair<const char*, bool>{"--expect-exit", !c.expect_exit.empty()},
                                    {"--expect-signal", !c.expect_signal.empty()},
                                    {"--expect-output", !c.expect_output.empty()},
+                                   {"--name", !c.name.empty()},
                                    {"--expect-fail", !c.expect_fail.empty()},
                                    {"--check", !c.checks.empty()}})
     if (given)
@@ -303,6 +323,9 @@ void add_run_options(CLI::App* run, RunCliOptions& o) {
                   "500ms) or per role, '{default: 1s, helper: 5s}' (no_orphans gives helpers 5s unless told)");
   run->add_option("--settle", o.settle, "how long leftovers are watched after the top process exits");
   run->add_option("--seed", o.seed, "seed passed to the job as AFTERMATH_SEED");
+  run->add_option("--name", o.name,
+                  "-- COMMAND only: the scenario's name in the reports (default: cmd-SCRIPT, the "
+                  "last .py/.sh argument, else cmd-PROGRAM)");
   run->add_option("--repeat", o.repeat,
                   "run each scenario N times: timings as distributions, a bug's reproduction "
                   "rate with a 95% confidence interval")

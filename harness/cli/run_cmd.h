@@ -34,6 +34,7 @@ struct RunCliOptions {
   // Expectations of an ad-hoc command (a scenario file states its own).
   std::string expect_exit, expect_signal, expect_output, expect_fail;
   std::vector<std::string> checks;  // --check
+  std::string name;                 // --name, -- COMMAND only
 };
 
 // How this program was invoked, beyond the options.
@@ -45,6 +46,12 @@ struct RunInvocation {
 
 // Registers the `run` options on `run`, writing into `options`.
 void add_run_options(CLI::App* run, RunCliOptions& options);
+
+// The default name of a `-- COMMAND` scenario: "cmd-" and the script it runs
+// (its last argument naming a .py or .sh file), else its program, with
+// characters a name may not hold as '_': `python3 train_ddp.py` is
+// "cmd-train_ddp.py", so two jobs of one CI run do not share a name.
+std::string command_name(const std::vector<std::string>& command);
 
 // Validates everything, launches nothing on a problem (exit 2), else runs,
 // writes result.json, junit.xml, report.html, trace.json and summary.md under

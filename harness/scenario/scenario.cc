@@ -42,13 +42,8 @@ Keys as_keys(const std::vector<std::string>& names) { return Keys(names.begin(),
 void parse_name(FieldReader& r, const Entry& e, std::string* out) {
   std::optional<std::string> v = r.string_value(e);
   if (!v) return;
-  auto first_ok = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
-  auto rest_ok = [&](char c) { return first_ok(c) || c == '.' || c == '_' || c == '-'; };
-  bool ok = !v->empty() && first_ok((*v)[0]) && std::all_of(v->begin() + 1, v->end(), rest_ok);
-  if (!ok) {
-    r.error(e.where(), e.path,
-            "invalid name '" + *v +
-                "' (lower-case letters, digits, '.', '_', '-'; starting with a letter or digit)");
+  if (!valid_scenario_name(*v)) {
+    r.error(e.where(), e.path, "invalid name '" + *v + "' (" + std::string(kScenarioNameRule) + ")");
   }
   *out = *v;
 }
@@ -401,6 +396,12 @@ ParseResult load_scenario(const std::string& path, ParseContext ctx, const Check
     return r;
   }
   return parse_scenario(*text, ctx, checks);
+}
+
+bool valid_scenario_name(std::string_view name) {
+  auto first_ok = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  auto rest_ok = [&](char c) { return first_ok(c) || c == '.' || c == '_' || c == '-'; };
+  return !name.empty() && first_ok(name[0]) && std::all_of(name.begin() + 1, name.end(), rest_ok);
 }
 
 }  // namespace aftermath

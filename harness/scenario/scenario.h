@@ -137,4 +137,10 @@ Status parse_checks_text(std::string_view yaml, const std::string& label, const 
 // Reads `path` and parses it; a read error becomes a diagnostic.
 ParseResult load_scenario(const std::string& path, ParseContext ctx, const CheckCatalog& checks);
 
+// A scenario's name: lower-case letters, digits, '.', '_', '-', starting with
+// a letter or digit (it names folders and JUnit suites).
+constexpr std::string_view kScenarioNameRule =
+    "lower-case letters, digits, '.', '_', '-'; starting with a letter or digit";
+bool valid_scenario_name(std::string_view name);
+
 }  // namespace aftermath

@@ -209,6 +209,23 @@ TEST_F(Cli, AProgramWithoutTheDoubleDashGetsTheHint) {
   }
 }
 
+// `--name` names an ad-hoc run in every report; a bad one is refused before
+// anything is launched.
+TEST_F(Cli, NameNamesAnAdHocRun) {
+  TempDir d;
+  auto r = e2e::aftermath(d, {"run", "--out", d / "out", "--name", "ddp-smoke", "--",
+                              e2e::bin("tc_clean"), "--children", "1", "--work", "50ms"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.result["scenarios"][0]["name"], "ddp-smoke");
+  EXPECT_NE(e2e::slurp(d / "out/junit.xml").find("name=\"ddp-smoke\""), std::string::npos);
+  TempDir d2;
+  auto bad = e2e::aftermath(d2, {"run", "--out", d2 / "out", "--name", "Bad Name", "--",
+                                 e2e::bin("tc_clean")});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--name: invalid name 'Bad Name'"), std::string::npos) << bad.err;
+  EXPECT_FALSE(std::filesystem::exists(d2 / "out/result.json"));
+}
+
 TEST_F(Cli, TheSkeletonSuiteMatchesItsExpectations) {
   auto r = e2e::aftermath(dir, {"run", "--out", out(), e2e::src("scenarios/skeleton.suite")}, 120s);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
