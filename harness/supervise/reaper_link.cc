@@ -146,7 +146,10 @@ void ReaperLink::async_wait(std::function<void()> done) {
   // The pidfd reads ready when the reaper exits; then it is reaped here.
   exit_watch_ = std::make_unique<asio::posix::stream_descriptor>(ctx_, ::dup(pidfd_.get()));
   exit_watch_->async_wait(asio::posix::stream_descriptor::wait_read,
-                          [this, done = std::move(done)](boost::system::error_code) {
+                          [this, done = std::move(done)](boost::system::error_code ec) {
+                            // Cancelled, not exited: never block on a live
+                            // reaper here (the destructor kills and reaps it).
+                            if (ec) return;
                             int status;
                             while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
                             }
