@@ -66,7 +66,8 @@ json scenario_json(const ScenarioResult& s) {
        }},
       {"timings_origin", s.timings_origin},
       {"faults", faults},
-      {"hang_diagnosis", {{"processes", diagnosis}, {"note", facts.diagnosis_note}}},
+      {"hang_diagnosis",
+       {{"processes", diagnosis}, {"note", facts.diagnosis_note}, {"took_ms", to_ms(facts.diagnosis_took)}}},
   };
   // Present only on a failed run, so its presence alone means "the run broke".
   if (!s.error.empty()) j["error"] = s.error;
@@ -272,6 +273,9 @@ json to_json(const FaultRecord& f) {
 }
 
 json to_json(const ProcessDiagnosis& d) {
+  json frames = json::array();
+  for (const auto& f : d.python_frames)
+    frames.push_back({{"file", f.file}, {"line", f.line}, {"function", f.function}, {"code", f.code}});
   return {{"pid", d.pid},
           {"role", to_string(d.role)},
           {"rank", d.rank},
@@ -280,7 +284,11 @@ json to_json(const ProcessDiagnosis& d) {
           {"wchan", d.wchan},
           {"kernel_stack", d.kernel_stack},
           {"user_stacks", d.user_stacks},
-          {"waiting_in", d.waiting_in}};
+          {"waiting_in", d.waiting_in},
+          {"python_stacks", d.python_stacks},
+          {"python_frames", frames},
+          {"python_note", d.python_note},
+          {"took_ms", to_ms(d.took)}};
 }
 
 json to_json(const ProcessHistory& p) {

@@ -118,6 +118,14 @@ struct FaultRecord {
   std::vector<std::string> kernel_log;  // the OOM killer's own lines (/dev/kmsg), where readable
 };
 
+// One frame of a Python stack, as the interpreter's debugger sees it.
+struct PythonFrame {
+  std::string file;
+  int line = 0;
+  std::string function;
+  std::string code;  // the source line, where the file is readable
+};
+
 // The state of a live process when a hang was diagnosed.
 struct ProcessDiagnosis {
   int pid = 0;
@@ -129,6 +137,14 @@ struct ProcessDiagnosis {
   std::string kernel_stack;   // /proc/PID/stack, where readable
   std::string user_stacks;    // gdb "thread apply all bt", where gdb is installed
   std::string waiting_in;     // the collective it last entered and did not leave, if reported
+  // The Python stack of every thread that runs Python (gdb's py-bt), as text,
+  // and the frames of the thread that most likely holds the hang (the main
+  // thread unless it is idle), innermost first. Empty for a process that runs
+  // no Python, with python_note saying why where a stack was expected.
+  std::string python_stacks;
+  std::vector<PythonFrame> python_frames;
+  std::string python_note;
+  Nanos took = 0;             // how long this process's diagnosis took
 };
 
 // Facts about the run that are not observations in time.
@@ -150,6 +166,7 @@ struct RunFacts {
   std::vector<FaultRecord> faults;
   std::vector<ProcessDiagnosis> diagnosis;  // taken at a hang, before teardown
   std::string diagnosis_note;               // e.g. "gdb not installed: no user stacks"
+  Nanos diagnosis_took = 0;                 // from the hang's verdict to the last stack taken
 };
 
 struct Timeline {

@@ -179,6 +179,21 @@ inline ScenarioResult shm_scenario(const std::string& root) {
   tl.facts.stderr_text = "rank 1: fatal\x01 error <&> \"quoted\" 'single'\nAborted\n";
   tl.facts.containment = "subreaper";
   tl.facts.containment_note = "unprivileged user namespaces are disabled";
+  ProcessDiagnosis d;
+  d.pid = 3002;
+  d.role = Role::Rank;
+  d.rank = 1;
+  d.state = 'S';
+  d.wchan = "futex_wait_queue";
+  d.kernel_stack = "(not readable)";
+  d.user_stacks = "Thread 1 (LWP 3002):\n#0  0x7f00 in __futex_abstimed_wait_common64\n";
+  d.waiting_in = "allreduce #7";
+  d.python_stacks = "Traceback (most recent call first):\n  File \"train.py\", line 42, in step\n";
+  d.python_frames = {{"train.py", 42, "step", "dist.all_reduce(t)"},
+                     {"train.py", 60, "<module>", "step()"}};
+  d.took = ms(812);
+  tl.facts.diagnosis = {d};
+  tl.facts.diagnosis_took = ms(830);
   tl.add(obs::shm_add(0, "sem.baseline", 32, true));
   tl.add(obs::phase(0, "launch"));
   tl.add(obs::proc_start(ms(1), 3001, 3000, "mpirun", "mpirun -n 2 ./rank", Role::Launcher, 0, 50));
