@@ -225,7 +225,7 @@ std::string logs_block(const json& sc, const std::string& report_dir) {
     if (p.rank) who += "r" + std::to_string(*p.rank);
     if (p.worker) who += (who.empty() ? "w" : " w") + std::to_string(*p.worker);
     rows += fmt("<tr data-pid=\"%lld\"><td>", p.pid) + esc(p.role) + "</td><td class=\"num\">" +
-            std::to_string(p.pid) + "</td><td>" + esc(who.empty() ? "-" : who) + "</td><td>" +
+            esc(report::pid_text(p)) + "</td><td>" + esc(who.empty() ? "-" : who) + "</td><td>" +
             esc(p.comm) + "</td>";
     for (const std::string* path : {&p.log_stdout, &p.log_stderr}) {
       if (path->empty()) {

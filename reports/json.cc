@@ -147,6 +147,7 @@ json to_json(const Observation& o) {
       j["role"] = to_string(o.role);
       j["depth"] = o.depth;
       j["start_ticks"] = o.value;
+      if (o.value2 != 0) j["job_pid"] = o.value2;
       break;
     case ObsKind::ProcParent:
       j["pid"] = o.pid;
@@ -294,6 +295,7 @@ json to_json(const ProcessDiagnosis& d) {
 json to_json(const ProcessHistory& p) {
   return {
       {"pid", p.pid},
+      {"job_pid", p.job_pid != 0 ? json(p.job_pid) : json(nullptr)},
       {"ppid", p.first_ppid},
       {"last_ppid", p.last_ppid},
       {"depth", p.depth},

@@ -122,7 +122,7 @@ std::string lane(const LaneContext& c, const ProcessView& p, std::size_t i, doub
 }  // namespace
 
 std::string process_title(const ProcessView& p) {
-  std::string t = p.role + " " + std::to_string(p.pid) + " " + p.comm;
+  std::string t = p.role + " " + report::pid_text(p) + " " + p.comm;
   if (p.rank) t += " rank " + std::to_string(*p.rank);
   if (p.worker) t += " worker " + std::to_string(*p.worker);
   if (p.top) t += " (top process)";

@@ -130,6 +130,8 @@ std::vector<ProcessView> processes_by_role(const json& scenario) {
     ProcessView v;
     v.src = p;
     v.pid = opt_int(*p, "pid").value_or(0);
+    v.job_pid = opt_int(*p, "job_pid");
+    if (v.job_pid && (*v.job_pid <= 0 || *v.job_pid == v.pid)) v.job_pid.reset();
     v.role = str(*p, "role", "unknown");
     if (v.role.empty()) v.role = "unknown";
     v.comm = str(*p, "comm");
@@ -167,6 +169,12 @@ std::vector<ProcessView> processes_by_role(const json& scenario) {
     return a.pid < b.pid;
   });
   return out;
+}
+
+std::string pid_text(const ProcessView& p) {
+  std::string s = std::to_string(p.pid);
+  if (p.job_pid) s += " (" + std::to_string(*p.job_pid) + " in the job)";
+  return s;
 }
 
 std::string scenario_file(const json& scenario, const std::string& path) {

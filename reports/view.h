@@ -53,6 +53,7 @@ int role_rank(std::string_view role);
 struct ProcessView {
   const json* src = nullptr;  // the processes[] entry
   long long pid = 0;
+  std::optional<long long> job_pid;  // as the job saw it (its PID namespace), when different
   std::string role = "unknown";
   std::string comm;
   std::string cmdline;
@@ -69,6 +70,10 @@ struct ProcessView {
   // or absolute; empty when it had none.
   std::string log_stdout, log_stderr;
 };
+
+// "17956" or, where the job saw another pid, "17956 (6 in the job)": reports
+// show the host's pid; the job's own output and log file names show its own.
+std::string pid_text(const ProcessView& p);
 
 // Where a scenario's log file is: a path from result.json ("stdout_path", a
 // process's logs) joined to the scenario's out_dir when relative.

@@ -50,7 +50,7 @@ Observation phase(Nanos t, std::string name) {
   return o;
 }
 Observation proc_start(Nanos t, int pid, int ppid, std::string comm, std::string cmdline, Role role,
-                       int depth, std::int64_t start_ticks, char state) {
+                       int depth, std::int64_t start_ticks, char state, int job_pid) {
   auto o = make(t, ObsKind::ProcStart);
   o.pid = pid;
   o.ppid = ppid;
@@ -59,6 +59,7 @@ Observation proc_start(Nanos t, int pid, int ppid, std::string comm, std::string
   o.role = role;
   o.depth = depth;
   o.value = start_ticks;
+  o.value2 = job_pid;
   o.state = state;
   return o;
 }
@@ -238,6 +239,7 @@ std::vector<ProcessHistory> replay_histories(const Timeline& tl) {
       case ObsKind::ProcStart: {
         ProcessHistory h;
         h.pid = o.pid;
+        h.job_pid = static_cast<int>(o.value2);
         h.first_ppid = h.last_ppid = o.ppid;
         h.depth = o.depth;
         h.comm = o.name;

@@ -63,7 +63,7 @@ namespace obs {
 Observation phase(Nanos t, std::string name);
 Observation proc_start(Nanos t, int pid, int ppid, std::string comm, std::string cmdline,
                        Role role = Role::Unknown, int depth = 0, std::int64_t start_ticks = 0,
-                       char state = 0);
+                       char state = 0, int job_pid = 0);
 Observation proc_parent(Nanos t, int pid, int new_ppid);
 Observation proc_state(Nanos t, int pid, char state);
 Observation proc_exit(Nanos t, int pid, std::optional<Outcome> outcome);
@@ -180,6 +180,9 @@ struct Timeline {
 // Per-process history derived from a timeline (pure).
 struct ProcessHistory {
   int pid = 0;
+  // Its pid as the job saw it (its PID namespace); 0 when the same or unknown.
+  // The job's own output and its per-process log files use this one.
+  int job_pid = 0;
   int first_ppid = 0;
   int last_ppid = 0;
   int depth = 0;

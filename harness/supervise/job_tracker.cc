@@ -40,7 +40,8 @@ void JobTracker::set_containment(int reaper_pid, bool pid_namespace) {
 void JobTracker::add_top(Nanos t, int pid, int inner_pid, std::string comm, std::string cmdline) {
   top_pid_ = pid;
   inner_to_host_[inner_pid] = pid;
-  record(obs::proc_start(t, pid, init_pid_, std::move(comm), cmdline, Role::Launcher, 0, 0, 'R'));
+  record(obs::proc_start(t, pid, init_pid_, std::move(comm), cmdline, Role::Launcher, 0, 0, 'R',
+                         inner_pid != pid ? inner_pid : 0));
   TrackedProcess tr;
   tr.pid = pid;
   tr.ppid = init_pid_;
@@ -100,8 +101,6 @@ void JobTracker::track_new(int pid, const ProcStat& st, int depth) {
   tr.is_top = pid == top_pid_;
   tr.role = role_by_rule(st.comm, cmd, tr.is_top);
   tr.cmdline = cmd;
-  record(obs::proc_start(now(), pid, st.ppid, st.comm, cmd, tr.role, depth,
-                         static_cast<std::int64_t>(st.starttime), st.state));
   if (pid_ns_) {
     auto ns = reader_.nspid(pid);
     if (!ns.empty()) {
@@ -109,6 +108,9 @@ void JobTracker::track_new(int pid, const ProcStat& st, int depth) {
       inner_to_host_[ns.back()] = pid;
     }
   }
+  record(obs::proc_start(now(), pid, st.ppid, st.comm, cmd, tr.role, depth,
+                         static_cast<std::int64_t>(st.starttime), st.state,
+                         tr.inner_pid != pid ? tr.inner_pid : 0));
   // Watch its exit through a pidfd, then prove the pidfd names the process we
   // scanned (same start time), not a successor that reused the pid.
   UniqueFd fd;

@@ -73,6 +73,14 @@ TEST_P(ProcessLogs, EachAnnouncedProcessHasItsOwnLogsInResultJsonAndTheReport) {
     EXPECT_EQ(without_markers(own), lines_of(role, rank, worker, "out")) << so;
     paths.insert(so);
     paths.insert(se);
+    // The file is named with the pid the job saw; result.json gives it as
+    // job_pid wherever that is not the host's pid the reports show.
+    const int host = p["pid"];
+    const bool own_ns = sc["containment"]["mode"] != "subreaper";
+    ASSERT_EQ(p["job_pid"].is_number(), own_ns) << p.dump();
+    const int named = own_ns ? p["job_pid"].get<int>() : host;
+    if (own_ns) EXPECT_NE(named, host);
+    EXPECT_NE(so.find("-" + std::to_string(named) + ".out"), std::string::npos) << so << " " << p.dump();
   }
   EXPECT_EQ(seen, (std::multiset<std::string>{"launcher -1/-1", "rank 0/-1", "rank 1/-1",
                                               "worker 0/0", "worker 0/1", "worker 1/0",
@@ -104,6 +112,14 @@ TEST_P(ProcessLogs, EachAnnouncedProcessHasItsOwnLogsInResultJsonAndTheReport) {
               std::string::npos);
   }
   EXPECT_NE(html.find("Per-process logs (7 processes)"), std::string::npos);
+  // Both pids where the two differ, in the logs table and in the lane's title.
+  for (const auto& p : sc["processes"]) {
+    if (!p["job_pid"].is_number()) continue;
+    std::string both = std::to_string(p["pid"].get<int>()) + " (" +
+                       std::to_string(p["job_pid"].get<int>()) + " in the job)";
+    EXPECT_NE(html.find("<td class=\"num\">" + both + "</td>"), std::string::npos) << both;
+    EXPECT_NE(html.find("<title>" + p["role"].get<std::string>() + " " + both), std::string::npos) << both;
+  }
   EXPECT_NE(html.find("<th>job sharing_strategy</th><td>file_system</td>"), std::string::npos);
 
   // `aftermath report` renders the same from result.json alone.

@@ -113,7 +113,7 @@ inline ScenarioResult orphan_scenario(const std::string& root) {
                          0, 1000));
   tl.add(obs::phase(ms(2), "running"));
   tl.add(
-      obs::proc_start(ms(10.25), 2003, 2001, "worker", "./worker --rank 0", Role::Worker, 1, 1001));
+      obs::proc_start(ms(10.25), 2003, 2001, "worker", "./worker --rank 0", Role::Worker, 1, 1001, 'S', 3));
   tl.add(obs::proc_exit(ms(800), 2001, Outcome::exited(0)));
   tl.add(obs::proc_parent(ms(812.5), 2003, 1));
   tl.add(obs::proc_gone(ms(805), 2001));
@@ -131,6 +131,7 @@ inline ScenarioResult orphan_scenario(const std::string& root) {
   ProcessHistory worker =
       proc(2003, 2001, 1, "worker", "./worker --rank 0", Role::Worker, ms(10.25));
   worker.last_ppid = 1;
+  worker.job_pid = 3;  // pid 3 in the job's PID namespace
   worker.orphaned_at = ms(812.5);
   s.processes = {launcher, worker};
   return s;
