@@ -20,6 +20,7 @@
 #include "harness/cli/report_cmd.h"
 #include "harness/cli/run_cmd.h"
 #include "harness/cli/scenarios_cmd.h"
+#include "harness/cli/suggest.h"
 #include "harness/core/shell_quote.h"
 #include "harness/supervise/supervisor.h"
 
@@ -112,6 +113,10 @@ int main(int argc, char** argv) {
           return 2;
         }
       }
+    }
+    if (std::string hint = mistyped_hint(app, words); !hint.empty()) {
+      std::cerr << "aftermath: " << hint << "\n";
+      return 2;
     }
     int rc = app.exit(e);
     return rc == 0 ? 0 : 2;

@@ -209,6 +209,30 @@ TEST_F(Cli, AProgramWithoutTheDoubleDashGetsTheHint) {
   }
 }
 
+// A mistyped option or command names what was meant; nothing is launched.
+TEST_F(Cli, AMistypedOptionOrCommandGetsTheNearestName) {
+  TempDir d;
+  struct Case {
+    std::vector<std::string> args;
+    std::string said;
+  };
+  const std::string prog = e2e::bin("tc_clean");
+  for (const Case& c : std::vector<Case>{
+           {{"run", "--out", d / "out", "--timout", "5s", "--", prog},
+            "aftermath: --timout: no such option of `aftermath run`; did you mean --timeout?"},
+           {{"run", "--out", d / "out", "--repaet=3", "--", prog},
+            "aftermath: --repaet: no such option of `aftermath run`; did you mean --repeat?"},
+           {{"rn", "--out", d / "out", "--", prog},
+            "aftermath: rn: no such command; did you mean `aftermath run`?"},
+           {{"run", "--out", d / "out", "--frobnicate", "--", prog},
+            "aftermath: --frobnicate: no such option of `aftermath run` (see `aftermath run --help`)"}}) {
+    auto r = e2e::aftermath(d, c.args);
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_NE(r.err.find(c.said), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(d / "out/result.json"));
+  }
+}
+
 // `--name` names an ad-hoc run in every report; a bad one is refused before
 // anything is launched.
 TEST_F(Cli, NameNamesAnAdHocRun) {
