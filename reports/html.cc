@@ -14,6 +14,7 @@
 
 #include "reports/assets/report_assets.h"
 #include "reports/escape.h"
+#include "reports/hang_section.h"
 #include "reports/svg.h"
 #include "reports/timeline_svg.h"
 #include "reports/view.h"
@@ -266,6 +267,7 @@ std::string legend() {
            cls + "\"><path d=\"M3,2 L11,2 L7,9 Z\"/></g></svg>" + label + "</span>";
   };
   return "<div class=\"legend\">" + swatch("life", "running") + swatch("orphan", "orphaned") +
+         swatch("stopped", "stopped (T)") + swatch("uninterruptible", "uninterruptible (D)") +
          swatch("zombie", "zombie (not reaped)") + swatch("life alive", "alive at the end") +
          tri("sig sig-term", "SIGTERM") + tri("sig sig-kill", "SIGKILL") +
          tri("sig sig-other", "other signal") +
@@ -285,6 +287,7 @@ std::string scenario_section(const json& sc, size_t index, const std::string& re
          "</h2><span class=\"why\">" + esc(str(sc, "verdict_reason")) + "</span></div>";
   std::string error = str(sc, "error");
   if (!error.empty()) out += "<p class=\"error\">The run itself failed: " + esc(error) + "</p>";
+  out += hang_section_html(sc, id);
   out += facts_table(sc);
   std::string repro = str(sc, "repro");
   if (!repro.empty()) {

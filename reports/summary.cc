@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "reports/hang_summary.h"
 #include "reports/view.h"
 
 namespace aftermath {
@@ -153,6 +154,15 @@ std::string render_summary_md(const json& result) {
     }
     std::string repro = str(*sc, "repro");
     if (!repro.empty()) out += "- repro: " + md_code(code_line(repro)) + "\n";
+    out += hang_summary_md(*sc);
+  }
+  // A hang that was expected (a reproduced bug: xfail) still shows where the
+  // job was stuck: that is what reproducing a hang is for.
+  for (const json* sc : scenarios) {
+    std::string verdict = str(*sc, "verdict", "unknown");
+    std::string hang = report::verdict_ok(verdict) ? hang_summary_md(*sc) : "";
+    if (hang.empty()) continue;
+    out += "\n### \u23F8 " + md_line(str(*sc, "name", "?")) + ": " + md_line(verdict) + "\n" + hang;
   }
   return out;
 }

@@ -1,8 +1,9 @@
 // summary.md: a compact Markdown digest of a run for CI job summaries
 // (GitHub's $GITHUB_STEP_SUMMARY, GitLab's markdown artifacts). One table
 // row per scenario, then details for each scenario whose verdict is not
-// pass or xfail. Rendered from result.json; it shows verdicts, never decides
-// them.
+// pass or xfail, and a hang diagnosis block (hang_summary.h) for each
+// scenario that has one. Rendered from result.json; it shows verdicts, never
+// decides them.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -13,7 +14,9 @@ namespace aftermath {
 
 // The heading, the table
 //   | scenario | verdict | failed checks | job | all gone | shm baseline |
-// and, for each fail/xpass/error scenario, its failed checks with reasons.
+// and, for each fail/xpass/error scenario, its failed checks with reasons and
+// its hang diagnosis; then a section with the hang diagnosis of each
+// pass/xfail scenario that has one (an expected hang, reproduced).
 std::string render_summary_md(const nlohmann::json& result);
 
 // Makes text safe for one Markdown table cell: '|' becomes "\|", newlines

@@ -5,6 +5,7 @@
 
 #include "reports/escape.h"
 #include "reports/timeline_markers.h"
+#include "reports/timeline_states.h"
 
 namespace aftermath::svg {
 
@@ -87,6 +88,31 @@ std::string life_bars(const Scale& s, const ProcessView& p, double end) {
   return out;
 }
 
+// The spans in which /proc saw the process stopped (T, t) or in
+// uninterruptible sleep (D), over its life bar and any orphan span: a process
+// frozen by SIGSTOP is not running, and the lane must not say it is. The
+// lane's title still says when it was orphaned.
+std::string state_bars(const LaneContext& c, const ProcessView& p,
+                       const std::vector<const json*>& states) {
+  const Scale& s = c.scale;
+  const double end = s.end_ms;
+  auto diagnosis = diagnose_window(c.parts.vlines, end);
+  std::string out;
+  for (const StateSpan& span : state_spans(states, p.life_end_ms.value_or(end))) {
+    bool by_harness = span.state == 't' && diagnosis && span.t0 >= diagnosis->first &&
+                      span.t0 <= diagnosis->second;
+    std::string what = span.state == 'D' ? "uninterruptible sleep (D, in the kernel)"
+                       : by_harness      ? "stopped (t) by the harness's debugger taking its stacks"
+                       : span.state == 't' ? "stopped (t, traced)"
+                                           : "stopped (T)";
+    out +=
+        bar(s, span.t0, span.t1, 5, 9, state_class(span.state),
+            what + " from " + format_ms(span.t0) + " to " +
+                (span.t1 >= end && !p.life_end_ms ? std::string("the end") : format_ms(span.t1)));
+  }
+  return out;
+}
+
 // The end of the life bar: the exit marker sits at the exit, or where the
 // process vanished when the exit itself was never observed.
 std::string life_end_marker(const Scale& s, const ProcessView& p, double end) {
@@ -112,6 +138,7 @@ std::string lane(const LaneContext& c, const ProcessView& p, std::size_t i, doub
   out += lane_log_links(c.scenario, p, c.report_dir);
   out += c.clipped;
   out += life_bars(s, p, s.end_ms);
+  out += state_bars(c, p, lane_items(c.parts.lane_states, i));
   out += life_end_marker(s, p, s.end_ms);
   for (const json* e : lane_items(c.parts.lane_signals, i)) out += signal_marker(s, *e, 0);
   for (const json* f : lane_items(c.parts.lane_faults, i))

@@ -36,6 +36,10 @@ TimelineParts sort_timeline(const json& sc, const std::map<long long, std::size_
                           "fault-line"});
         (it == lane_of.end() ? p.stray_faults : p.lane_faults[it->second]).push_back(e);
       }
+    } else if (kind == "proc_state") {
+      auto pid = num(*e, "pid");
+      auto it = pid ? lane_of.find(static_cast<long long>(*pid)) : lane_of.end();
+      if (it != lane_of.end()) p.lane_states[it->second].push_back(e);
     } else if (kind == "sample") {
       double procs_v = num(*e, "procs").value_or(0);
       double shm_v = num(*e, "shm_bytes").value_or(0);

@@ -39,6 +39,8 @@ struct TimelineParts {
   std::vector<const nlohmann::json*> stray_signals;            // to pids not on a lane
   std::map<std::size_t, std::vector<const nlohmann::json*>> lane_faults;
   std::vector<const nlohmann::json*> stray_faults;             // no lane target
+  // Each lane's proc_state entries, in timeline order (timeline_states.h).
+  std::map<std::size_t, std::vector<const nlohmann::json*>> lane_states;
   std::vector<const nlohmann::json*> shm_events;               // not the pre-launch baseline
   Series procs_series, shm_series, rss_series;
   // oom_kill entries restated as the SIGKILL the kernel sent; the signal

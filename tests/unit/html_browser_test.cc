@@ -14,6 +14,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -176,6 +177,89 @@ TEST_F(HtmlBrowser, RealRunRendersOneLanePerProcessWithoutScriptErrors) {
   EXPECT_GT(png.size(), 10000u) << "screenshot missing or blank";
   EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
   std::filesystem::remove(shot);
+}
+
+// Reads back what the browser computed, into <pre id="probe"> as JSON: the
+// fills of pid's stopped bar, its running bar and the legend's swatches;
+// whether the hang section's row for pid is there; the height of its
+// <details> closed, then opened (as a click on its summary would).
+std::string probe_script(long long pid) {
+  std::string lane = "g.lane[data-pid=\"" + std::to_string(pid) + "\"]";
+  std::string row = "div.hang tbody.hang-proc[data-pid=\"" + std::to_string(pid) + "\"]";
+  return "<pre id=\"probe\"></pre><script>(function () {\n"
+         "  function fill(sel) { var e = document.querySelector(sel);\n"
+         "    return e ? getComputedStyle(e).fill : 'missing'; }\n"
+         "  var out = { lane: fill('" +
+         lane + " rect.stopped'), running: fill('" + lane +
+         " rect.life'),\n"
+         "    legend: fill('.legend rect.stopped'), legend_running: fill('.legend rect.life'),\n"
+         "    legend_d: fill('.legend rect.uninterruptible') };\n"
+         "  var bar = document.querySelector('" +
+         lane +
+         " rect.stopped');\n"
+         "  out.bar_width = bar ? bar.getBoundingClientRect().width : -1;\n"
+         "  var row = document.querySelector('" +
+         row +
+         "');\n"
+         "  out.row = !!row;\n"
+         "  var d = row && row.querySelector('details');\n"
+         "  out.closed = d ? d.getBoundingClientRect().height : -1;\n"
+         "  if (d) d.querySelector('summary').click();\n"
+         "  out.open = d ? d.getBoundingClientRect().height : -1;\n"
+         "  out.is_open = !!(d && d.open);\n"
+         "  document.getElementById('probe').textContent = JSON.stringify(out);\n"
+         "})();</script>";
+}
+
+TEST_F(HtmlBrowser, StoppedProcessAndHangSectionRenderAsDrawn) {
+  // A real hang: the top process is stopped 50 ms in; the deadline declares
+  // the hang and the harness diagnoses the live processes.
+  e2e::Run run =
+      e2e::aftermath(dir_, {"run", "--out", dir_ / "out", "--timeout", "1500ms", "--fault",
+                            "{action: SIGSTOP, target: launcher, at: {after: 50ms}}", "--",
+                            e2e::bin("tc_hang"), "--life", "20s"});
+  ASSERT_TRUE(run.result.is_object()) << run.out << run.err;
+  const nlohmann::json& sc = run.result["scenarios"][0];
+  long long top = sc["top"]["pid"].get<long long>();
+  bool seen_stopped = false;
+  for (const auto& e : sc["timeline"])
+    seen_stopped |= e["kind"] == "proc_state" && e["pid"] == top && e["state"] == "T";
+  ASSERT_TRUE(seen_stopped) << "the harness never saw the top process stopped";
+  ASSERT_FALSE(sc["hang_diagnosis"]["processes"].empty()) << sc["hang_diagnosis"].dump();
+
+  std::string html = render_html(run.result, dir_ / "out");
+  size_t body_end = html.rfind("</body>");
+  ASSERT_NE(body_end, std::string::npos);
+  html.insert(body_end, probe_script(top));
+  std::string report = dir_ / "out/report.html";
+  {
+    std::ofstream f(report, std::ios::binary);
+    f << html;
+  }
+  std::string dom = chromium("file://" + report, {"--dump-dom"});
+  EXPECT_NE(dom.find("<span id=\"js-errors\">0</span>"), std::string::npos);
+  size_t at = dom.find("<pre id=\"probe\">");
+  ASSERT_NE(at, std::string::npos) << dom.substr(0, 200);
+  at += std::string("<pre id=\"probe\">").size();
+  nlohmann::json probe =
+      nlohmann::json::parse(dom.substr(at, dom.find("</pre>", at) - at), nullptr, false);
+  ASSERT_TRUE(probe.is_object()) << dom.substr(at, 400);
+
+  // The stopped bar is painted in the legend's stopped colour, which is
+  // neither the running colour nor the uninterruptible one.
+  EXPECT_EQ(probe["lane"], probe["legend"]) << probe.dump();
+  EXPECT_NE(probe["lane"], "missing") << probe.dump();
+  EXPECT_NE(probe["lane"], "rgb(0, 0, 0)") << "SVG's default fill: the stylesheet gave it none";
+  EXPECT_NE(probe["lane"], probe["running"]) << probe.dump();
+  EXPECT_EQ(probe["running"], probe["legend_running"]) << probe.dump();
+  EXPECT_NE(probe["legend"], probe["legend_d"]) << probe.dump();
+  EXPECT_GT(probe["bar_width"].get<double>(), 100)
+      << probe.dump();  // stopped from 50 ms to the end
+  // The hang section has the stopped process, and its details open on a click.
+  EXPECT_TRUE(probe["row"].get<bool>()) << probe.dump();
+  EXPECT_TRUE(probe["is_open"].get<bool>()) << probe.dump();
+  EXPECT_GT(probe["closed"].get<double>(), 0) << probe.dump();
+  EXPECT_GT(probe["open"].get<double>(), probe["closed"].get<double>() + 40) << probe.dump();
 }
 
 }  // namespace

@@ -327,3 +327,199 @@ TEST(Html, DeviceMemoryCurvePerGpuWhenTheRunHasOne) {
 
 }  // namespace
 }  // namespace aftermath
+
+// ---------------------------------------------------------------------------
+// The hang diagnosis and the stopped / uninterruptible states.
+
+namespace aftermath {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using testing_reports::count;
+using testing_reports::load_fixture;
+using testing_reports::scenario;
+
+size_t scenario_index(const json& result, const std::string& name) {
+  for (size_t i = 0; i < result["scenarios"].size(); ++i)
+    if (result["scenarios"][i]["name"] == name) return i;
+  ADD_FAILURE() << "no scenario " << name;
+  return 0;
+}
+
+std::string scenario_html(const std::string& html, size_t index) {
+  size_t pos = 0;
+  for (size_t i = 0; i <= index; ++i) {
+    pos = html.find("<section class=\"scenario\"", i == 0 ? 0 : pos + 1);
+    if (pos == std::string::npos) return "";
+  }
+  return html.substr(pos, html.find("</section>", pos) - pos);
+}
+
+// The fixture's hang, diagnosed the way a hung DDP job is: rank 0 stopped
+// inside torch, rank 1 waiting in a collective, a process without Python.
+json hung_ddp() {
+  json result = load_fixture();
+  json& d = scenario(result, "hang")["hang_diagnosis"];
+  d["took_ms"] = 830;
+  d["note"] = "1 process(es) without user stacks";
+  json& p0 = d["processes"][0];
+  p0["role"] = "rank";
+  p0["rank"] = 0;
+  p0["state"] = "T";
+  p0["wchan"] = "do_signal_stop";
+  p0["waiting_in"] = "allreduce #7";
+  p0["python_stacks"] =
+      "Thread 0x7f (most recent call first):\n  File \"/w/train.py\", line 42, in step\n";
+  p0["python_note"] = "";
+  p0["took_ms"] = 812;
+  p0["python_frames"] = {
+      {{"file", "/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py"},
+       {"line", 1234},
+       {"function", "all_reduce"},
+       {"code", "work = group.allreduce([tensor], opts)"}},
+      {{"file", "/usr/lib/python3/dist-packages/torch/distributed/c10d_logger.py"},
+       {"line", 47},
+       {"function", "wrapper"},
+       {"code", "return func(*args, **kwargs)"}},
+      {{"file", "/usr/lib/python3.11/contextlib.py"},
+       {"line", 81},
+       {"function", "inner"},
+       {"code", ""}},
+      {{"file", "/w/train.py"}, {"line", 42}, {"function", "step"}, {"code", "dist.all_reduce(t)"}},
+      {{"file", "/w/train.py"}, {"line", 60}, {"function", "<module>"}, {"code", "step()"}}};
+  json& p1 = d["processes"][1];
+  p1["role"] = "rank";
+  p1["rank"] = 1;
+  p1["state"] = "D";
+  p1["python_frames"] = json::array();
+  p1["python_stacks"] = "";
+  p1["python_note"] = "py-bt: gdb has no Python support";
+  return result;
+}
+
+TEST(HtmlHang, SectionOnlyWhereThereIsADiagnosisNearTheTop) {
+  json result = load_fixture();
+  std::string html = render_html(result);
+  // The fixture's only hang; every other scenario has an empty diagnosis.
+  EXPECT_EQ(count(html, "<div class=\"hang\""), 1u);
+  size_t i = scenario_index(result, "hang");
+  std::string sec = scenario_html(html, i);
+  size_t at = sec.find("<div class=\"hang\" id=\"hang-s" + std::to_string(i) +
+                       "-hang\"><h3>Hang diagnosis</h3>");
+  ASSERT_NE(at, std::string::npos);
+  // After the verdict banner, before the facts, the timeline and the checks.
+  EXPECT_LT(sec.find("<div class=\"banner"), at);
+  EXPECT_LT(at, sec.find("<table class=\"facts\">"));
+  EXPECT_LT(at, sec.find("<h3>Timeline</h3>"));
+  EXPECT_EQ(count(sec, "<tbody class=\"hang-proc\" data-pid="), 3u);
+  // A diagnosis from before python_* existed: no Python, and it says so.
+  EXPECT_THAT(sec, HasSubstr("Python stacks (py-bt, every thread): none taken"));
+  EXPECT_THAT(sec, HasSubstr("S sleeping"));
+  EXPECT_THAT(sec, HasSubstr("<code>hrtimer_nanosleep</code>"));
+}
+
+TEST(HtmlHang, RowsSpellStatesAndShowTheInnermostFramesAndTheUsersOwn) {
+  json result = hung_ddp();
+  std::string sec = scenario_html(render_html(result), scenario_index(result, "hang"));
+  EXPECT_THAT(sec,
+              HasSubstr("3 live processes when the hang was declared; diagnosed in 830.0 ms."));
+  EXPECT_THAT(sec, HasSubstr("<span class=\"hang-note\">1 process(es) without user stacks</span>"));
+  const std::string row0 = "<tbody class=\"hang-proc\" data-pid=\"819\"><tr><td>rank 0</td>";
+  ASSERT_THAT(sec, HasSubstr(row0));
+  std::string r0 = sec.substr(sec.find(row0), sec.find("data-pid=\"820\"") - sec.find(row0));
+  EXPECT_THAT(r0, HasSubstr("<td class=\"state\" data-state=\"T\"><svg class=\"swatch\""));
+  EXPECT_THAT(r0, HasSubstr("<rect class=\"stopped\""));
+  EXPECT_THAT(r0, HasSubstr("T stopped</td>"));
+  EXPECT_THAT(r0, HasSubstr("<code>do_signal_stop</code>"));
+  EXPECT_THAT(r0, HasSubstr("<b>allreduce #7</b>"));
+  // The three innermost frames, then the user's own (the fourth).
+  EXPECT_THAT(
+      r0, HasSubstr("<li class=\"frame\" title=\"/usr/lib/python3/dist-packages/torch/distributed/"
+                    "distributed_c10d.py\"><code>torch/distributed/distributed_c10d.py:1234 in "
+                    "all_reduce \u2014 work = group.allreduce([tensor], opts)</code></li>"));
+  EXPECT_THAT(r0, HasSubstr("<code>contextlib.py:81 in inner</code>"));
+  EXPECT_THAT(r0,
+              HasSubstr("<li class=\"frame user\" title=\"/w/train.py\"><code>train.py:42 in step "
+                        "\u2014 dist.all_reduce(t)</code></li>"));
+  EXPECT_EQ(count(r0, "<li class=\"frame"), 4u);
+  EXPECT_THAT(r0, Not(HasSubstr("train.py:60")));
+  // Expandable to the full stacks: Python open, C folded when there is Python.
+  EXPECT_THAT(
+      r0, HasSubstr("<tr class=\"hang-more\"><td colspan=\"6\"><details><summary>Stacks of rank 0 "
+                    "(pid 819): Python, C, kernel</summary>"));
+  EXPECT_THAT(
+      r0, HasSubstr("<details class=\"stack\" open><summary>Python stacks (py-bt, every thread) "
+                    "(2 lines)</summary><pre>Thread 0x7f (most recent call first):\n  File "
+                    "&quot;/w/train.py&quot;, line 42, in step\n</pre></details>"));
+  EXPECT_THAT(r0, HasSubstr("<details class=\"stack\"><summary>C stacks (gdb, every thread)"));
+  EXPECT_THAT(
+      r0, HasSubstr("<details class=\"stack\"><summary>Kernel stack (/proc/PID/stack) (5 lines)"));
+  EXPECT_THAT(r0, HasSubstr("Diagnosed in 812.0 ms."));
+
+  // No Python stack: why not, in the row and in its stacks; the C stacks open.
+  std::string r1 = sec.substr(sec.find("data-pid=\"820\""));
+  EXPECT_THAT(r1, HasSubstr("<rect class=\"uninterruptible\""));
+  EXPECT_THAT(r1, HasSubstr("D uninterruptible (disk/driver)</td>"));
+  EXPECT_THAT(r1, HasSubstr("<td class=\"where\"><span class=\"muted\">py-bt: gdb has no Python "
+                            "support</span></td>"));
+  EXPECT_THAT(r1,
+              HasSubstr("Python stacks (py-bt, every thread): py-bt: gdb has no Python support"));
+  EXPECT_THAT(r1, HasSubstr("<details class=\"stack\" open><summary>C stacks"));
+}
+
+TEST(HtmlHang, EscapesEveryStackAndNote) {
+  json result = hung_ddp();
+  json& d = scenario(result, "hang")["hang_diagnosis"];
+  d["note"] = "<img src=x onerror=alert(1)>";
+  d["processes"][0]["python_stacks"] = "</pre></details><script>bad()</script>\x1b[0m";
+  d["processes"][0]["user_stacks"] = "#0 operator<< <T>(a&b)";
+  d["processes"][0]["python_frames"][0]["code"] = "x = '<b>' & \"y\"";
+  d["processes"][0]["wchan"] = "<w>";
+  d["processes"][1]["python_note"] = "</td></tr></table>";
+  std::string html = render_html(result);
+  EXPECT_EQ(count(html, "<script>"), 2u);
+  EXPECT_THAT(html, Not(HasSubstr("<img")));
+  EXPECT_THAT(html, Not(HasSubstr("<w>")));
+  EXPECT_THAT(html,
+              HasSubstr("&lt;/pre&gt;&lt;/details&gt;&lt;script&gt;bad()&lt;/script&gt;\u241B[0m"));
+  EXPECT_THAT(html, HasSubstr("#0 operator&lt;&lt; &lt;T&gt;(a&amp;b)"));
+  EXPECT_THAT(html, HasSubstr("x = &#39;&lt;b&gt;&#39; &amp; &quot;y&quot;"));
+  EXPECT_THAT(html, HasSubstr("&lt;/td&gt;&lt;/tr&gt;&lt;/table&gt;"));
+}
+
+TEST(HtmlHang, StoppedAndUninterruptibleLanesHaveTheirOwnColourAndLegend) {
+  json result = load_fixture();
+  json& sc = scenario(result, "hang");
+  // The launcher was stopped from 100 ms to 900 ms, then in D until 1.2 s.
+  sc["timeline"].push_back({{"t_ms", 100}, {"kind", "proc_state"}, {"pid", 819}, {"state", "T"}});
+  sc["timeline"].push_back({{"t_ms", 900}, {"kind", "proc_state"}, {"pid", 819}, {"state", "D"}});
+  sc["timeline"].push_back({{"t_ms", 1200}, {"kind", "proc_state"}, {"pid", 819}, {"state", "S"}});
+  std::string sec = scenario_html(render_html(result), scenario_index(result, "hang"));
+  size_t lane = sec.find("<g class=\"lane\" data-pid=\"819\"");
+  ASSERT_NE(lane, std::string::npos);
+  std::string l = sec.substr(lane, sec.find("<g class=\"lane\"", lane + 1) - lane);
+  EXPECT_EQ(count(l, "<rect class=\"stopped\" data-t0=\"100\" data-t1=\"900\""), 1u);
+  EXPECT_EQ(count(l, "<rect class=\"uninterruptible\" data-t0=\"900\" data-t1=\"1200\""), 1u);
+  EXPECT_EQ(count(sec, "<rect class=\"stopped\" data-t0="), 1u);  // only that lane
+  // The legend names both, with the same classes the lanes use.
+  size_t legend = sec.find("<div class=\"legend\">");
+  ASSERT_NE(legend, std::string::npos);
+  std::string lg = sec.substr(legend, sec.find("</div>", legend) - legend);
+  EXPECT_THAT(
+      lg,
+      HasSubstr(
+          "<rect class=\"stopped\" x=\"1\" y=\"2\" width=\"20\" height=\"8\"/></svg>stopped (T)"));
+  EXPECT_THAT(
+      lg,
+      HasSubstr("<rect class=\"uninterruptible\" x=\"1\" y=\"2\" width=\"20\" height=\"8\"/></svg>"
+                "uninterruptible (D)"));
+  // And the stylesheet gives them colours of their own.
+  std::string html = render_html(result);
+  EXPECT_THAT(html, HasSubstr(".stopped { fill: #"));
+  EXPECT_THAT(html, HasSubstr(".uninterruptible { fill: #"));
+}
+
+}  // namespace
+}  // namespace aftermath

@@ -1,0 +1,167 @@
+#include "reports/hang_view.h"
+
+#include <algorithm>
+#include <tuple>
+
+#include "reports/view.h"
+
+namespace aftermath::report {
+
+namespace {
+
+// A duration that was measured: a diagnosis never takes exactly 0 ms, so 0
+// (what a version that did not time it writes) reads as unknown.
+std::optional<double> measured_ms(const json& j, std::string_view key) {
+  auto v = num(j, key);
+  return v && *v > 0 ? v : std::nullopt;
+}
+
+std::optional<long long> announced(const json& j, std::string_view key) {
+  const json& v = member(j, key);
+  if (!v.is_number()) return std::nullopt;
+  long long n = v.get<long long>();
+  return n >= 0 ? std::optional<long long>(n) : std::nullopt;
+}
+
+// The offset just past the first "/lib/python3" folder (python3, python3.11,
+// ...), or npos.
+size_t past_python_lib(std::string_view file) {
+  for (size_t at = file.find("/lib/python3"); at != std::string_view::npos;
+       at = file.find("/lib/python3", at + 1)) {
+    size_t slash = file.find('/', at + 5);  // the slash after "python3..."
+    if (slash == std::string_view::npos) return std::string_view::npos;
+    std::string_view name = file.substr(at + 5, slash - at - 5);  // "python3.11"
+    bool version = std::all_of(name.begin() + 7, name.end(),
+                               [](char c) { return c == '.' || (c >= '0' && c <= '9'); });
+    if (version) return slash + 1;
+  }
+  return std::string_view::npos;
+}
+
+// The offset just past a "/site-packages/" or "/dist-packages/" folder, or npos.
+size_t past_packages(std::string_view file) {
+  for (std::string_view dir : {"/site-packages/", "/dist-packages/"}) {
+    size_t at = file.rfind(dir);
+    if (at != std::string_view::npos) return at + dir.size();
+  }
+  return std::string_view::npos;
+}
+
+}  // namespace
+
+std::optional<HangDiagnosis> hang_diagnosis(const json& scenario) {
+  const json& d = member(scenario, "hang_diagnosis");
+  HangDiagnosis out;
+  out.note = str(d, "note");
+  out.took_ms = measured_ms(d, "took_ms");
+  for (const json* p : items(d, "processes")) {
+    DiagnosedProcess v;
+    v.pid = static_cast<long long>(num(*p, "pid").value_or(0));
+    v.role = str(*p, "role", "unknown");
+    if (v.role.empty()) v.role = "unknown";
+    v.rank = announced(*p, "rank");
+    v.worker = announced(*p, "worker");
+    std::string state = str(*p, "state");
+    v.state = state.size() == 1 ? state[0] : '?';
+    v.wchan = str(*p, "wchan");
+    v.waiting_in = str(*p, "waiting_in");
+    v.kernel_stack = str(*p, "kernel_stack");
+    v.user_stacks = str(*p, "user_stacks");
+    v.python_stacks = str(*p, "python_stacks");
+    v.python_note = str(*p, "python_note");
+    v.took_ms = measured_ms(*p, "took_ms");
+    for (const json* f : items(*p, "python_frames")) {
+      v.frames.push_back({str(*f, "file"), static_cast<long long>(num(*f, "line").value_or(0)),
+                          str(*f, "function"), str(*f, "code")});
+    }
+    out.processes.push_back(std::move(v));
+  }
+  if (out.processes.empty() && out.note.empty()) return std::nullopt;
+  std::stable_sort(out.processes.begin(), out.processes.end(),
+                   [](const DiagnosedProcess& a, const DiagnosedProcess& b) {
+                     return std::make_tuple(role_rank(a.role), a.role, a.rank.value_or(-1),
+                                            a.worker.value_or(-1), a.pid) <
+                            std::make_tuple(role_rank(b.role), b.role, b.rank.value_or(-1),
+                                            b.worker.value_or(-1), b.pid);
+                   });
+  return out;
+}
+
+std::string state_text(char state) {
+  switch (state) {
+    case 'R':
+      return "R running";
+    case 'S':
+      return "S sleeping";
+    case 'D':
+      return "D uninterruptible (disk/driver)";
+    case 'T':
+      return "T stopped";
+    case 't':
+      return "t stopped (traced)";
+    case 'Z':
+      return "Z zombie";
+    case 'X':
+      return "X dead";
+    case 'I':
+      return "I idle";
+    case 'W':
+      return "W paging";
+    case 'P':
+      return "P parked";
+    default:
+      break;
+  }
+  return std::string(1, state) + " unknown state";
+}
+
+std::string process_name(const DiagnosedProcess& p) {
+  std::string out = p.role;
+  if (p.worker) {
+    out = "worker " + std::to_string(*p.worker);
+    if (p.rank) out += " of rank " + std::to_string(*p.rank);
+    if (p.role != "worker") out = p.role + " (" + out + ")";
+  } else if (p.rank) {
+    out = p.role == "rank" ? "rank " + std::to_string(*p.rank)
+                           : p.role + " (rank " + std::to_string(*p.rank) + ")";
+  }
+  return out;
+}
+
+bool library_file(std::string_view file) {
+  if (!file.empty() && file.front() == '<') return true;  // <frozen importlib._bootstrap>, <string>
+  return past_packages(file) != std::string_view::npos ||
+         past_python_lib(file) != std::string_view::npos;
+}
+
+const PyFrame* innermost_user_frame(const DiagnosedProcess& p) {
+  for (const auto& f : p.frames)
+    if (!f.file.empty() && !library_file(f.file)) return &f;
+  return nullptr;
+}
+
+std::string short_file(std::string_view file) {
+  size_t from = past_packages(file);
+  if (from == std::string_view::npos) from = past_python_lib(file);
+  if (from == std::string_view::npos) {
+    size_t slash = file.rfind('/');
+    from = slash == std::string_view::npos ? 0 : slash + 1;
+  }
+  std::string_view out = file.substr(from);
+  return std::string(out.empty() ? file : out);
+}
+
+std::string frame_where(const PyFrame& f) {
+  std::string out = f.file.empty() ? "?" : short_file(f.file);
+  if (f.line > 0) out += ":" + std::to_string(f.line);
+  if (!f.function.empty()) out += " in " + f.function;
+  return out;
+}
+
+std::string frame_text(const PyFrame& f) {
+  std::string out = frame_where(f);
+  if (!f.code.empty()) out += " \u2014 " + f.code;
+  return out;
+}
+
+}  // namespace aftermath::report

@@ -1,0 +1,84 @@
+// A scenario's hang diagnosis as the reports show it: result.json's
+// "hang_diagnosis" ({processes, note, took_ms}) read tolerantly, like the
+// rest of view.h, plus the few words the renderers share: a state letter
+// spelled out, a Python frame as one line, and which frame is the user's own
+// code rather than Python's or an installed package's.
+//
+// Rendered by report.html (hang_section.h) and summary.md (hang_summary.h);
+// nothing here decides that a run hung: the diagnosis is there because the
+// harness took one.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace aftermath::report {
+
+// One entry of a process's python_frames.
+struct PyFrame {
+  std::string file;
+  long long line = 0;  // 0: unknown
+  std::string function;
+  std::string code;  // the source line, stripped; may be empty
+};
+
+// One diagnosed process (hang_diagnosis.processes[]). Absent fields read as
+// empty; a state that is not one letter reads as '?'.
+struct DiagnosedProcess {
+  long long pid = 0;
+  std::string role = "unknown";
+  std::optional<long long> rank, worker;  // nullopt where result.json says -1
+  char state = '?';
+  std::string wchan, waiting_in;
+  std::string kernel_stack, user_stacks, python_stacks, python_note;
+  std::vector<PyFrame> frames;    // innermost first
+  std::optional<double> took_ms;  // nullopt when not measured (absent or 0)
+};
+
+struct HangDiagnosis {
+  // In the lanes' order: role (role_rank), then rank, worker and pid.
+  std::vector<DiagnosedProcess> processes;
+  std::string note;               // about the diagnosis as a whole, e.g. "gdb not installed: ..."
+  std::optional<double> took_ms;  // nullopt when not measured (absent or 0)
+};
+
+// The scenario's diagnosis, or nullopt when it has none to show: no
+// "hang_diagnosis", or one with neither a process nor a note (what every
+// run that did not hang writes).
+std::optional<HangDiagnosis> hang_diagnosis(const nlohmann::json& scenario);
+
+// A /proc state letter spelled out: "S sleeping", "T stopped",
+// "D uninterruptible (disk/driver)", "R running", "Z zombie", ...; an
+// unknown letter is "X ?"-like: the letter and "unknown state".
+std::string state_text(char state);
+
+// The role with what the job announced: "rank 1", "worker 3 of rank 0",
+// "launcher".
+std::string process_name(const DiagnosedProcess& p);
+
+// True for a file of Python itself or of an installed package: under a
+// site-packages or dist-packages folder, or under a lib/python3* folder
+// (/usr/lib/python3.11/threading.py, a venv's or conda's lib/python3.10/),
+// and the pseudo-files "<frozen ...>", "<string>". Everything else is taken
+// to be the user's own code.
+bool library_file(std::string_view file);
+
+// The innermost frame in the user's own code (not library_file), or nullptr.
+const PyFrame* innermost_user_frame(const DiagnosedProcess& p);
+
+// A frame's file as a reader wants it: inside site-/dist-packages the path
+// from the package on ("torch/distributed/distributed_c10d.py"), inside a
+// lib/python3* folder the path from there ("threading.py"), otherwise the
+// file name ("train.py"). The full path stays in result.json.
+std::string short_file(std::string_view file);
+
+// "train.py:42 in step" (short_file).
+std::string frame_where(const PyFrame& f);
+// "train.py:42 in step — dist.all_reduce(t)"; without the dash when the
+// frame has no code.
+std::string frame_text(const PyFrame& f);
+
+}  // namespace aftermath::report
