@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/core/repeat_stats.h"
+#include "reports/repeat_view.h"
 #include "reports/view.h"
 
 namespace aftermath {
@@ -20,24 +22,55 @@ using report::member;
 using report::num;
 using report::str;
 
-// Scenarios by name, in document order. A name seen twice (it cannot be, by
+// A scenario's place in a run: its name and, with --repeat, its run number
+// (1 when it ran once). Names are unique within a run but for repeats, so
+// run k of one run pairs with run k of the other.
+struct Key {
+  std::string name;
+  int run = 1;
+  bool operator==(const Key&) const = default;
+};
+
+Key key_of(const json& sc) {
+  return {str(sc, "name"), static_cast<int>(num(sc, "run").value_or(1))};
+}
+
+// Scenarios by key, in document order. A key seen twice (it cannot be, by
 // the runner's validation, but a hand-edited file might) keeps the first.
-std::vector<std::pair<std::string, const json*>> by_name(const json& run) {
-  std::vector<std::pair<std::string, const json*>> out;
+std::vector<std::pair<Key, const json*>> by_key(const json& run) {
+  std::vector<std::pair<Key, const json*>> out;
   for (const json* sc : items(run, "scenarios")) {
-    std::string name = str(*sc, "name");
-    bool seen = std::any_of(out.begin(), out.end(), [&](const auto& p) { return p.first == name; });
-    if (!seen) out.emplace_back(name, sc);
+    Key k = key_of(*sc);
+    bool seen = std::any_of(out.begin(), out.end(), [&](const auto& p) { return p.first == k; });
+    if (!seen) out.emplace_back(k, sc);
   }
   return out;
 }
 
-const json* find(const std::vector<std::pair<std::string, const json*>>& v,
-                 const std::string& name) {
-  for (const auto& [n, sc] : v) {
-    if (n == name) return sc;
+const json* find(const std::vector<std::pair<Key, const json*>>& v, const Key& key) {
+  for (const auto& [k, sc] : v) {
+    if (k == key) return sc;
   }
   return nullptr;
+}
+
+// The scenario's fault plan as written, one "ACTION TARGET TRIGGER" per
+// fault ("SIGKILL rank:1 at point step hit 3", "SIGTERM launcher after 2s"),
+// "; "-joined; "no faults" for none. nullopt for a document that does not record faults at all:
+// then the plans cannot be compared and are not called different.
+std::optional<std::string> fault_plan(const json& sc) {
+  const json& faults = member(sc, "faults");
+  if (!faults.is_array()) return std::nullopt;
+  std::string out;
+  for (const json* f : items(sc, "faults")) {
+    std::string one = str(*f, "action", "?") + " " + str(*f, "target", "?");
+    std::string trigger = str(*f, "trigger");
+    // Triggers read "point ...", "phase ...", "after 2s", "when ...".
+    bool place = trigger.rfind("point ", 0) == 0 || trigger.rfind("phase ", 0) == 0;
+    if (!trigger.empty()) one += (place ? " at " : " ") + trigger;
+    out += (out.empty() ? "" : "; ") + one;
+  }
+  return out.empty() ? "no faults" : out;
 }
 
 // Check name -> status, in document order.
@@ -57,6 +90,7 @@ std::optional<std::string> status_of(const std::vector<std::pair<std::string, st
 
 struct ScenarioDiff {
   bool verdict_changed = false;
+  bool plan_changed = false;
   int check_changes = 0;
   std::string text;
 };
@@ -67,20 +101,41 @@ std::string fixed(double v, const char* unit) {
   return buf;
 }
 
-std::string signed_fixed(double v, const char* unit) {
+// Below this base a percentage says nothing (0.1 ms -> 1890 ms would read
+// +1890000%), nor beyond this many percent: there the delta speaks alone.
+constexpr double kPercentMinBaseMs = 1.0;
+constexpr double kPercentMax = 1000.0;
+
+std::string signed_percent(double v) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%+.1f%s", v, unit);
+  std::snprintf(buf, sizeof buf, "%+.1f%%", v);
   return buf;
 }
+
+}  // namespace
+
+std::string timing_delta(double a, double b) {
+  double d = b - a;
+  char buf[64];
+  if (std::fabs(d) >= 1000)
+    std::snprintf(buf, sizeof buf, "%+.2f s", d / 1000);
+  else
+    std::snprintf(buf, sizeof buf, "%+.1f ms", d);
+  std::string out = buf;
+  if (a == 0 || b == 0 || std::fabs(a) < kPercentMinBaseMs) return out;
+  double pct = d / std::fabs(a) * 100;
+  if (!std::isfinite(pct) || std::fabs(pct) > kPercentMax) return out;
+  return out + " (" + signed_percent(pct) + ")";
+}
+
+namespace {
 
 std::string timing_line(const std::string& key, std::optional<double> a, std::optional<double> b) {
   std::string va = a ? fixed(*a, " ms") : "-";
   std::string vb = b ? fixed(*b, " ms") : "-";
   std::string delta;
   if (a && b) {
-    delta = signed_fixed(*b - *a, " ms");
-    // A percentage of zero is meaningless; say so rather than print inf.
-    delta += *a != 0 ? " (" + signed_fixed((*b - *a) / std::fabs(*a) * 100, "%") + ")" : " (n/a %)";
+    delta = timing_delta(*a, *b);
   } else if (a) {
     delta = "(not reached in b)";
   } else if (b) {
@@ -94,13 +149,18 @@ std::string timing_line(const std::string& key, std::optional<double> a, std::op
   return buf;
 }
 
-ScenarioDiff compare(const std::string& name, const json& a, const json& b) {
+ScenarioDiff compare(const json& a, const json& b) {
   ScenarioDiff d;
   std::string va = str(a, "verdict", "unknown"), vb = str(b, "verdict", "unknown");
   d.verdict_changed = va != vb;
   std::string& t = d.text;
-  t += "scenario " + name + ": ";
+  t += "scenario " + report::run_label(a) + ": ";
   t += d.verdict_changed ? "verdict " + va + " -> " + vb + "  [CHANGED]\n" : "verdict " + va + "\n";
+  // Same name, other faults: a different experiment. Its verdict and checks
+  // are still shown; its timings measure other things and are not compared.
+  auto pa = fault_plan(a), pb = fault_plan(b);
+  d.plan_changed = pa && pb && *pa != *pb;
+  if (d.plan_changed) t += "  fault plans differ: a " + *pa + "; b " + *pb + "  [CHANGED]\n";
 
   auto ca = statuses(a), cb = statuses(b);
   std::vector<std::string> names;
@@ -121,52 +181,81 @@ ScenarioDiff compare(const std::string& name, const json& a, const json& b) {
   for (const auto& k : report::timing_keys(tb)) {
     if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
   }
-  if (!keys.empty()) {
+  if (!keys.empty() && d.plan_changed) {
+    t += "  timings not compared: the runs injected different faults\n";
+  } else if (!keys.empty()) {
     t += "  timings (a -> b, delta):\n";
     for (const auto& k : keys) t += timing_line(k, num(ta, k), num(tb, k));
   }
   return d;
 }
 
+// With --repeat on either side, the scenario's rate over all its runs:
+// "  repeats: a reproduced 3/5 (...), flaky; b reproduced 5/5 (...)".
+std::string repeats_line(const std::string& name, const std::vector<Aggregate>& a,
+                         const std::vector<Aggregate>& b) {
+  auto text = [&](const std::vector<Aggregate>& aggs) -> std::string {
+    for (const auto& g : aggs)
+      if (g.name == name) return rate_text(g) + (g.flaky ? ", flaky" : "");
+    return "";
+  };
+  std::string ta = text(a), tb = text(b);
+  if (ta.empty() && tb.empty()) return "";
+  if (ta.empty()) ta = "no repeat statistics";
+  if (tb.empty()) tb = "no repeat statistics";
+  return "  repeats: a " + ta + "; b " + tb + "\n";
+}
+
 struct RunDiff {
   std::string text;
   int verdict_changes = 0;
   int check_changes = 0;
+  int plan_changes = 0;
   int only_a = 0, only_b = 0;
   size_t compared = 0;
-  bool differ() const { return verdict_changes || check_changes || only_a || only_b; }
+  bool differ() const {
+    return verdict_changes || check_changes || plan_changes || only_a || only_b;
+  }
 };
 
 RunDiff diff_runs(const json& a, const json& b) {
   RunDiff r;
-  auto sa = by_name(a), sb = by_name(b);
-  for (const auto& [name, sc] : sa) {
-    const json* other = find(sb, name);
+  auto sa = by_key(a), sb = by_key(b);
+  auto aggs_a = report::aggregates_of(a), aggs_b = report::aggregates_of(b);
+  for (const auto& [key, sc] : sa) {
+    const json* other = find(sb, key);
     if (!other) continue;
-    ScenarioDiff d = compare(name, *sc, *other);
+    ScenarioDiff d = compare(*sc, *other);
     r.text += d.text;
+    if (key.run == 1) r.text += repeats_line(key.name, aggs_a, aggs_b);
     r.verdict_changes += d.verdict_changed;
     r.check_changes += d.check_changes;
+    r.plan_changes += d.plan_changed;
     ++r.compared;
   }
-  for (const auto& [name, sc] : sa) {
-    if (!find(sb, name)) {
-      r.text += "only in a: " + name + " (" + str(*sc, "verdict", "unknown") + ")\n";
+  for (const auto& [key, sc] : sa) {
+    if (!find(sb, key)) {
+      r.text +=
+          "only in a: " + report::run_label(*sc) + " (" + str(*sc, "verdict", "unknown") + ")\n";
       ++r.only_a;
     }
   }
-  for (const auto& [name, sc] : sb) {
-    if (!find(sa, name)) {
-      r.text += "only in b: " + name + " (" + str(*sc, "verdict", "unknown") + ")\n";
+  for (const auto& [key, sc] : sb) {
+    if (!find(sa, key)) {
+      r.text +=
+          "only in b: " + report::run_label(*sc) + " (" + str(*sc, "verdict", "unknown") + ")\n";
       ++r.only_b;
     }
   }
   char buf[256];
   std::snprintf(buf, sizeof buf,
                 "%zu scenario(s) compared: %d verdict change(s), %d check status change(s), "
-                "%d only in a, %d only in b\n",
+                "%d only in a, %d only in b",
                 r.compared, r.verdict_changes, r.check_changes, r.only_a, r.only_b);
   r.text += buf;
+  if (r.plan_changes)
+    r.text += ", " + std::to_string(r.plan_changes) + " with different fault plans";
+  r.text += "\n";
   return r;
 }
 

@@ -12,9 +12,11 @@
 #include <string>
 #include <vector>
 
+#include "harness/core/repeat_stats.h"
 #include "reports/assets/report_assets.h"
 #include "reports/escape.h"
 #include "reports/hang_section.h"
+#include "reports/repeat_view.h"
 #include "reports/svg.h"
 #include "reports/timeline_svg.h"
 #include "reports/view.h"
@@ -283,7 +285,7 @@ std::string scenario_section(const json& sc, size_t index, const std::string& re
   std::string id = section_id(index, name);
   std::string out = "<section class=\"scenario\" id=\"" + esc(id) + "\">";
   out += std::string("<div class=\"banner ") + verdict_class(verdict) +
-         "\"><span class=\"verdict\">" + esc(verdict) + "</span><h2>" + esc(name) +
+         "\"><span class=\"verdict\">" + esc(verdict) + "</span><h2>" + esc(report::run_label(sc)) +
          "</h2><span class=\"why\">" + esc(str(sc, "verdict_reason")) + "</span></div>";
   std::string error = str(sc, "error");
   if (!error.empty()) out += "<p class=\"error\">The run itself failed: " + esc(error) + "</p>";
@@ -325,14 +327,44 @@ std::string overview(const json& result) {
     for (const auto& c : report::failed_checks(*sc)) failed += (failed.empty() ? "" : ", ") + c;
     const json& t = member(*sc, "timings_ms");
     out += std::string("<tr class=\"") + verdict_class(verdict) + "\"><td><a href=\"#" +
-           esc(section_id(i, name)) + "\">" + esc(name) + "</a></td><td><span class=\"pill\">" +
-           esc(verdict) + "</span></td><td>" + esc(failed.empty() ? "-" : failed) +
-           "</td><td class=\"num\">" + esc(format_ms(num(t, "job_ms"))) +
-           "</td><td class=\"num\">" + esc(format_ms(num(t, "to_all_gone_ms"))) +
-           "</td><td class=\"num\">" + esc(format_ms(num(t, "to_shm_baseline_ms"))) +
-           "</td><td class=\"num\">" + std::to_string(items(*sc, "processes").size()) +
-           "</td></tr>";
+           esc(section_id(i, name)) + "\">" + esc(report::run_label(*sc)) +
+           "</a></td><td><span class=\"pill\">" + esc(verdict) + "</span></td><td>" +
+           esc(failed.empty() ? "-" : failed) + "</td><td class=\"num\">" +
+           esc(format_ms(num(t, "job_ms"))) + "</td><td class=\"num\">" +
+           esc(format_ms(num(t, "to_all_gone_ms"))) + "</td><td class=\"num\">" +
+           esc(format_ms(num(t, "to_shm_baseline_ms"))) + "</td><td class=\"num\">" +
+           std::to_string(items(*sc, "processes").size()) + "</td></tr>";
     ++i;
+  }
+  return out + "</tbody></table></section>";
+}
+
+// With --repeat: per scenario, its runs, verdicts, rate with its interval and
+// the all-gone time's spread; under a flaky one, the outcomes that occurred.
+// Each name links to the scenario's first run. Empty without repeats.
+std::string repeats_section(const json& result) {
+  auto aggs = report::aggregates_of(result);
+  if (aggs.empty()) return "";
+  auto scenarios = items(result, "scenarios");
+  std::string out =
+      "<section id=\"repeats\"><h2>Repeated runs</h2><table class=\"repeats\"><thead><tr>"
+      "<th>scenario</th><th>runs</th><th>verdicts</th><th>rate (95% interval)</th>"
+      "<th>all gone (min / median / p95 / max)</th></tr></thead><tbody>";
+  for (const auto& a : aggs) {
+    std::string link = esc(a.name);
+    for (size_t i = 0; i < scenarios.size(); ++i) {
+      if (str(*scenarios[i], "name", "scenario " + std::to_string(i + 1)) != a.name) continue;
+      link = "<a href=\"#" + esc(section_id(i, a.name)) + "\">" + esc(a.name) + "</a>";
+      break;
+    }
+    out += "<tr class=\"repeat\"><td>" + link + "</td><td class=\"num\">" + std::to_string(a.runs) +
+           "</td><td>" + esc(report::verdicts_text(a)) +
+           (a.flaky ? " <span class=\"flaky\">flaky</span>" : "") + "</td><td class=\"rate\">" +
+           esc(rate_text(a)) + "</td><td class=\"num\">" + esc(report::all_gone_text(a)) +
+           "</td></tr>";
+    if (a.flaky && !a.outcomes.empty())
+      out += "<tr class=\"flaky-why\"><td colspan=\"5\">flaky: " + esc(outcomes_text(a)) +
+             "</td></tr>";
   }
   return out + "</tbody></table></section>";
 }
@@ -383,8 +415,7 @@ std::string render_html(const json& result, const std::string& report_dir) {
   out += "<h1>" + esc(title) + "</h1>";
 
   out += "<p class=\"summary\">";
-  out +=
-      fmt("<span><b>%zu</b> scenario%s</span>", scenarios.size(), scenarios.size() == 1 ? "" : "s");
+  out += "<span>" + esc(report::scenarios_text(result)) + "</span>";
   for (const char* v : {"pass", "xfail", "fail", "xpass", "error", "skipped"}) {
     // The run's own tally when it has one; counting is only the fallback
     // for a document without "summary".
@@ -397,6 +428,8 @@ std::string render_html(const json& result, const std::string& report_dir) {
   }
   out += "</p>";
   out += environment_table(result);
+  // The rate over the runs comes first: with --repeat it is the headline.
+  out += repeats_section(result);
   if (scenarios.size() > 1) out += overview(result);
   if (scenarios.empty()) out += "<p class=\"muted\">This run has no scenarios.</p>";
   for (size_t i = 0; i < scenarios.size(); ++i) {

@@ -4,8 +4,10 @@
 // CSS and JavaScript, no fonts, images or scripts fetched from anywhere. Per
 // scenario it shows the verdict, the checks with their measured values, the
 // recovery timings and a timeline (inline SVG drawn here in C++, so it reads
-// without JavaScript; the script only adds zoom and a time readout). It shows
-// what result.json says and never re-derives a verdict or a check status.
+// without JavaScript; the script only adds zoom and a time readout). With
+// --repeat, a "Repeated runs" table (the rate with its interval, flaky
+// scenarios' outcomes) comes first and every run is named "name run K/N". It
+// shows what result.json says and never re-derives a verdict or a check status.
 #pragma once
 
 #include <nlohmann/json.hpp>

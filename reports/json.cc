@@ -4,6 +4,7 @@
 #include <string>
 
 #include "harness/core/device_json.h"
+#include "harness/core/repeat_stats.h"
 
 namespace aftermath {
 
@@ -343,14 +344,23 @@ json to_json(const RunResult& run) {
       json timings = json::object();
       for (const auto& [k, d] : a.timings_ms)
         timings[k] = {{"n", d.n}, {"min", d.min}, {"median", d.median}, {"p95", d.p95}, {"max", d.max}};
+      json outcomes = json::array();
+      for (const auto& o : a.outcomes)
+        outcomes.push_back(
+            {{"verdict", o.verdict}, {"failed_checks", o.failed_checks}, {"runs", o.runs}});
       aggs.push_back({{"name", a.name},
                       {"runs", a.runs},
                       {"verdicts", a.verdicts},
                       {"flaky", a.flaky},
                       {"expects_failure", a.expects_failure},
                       {"reproduced", a.reproduced},
+                      {"failed", a.failed},
+                      {"skipped", a.skipped},
+                      {"judged", a.judged},
+                      {"rate_counts", rate_counts(a)},
                       {"reproduction_rate", a.rate},
                       {"rate_ci95", {a.rate_low, a.rate_high}},
+                      {"outcomes", std::move(outcomes)},
                       {"timings_ms", timings}});
     }
     out["aggregates"] = std::move(aggs);

@@ -1,9 +1,11 @@
 #include "reports/junit.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <string>
 
+#include "harness/core/repeat_stats.h"
 #include "reports/escape.h"
 #include "reports/json.h"
 
@@ -163,6 +165,35 @@ void run_testcases(const ScenarioResult& s, const Testcase& t, Counts& n, std::s
   }
 }
 
+// With --repeat, every run's suite carries the statistics over all runs of
+// its scenario, so a CI dashboard shows the rate beside any one run:
+// aftermath.repeat.run ("2/5"), .runs, .failed, .reproduced (a scenario that
+// expects failure), .rate and .interval95 (fractions, "0.600" and
+// "0.231-0.882"; see Aggregate for what the rate counts), .summary (the
+// sentence: "reproduced 3/5 (60%, 95% interval 23–88%)"), .flaky and, when
+// flaky, .outcomes (each verdict and failed-check set with its runs).
+void repeat_properties(const RunResult& run, const ScenarioResult& s, std::string& props) {
+  auto a = std::find_if(run.aggregates.begin(), run.aggregates.end(),
+                        [&](const Aggregate& a) { return a.name == s.name; });
+  if (a == run.aggregates.end()) return;
+  const char* in = "      ";
+  property(props, in, "aftermath.repeat.run",
+           std::to_string(s.run_index + 1) + "/" + std::to_string(s.runs));
+  property(props, in, "aftermath.repeat.runs", std::to_string(a->runs));
+  property(props, in, "aftermath.repeat.failed", std::to_string(a->failed));
+  if (a->expects_failure)
+    property(props, in, "aftermath.repeat.reproduced", std::to_string(a->reproduced));
+  if (a->skipped > 0) property(props, in, "aftermath.repeat.skipped", std::to_string(a->skipped));
+  if (a->judged > 0) {
+    property(props, in, "aftermath.repeat.rate", fixed3(a->rate));
+    property(props, in, "aftermath.repeat.interval95",
+             fixed3(a->rate_low) + "-" + fixed3(a->rate_high));
+  }
+  property(props, in, "aftermath.repeat.summary", rate_text(*a));
+  property(props, in, "aftermath.repeat.flaky", a->flaky ? "true" : "false");
+  if (a->flaky) property(props, in, "aftermath.repeat.outcomes", outcomes_text(*a));
+}
+
 Counts render_testcases(const ScenarioResult& s, std::string& body) {
   Counts n;
   const Testcase t(s);
@@ -197,6 +228,7 @@ std::string write_junit(const RunResult& run) {
       // Omitted rather than "null": CI plots property values as numbers.
       if (value) property(props, "      ", "timing." + key, fixed3(*value));
     }
+    repeat_properties(run, s, props);
 
     std::string body;
     const Counts n = render_testcases(s, body);

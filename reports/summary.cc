@@ -4,7 +4,9 @@
 #include <string>
 #include <vector>
 
+#include "harness/core/repeat_stats.h"
 #include "reports/hang_summary.h"
+#include "reports/repeat_view.h"
 #include "reports/view.h"
 
 namespace aftermath {
@@ -68,6 +70,30 @@ std::string code_line(std::string_view text) {
 
 }  // namespace
 
+namespace {
+
+// With --repeat: one row per scenario over its runs, then what made each
+// flaky one flaky. Empty without repeats.
+std::string repeats_md(const json& result) {
+  auto aggs = report::aggregates_of(result);
+  if (aggs.empty()) return "";
+  std::string out =
+      "\n### Repeated runs\n\n| scenario | runs | verdicts | rate (95% interval) | all gone "
+      "(min / median / p95 / max) |\n|---|--:|---|---|---|\n";
+  for (const auto& a : aggs)
+    out += "| " + md_cell(a.name) + " | " + std::to_string(a.runs) + " | " +
+           md_cell(report::verdicts_text(a)) + (a.flaky ? " (flaky)" : "") + " | " +
+           md_cell(rate_text(a)) + " | " + md_cell(report::all_gone_text(a)) + " |\n";
+  std::string flaky;
+  for (const auto& a : aggs)
+    if (a.flaky && !a.outcomes.empty())
+      flaky += "- **" + md_line(a.name) + "** is flaky: " + md_line(outcomes_text(a)) + "\n";
+  if (!flaky.empty()) out += "\n" + flaky;
+  return out;
+}
+
+}  // namespace
+
 std::string md_cell(std::string_view text) {
   std::string out;
   for (unsigned char c : text) {
@@ -98,8 +124,7 @@ std::string md_cell(std::string_view text) {
 
 std::string render_summary_md(const json& result) {
   auto scenarios = items(result, "scenarios");
-  std::string out = "## aftermath: " + std::to_string(scenarios.size()) + " scenario" +
-                    (scenarios.size() == 1 ? "" : "s");
+  std::string out = "## aftermath: " + report::scenarios_text(result);
   std::string counts;
   const json& summary = member(result, "summary");
   for (const char* v : {"pass", "xfail", "fail", "xpass", "error", "skipped"}) {
@@ -125,14 +150,16 @@ std::string render_summary_md(const json& result) {
     std::string failed;
     for (const auto& c : report::failed_checks(*sc)) failed += (failed.empty() ? "" : ", ") + c;
     const json& t = member(*sc, "timings_ms");
-    out += "| " + md_cell(str(*sc, "name", "?")) + " | " + (ok ? "\u2705 " : "\u274C ") +
+    out += "| " + md_cell(report::run_label(*sc)) + " | " + (ok ? "\u2705 " : "\u274C ") +
            md_cell(verdict) + " | " + md_cell(failed.empty() ? "-" : failed) + " | " +
            format_ms(num(t, "job_ms")) + " | " + format_ms(num(t, "to_all_gone_ms")) + " | " +
            format_ms(num(t, "to_shm_baseline_ms")) + " |\n";
   }
 
+  out += repeats_md(result);
+
   for (const json* sc : bad) {
-    out += "\n### \u274C " + md_line(str(*sc, "name", "?")) + ": " +
+    out += "\n### \u274C " + md_line(report::run_label(*sc)) + ": " +
            md_line(str(*sc, "verdict", "unknown")) + "\n\n";
     std::string reason = str(*sc, "verdict_reason");
     if (!reason.empty()) out += md_line(reason) + "\n\n";

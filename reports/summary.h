@@ -14,9 +14,12 @@ namespace aftermath {
 
 // The heading, the table
 //   | scenario | verdict | failed checks | job | all gone | shm baseline |
-// and, for each fail/xpass/error scenario, its failed checks with reasons and
-// its hang diagnosis; then a section with the hang diagnosis of each
-// pass/xfail scenario that has one (an expected hang, reproduced).
+// (one row per run with --repeat, "name run 2/5"), with --repeat the
+// "Repeated runs" table (runs, verdicts, rate with its interval, all-gone
+// spread) and a line per flaky scenario naming its outcomes, and, for each
+// fail/xpass/error run, its failed checks with reasons and its hang
+// diagnosis; then a section with the hang diagnosis of each pass/xfail run
+// that has one (an expected hang, reproduced).
 std::string render_summary_md(const nlohmann::json& result);
 
 // Makes text safe for one Markdown table cell: '|' becomes "\|", newlines

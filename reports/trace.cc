@@ -5,6 +5,7 @@
 #include <map>
 #include <string>
 
+#include "reports/repeat_view.h"
 #include "reports/view.h"
 
 namespace aftermath {
@@ -167,7 +168,9 @@ void add_observations(json& events, const json& sc, int pid,
 
 void add_scenario(json& events, const json& sc, int pid) {
   const double end = report::scenario_end_ms(sc);
-  std::string name = str(sc, "name", "scenario " + std::to_string(pid));
+  // One of several runs is named with its number ("hang run 2/5").
+  std::string name =
+      str(sc, "name").empty() ? "scenario " + std::to_string(pid) : report::run_label(sc);
   std::string verdict = str(sc, "verdict", "unknown");
 
   events.push_back(metadata("process_name", pid, kTraceHarnessTid, {{"name", name}}));

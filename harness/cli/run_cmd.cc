@@ -327,8 +327,9 @@ void add_run_options(CLI::App* run, RunCliOptions& o) {
                   "-- COMMAND only: the scenario's name in the reports (default: cmd-SCRIPT, the "
                   "last .py/.sh argument, else cmd-PROGRAM)");
   run->add_option("--repeat", o.repeat,
-                  "run each scenario N times: timings as distributions, a bug's reproduction "
-                  "rate with a 95% confidence interval")
+                  "run each scenario N times (run 1/N, 2/N ...): timings as distributions, how "
+                  "often a known bug reproduced (or a scenario failed) with a 95% interval, flaky "
+                  "when runs differ in verdict or failed checks")
       ->check(CLI::Range(1, 10000));
   run->add_option("--jobs", o.jobs, "run N scenarios side by side")->check(CLI::Range(1, 256));
   run->add_flag("--keep-leaks", o.keep_leaks, "leave leaked /dev/shm entries and temp-dir residue (pymp-*, torch-shm-dir-*, torchelastic_*) in place (still reported)");

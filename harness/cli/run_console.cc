@@ -5,6 +5,8 @@
 #include <optional>
 #include <string>
 
+#include "harness/core/repeat_stats.h"
+
 namespace aftermath {
 
 namespace {
@@ -19,12 +21,19 @@ std::string fmt_ms(const std::optional<double>& v) {
 
 }  // namespace
 
+std::string run_label(const ScenarioResult& r) {
+  if (r.runs <= 1) return r.name;
+  return r.name + " run " + std::to_string(r.run_index + 1) + "/" + std::to_string(r.runs);
+}
+
 void print_status(const Scenario& sc, const LiveStatus& s, bool tty) {
-  // One last phase per scenario (parallel jobs).
+  // One last phase per run (parallel jobs may run one scenario twice at once).
+  std::string label = sc.name;
+  if (s.runs > 1) label += " run " + std::to_string(s.run) + "/" + std::to_string(s.runs);
   static std::map<std::string, std::string> last_phases;
-  std::string& last_phase = last_phases[sc.name];
+  std::string& last_phase = last_phases[label];
   char line[256];
-  std::snprintf(line, sizeof line, "[%s] %6.1fs  procs %-4d  %s", sc.name.c_str(), s.elapsed / 1e9,
+  std::snprintf(line, sizeof line, "[%s] %6.1fs  procs %-4d  %s", label.c_str(), s.elapsed / 1e9,
                 s.processes, s.phase.c_str());
   if (tty) {
     std::printf("\r\033[K%s", line);
@@ -58,9 +67,9 @@ void print_table(const RunResult& run, bool tty) {
     };
     std::string v = colour(s.verdict);
     int pad = tty ? 7 + 9 : 7;
-    std::printf("%-36s %-*s %-30s %10s %10s %10s\n", s.name.c_str(), pad, v.c_str(), failed.c_str(),
-                fmt_ms(get("job_ms")).c_str(), fmt_ms(get("to_all_gone_ms")).c_str(),
-                fmt_ms(get("to_shm_baseline_ms")).c_str());
+    std::printf("%-36s %-*s %-30s %10s %10s %10s\n", run_label(s).c_str(), pad, v.c_str(),
+                failed.c_str(), fmt_ms(get("job_ms")).c_str(),
+                fmt_ms(get("to_all_gone_ms")).c_str(), fmt_ms(get("to_shm_baseline_ms")).c_str());
     if (s.verdict != Verdict::Pass && s.verdict != Verdict::XFail)
       std::printf("    %s\n", s.verdict_reason.c_str());
   }
@@ -74,31 +83,30 @@ void print_table(const RunResult& run, bool tty) {
 }
 
 void print_aggregates(const RunResult& run) {
-  std::printf("\n%-36s %5s %-28s %-22s %s\n", "scenario", "runs", "verdicts", "reproduced (95% CI)",
+  std::printf("\n%-36s %5s %-28s %-44s %s\n", "scenario", "runs", "verdicts", "rate (95% interval)",
               "all gone ms: min / median / p95 / max");
   for (const auto& a : run.aggregates) {
     std::string v;
     for (const auto& [name, n] : a.verdicts) v += (v.empty() ? "" : " ") + name + "=" + std::to_string(n);
     if (a.flaky) v += " FLAKY";
-    char rate[64] = "-";
-    if (a.expects_failure)
-      std::snprintf(rate, sizeof rate, "%d/%d %.0f%% [%.0f-%.0f%%]", a.reproduced, a.runs, a.rate * 100,
-                    a.rate_low * 100, a.rate_high * 100);
     char dist[96] = "-";
     if (auto it = a.timings_ms.find("to_all_gone_ms"); it != a.timings_ms.end())
       std::snprintf(dist, sizeof dist, "%.1f / %.1f / %.1f / %.1f", it->second.min, it->second.median,
                     it->second.p95, it->second.max);
-    std::printf("%-36s %5d %-28s %-22s %s\n", a.name.c_str(), a.runs, v.c_str(), rate, dist);
+    // The interval's dash is one column wide but three bytes: pad by hand.
+    std::string rate = rate_text(a);
+    size_t columns = 0;
+    for (unsigned char ch : rate) columns += (ch & 0xC0) != 0x80;
+    std::printf("%-36s %5d %-28s %s%*s %s\n", a.name.c_str(), a.runs, v.c_str(), rate.c_str(),
+                static_cast<int>(columns < 44 ? 44 - columns : 0), "", dist);
+    if (a.flaky) std::printf("    flaky: %s\n", outcomes_text(a).c_str());
   }
 }
 
 void print_scenario_done(const ScenarioResult& r, bool live_line) {
   if (live_line) std::printf("\r\033[K");
-  std::string run = r.runs > 1 ? " run " + std::to_string(r.run_index + 1) + "/" +
-                                     std::to_string(r.runs)
-                               : "";
-  std::printf("[%s%s] %s: %s\n", r.name.c_str(), run.c_str(),
-              std::string(to_string(r.verdict)).c_str(), r.verdict_reason.c_str());
+  std::printf("[%s] %s: %s\n", run_label(r).c_str(), std::string(to_string(r.verdict)).c_str(),
+              r.verdict_reason.c_str());
   if (!r.timeline.facts.containment_note.empty() && r.run_index == 0)
     std::printf("[%s] containment: %s\n", r.name.c_str(), r.timeline.facts.containment_note.c_str());
   std::fflush(stdout);

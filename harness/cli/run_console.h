@@ -2,6 +2,8 @@
 // live status line, the verdict table, the repeat statistics.
 #pragma once
 
+#include <string>
+
 #include "harness/core/result.h"
 #include "harness/scenario/scenario.h"
 #include "harness/supervise/supervisor.h"
@@ -13,6 +15,10 @@ namespace aftermath {
 // caller serialises calls (parallel runs report from their own threads).
 void print_status(const Scenario& sc, const LiveStatus& status, bool tty);
 
+// A scenario's name, with its run number when it is one of several: "hang
+// run 2/5"; else just "hang".
+std::string run_label(const ScenarioResult& r);
+
 // One line per scenario when it ends: "[name run i/N] verdict: reason", and
 // its containment note after its first run. `live_line`: clear a status line.
 void print_scenario_done(const ScenarioResult& r, bool live_line);
@@ -20,8 +26,10 @@ void print_scenario_done(const ScenarioResult& r, bool live_line);
 // The verdict table (colours on a terminal) and the count of each verdict.
 void print_table(const RunResult& run, bool tty);
 
-// Per scenario over its repeated runs: verdict counts, FLAKY, the
-// reproduction rate with its 95% interval, the all-gone time's distribution.
+// Per scenario over its repeated runs: verdict counts, FLAKY, the rate
+// (rate_text: reproduced or failed k/n with its 95% interval), the all-gone
+// time's distribution; under a flaky scenario, a line naming each outcome
+// (verdict and failed checks) with its runs (outcomes_text).
 void print_aggregates(const RunResult& run);
 
 }  // namespace aftermath

@@ -66,11 +66,27 @@ struct Aggregate {
   std::string name;
   int runs = 0;
   std::map<std::string, int> verdicts;   // verdict -> count
-  bool flaky = false;                    // the verdicts differ between runs
+  // The runs differ in their verdict or in their set of failed checks (run 1
+  // fails shm_clean, run 2 no_orphans: both fail, yet the bug is not one).
+  bool flaky = false;
   bool expects_failure = false;          // the scenario reproduces a known bug
   int reproduced = 0;                    // runs whose verdict was xfail
-  double rate = 0;                       // reproduced / runs
+  int failed = 0;                        // runs whose verdict was fail, xpass or error
+  int skipped = 0;                       // runs not judged (requirements, a mechanism unavailable)
+  // The rate a person repeats a scenario for, over the judged (not skipped)
+  // runs: how often a known bug reproduced (`reproduced`) when the scenario
+  // expects failure, else how often it failed (`failed`).
+  int judged = 0;
+  double rate = 0;
   double rate_low = 0, rate_high = 0;    // 95% Wilson interval
+  // Each distinct outcome (verdict and failed checks) and the runs that had
+  // it, in the order first seen; more than one makes the scenario flaky.
+  struct Outcome {
+    std::string verdict;
+    std::vector<std::string> failed_checks;  // fail or error, in the run's check order
+    std::vector<int> runs;                   // 1-based run numbers
+  };
+  std::vector<Outcome> outcomes;
   struct Dist {
     int n = 0;
     double min = 0, median = 0, p95 = 0, max = 0;

@@ -116,7 +116,8 @@ struct OwnDevice {
 // The supervisor's options for scenario `sc` (which must outlive them: the
 // status callback refers to it).
 SupervisorOptions supervisor_options(const Scenario& sc, const RunOptions& o,
-                                     const std::string& out_dir, OwnDevice& own) {
+                                     const ScenarioResult& r, OwnDevice& own) {
+  const std::string& out_dir = r.out_dir;
   SupervisorOptions so;
   so.reaper_path = o.reaper_path;
   so.out_dir = out_dir;
@@ -145,7 +146,14 @@ SupervisorOptions supervisor_options(const Scenario& sc, const RunOptions& o,
   so.cudart_candidates = o.cudart_candidates;
   so.tools_dir = o.tools_dir;
   so.cgroup_parent = o.cgroup_parent;
-  if (o.on_status) so.on_status = [&sc, &o](const LiveStatus& s) { o.on_status(sc, s); };
+  if (o.on_status) {
+    so.on_status = [&sc, &o, run = r.run_index + 1, runs = r.runs](const LiveStatus& s) {
+      LiveStatus numbered = s;
+      numbered.run = run;
+      numbered.runs = runs;
+      o.on_status(sc, numbered);
+    };
+  }
   return so;
 }
 
@@ -210,7 +218,7 @@ ScenarioResult run_scenario(const Scenario& input, const RunOptions& o, int run_
   }
 
   OwnDevice own;
-  SupervisorOptions so = supervisor_options(sc, o, r.out_dir, own);
+  SupervisorOptions so = supervisor_options(sc, o, r, own);
   try {
     r.timeline = supervise(sc, so);
   } catch (const std::exception& e) {

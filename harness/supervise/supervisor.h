@@ -41,6 +41,7 @@ struct LiveStatus {
   Nanos elapsed = 0;
   int processes = 0;
   std::string phase;
+  int run = 1, runs = 1;  // which of --repeat N runs this is (the runner fills these in)
 };
 
 struct SupervisorOptions {

@@ -403,10 +403,49 @@ TEST(Parallel, SameLeakyScenarioFourTimesSideBySide) {
   EXPECT_EQ(agg["reproduced"], 4);
   EXPECT_FALSE(agg["flaky"].get<bool>());
   EXPECT_NEAR(agg["rate_ci95"][0].get<double>(), 0.510, 0.001);  // Wilson, 4 of 4
-  EXPECT_NE(r.out.find("4/4 100%"), std::string::npos) << r.out;
+  // The rate, in words, wherever a person looks; every run numbered.
+  const std::string rate = "reproduced 4/4 (100%, 95% interval 51\u2013100%)";
+  EXPECT_NE(r.out.find(rate), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nshm-leak run 3/4 "), std::string::npos) << r.out;
+  std::string md = e2e::slurp(dir / "out/summary.md");
+  EXPECT_NE(md.find("| shm-leak | 4 | 4 xfail | " + rate + " |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| shm-leak run 4/4 | "), std::string::npos) << md;
+  std::string html = e2e::slurp(dir / "out/report.html");
+  EXPECT_NE(html.find("<td class=\"rate\">" + rate + "</td>"), std::string::npos);
+  EXPECT_NE(html.find("<h2>shm-leak run 2/4</h2>"), std::string::npos);
+  std::string xml = e2e::slurp(dir / "out/junit.xml");
+  EXPECT_NE(xml.find("<property name=\"aftermath.repeat.interval95\" value=\"0.510-1.000\"/>"),
+            std::string::npos)
+      << xml;
+  EXPECT_NE(xml.find("<property name=\"aftermath.repeat.flaky\" value=\"false\"/>"),
+            std::string::npos);
 }
 
 }  // namespace
+
+// One verdict, two ways of failing: run 2 leaves an orphan, runs 1 and 3
+// exit 3. Every run fails, yet the scenario is flaky, and each report says
+// which checks failed in which runs.
+TEST_F(Cli, RepeatsThatFailDifferentChecksAreFlaky) {
+  std::string counter = dir / "n";
+  auto r = run_cmd({"--repeat", "3", "--settle", "3s"},
+                   {"/bin/sh", "-c",
+                    "n=$(cat " + counter + " 2>/dev/null || echo 0); echo $((n+1)) > " + counter +
+                        "; if [ $n = 1 ]; then sleep 1.5 & exit 0; fi; exit 3"});
+  ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
+  ASSERT_EQ(r.result["aggregates"].size(), 1u) << r.out;
+  const auto& agg = r.result["aggregates"][0];
+  EXPECT_EQ(agg["verdicts"], (nlohmann::json{{"fail", 3}}));
+  EXPECT_TRUE(agg["flaky"].get<bool>());
+  const std::string outcomes = "2/3 fail on job_exit (runs 1, 3); 1/3 fail on no_orphans (run 2)";
+  EXPECT_NE(r.out.find("    flaky: " + outcomes + "\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("failed 3/3 (100%, 95% interval 44\u2013100%)"), std::string::npos) << r.out;
+  EXPECT_NE(e2e::slurp(out() + "/summary.md").find("is flaky: " + outcomes), std::string::npos);
+  EXPECT_NE(e2e::slurp(out() + "/report.html").find("flaky: " + outcomes), std::string::npos);
+  EXPECT_NE(e2e::slurp(out() + "/junit.xml")
+                .find("<property name=\"aftermath.repeat.outcomes\" value=\"" + outcomes + "\"/>"),
+            std::string::npos);
+}
 
 // The job's resident memory is on the timeline: a job that touches 96 MiB
 // is seen holding at least that much, and the report draws it.

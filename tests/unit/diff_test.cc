@@ -6,7 +6,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <regex>
 #include <string>
+#include <vector>
 
 #include "tests/unit/report_fixture.h"
 
@@ -43,7 +45,9 @@ TEST(Diff, RerunShowsEveryTimingWithBothValuesAndDelta) {
   }
   // One indented line per timing, each with both values and the delta.
   EXPECT_EQ(count(text, "\n    "), timings);
-  EXPECT_EQ(count(text, " ms (") + count(text, "(not reached in"), timings);
+  EXPECT_EQ(count(text, " ms (") + count(text, " ms\n") + count(text, " s\n") +
+                count(text, " s (") + count(text, "(not reached in"),
+            timings);
 }
 
 TEST(Diff, ChangedVerdictCheckAndTiming) {
@@ -70,7 +74,7 @@ TEST(Diff, ChangedVerdictCheckAndTiming) {
   EXPECT_THAT(text, HasSubstr("200.0 ms -> 250.0 ms     +50.0 ms (+25.0%)"));
   EXPECT_THAT(text, HasSubstr("1000.0 ms -> 900.0 ms     -100.0 ms (-10.0%)"));
   EXPECT_THAT(text, HasSubstr("- -> 12.0 ms      (not reached in a)"));
-  EXPECT_THAT(text, HasSubstr("+3.0 ms (n/a %)"));
+  EXPECT_THAT(text, HasSubstr("0.0 ms -> 3.0 ms       +3.0 ms\n"));  // no percentage of 0
   EXPECT_THAT(text, HasSubstr("1 verdict change(s), 2 check status change(s)"));
 }
 
@@ -104,6 +108,119 @@ TEST(Diff, ToleratesOddInput) {
   EXPECT_FALSE(runs_differ(json::object(), json::object()));
   EXPECT_NO_THROW(render_diff(json::array(), json{{"scenarios", 1}}));
   EXPECT_TRUE(runs_differ(json::object(), load_fixture()));
+}
+
+// The reported case: a base near zero made "+1890086.3%". A delta that a
+// ratio cannot describe stands alone, in seconds from one second on.
+TEST(Diff, AbsoluteDeltasWhereARatioIsMeaningless) {
+  EXPECT_EQ(timing_delta(0, 1890), "+1.89 s");
+  EXPECT_EQ(timing_delta(0.1, 1890), "+1.89 s");
+  EXPECT_EQ(timing_delta(0.5, 0.9), "+0.4 ms");   // base under 1 ms
+  EXPECT_EQ(timing_delta(40, 0), "-40.0 ms");     // either side 0
+  EXPECT_EQ(timing_delta(10, 500), "+490.0 ms");  // +4900%: beyond the bound
+  EXPECT_EQ(timing_delta(200, 250), "+50.0 ms (+25.0%)");
+  EXPECT_EQ(timing_delta(1000, 900), "-100.0 ms (-10.0%)");
+  EXPECT_EQ(timing_delta(100, 1100), "+1.00 s (+1000.0%)");  // the bound itself is shown
+  EXPECT_EQ(timing_delta(1500, 4000), "+2.50 s (+166.7%)");
+
+  json a = load_fixture();
+  json b = a;
+  scenario(a, "clean-job")["timings_ms"]["to_all_gone_ms"] = 0.0;
+  scenario(b, "clean-job")["timings_ms"]["to_all_gone_ms"] = 1890.0;
+  std::string text = render_diff(a, b);
+  EXPECT_THAT(text, HasSubstr("0.0 ms -> 1890.0 ms    +1.89 s\n"));
+  EXPECT_THAT(text, Not(HasSubstr("%)\n    to_all_gone")));
+  std::regex huge(R"([0-9]{5,}\.[0-9]%)");
+  EXPECT_FALSE(std::regex_search(text, huge)) << text;
+}
+
+json with_faults(json run, const std::string& name, json faults) {
+  scenario(run, name)["faults"] = std::move(faults);
+  return run;
+}
+
+json fault(const std::string& action, const std::string& target, const std::string& trigger) {
+  return {{"index", 0},
+          {"action", action},
+          {"target", target},
+          {"trigger", trigger},
+          {"status", "injected"}};
+}
+
+// Same name, different faults: a different experiment. The diff says which
+// faults each side injected and does not compare the timings.
+TEST(Diff, DifferentFaultPlansAreSaidPlainlyNotTimed) {
+  json a = with_faults(load_fixture(), "orphan-unexpected",
+                       {fault("SIGKILL", "rank:1", "point step rank=1 hit 3")});
+  json b = with_faults(load_fixture("result-rerun.json"), "orphan-unexpected",
+                       {fault("SIGKILL", "worker:0/0", "point loader.worker.getitem hit 5")});
+  scenario(a, "orphan-unexpected")["timings_ms"]["to_all_gone_ms"] = 0.1;
+  scenario(b, "orphan-unexpected")["timings_ms"]["to_all_gone_ms"] = 1890.0;
+  EXPECT_TRUE(runs_differ(a, b));
+  std::string text = render_diff(a, b);
+  size_t block = text.find("scenario orphan-unexpected: verdict fail\n");
+  ASSERT_NE(block, std::string::npos) << text;
+  std::string rest = text.substr(block);
+  EXPECT_THAT(rest, HasSubstr("  fault plans differ: a SIGKILL rank:1 at point step rank=1 hit 3; "
+                              "b SIGKILL worker:0/0 at point loader.worker.getitem hit 5  "
+                              "[CHANGED]\n  timings not compared: the runs injected different "
+                              "faults\n"));
+  EXPECT_THAT(rest.substr(0, rest.find("\nscenario ", 1)), Not(HasSubstr("to_all_gone_ms")));
+  EXPECT_THAT(text, HasSubstr(", 1 with different fault plans\n"));
+  // The other scenarios' timings are still compared.
+  EXPECT_THAT(text, HasSubstr("scenario clean-job: verdict pass\n  timings (a -> b, delta):\n"));
+
+  // A fault on one side only, and the same faults on both (negative control).
+  json none = with_faults(load_fixture(), "orphan-unexpected", json::array());
+  EXPECT_THAT(render_diff(none, b),
+              HasSubstr("fault plans differ: a no faults; b SIGKILL worker:0/0"));
+  json timed = with_faults(
+      load_fixture(), "orphan-unexpected",
+      {fault("SIGTERM", "launcher", "after 2s"), fault("SIGKILL", "all", "when processes >= 4")});
+  EXPECT_THAT(render_diff(timed, b), HasSubstr("fault plans differ: a SIGTERM launcher after 2s; "
+                                               "SIGKILL all when processes >= 4; b SIGKILL"));
+  json same = with_faults(load_fixture("result-rerun.json"), "orphan-unexpected",
+                          {fault("SIGKILL", "rank:1", "point step rank=1 hit 3")});
+  EXPECT_FALSE(runs_differ(a, same));
+  EXPECT_THAT(render_diff(a, same), Not(HasSubstr("fault plans differ")));
+  // A document that does not record faults cannot be said to differ.
+  json unknown = load_fixture();
+  scenario(unknown, "orphan-unexpected").erase("faults");
+  EXPECT_THAT(render_diff(unknown, b), Not(HasSubstr("fault plans differ")));
+}
+
+// With --repeat, run k pairs with run k, every run is compared, and the
+// first run's block shows the rate over all runs on each side.
+TEST(Diff, RepeatedRunsPairByRunNumber) {
+  auto repeated = [](const std::vector<std::string>& verdicts) {
+    json run = {{"scenarios", json::array()}};
+    for (size_t i = 0; i < verdicts.size(); ++i)
+      run["scenarios"].push_back({{"name", "hang"},
+                                  {"verdict", verdicts[i]},
+                                  {"faults", json::array()},
+                                  {"run", i + 1},
+                                  {"runs", verdicts.size()}});
+    return run;
+  };
+  json a = repeated({"xfail", "xfail", "xpass"});
+  json b = repeated({"xfail", "xpass", "xpass"});
+  a["aggregates"] = {{{"name", "hang"},
+                      {"runs", 3},
+                      {"expects_failure", true},
+                      {"reproduced", 2},
+                      {"judged", 3},
+                      {"reproduction_rate", 2.0 / 3},
+                      {"rate_ci95", {0.21, 0.94}},
+                      {"flaky", true}}};
+  std::string text = render_diff(a, b);
+  EXPECT_THAT(text, HasSubstr("scenario hang run 1/3: verdict xfail\n"
+                              "  repeats: a reproduced 2/3 (67%, 95% interval 21\u201394%), "
+                              "flaky; b no repeat statistics\n"));
+  EXPECT_THAT(text, HasSubstr("scenario hang run 2/3: verdict xfail -> xpass  [CHANGED]\n"));
+  EXPECT_THAT(text, HasSubstr("scenario hang run 3/3: verdict xpass\n"));
+  EXPECT_THAT(text, HasSubstr("3 scenario(s) compared: 1 verdict change(s)"));
+  json longer = repeated({"xfail", "xfail", "xpass", "xfail"});
+  EXPECT_THAT(render_diff(a, longer), HasSubstr("only in b: hang run 4/4 (xfail)\n"));
 }
 
 }  // namespace

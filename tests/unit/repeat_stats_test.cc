@@ -1,7 +1,13 @@
 // Repeat statistics: the Wilson interval and the per-scenario aggregates.
+#include "harness/core/repeat_stats.h"
+
 #include <gtest/gtest.h>
 
-#include "harness/core/repeat_stats.h"
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "tests/unit/repeat_fixture.h"
 
 namespace aftermath {
 namespace {
@@ -73,6 +79,83 @@ TEST(Aggregate, FirstSeenOrderAndAnUnreproducedBug) {
   EXPECT_DOUBLE_EQ(aggs[0].rate_high, hi);
   EXPECT_GT(aggs[0].rate_high, 0.5);
   EXPECT_TRUE(aggregate({}).empty());
+}
+
+ScenarioResult failing_run(int index, int runs, std::vector<std::string> failing,
+                           Verdict v = Verdict::Fail) {
+  ScenarioResult r = run_of("leaky", v, 1, "pass");
+  r.run_index = index;
+  r.runs = runs;
+  for (const auto& name : {"no_orphans", "shm_clean", "all_exited"}) {
+    CheckResult c;
+    c.name = name;
+    bool fails = std::find(failing.begin(), failing.end(), name) != failing.end();
+    c.status = fails ? CheckStatus::Fail : CheckStatus::Pass;
+    r.checks.push_back(c);
+  }
+  return r;
+}
+
+// Both runs fail, on different checks: one verdict, two bugs (or one bug
+// that shows two ways). Flaky, and each set is named with its runs.
+TEST(Aggregate, DifferentFailedChecksAreFlakyUnderOneVerdict) {
+  auto aggs = aggregate({failing_run(0, 2, {"shm_clean"}), failing_run(1, 2, {"no_orphans"})});
+  ASSERT_EQ(aggs.size(), 1u);
+  const Aggregate& a = aggs[0];
+  EXPECT_EQ(a.verdicts.size(), 1u);
+  EXPECT_TRUE(a.flaky);
+  ASSERT_EQ(a.outcomes.size(), 2u);
+  EXPECT_EQ(a.outcomes[0].failed_checks, std::vector<std::string>{"shm_clean"});
+  EXPECT_EQ(a.outcomes[0].runs, std::vector<int>{1});
+  EXPECT_EQ(a.outcomes[1].failed_checks, std::vector<std::string>{"no_orphans"});
+  EXPECT_EQ(a.outcomes[1].runs, std::vector<int>{2});
+  EXPECT_EQ(outcomes_text(a), "1/2 fail on shm_clean (run 1); 1/2 fail on no_orphans (run 2)");
+}
+
+// The negative control: the same checks fail in every run (an error counts
+// as a failure, and the order they are listed in does not matter).
+TEST(Aggregate, TheSameFailedChecksEveryRunAreNotFlaky) {
+  ScenarioResult second = failing_run(1, 3, {"shm_clean", "no_orphans"});
+  std::reverse(second.checks.begin(), second.checks.end());
+  ScenarioResult third = failing_run(2, 3, {"shm_clean"});
+  third.checks[0].status = CheckStatus::Error;  // no_orphans
+  auto aggs = aggregate({failing_run(0, 3, {"shm_clean", "no_orphans"}), second, third});
+  EXPECT_FALSE(aggs[0].flaky) << outcomes_text(aggs[0]);
+  ASSERT_EQ(aggs[0].outcomes.size(), 1u);
+  EXPECT_EQ(aggs[0].outcomes[0].runs, (std::vector<int>{1, 2, 3}));
+  EXPECT_EQ(outcomes_text(aggs[0]), "3/3 fail on no_orphans, shm_clean (runs 1, 2, 3)");
+}
+
+// A scenario that expects to pass is repeated to see how often it fails; a
+// skipped run is not judged either way.
+TEST(Aggregate, ThePassingScenariosRateCountsFailuresOverTheJudgedRuns) {
+  auto aggs = aggregate({failing_run(0, 4, {"shm_clean"}), failing_run(1, 4, {}, Verdict::Pass),
+                         failing_run(2, 4, {"all_exited"}, Verdict::Error),
+                         failing_run(3, 4, {}, Verdict::Skipped)});
+  const Aggregate& a = aggs[0];
+  EXPECT_FALSE(a.expects_failure);
+  EXPECT_EQ(a.failed, 2);
+  EXPECT_EQ(a.skipped, 1);
+  EXPECT_EQ(a.judged, 3);
+  EXPECT_DOUBLE_EQ(a.rate, 2.0 / 3);
+  auto [lo, hi] = wilson_interval(2, 3);
+  EXPECT_DOUBLE_EQ(a.rate_low, lo);
+  EXPECT_DOUBLE_EQ(a.rate_high, hi);
+  EXPECT_EQ(rate_counts(a), "failed");
+  EXPECT_EQ(rate_text(a), "failed 2/3 (67%, 95% interval 21\u201394%), 1 skipped");
+}
+
+TEST(RateText, ReadsAsASentence) {
+  auto run = testing_repeats::repeated_run();
+  ASSERT_EQ(run.aggregates.size(), 2u);
+  EXPECT_EQ(rate_text(run.aggregates[0]), testing_repeats::kHangRate);
+  EXPECT_EQ(rate_text(run.aggregates[1]), testing_repeats::kLeakyRate);
+  EXPECT_EQ(outcomes_text(run.aggregates[0]), testing_repeats::kHangOutcomes);
+  EXPECT_EQ(outcomes_text(run.aggregates[1]), testing_repeats::kLeakyOutcomes);
+  Aggregate none;
+  none.name = "gpu";
+  none.runs = none.skipped = 3;
+  EXPECT_EQ(rate_text(none), "not judged: 3/3 skipped");
 }
 
 }  // namespace

@@ -1,17 +1,20 @@
 // What `aftermath run` prints off a terminal: the per-scenario line, the
 // verdict table, the repeat statistics.
+#include "harness/cli/run_console.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <string>
 
-#include "harness/cli/run_console.h"
+#include "tests/unit/repeat_fixture.h"
 
 namespace aftermath {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::internal::CaptureStdout;
 using ::testing::internal::GetCapturedStdout;
 
@@ -78,25 +81,80 @@ TEST(RunConsole, StatusLinesOnlyOnAPhaseChangeOffATerminal) {
             "[status-test]    1.5s  procs 3     settling\n");
 }
 
+// A run of a repeat says which; two runs of one scenario side by side keep
+// their own last phase, so neither hides the other's line.
+TEST(RunConsole, StatusLinesNumberTheRunsOfARepeat) {
+  Scenario sc;
+  sc.name = "status-repeat";
+  LiveStatus s;
+  s.elapsed = 500000000;
+  s.processes = 1;
+  s.phase = "running";
+  s.runs = 3;
+  CaptureStdout();
+  s.run = 1;
+  print_status(sc, s, false);
+  s.run = 2;
+  print_status(sc, s, false);
+  EXPECT_EQ(GetCapturedStdout(),
+            "[status-repeat run 1/3]    0.5s  procs 1     running\n"
+            "[status-repeat run 2/3]    0.5s  procs 1     running\n");
+}
+
 TEST(RunConsole, AggregatesWithRateAndDistribution) {
   RunResult run;
   Aggregate a;
   a.name = "hang";
   a.runs = 4;
+  a.judged = 4;
   a.reproduced = 3;
   a.rate = 0.75;
   a.rate_low = 0.3;
   a.rate_high = 0.95;
   a.expects_failure = true;
-  a.flaky = true;
-  a.verdicts = {{"xfail", 3}, {"xpass", 1}};
+  a.verdicts = {{"xfail", 4}};
+  a.outcomes = {{"xfail", {"no_hang"}, {1, 2, 3, 4}}};
   a.timings_ms["to_all_gone_ms"] = Aggregate::Dist{3, 10, 20, 30, 30};
   run.aggregates = {a};
   CaptureStdout();
   print_aggregates(run);
   std::string out = GetCapturedStdout();
-  EXPECT_THAT(out, HasSubstr("hang                                     4 xfail=3 xpass=1 FLAKY        "
-                             "3/4 75% [30-95%]       10.0 / 20.0 / 30.0 / 30.0\n"));
+  EXPECT_THAT(out,
+              HasSubstr("hang                                     4 xfail=4                      "
+                        "reproduced 3/4 (75%, 95% interval 30\u201395%)    "
+                        "10.0 / 20.0 / 30.0 / 30.0\n"));
+  EXPECT_THAT(out, Not(HasSubstr("flaky:"))) << "one outcome: nothing to explain";
+}
+
+// Flaky: the line under the scenario names each outcome with its runs.
+TEST(RunConsole, AFlakyScenarioSaysWhichOutcomesOccurred) {
+  RunResult run = testing_repeats::repeated_run();
+  CaptureStdout();
+  print_aggregates(run);
+  std::string out = GetCapturedStdout();
+  EXPECT_THAT(out, HasSubstr("xfail=3 xpass=2 FLAKY"));
+  EXPECT_THAT(out, HasSubstr(testing_repeats::kHangRate));
+  EXPECT_THAT(out, HasSubstr("\n    flaky: " + std::string(testing_repeats::kHangOutcomes) + "\n"));
+  EXPECT_THAT(out, HasSubstr("fail=3 pass=2 FLAKY"));
+  EXPECT_THAT(out, HasSubstr(testing_repeats::kLeakyRate));
+  EXPECT_THAT(out,
+              HasSubstr("\n    flaky: " + std::string(testing_repeats::kLeakyOutcomes) + "\n"));
+}
+
+// Every run of a repeat is listed with its number in the verdict table.
+TEST(RunConsole, TableNumbersTheRunsOfARepeat) {
+  RunResult run = testing_repeats::repeated_run();
+  CaptureStdout();
+  print_table(run, false);
+  std::string out = GetCapturedStdout();
+  for (int i = 1; i <= 5; ++i) {
+    EXPECT_THAT(out, HasSubstr("\nhang run " + std::to_string(i) + "/5 ")) << out;
+    EXPECT_THAT(out, HasSubstr("\nleaky run " + std::to_string(i) + "/5 ")) << out;
+  }
+  EXPECT_EQ(run_label(run.scenarios[2]), "hang run 3/5");
+  ScenarioResult once;
+  once.name = "clean";
+  EXPECT_EQ(run_label(once), "clean");
 }
 
 }  // namespace

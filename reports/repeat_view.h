@@ -1,0 +1,38 @@
+// The repeat statistics (result.json's "aggregates", written with --repeat N)
+// as the human-facing renderers show them: each scenario's runs, verdicts,
+// rate with its interval and, for a flaky one, the outcomes that occurred.
+//
+// Like view.h it reads a document from anywhere: absent or odd fields degrade
+// (an older result.json without "outcomes" just has none), nothing throws.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "harness/core/result.h"
+
+namespace aftermath::report {
+
+// The aggregates of a result document, read back: every count, the rate and
+// its interval as stored; where a count is absent, it is taken from the
+// verdict counts (failed: fail + xpass + error; skipped; judged: the rest).
+std::vector<Aggregate> aggregates_of(const nlohmann::json& result);
+
+// A run's name as listed: "hang run 2/5" for one of several runs (result.json's
+// "run" and "runs"), else the name.
+std::string run_label(const nlohmann::json& scenario);
+
+// How many scenarios ran, in words: "6 scenarios"; with repeats "2
+// scenarios, 3 runs each" ("..., 3-5 runs each" when the counts differ, as
+// after an interruption).
+std::string scenarios_text(const nlohmann::json& result);
+
+// The verdict counts in a fixed order: "3 xfail, 2 xpass".
+std::string verdicts_text(const Aggregate& a);
+
+// The all-gone time's distribution, "10.0 ms / 20.0 ms / 30.0 ms / 1.50 s"
+// (min / median / p95 / max), or "-" when no run reached it.
+std::string all_gone_text(const Aggregate& a);
+
+}  // namespace aftermath::report
