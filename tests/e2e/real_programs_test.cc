@@ -165,6 +165,26 @@ TEST_F(RealPrograms, CleanTorchrunJobPassesAndItsRanksAreKnown) {
   EXPECT_EQ(workers, (std::set<std::pair<int, int>>{{0, 0}, {0, 1}, {1, 0}, {1, 1}}));
 }
 
+// A SIGKILLed torchrun agent runs no exit handler, yet the shim leaves
+// nothing in $TMPDIR: under aftermath the agent's log folder is kept with the
+// run's logs, where a report can point at it.
+TEST_F(RealPrograms, ASigkilledTorchrunAgentLeavesNothingInTmp) {
+  auto r = run({"--fault", "{action: SIGKILL, target: launcher, at: {after: 2s}}"},
+               torchrun({"--workers", "1", "--steps", "400"}));
+  ASSERT_FALSE(r.result.is_null()) << r.err << r.out;
+  const json& f = scenario(r)["faults"][0];
+  ASSERT_EQ(f["status"], "injected") << f.dump();
+  EXPECT_EQ(scenario(r)["top"]["outcome"]["signal"], "SIGKILL");
+  const json& tmp = e2e::check(r, "tmp_clean");
+  EXPECT_EQ(tmp["measured"].dump().find("aftermath-torchrun"), std::string::npos) << tmp.dump(1);
+  int agent_dirs = 0;
+  for (const auto& e : std::filesystem::directory_iterator(scenario(r)["out_dir"].get<std::string>() + "/logs"))
+    if (e.is_directory() && e.path().filename().string().rfind("torchrun-", 0) == 0 &&
+        !std::filesystem::is_empty(e.path()))
+      ++agent_dirs;
+  EXPECT_EQ(agent_dirs, 1);
+}
+
 // rank:1 and worker:0/1 on a job that never announces itself hit exactly
 // the process torchrun made rank 1, and rank 0's second DataLoader worker.
 TEST_F(RealPrograms, RankAndWorkerTargetsHitTheRightProcessOfATorchrunJob) {
