@@ -295,12 +295,6 @@ TEST(Html, ToleratesMissingAndOddFields) {
   EXPECT_THAT(html, HasSubstr("signals to other pids"));
 }
 
-}  // namespace
-}  // namespace aftermath
-
-namespace aftermath {
-namespace {
-
 TEST(Html, DeviceMemoryCurvePerGpuWhenTheRunHasOne) {
   json result = load_fixture();
   json& sc = result["scenarios"][0];
@@ -325,21 +319,8 @@ TEST(Html, DeviceMemoryCurvePerGpuWhenTheRunHasOne) {
   EXPECT_NE(with.find("max 512.0 MiB"), std::string::npos);
 }
 
-}  // namespace
-}  // namespace aftermath
-
 // ---------------------------------------------------------------------------
 // The hang diagnosis and the stopped / uninterruptible states.
-
-namespace aftermath {
-namespace {
-
-using nlohmann::json;
-using ::testing::HasSubstr;
-using ::testing::Not;
-using testing_reports::count;
-using testing_reports::load_fixture;
-using testing_reports::scenario;
 
 size_t scenario_index(const json& result, const std::string& name) {
   for (size_t i = 0; i < result["scenarios"].size(); ++i)

@@ -1,6 +1,7 @@
 // Tests for the timeline's lanes (reports/timeline_lanes.h), on hand-made
 // result.json scenarios.
 #include "reports/timeline_lanes.h"
+#include "tests/unit/lanes_fixture.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -54,13 +55,7 @@ TEST(TimelineLanes, OneLanePerProcessGroupedByRoleWithStrayRows) {
              {"timeline", json::array({{{"kind", "signal"}, {"t_ms", 5}, {"pid", 11}},
                                        {{"kind", "signal"}, {"t_ms", 5}, {"pid", 77}},
                                        {{"kind", "fault"}, {"t_ms", 2}, {"action", "hang"}}})}};
-  auto procs = report::processes_by_role(sc);
-  std::map<long long, size_t> lane_of;
-  for (size_t i = 0; i < procs.size(); ++i) lane_of.emplace(procs[i].pid, i);
-  TimelineParts parts = sort_timeline(sc, lane_of);
-  Scale s{100};
-  double y = 0;
-  std::string out = draw_lanes(LaneContext{sc, s, parts, "<g>", ""}, procs, y);
+  auto [out, y] = testing_reports::draw_scenario_lanes(sc);
   EXPECT_EQ(count(out, "class=\"lane\""), 3u);
   EXPECT_THAT(out, HasSubstr("launcher \u00b7 1 process</text>"));
   EXPECT_THAT(out, HasSubstr("rank \u00b7 2 processes</text>"));

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "reports/timeline_lanes.h"
+#include "tests/unit/lanes_fixture.h"
 
 namespace aftermath::svg {
 namespace {
@@ -88,13 +89,7 @@ TEST(TimelineStates, LaneDrawsStoppedAndUninterruptibleApartFromRunning) {
                            {{"kind", "proc_state"}, {"t_ms", 60}, {"pid", 11}, {"state", "S"}},
                            {{"kind", "proc_state"}, {"t_ms", 30}, {"pid", 12}, {"state", "D"}},
                            {{"kind", "proc_state"}, {"t_ms", 30}, {"pid", 99}, {"state", "T"}}})}};
-  auto procs = report::processes_by_role(sc);
-  std::map<long long, size_t> lane_of;
-  for (size_t i = 0; i < procs.size(); ++i) lane_of.emplace(procs[i].pid, i);
-  TimelineParts parts = sort_timeline(sc, lane_of);
-  Scale s{100};
-  double y = 0;
-  std::string out = draw_lanes(LaneContext{sc, s, parts, "<g>", ""}, procs, y);
+  auto [out, y] = testing_reports::draw_scenario_lanes(sc);
   size_t lane11 = out.find("data-pid=\"11\""), lane12 = out.find("data-pid=\"12\"");
   ASSERT_NE(lane11, std::string::npos);
   ASSERT_NE(lane12, std::string::npos);
