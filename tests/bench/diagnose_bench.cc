@@ -92,7 +92,7 @@ BENCHMARK(BM_Diagnose)
     ->ArgNames({"procs", "parallel", "torch"})
     ->Args({1, 1, 0})->Args({1, 1, 1})
     ->Args({2, 1, 1})->Args({2, 0, 1})
-    ->Args({8, 1, 1})->Args({8, 0, 1})
+    ->Args({8, 1, 1})->Args({8, 0, 1})->Args({8, 3, 1})->Args({8, 4, 1})
     ->Iterations(3)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 // The diagnosis before Python stacks: gdb's plain "thread apply all bt" per
