@@ -6,6 +6,7 @@
 #include "harness/check/memory_checks.h"
 #include "harness/check/shm_story.h"
 #include "harness/check/tmp_checks.h"
+#include "harness/observe/python_stack.h"
 #include "harness/observe/roles.h"
 
 #include <algorithm>
@@ -380,19 +381,27 @@ CheckResult no_hang(const CheckInput& in) {
   }
   r.measured["live_at_deadline"] = live;
   json diag = json::array();
-  std::vector<std::string> waiting;
+  // Where each process is: the collective it waits in (from the job's
+  // events) and the Python code it is in (from the diagnosis). Those that
+  // wait in a collective first.
+  std::vector<std::string> waiting, elsewhere;
   for (const auto& d : f.diagnosis) {
+    std::string where = python_where(d.python_frames);
     diag.push_back(json{{"pid", d.pid},
                         {"role", std::string(to_string(d.role))},
                         {"rank", d.rank},
                         {"state", std::string(1, d.state)},
                         {"wchan", d.wchan},
-                        {"waiting_in", d.waiting_in}});
+                        {"waiting_in", d.waiting_in},
+                        {"python_where", where}});
+    std::string who = std::string(to_string(d.role)) + (d.rank >= 0 ? " " + std::to_string(d.rank) : "") +
+                      " (pid " + std::to_string(d.pid) + ")";
     if (!d.waiting_in.empty())
-      waiting.push_back(std::string(to_string(d.role)) +
-                        (d.rank >= 0 ? " " + std::to_string(d.rank) : "") + " (pid " +
-                        std::to_string(d.pid) + ") waits in " + d.waiting_in);
+      waiting.push_back(who + " waits in " + d.waiting_in + (where.empty() ? "" : ", in " + where));
+    else if (!where.empty())
+      elsewhere.push_back(who + " is in " + where);
   }
+  waiting.insert(waiting.end(), elsewhere.begin(), elsewhere.end());
   r.measured["diagnosis"] = diag;
   r.status = CheckStatus::Fail;
   if (f.stalled_since) {
@@ -406,7 +415,8 @@ CheckResult no_hang(const CheckInput& in) {
     r.reason = "hang: still running at the " + format_duration(in.scenario.timeouts.job) +
                " deadline; live: " + first_lines(names, 4);
   }
-  if (!waiting.empty()) r.reason += "; " + first_lines(waiting, 4);
+  for (size_t i = 0; i < waiting.size() && i < 3; ++i) r.reason += "; " + waiting[i];
+  if (waiting.size() > 3) r.reason += "; ... (" + std::to_string(waiting.size()) + " located)";
   return r;
 }
 

@@ -1,13 +1,17 @@
 #include "harness/observe/diagnose.h"
 
+#include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "harness/os/spawn.h"
+#include "harness/observe/gdb_stacks.h"
 #include "harness/observe/proc.h"
+#include "harness/observe/python_stack.h"
+#include "harness/os/command_batch.h"
 
 namespace aftermath {
 
@@ -42,34 +46,81 @@ std::string find_debugger(const std::string& dev_root) {
 
 namespace {
 
-// Runs gdb in batch mode on one process with a deadline; its output, or why not.
-std::string user_stacks(const std::string& gdb, int pid, Nanos bound,
-                        const std::function<void()>& while_waiting) {
-  CommandOutcome c = run_command({gdb, "-nx", "-batch", "-p", std::to_string(pid), "-ex",
-                                  "set pagination off", "-ex", "thread apply all bt"},
-                                 bound, 256 * 1024, while_waiting);
-  if (!c.started) return "(cannot start gdb: " + c.output + ")";
-  bool timed_out = c.timed_out;
-  const std::string& text = c.output;
-  // Keep the stacks, drop gdb's chatter about symbols and threads.
-  std::stringstream in(text), kept;
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("#", 0) == 0 || line.rfind("Thread ", 0) == 0) kept << line << "\n";
-  std::string s = kept.str();
-  if (timed_out) s += "(gdb timed out after " + format_duration(bound) + ")\n";
-  return s.empty() ? "(no stacks: " + text.substr(0, 300) + ")" : s;
+// What the diagnosis needs to know about one process before gdb runs.
+struct Target {
+  std::string python_version;  // "3.11" for a Python interpreter, else empty
+  std::string script;          // its libpython gdb extension, where found
+};
+
+std::string link_target(const std::string& path) {
+  char buf[4096];
+  ssize_t n = ::readlink(path.c_str(), buf, sizeof buf - 1);
+  if (n <= 0) return {};
+  std::string s(buf, static_cast<size_t>(n));
+  const std::string deleted = " (deleted)";  // an executable replaced on disk while it runs
+  if (s.size() > deleted.size() && s.compare(s.size() - deleted.size(), deleted.size(), deleted) == 0)
+    s.resize(s.size() - deleted.size());
+  return s;
+}
+
+int default_parallel() {
+  cpu_set_t set;
+  int cpus = ::sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+  return std::clamp(cpus, 1, 4);
+}
+
+// The first line of gdb's complaints, for a note.
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+// Fills the gdb part of `d` from one gdb run.
+void take_stacks(ProcessDiagnosis& d, const Target& t, const BatchedCommand& run, Nanos bound,
+                 const std::string& gdb_data_root) {
+  const CommandOutcome& c = run.outcome;
+  const bool python = !t.python_version.empty();
+  if (!c.started) {
+    d.user_stacks = "(cannot start gdb: " + c.output + ")";
+    if (python) d.python_note = "no Python stacks: gdb could not start";
+    return;
+  }
+  GdbStacksOutput g = split_gdb_stacks(c.output);
+  d.user_stacks = g.c_stacks.empty() ? "(no stacks: " + (g.errors.empty() ? c.output.substr(0, 300) : g.errors) + ")"
+                                     : g.c_stacks;
+  // Killed at its own bound, or earlier, when the whole diagnosis's ran out.
+  const std::string timed_out = run.took >= bound ? "gdb timed out after " + format_duration(bound)
+                                                  : "gdb stopped when the diagnosis budget ran out";
+  if (c.timed_out) d.user_stacks += "(" + timed_out + ")\n";
+  if (!python) return;
+  if (t.script.empty()) {
+    d.python_note = "no Python stacks: no libpython gdb extension for Python " + t.python_version + " under " +
+                    gdb_data_root + "/auto-load (install python3-dbg, or python" + t.python_version + "-dbg)";
+    return;
+  }
+  auto threads = parse_py_bt(g.python);
+  for (const auto& th : threads)
+    if (!th.frames.empty()) d.python_stacks += th.header + "\n" + th.text;
+  if (const PythonThreadStack* h = hang_thread(threads, d.pid)) d.python_frames = h->frames;
+  if (!d.python_frames.empty()) {
+    if (c.timed_out && !g.python_done) d.python_note = timed_out + ": the Python stacks may be incomplete";
+  } else if (c.timed_out) {
+    d.python_note = "no Python stacks: " + timed_out;
+  } else if (!g.c_done && !g.errors.empty()) {
+    d.python_note = "no Python stacks: " + first_line(g.errors);
+  } else {
+    d.python_note = "no Python frames in any thread";
+    if (!g.errors.empty()) d.python_note += " (gdb: " + first_line(g.errors) + ")";
+  }
 }
 
 }  // namespace
 
 std::vector<ProcessDiagnosis> diagnose(const std::vector<int>& pids, const DiagnoseOptions& o,
                                        std::string* note) {
+  const Nanos start = monotonic_now();
   std::vector<ProcessDiagnosis> out;
+  std::vector<Target> targets;
   ProcReader reader(o.proc_root);
-  Nanos start = monotonic_now();
-  int skipped = 0;
   for (int pid : pids) {
+    Nanos t0 = monotonic_now();
     ProcessDiagnosis d;
     d.pid = pid;
     std::string base = o.proc_root + "/" + std::to_string(pid);
@@ -77,21 +128,69 @@ std::vector<ProcessDiagnosis> diagnose(const std::vector<int>& pids, const Diagn
     d.wchan = read_small_file(base + "/wchan").value_or("");
     auto k = read_small_file(base + "/stack");
     d.kernel_stack = k ? *k : "(not readable)";
-    if (!o.gdb.empty()) {
-      Nanos left = o.total - (monotonic_now() - start);
-      if (left > kSecond) {
-        d.user_stacks = user_stacks(o.gdb, pid, std::min(left, o.per_process), o.while_waiting);
-      } else {
-        ++skipped;
-      }
-    }
+    Target t;
+    std::string exe = link_target(base + "/exe");
+    t.python_version = python_version_of(exe);
+    if (!t.python_version.empty() && !o.gdb.empty())
+      t.script = find_libpython_script(o.gdb_data_root, exe, t.python_version);
+    d.took = monotonic_now() - t0;
     out.push_back(std::move(d));
+    targets.push_back(std::move(t));
   }
-  if (note) {
-    if (o.gdb.empty()) *note = "gdb not installed: no user-space stacks";
-    else if (skipped) *note = std::to_string(skipped) + " process(es) without user stacks: the " +
-                              format_duration(o.total) + " diagnosis budget ran out";
+  if (o.gdb.empty()) {
+    for (size_t i = 0; i < out.size(); ++i)
+      if (!targets[i].python_version.empty()) out[i].python_note = "no Python stacks: gdb is not installed";
+    if (note) *note = "gdb not installed: no user-space stacks";
+    return out;
   }
+
+  BatchOptions b;
+  b.parallel = o.parallel > 0 ? o.parallel : default_parallel();
+  b.per_command = o.per_process;
+  b.min_start = kSecond;  // less than a second cannot attach and take a stack
+  b.while_waiting = o.while_waiting;
+  auto argvs = [&](const std::vector<size_t>& which, bool load_all) {
+    std::vector<std::vector<std::string>> a;
+    for (size_t i : which)
+      a.push_back(gdb_stacks_argv({o.gdb, out[i].pid, targets[i].script, load_all}));
+    return a;
+  };
+
+  std::vector<size_t> all(out.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+  b.total = o.total - (monotonic_now() - start);
+  auto runs = run_commands(argvs(all, false), b);
+  // A gdb whose loader did not run (no Python in that gdb) printed stacks
+  // without the libraries' symbols: those processes again, every library loaded.
+  std::vector<size_t> again;
+  for (size_t i : all) {
+    const CommandOutcome& c = runs[i].outcome;
+    if (c.started && !c.timed_out && !split_gdb_stacks(c.output).loaded) again.push_back(i);
+  }
+  if (!again.empty()) {
+    b.total = o.total - (monotonic_now() - start);
+    auto second = run_commands(argvs(again, true), b);
+    for (size_t j = 0; j < again.size(); ++j) {
+      if (!second[j].ran) continue;  // the budget ran out: the first stacks are better than none
+      out[again[j]].took += runs[again[j]].took;
+      runs[again[j]] = second[j];
+    }
+  }
+
+  int skipped = 0;
+  for (size_t i : all) {
+    ProcessDiagnosis& d = out[i];
+    if (!runs[i].ran) {
+      ++skipped;
+      if (!targets[i].python_version.empty()) d.python_note = "no Python stacks: the diagnosis budget ran out";
+      continue;
+    }
+    d.took += runs[i].took;
+    take_stacks(d, targets[i], runs[i], o.per_process, o.gdb_data_root);
+  }
+  if (note && skipped)
+    *note = std::to_string(skipped) + " process(es) without user stacks: the " + format_duration(o.total) +
+            " diagnosis budget ran out";
   return out;
 }
 

@@ -1,6 +1,9 @@
 // Hang diagnosis: what every live process of a hung job is doing, taken
-// before teardown. Each step has a time bound: a wedged process (state D, a
-// stuck driver) must not wedge the harness.
+// before teardown: state, wchan, kernel stack, and with gdb the C stacks of
+// every thread and, for a Python interpreter, its Python stacks, in one
+// attach per process (harness/observe/gdb_stacks.h). Several gdbs run at
+// once. Each step has a time bound: a wedged process (state D, a stuck
+// driver) must not wedge the harness.
 #pragma once
 
 #include <functional>
@@ -15,6 +18,10 @@ namespace aftermath {
 struct DiagnoseOptions {
   std::string proc_root = "/proc";
   std::string gdb;                      // path to gdb; empty: no user stacks
+  // Where gdb keeps its data: the libpython extension is looked for under
+  // its auto-load folder (harness/observe/python_stack.h).
+  std::string gdb_data_root = "/usr/share/gdb";
+  int parallel = 0;                     // gdbs at once; 0: min(4, the CPUs the harness may use)
   Nanos per_process = 10 * kSecond;     // gdb bound for one process
   Nanos total = 30 * kSecond;           // bound for all of them
   // Called at least every 50 ms while gdb runs, and between processes: the
@@ -30,7 +37,11 @@ std::string find_gdb();
 std::string find_debugger(const std::string& dev_root = "/dev");
 
 // State, wchan, kernel stack (where readable) and, with gdb, the user-space
-// stacks of every thread, for each pid. `note` says what was left out and why.
+// stacks of every thread, for each pid, in the order given; for a process
+// whose executable is a Python interpreter (pythonX.Y) also its Python stacks
+// and frames, or python_note saying why there are none. `took` is each
+// process's own share (its /proc reads and its gdb runs). `note` says what
+// was left out and why.
 std::vector<ProcessDiagnosis> diagnose(const std::vector<int>& pids, const DiagnoseOptions& o,
                                        std::string* note);
 

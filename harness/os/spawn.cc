@@ -121,19 +121,11 @@ bool CommandOutcome::exited_zero() const {
   return started && !timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-CommandOutcome run_command(const std::vector<std::string>& argv, Nanos deadline,
-                           size_t max_output, const std::function<void()>& while_waiting) {
-  CommandOutcome r;
-  if (argv.empty()) {
-    r.output = "no command";
-    return r;
-  }
+Expected<StartedCommand> start_command(const std::vector<std::string>& argv) {
+  if (argv.empty()) return Error{"no command"};
   char tmpl[] = "/tmp/aftermath-cmd-XXXXXX";
   int out = ::mkstemp(tmpl);
-  if (out < 0) {
-    r.output = std::string("cannot create a temporary file: ") + std::strerror(errno);
-    return r;
-  }
+  if (out < 0) return sys_error("cannot create a temporary file");
   ::unlink(tmpl);
   SpawnOptions so;
   so.argv = argv;
@@ -142,46 +134,64 @@ CommandOutcome run_command(const std::vector<std::string>& argv, Nanos deadline,
   so.stderr_fd = out;
   auto started = spawn(so);
   if (!started) {
-    r.output = started.error().what;
     ::close(out);
-    return r;
+    return started.error();
   }
-  pid_t child = *started;
+  StartedCommand c;
+  c.pid = *started;
+  c.out = out;
+  c.pidfd = static_cast<int>(::syscall(SYS_pidfd_open, c.pid, 0));
+  return c;
+}
+
+CommandOutcome finish_command(StartedCommand& c, bool kill, size_t max_output) {
+  CommandOutcome r;
   r.started = true;
-  int pfd = static_cast<int>(::syscall(SYS_pidfd_open, child, 0));
-  if (pfd < 0) {
-    // No way to wait with a deadline: do not wait at all. The child is ours
-    // and not yet reaped, so its pid still names it.
-    ::kill(child, SIGKILL);
+  if (kill || c.pidfd < 0) {
     r.timed_out = true;
-  } else {
-    Nanos end = monotonic_now() + deadline;
-    for (;;) {
-      Nanos left = end - monotonic_now();
-      if (left <= 0) {
-        r.timed_out = true;
-        break;
-      }
-      pollfd pl{pfd, POLLIN, 0};
-      Nanos slice = while_waiting ? std::min<Nanos>(left, 50 * kMilli) : left;
-      int n = ::poll(&pl, 1, static_cast<int>((slice + kMilli - 1) / kMilli));
-      if (n == 1) break;
-      if (n < 0 && errno != EINTR) break;
-      if (while_waiting) while_waiting();
-    }
-    if (r.timed_out) ::syscall(SYS_pidfd_send_signal, pfd, SIGKILL, nullptr, 0);
+    // No pidfd: the child is ours and not yet reaped, so its pid still names it.
+    if (c.pidfd >= 0) ::syscall(SYS_pidfd_send_signal, c.pidfd, SIGKILL, nullptr, 0);
+    else ::kill(c.pid, SIGKILL);
   }
-  while (::waitpid(child, &r.status, 0) < 0 && errno == EINTR) {
+  while (::waitpid(c.pid, &r.status, 0) < 0 && errno == EINTR) {
   }
-  if (pfd >= 0) ::close(pfd);
+  if (c.pidfd >= 0) ::close(c.pidfd);
   char buf[4096];
-  ::lseek(out, 0, SEEK_SET);
+  ::lseek(c.out, 0, SEEK_SET);
   ssize_t n;
-  while (r.output.size() < max_output && (n = ::read(out, buf, sizeof buf)) > 0)
+  while (r.output.size() < max_output && (n = ::read(c.out, buf, sizeof buf)) > 0)
     r.output.append(buf, static_cast<size_t>(n));
   if (r.output.size() > max_output) r.output.resize(max_output);
-  ::close(out);
+  ::close(c.out);
+  c = StartedCommand{};
   return r;
+}
+
+CommandOutcome run_command(const std::vector<std::string>& argv, Nanos deadline,
+                           size_t max_output, const std::function<void()>& while_waiting) {
+  auto started = start_command(argv);
+  if (!started) {
+    CommandOutcome r;
+    r.output = started.error().what;
+    return r;
+  }
+  StartedCommand& c = *started;
+  bool timed_out = c.pidfd < 0;  // no way to wait with a deadline: do not wait at all
+  Nanos end = monotonic_now() + deadline;
+  while (!timed_out) {
+    Nanos left = end - monotonic_now();
+    if (left <= 0) {
+      timed_out = true;
+      break;
+    }
+    pollfd pl{c.pidfd, POLLIN, 0};
+    Nanos slice = while_waiting ? std::min<Nanos>(left, 50 * kMilli) : left;
+    int n = ::poll(&pl, 1, static_cast<int>((slice + kMilli - 1) / kMilli));
+    if (n == 1) break;
+    if (n < 0 && errno != EINTR) break;
+    if (while_waiting) while_waiting();
+  }
+  return finish_command(c, timed_out, max_output);
 }
 
 }  // namespace aftermath

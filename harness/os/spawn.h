@@ -47,6 +47,23 @@ struct CommandOutcome {
   bool exited_zero() const;
 };
 
+// A command started by start_command: its stdout and stderr go to one
+// unlinked temporary file. Owned by the caller until finish_command.
+struct StartedCommand {
+  pid_t pid = -1;
+  int pidfd = -1;  // -1 where pidfd_open failed: finish_command then kills it at once
+  int out = -1;    // the output file
+};
+
+// Starts argv[0] (an absolute path, or a name looked up in PATH) with the
+// harness's environment and /dev/null on stdin; or why it could not start.
+Expected<StartedCommand> start_command(const std::vector<std::string>& argv);
+
+// Ends a started command: SIGKILLs it through its pidfd first when `kill`
+// (then timed_out is set), reaps it, and reads at most max_output bytes of
+// its output. Closes its descriptors; `c` is spent afterwards.
+CommandOutcome finish_command(StartedCommand& c, bool kill, size_t max_output);
+
 // Runs argv[0] (an absolute path, or a name looked up in PATH) with the
 // harness's environment, /dev/null on stdin and one temporary file for stdout
 // and stderr together; past the deadline it is SIGKILLed through its pidfd

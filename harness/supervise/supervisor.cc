@@ -438,6 +438,7 @@ void Supervisor::handle_message(const EventSocket::Message& m) {
 }
 
 void Supervisor::diagnose_hang() {
+  const Nanos verdict = monotonic_now();
   phase("diagnose");
   sample();
   DiagnoseOptions d;
@@ -460,6 +461,7 @@ void Supervisor::diagnose_hang() {
     if (auto it = open.find(p.pid); it != open.end()) p.waiting_in = it->second;
   }
   tl_.facts.diagnosis = std::move(diag);
+  tl_.facts.diagnosis_took = monotonic_now() - verdict;
 }
 
 // Long: the run's phases in order (launch, run, the ways it ends, settle,

@@ -530,6 +530,63 @@ TEST(NoHang, FailsWhenTheDeadlineWasHit) {
   EXPECT_THAT(r.reason, HasSubstr("hang: still running at the 10s deadline"));
 }
 
+// Where the hung processes are: the collective a rank waits in and its
+// Python frames, the innermost and the innermost of the user's code.
+TEST(NoHang, TheReasonSaysWhereEachProcessIs) {
+  Timeline tl;
+  tl.facts.top_pid = kTop;
+  tl.facts.init_pid = kInit;
+  tl.facts.deadline_hit = true;
+  tl.add(obs::phase(0, "launch"));
+  tl.add(obs::proc_start(msec(1), kTop, kInit, "launcher", "launcher", Role::Launcher, 0, 0, 'S'));
+  life(tl, 101, kTop, msec(20), std::nullopt, std::nullopt);
+  life(tl, 102, kTop, msec(20), std::nullopt, std::nullopt);
+  tl.add(obs::phase(msec(10000), "deadline"));
+  tl.add(obs::phase(msec(10000), "teardown"));
+  tl.add(obs::phase(msec(10100), "done"));
+  PythonFrame collective{"/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py", 1541,
+                         "all_reduce", "work.wait()"};
+  PythonFrame step{"/home/me/train.py", 42, "step", "dist.all_reduce(t)"};
+  PythonFrame wait{"/usr/lib/python3.11/subprocess.py", 1264, "wait", ""};
+  PythonFrame main{"/home/me/launch.py", 9, "main", ""};
+  ProcessDiagnosis launcher, rank0, rank1;
+  launcher.pid = kTop;
+  launcher.role = Role::Launcher;
+  launcher.python_frames = {wait, main};
+  rank0.pid = 101;
+  rank0.role = Role::Rank;
+  rank0.rank = 0;
+  rank0.state = 'T';  // stopped: gdb still reads where it is
+  rank0.python_frames = {step};
+  rank1.pid = 102;
+  rank1.role = Role::Rank;
+  rank1.rank = 1;
+  rank1.state = 'S';
+  rank1.waiting_in = "allreduce #7";
+  rank1.python_frames = {collective, step};
+  tl.facts.diagnosis = {launcher, rank0, rank1};
+  auto r = check("no_hang", make_scenario(), tl);
+  EXPECT_EQ(r.status, CheckStatus::Fail);
+  // Who waits in a collective first, then the others.
+  EXPECT_THAT(r.reason, HasSubstr("; rank 1 (pid 102) waits in allreduce #7, in all_reduce "
+                                  "(distributed_c10d.py:1541) called from train.py:42; launcher (pid " +
+                                  std::to_string(kTop) + ") is in wait (subprocess.py:1264) called from "
+                                  "launch.py:9; rank 0 (pid 101) is in step (train.py:42)"));
+  const json& d = r.measured["diagnosis"];
+  ASSERT_EQ(d.size(), 3u);
+  EXPECT_EQ(d[2]["python_where"], "all_reduce (distributed_c10d.py:1541) called from train.py:42");
+  EXPECT_EQ(d[1]["python_where"], "step (train.py:42)");
+  EXPECT_EQ(d[1]["state"], "T");
+  // Without frames: nothing about Python.
+  tl.facts.diagnosis[2].python_frames.clear();
+  tl.facts.diagnosis.resize(1);
+  tl.facts.diagnosis[0] = rank1;
+  tl.facts.diagnosis[0].python_frames.clear();
+  r = check("no_hang", make_scenario(), tl);
+  EXPECT_THAT(r.reason, ::testing::EndsWith("; rank 1 (pid 102) waits in allreduce #7"));
+  EXPECT_EQ(r.measured["diagnosis"][0]["python_where"], "");
+}
+
 // ============================================================ run_check / run_checks
 
 TEST(RunCheck, UnknownNameIsAnError) {

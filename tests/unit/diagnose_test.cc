@@ -18,7 +18,9 @@
 #include <optional>
 #include <string>
 
+#include "harness/observe/python_stack.h"
 #include "tests/support/children.h"
+#include "tests/support/python_child.h"
 #include "tests/support/temp_dir.h"
 
 namespace aftermath {
@@ -234,6 +236,11 @@ TEST(DiagnoseProcess, ASleepingChildWithGdb) {
   EXPECT_THAT(ds[0].user_stacks, HasSubstr("Thread "));
   EXPECT_THAT(ds[0].user_stacks, Not(HasSubstr("timed out")));
   EXPECT_THAT(note, IsEmpty());
+  // Not a Python interpreter: no Python stacks, and no note about them.
+  EXPECT_THAT(ds[0].python_stacks, IsEmpty());
+  EXPECT_THAT(ds[0].python_frames, IsEmpty());
+  EXPECT_THAT(ds[0].python_note, IsEmpty());
+  EXPECT_GT(ds[0].took, 0);
   // gdb detached: the child still sleeps where it was.
   EXPECT_TRUE(child.wait_asleep(5000));
 }
@@ -291,10 +298,14 @@ TEST(DiagnoseProcess, GdbOutputKeepsOnlyThreadsAndFrames) {
   std::string gdb = t.write("gdb",
                             "#!/bin/sh\n"
                             "echo 'Reading symbols from /usr/bin/trainer...'\n"
+                            "echo 'aftermath-gdb:loaded 2'\n"
                             "echo ''\n"
+                            "echo 'aftermath-gdb:c-stacks'\n"
                             "echo 'Thread 1 (Thread 0x7f00 (LWP 4242) \"trainer\"):'\n"
                             "echo '#0  0x00007f in __GI___libc_read (fd=3) at read.c:26'\n"
+                            "echo '26\tread.c: No such file or directory.'\n"
                             "echo '#1  0x000055 in main () at main.cc:10'\n"
+                            "echo 'aftermath-gdb:c-end'\n"
                             "echo '[Inferior 1 (process 4242) detached]' >&2\n",
                             0755);
   DiagnoseOptions o;
@@ -377,6 +388,234 @@ TEST(FindDebugger, CudaGdbOnlyWhereThereIsAGpu) {
   EXPECT_EQ(find_debugger(dev), toolkit ? "/usr/local/cuda/bin/cuda-gdb" : bin + "/gdb");
   ::setenv("PATH", saved.c_str(), 1);
   std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace aftermath
+
+namespace aftermath {
+namespace {
+
+using aftermath::testing::PythonChild;
+using aftermath::testing::TempDir;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+// A script blocked in a known function: it says so, then reads stdin (a pipe
+// the test holds) forever.
+constexpr const char* kBlockedScript =
+    "import sys\n"
+    "\n"
+    "def wait_here(stream):\n"
+    "    print('in wait_here', flush=True)\n"
+    "    return stream.read()\n"
+    "\n"
+    "wait_here(sys.stdin)\n";
+constexpr int kReadLine = 5;
+constexpr int kCallLine = 7;
+
+// gdb and the Python 3 interpreter with its libpython gdb extension, or why not.
+std::string python_stacks_unavailable() {
+  if (find_gdb().empty()) return "gdb is not installed";
+  if (::access("/usr/bin/python3", X_OK) != 0) return "no /usr/bin/python3";
+  std::string exe = std::filesystem::canonical("/usr/bin/python3").string();
+  std::string v = python_version_of(exe);
+  if (v.empty()) return exe + " is not named like an interpreter";
+  if (find_libpython_script("/usr/share/gdb", exe, v).empty())
+    return "no libpython gdb extension for Python " + v + " (install python3-dbg)";
+  return "";
+}
+
+TEST(DiagnosePython, FramesOfABlockedScript) {
+  if (auto why = python_stacks_unavailable(); !why.empty()) GTEST_SKIP() << why;
+  TempDir t;
+  std::string script = t.write("blocked.py", kBlockedScript);
+  PythonChild py("/usr/bin/python3", {script});
+  ASSERT_TRUE(py.wait_for("in wait_here"));
+  DiagnoseOptions o;
+  o.gdb = find_gdb();
+  o.per_process = 60 * kSecond;
+  o.total = 120 * kSecond;
+  std::string note;
+  auto ds = diagnose({py.pid()}, o, &note);
+  ASSERT_EQ(ds.size(), 1u);
+  const ProcessDiagnosis& d = ds[0];
+  EXPECT_EQ(d.python_note, "");
+  EXPECT_THAT(d.user_stacks, HasSubstr("#0 "));
+  ASSERT_GE(d.python_frames.size(), 2u) << d.python_stacks << d.python_note;
+  EXPECT_EQ(d.python_frames[0].file, script);
+  EXPECT_EQ(d.python_frames[0].function, "wait_here");
+  EXPECT_EQ(d.python_frames[0].line, kReadLine);
+  EXPECT_EQ(d.python_frames[0].code, "return stream.read()");
+  EXPECT_EQ(d.python_frames[1].function, "<module>");
+  EXPECT_EQ(d.python_frames[1].line, kCallLine);
+  EXPECT_THAT(d.python_stacks, HasSubstr("File \"" + script + "\", line 5, in wait_here"));
+  EXPECT_THAT(d.python_stacks, HasSubstr("Thread "));
+  EXPECT_EQ(python_where(d.python_frames), "wait_here (blocked.py:5)");
+  EXPECT_THAT(note, IsEmpty());
+  EXPECT_EQ(py.state(), 'S');  // gdb detached; it still waits
+}
+
+// Without the libpython extension (python3-dbg not installed): the C stacks
+// still, and a note that says what to install.
+TEST(DiagnosePython, WithoutTheExtensionTheCStacksAndWhy) {
+  if (find_gdb().empty()) GTEST_SKIP() << "gdb is not installed";
+  if (::access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/python3";
+  TempDir t, empty_gdb_data;
+  std::string script = t.write("blocked.py", kBlockedScript);
+  PythonChild py("/usr/bin/python3", {script});
+  ASSERT_TRUE(py.wait_for("in wait_here"));
+  DiagnoseOptions o;
+  o.gdb = find_gdb();
+  o.gdb_data_root = empty_gdb_data.path();
+  o.per_process = 60 * kSecond;
+  o.total = 120 * kSecond;
+  auto ds = diagnose({py.pid()}, o, nullptr);
+  ASSERT_EQ(ds.size(), 1u);
+  EXPECT_THAT(ds[0].user_stacks, HasSubstr("#0 "));
+  EXPECT_THAT(ds[0].user_stacks, HasSubstr("Thread "));
+  EXPECT_THAT(ds[0].python_frames, IsEmpty());
+  EXPECT_THAT(ds[0].python_stacks, IsEmpty());
+  EXPECT_THAT(ds[0].python_note, HasSubstr("install python3-dbg"));
+  EXPECT_THAT(ds[0].python_note, HasSubstr(empty_gdb_data.path() + "/auto-load"));
+}
+
+// A fake /proc whose processes run /usr/bin/python3.11 (a link: readlink is
+// all the diagnosis does with it), and a gdb data folder with its extension.
+struct FakePythonProcs {
+  TempDir proc, data;
+  std::string script;
+  explicit FakePythonProcs(std::vector<int> pids) {
+    for (int pid : pids) {
+      proc.write(std::to_string(pid) + "/stat", std::to_string(pid) + " (python3) S 1 1 1 0 -1 0\n");
+      std::filesystem::create_symlink("/usr/bin/python3.11", proc / (std::to_string(pid) + "/exe"));
+    }
+    script = data.write("auto-load/usr/bin/python3.11-gdb.py", "# libpython\n");
+  }
+  DiagnoseOptions options(const std::string& gdb) const {
+    DiagnoseOptions o;
+    o.proc_root = proc.path();
+    o.gdb_data_root = data.path();
+    o.gdb = gdb;
+    return o;
+  }
+};
+
+TEST(DiagnosePython, WhyThereAreNoPythonStacks) {
+  FakePythonProcs f({4242});
+  TempDir bin;
+  // gdb attaches, but py-bt finds no Python frame in any thread.
+  std::string no_frames = bin.write("gdb-no-frames",
+                                    "#!/bin/sh\n"
+                                    "echo aftermath-gdb:loaded 1\n"
+                                    "echo aftermath-gdb:c-stacks\n"
+                                    "echo 'Thread 1 (LWP 4242):'\n"
+                                    "echo '#0  0x00007f in __GI___libc_read ()'\n"
+                                    "echo aftermath-gdb:c-end\n"
+                                    "echo aftermath-gdb:py-stacks\n"
+                                    "echo 'Thread 1 (LWP 4242):'\n"
+                                    "echo 'Unable to locate python frame'\n"
+                                    "echo aftermath-gdb:py-end\n",
+                                    0755);
+  auto ds = diagnose({4242}, f.options(no_frames), nullptr);
+  ASSERT_EQ(ds.size(), 1u);
+  EXPECT_EQ(ds[0].python_note, "no Python frames in any thread");
+  EXPECT_THAT(ds[0].user_stacks, HasSubstr("#0  0x00007f in __GI___libc_read ()"));
+  // gdb hangs after the C stacks: killed at its bound.
+  std::string slow = bin.write("gdb-slow",
+                               "#!/bin/sh\n"
+                               "echo aftermath-gdb:loaded 1\n"
+                               "echo aftermath-gdb:c-stacks\n"
+                               "echo '#0  0x00007f in __GI___libc_read ()'\n"
+                               "echo aftermath-gdb:c-end\n"
+                               "exec sleep 30\n",
+                               0755);
+  DiagnoseOptions o = f.options(slow);
+  o.per_process = 500 * kMilli;
+  ds = diagnose({4242}, o, nullptr);
+  EXPECT_EQ(ds[0].python_note, "no Python stacks: gdb timed out after 500ms");
+  EXPECT_THAT(ds[0].user_stacks, HasSubstr("#0  0x00007f in __GI___libc_read ()"));
+  EXPECT_GE(ds[0].took, 500 * kMilli);
+  // gdb is refused the process.
+  std::string refused = bin.write("gdb-refused",
+                                  "#!/bin/sh\n"
+                                  "echo 'ptrace: Operation not permitted.'\n"
+                                  "echo aftermath-gdb:loaded 0\n",
+                                  0755);
+  ds = diagnose({4242}, f.options(refused), nullptr);
+  EXPECT_EQ(ds[0].python_note, "no Python stacks: ptrace: Operation not permitted.");
+  EXPECT_EQ(ds[0].user_stacks, "(no stacks: ptrace: Operation not permitted.)");
+  // No gdb at all.
+  ds = diagnose({4242}, f.options(""), nullptr);
+  EXPECT_EQ(ds[0].python_note, "no Python stacks: gdb is not installed");
+  // The extension is asked for by the interpreter's version.
+  std::filesystem::remove(f.script);
+  ds = diagnose({4242}, f.options(no_frames), nullptr);
+  EXPECT_THAT(ds[0].python_note, HasSubstr("for Python 3.11"));
+  EXPECT_THAT(ds[0].python_note, HasSubstr("python3.11-dbg"));
+}
+
+// Where gdb could not load the libraries selectively (a gdb without Python
+// prints no "loaded" line), the process is looked at again with every
+// library loaded: its stacks then have their symbols.
+TEST(DiagnoseProcess, AGdbWithoutTheLoaderRunsAgainLoadingEverything) {
+  TempDir t;
+  std::string calls = t.path() + "/calls";
+  std::string gdb = t.write("gdb",
+                            "#!/bin/sh\n"
+                            "printf '%s\\n' \"$*\" >> " + calls + "\n"
+                            "echo 'Python scripting is not supported in this copy of GDB.'\n"
+                            "echo aftermath-gdb:c-stacks\n"
+                            "case \"$*\" in\n"
+                            "  *auto-solib-add*) echo '#0  0x00007f in ?? ()' ;;\n"
+                            "  *) echo '#0  0x00007f in __GI___libc_read ()' ;;\n"
+                            "esac\n"
+                            "echo aftermath-gdb:c-end\n",
+                            0755);
+  DiagnoseOptions o;
+  o.proc_root = t.path();
+  o.gdb = gdb;
+  auto ds = diagnose({4242}, o, nullptr);
+  ASSERT_EQ(ds.size(), 1u);
+  EXPECT_EQ(ds[0].user_stacks, "#0  0x00007f in __GI___libc_read ()\n");
+  std::ifstream in(calls);
+  std::string first, second, more;
+  std::getline(in, first);
+  std::getline(in, second);
+  EXPECT_THAT(first, HasSubstr("auto-solib-add off"));
+  EXPECT_THAT(second, Not(HasSubstr("auto-solib-add")));
+  EXPECT_FALSE(std::getline(in, more));  // twice, no more
+}
+
+// Several processes are looked at by gdbs that run at the same time: each
+// fake gdb waits (bounded) until all three have started, and says how many
+// it saw. One at a time, each would see only itself.
+TEST(DiagnoseProcess, GdbsRunSideBySide) {
+  TempDir t;
+  std::string started = t.path() + "/started";
+  std::filesystem::create_directories(started);
+  std::string gdb = t.write("gdb",
+                            "#!/bin/sh\n"
+                            "touch " + started + "/$$\n"
+                            "i=0\n"
+                            "while [ $(ls " + started + " | wc -l) -lt 3 ] && [ $i -lt 400 ]; do\n"
+                            "  sleep 0.025; i=$((i+1))\n"
+                            "done\n"
+                            "echo aftermath-gdb:loaded 0\n"
+                            "echo aftermath-gdb:c-stacks\n"
+                            "echo \"#0  saw $(ls " + started + " | wc -l)\"\n"
+                            "echo aftermath-gdb:c-end\n",
+                            0755);
+  DiagnoseOptions o;
+  o.proc_root = t.path();
+  o.gdb = gdb;
+  o.parallel = 3;
+  int calls = 0;
+  o.while_waiting = [&] { ++calls; };
+  auto ds = diagnose({4242, 4243, 4244}, o, nullptr);
+  ASSERT_EQ(ds.size(), 3u);
+  for (const auto& d : ds) EXPECT_EQ(d.user_stacks, "#0  saw 3\n") << d.pid;
+  EXPECT_GE(calls, 1);
 }
 
 }  // namespace
