@@ -3,7 +3,9 @@
 #pragma once
 
 #include <errno.h>
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -15,8 +17,8 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <filesystem>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -101,13 +103,38 @@ struct Run {
   nlohmann::json result;  // result.json, if written
 };
 
+// A loopback TCP port nobody listens on now (torchrun's --standalone always
+// takes 29400, which tests running side by side would share).
+inline int free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  int port = 0;
+  if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+    port = ntohs(a.sin_port);
+  if (fd >= 0) ::close(fd);
+  return port;
+}
+
 // Runs `aftermath ARGS...` with --out DIR, waits at most `deadline`; `env`
-// ("NAME=value") on top of this process's environment.
+// ("NAME=value") on top of this process's environment. Unless `env` sets
+// TMPDIR, the job gets DIR/tmp as its TMPDIR: tests run side by side, and a
+// job's temp-dir residue (pymp-*, torch-shm-dir-*) must be judged in the run
+// that made it, not in a neighbour's run that started before it.
 inline Run aftermath(const TempDir& dir, std::vector<std::string> args,
                      std::chrono::milliseconds deadline = std::chrono::seconds(60),
-                     const std::vector<std::string>& env = {}) {
+                     std::vector<std::string> env = {}) {
   std::vector<std::string> argv{bin("aftermath")};
   argv.insert(argv.end(), args.begin(), args.end());
+  bool has_tmpdir = false;
+  for (const auto& e : env) has_tmpdir = has_tmpdir || e.rfind("TMPDIR=", 0) == 0;
+  if (!has_tmpdir) {
+    std::filesystem::create_directories(dir / "tmp");
+    env.push_back("TMPDIR=" + dir / "tmp");
+  }
   Child c = spawn(argv, dir / "stdout.txt", dir / "stderr.txt", env);
   Run r;
   int status = wait_for(c, deadline);

@@ -6,9 +6,6 @@
 // reason says where rank 0 is.
 #include <gtest/gtest.h>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -22,20 +19,6 @@ using e2e::TempDir;
 using nlohmann::json;
 
 namespace {
-
-int free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  int port = 0;
-  if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
-    port = ntohs(a.sin_port);
-  if (fd >= 0) ::close(fd);
-  return port;
-}
 
 // The line of `text` in `file` (1-based), 0 if absent.
 int line_of(const std::string& file, const std::string& text) {
@@ -69,7 +52,7 @@ TEST(HangDiagnosis, AStoppedRankHoldsTheOtherInItsAllReduce) {
       {"run", "--out", dir / "out", "--timeout", "40s", "--check", "no_hang: {stall: 3s}", "--fault",
        "{action: SIGSTOP, target: rank:1, at: {when: {workers: {rank: 0, count: 1}}}}", "--", "/usr/bin/python3",
        e2e::src("fixtures/python/torchrun_shim.py"), "--nnodes", "1", "--nproc_per_node", "2", "--master_addr",
-       "127.0.0.1", "--master_port", std::to_string(free_port()), program, "--workers", "1", "--steps", "100000"},
+       "127.0.0.1", "--master_port", std::to_string(e2e::free_port()), program, "--workers", "1", "--steps", "100000"},
       110s);
   ASSERT_FALSE(r.result.is_null()) << r.err << r.out;
   const json& s = r.result["scenarios"][0];

@@ -6,9 +6,6 @@
 // torchrun job.
 #include <gtest/gtest.h>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <map>
@@ -50,25 +47,10 @@ class RealPrograms : public ::testing::Test {
       if (c["status"] != "pass" && c["status"] != "skipped") out.push_back(c["name"].get<std::string>() + ": " + c["reason"].get<std::string>());
     return out;
   }
-  // A port nobody listens on now (torchrun's --standalone always takes
-  // 29400, which tests running side by side would share).
-  static int free_port() {
-    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    int port = 0;
-    if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
-      port = ntohs(a.sin_port);
-    if (fd >= 0) ::close(fd);
-    return port;
-  }
   std::vector<std::string> torchrun(std::vector<std::string> script_args) {
     std::vector<std::string> cmd{"/usr/bin/python3", e2e::src("fixtures/python/torchrun_shim.py"),
                                  "--nnodes", "1", "--nproc_per_node", "2", "--master_addr", "127.0.0.1",
-                                 "--master_port", std::to_string(free_port()), program("ddp_plain.py")};
+                                 "--master_port", std::to_string(e2e::free_port()), program("ddp_plain.py")};
     cmd.insert(cmd.end(), script_args.begin(), script_args.end());
     return cmd;
   }

@@ -27,4 +27,13 @@ inline bool alive(pid_t pid) {
          s[close + 2] != 'X';
 }
 
+// Its state letter from /proc/PID/stat ('S', 'T', 'Z', ...); '?' when gone.
+inline char proc_state(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string s;
+  if (!std::getline(in, s)) return '?';
+  auto close = s.rfind(')');
+  return close != std::string::npos && close + 2 < s.size() ? s[close + 2] : '?';
+}
+
 }  // namespace aftermath::testing

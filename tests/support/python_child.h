@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tests/support/children.h"
+#include "tests/support/files.h"
 
 namespace aftermath::testing {
 
@@ -80,12 +81,7 @@ class PythonChild {
     return true;
   }
 
-  char state() const {
-    std::ifstream in("/proc/" + std::to_string(pid()) + "/stat");
-    std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    auto close = s.rfind(')');
-    return close != std::string::npos && close + 2 < s.size() ? s[close + 2] : '?';
-  }
+  char state() const { return aftermath::testing::proc_state(pid()); }
 
  private:
   struct Clock {

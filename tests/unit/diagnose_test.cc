@@ -20,6 +20,7 @@
 
 #include "harness/observe/python_stack.h"
 #include "tests/support/children.h"
+#include "tests/support/files.h"
 #include "tests/support/python_child.h"
 #include "tests/support/temp_dir.h"
 
@@ -170,12 +171,7 @@ class SleepingChild {
     return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   }
 
-  char state() const {
-    std::ifstream in("/proc/" + std::to_string(pid()) + "/stat");
-    std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    auto close = s.rfind(')');
-    return close != std::string::npos && close + 2 < s.size() ? s[close + 2] : '?';
-  }
+  char state() const { return aftermath::testing::proc_state(pid()); }
 
  private:
   testing_children::OwnedChild child_;
