@@ -21,7 +21,7 @@ struct DiagnoseOptions {
   // Where gdb keeps its data: the libpython extension is looked for under
   // its auto-load folder (harness/observe/python_stack.h).
   std::string gdb_data_root = "/usr/share/gdb";
-  int parallel = 0;                     // gdbs at once; 0: min(4, the CPUs the harness may use)
+  int parallel = 0;                     // gdbs at once; 0: min(8, the CPUs the harness may use)
   Nanos per_process = 10 * kSecond;     // gdb bound for one process
   Nanos total = 30 * kSecond;           // bound for all of them
   // Called at least every 50 ms while gdb runs, and between processes: the
