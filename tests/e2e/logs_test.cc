@@ -79,7 +79,9 @@ TEST_P(ProcessLogs, EachAnnouncedProcessHasItsOwnLogsInResultJsonAndTheReport) {
     const bool own_ns = sc["containment"]["mode"] != "subreaper";
     ASSERT_EQ(p["job_pid"].is_number(), own_ns) << p.dump();
     const int named = own_ns ? p["job_pid"].get<int>() : host;
-    if (own_ns) EXPECT_NE(named, host);
+    if (own_ns) {
+      EXPECT_NE(named, host);
+    }
     EXPECT_NE(so.find("-" + std::to_string(named) + ".out"), std::string::npos) << so << " " << p.dump();
   }
   EXPECT_EQ(seen, (std::multiset<std::string>{"launcher -1/-1", "rank 0/-1", "rank 1/-1",
