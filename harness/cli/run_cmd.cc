@@ -22,6 +22,7 @@
 #include "harness/core/repeat_stats.h"
 #include "harness/observe/environment_facts.h"
 #include "harness/os/expected.h"
+#include "harness/os/find_program.h"
 #include "harness/scenario/scenario.h"
 #include "harness/supervise/runner.h"
 #include "reports/html.h"
@@ -103,18 +104,10 @@ Expected<std::string> resolve_program(const std::string& prog) {
   std::string resolved;
   if (prog.find('/') != std::string::npos) {
     resolved = fs::absolute(prog).string();
-  } else if (const char* path = std::getenv("PATH")) {
-    std::stringstream ss(path);
-    std::string dir;
-    while (std::getline(ss, dir, ':')) {
-      auto cand = (fs::path(dir.empty() ? "." : dir) / prog).string();
-      if (access(cand.c_str(), X_OK) == 0 && fs::is_regular_file(cand)) {
-        resolved = cand;
-        break;
-      }
-    }
+  } else {
+    resolved = find_program(prog).value_or("");
   }
-  if (resolved.empty() || access(resolved.c_str(), X_OK) != 0 || !fs::is_regular_file(resolved))
+  if (resolved.empty() || !is_executable_file(resolved))
     return Error{"<command line>: job.command: '" + prog + "' not found or not executable"};
   return resolved;
 }

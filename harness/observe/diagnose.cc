@@ -12,34 +12,17 @@
 #include "harness/observe/proc.h"
 #include "harness/observe/python_stack.h"
 #include "harness/os/command_batch.h"
+#include "harness/os/find_program.h"
 
 namespace aftermath {
 
-namespace {
-
-std::string find_in_path(const std::string& name, const std::string& extra_dir = "") {
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/bin:/bin";
-  if (!extra_dir.empty()) dirs += ":" + extra_dir;
-  std::stringstream ss(dirs);
-  std::string dir;
-  while (std::getline(ss, dir, ':')) {
-    std::string cand = (dir.empty() ? "." : dir) + "/" + name;
-    if (::access(cand.c_str(), X_OK) == 0) return cand;
-  }
-  return {};
-}
-
-}  // namespace
-
-std::string find_gdb() { return find_in_path("gdb"); }
+std::string find_gdb() { return find_program("gdb").value_or(""); }
 
 std::string find_debugger(const std::string& dev_root) {
   // On a GPU machine cuda-gdb (a gdb that also understands CUDA contexts)
   // when the toolkit has one; gdb otherwise.
   if (::access((dev_root + "/nvidiactl").c_str(), F_OK) == 0) {
-    std::string cuda = find_in_path("cuda-gdb", "/usr/local/cuda/bin");
-    if (!cuda.empty()) return cuda;
+    if (auto cuda = find_program("cuda-gdb", "/usr/local/cuda/bin")) return *cuda;
   }
   return find_gdb();
 }

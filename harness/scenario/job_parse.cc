@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "harness/os/expected.h"
+#include "harness/os/find_program.h"
 
 namespace aftermath {
 
@@ -28,35 +29,13 @@ namespace {
 
 const Keys kJobKeys = {"command", "args", "env", "cwd"};
 
-bool is_executable_file(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
-}
-
 std::string errno_text(int err) { return std::error_code(err, std::generic_category()).message(); }
-
-// Finds `prog` like execvp() would, so the harness launches what the shell would.
-std::optional<std::string> search_path(const std::string& prog) {
-  const char* env = std::getenv("PATH");
-  std::string path = env != nullptr ? env : "/usr/local/bin:/usr/bin:/bin";
-  size_t start = 0;
-  while (start <= path.size()) {
-    size_t end = path.find(':', start);
-    if (end == std::string::npos) end = path.size();
-    std::string dir = path.substr(start, end - start);
-    if (dir.empty()) dir = ".";  // POSIX: an empty PATH entry is the current directory
-    std::string candidate = (fs::path(dir) / prog).string();
-    if (is_executable_file(candidate)) return absolute_normal(candidate);
-    start = end + 1;
-  }
-  return std::nullopt;
-}
 
 // The absolute path of an existing executable for `cmd`.
 Expected<std::string> resolve(const std::string& cmd, const std::string& base_dir,
                               bool string_command) {
   if (cmd.find('/') == std::string::npos) {
-    if (std::optional<std::string> found = search_path(cmd)) return *found;
+    if (std::optional<std::string> found = find_program(cmd)) return absolute_normal(*found);
     std::string hint;
     if (string_command && cmd.find_first_of(" \t") != std::string::npos) {
       hint = " (a string command is one program; put its arguments in a list or in job.args)";
