@@ -35,11 +35,9 @@ struct Target {
   std::string script;          // its libpython gdb extension, where found
 };
 
+// The executable a process runs, as a path, from /proc/PID/exe.
 std::string link_target(const std::string& path) {
-  char buf[4096];
-  ssize_t n = ::readlink(path.c_str(), buf, sizeof buf - 1);
-  if (n <= 0) return {};
-  std::string s(buf, static_cast<size_t>(n));
+  std::string s = read_link(path).value_or("");
   const std::string deleted = " (deleted)";  // an executable replaced on disk while it runs
   if (s.size() > deleted.size() && s.compare(s.size() - deleted.size(), deleted.size(), deleted) == 0)
     s.resize(s.size() - deleted.size());
@@ -58,9 +56,9 @@ int default_parallel() {
 // The first line of gdb's complaints, for a note.
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
-// Fills the gdb part of `d` from one gdb run.
-void take_stacks(ProcessDiagnosis& d, const Target& t, const BatchedCommand& run, Nanos bound,
-                 const std::string& gdb_data_root) {
+// Fills the gdb part of `d` from one gdb run and its output split (`g`).
+void take_stacks(ProcessDiagnosis& d, const Target& t, const BatchedCommand& run,
+                 const GdbStacksOutput& g, Nanos bound, const std::string& gdb_data_root) {
   const CommandOutcome& c = run.outcome;
   const bool python = !t.python_version.empty();
   if (!c.started) {
@@ -68,7 +66,6 @@ void take_stacks(ProcessDiagnosis& d, const Target& t, const BatchedCommand& run
     if (python) d.python_note = "no Python stacks: gdb could not start";
     return;
   }
-  GdbStacksOutput g = split_gdb_stacks(c.output);
   d.user_stacks = g.c_stacks.empty() ? "(no stacks: " + (g.errors.empty() ? c.output.substr(0, 300) : g.errors) + ")"
                                      : g.c_stacks;
   // Killed at its own bound, or earlier, when the whole diagnosis's ran out.
@@ -148,10 +145,12 @@ std::vector<ProcessDiagnosis> diagnose(const std::vector<int>& pids, const Diagn
   auto runs = run_commands(argvs(all, false), b);
   // A gdb whose loader did not run (no Python in that gdb) printed stacks
   // without the libraries' symbols: those processes again, every library loaded.
+  std::vector<GdbStacksOutput> split;
   std::vector<size_t> again;
   for (size_t i : all) {
     const CommandOutcome& c = runs[i].outcome;
-    if (c.started && !c.timed_out && !split_gdb_stacks(c.output).loaded) again.push_back(i);
+    split.push_back(split_gdb_stacks(c.output));
+    if (c.started && !c.timed_out && !split[i].loaded) again.push_back(i);
   }
   if (!again.empty()) {
     b.total = o.total - (monotonic_now() - start);
@@ -160,6 +159,7 @@ std::vector<ProcessDiagnosis> diagnose(const std::vector<int>& pids, const Diagn
       if (!second[j].ran) continue;  // the budget ran out: the first stacks are better than none
       out[again[j]].took += runs[again[j]].took;
       runs[again[j]] = second[j];
+      split[again[j]] = split_gdb_stacks(second[j].outcome.output);
     }
   }
 
@@ -172,7 +172,7 @@ std::vector<ProcessDiagnosis> diagnose(const std::vector<int>& pids, const Diagn
       continue;
     }
     d.took += runs[i].took;
-    take_stacks(d, targets[i], runs[i], o.per_process, o.gdb_data_root);
+    take_stacks(d, targets[i], runs[i], split[i], o.per_process, o.gdb_data_root);
   }
   if (note && skipped)
     *note = std::to_string(skipped) + " process(es) without user stacks: the " + format_duration(o.total) +

@@ -98,6 +98,10 @@ class ProcReader {
 // Reads a whole small file (procfs files report size 0). nullopt on error.
 std::optional<std::string> read_small_file(const std::string& path);
 
+// What a symbolic link (/proc/PID/exe, /proc/PID/fd/N) points at, as the
+// kernel writes it (" (deleted)" included); nullopt when it cannot be read.
+std::optional<std::string> read_link(const std::string& path);
+
 // The pids of every descendant of `root_pid` in `table` (not root_pid itself),
 // with their depth below root_pid (children: 1).
 std::map<int, int> descendants(const std::map<int, ProcStat>& table, int root_pid);

@@ -63,12 +63,9 @@ std::vector<HeldShm> shm_held_by(const std::string& proc_root, int pid) {
     while (dirent* e = ::readdir(d)) {
       if (e->d_name[0] == '.') continue;
       std::string link = base + "/fd/" + e->d_name;
-      char buf[4096];
-      ssize_t n = ::readlink(link.c_str(), buf, sizeof buf - 1);
-      if (n <= 0) continue;
-      std::string_view target(buf, static_cast<size_t>(n));
-      if (!is_shm_path(target)) continue;
-      HeldShm& h = entry(out, target);
+      std::optional<std::string> target = read_link(link);
+      if (!target || !is_shm_path(*target)) continue;
+      HeldShm& h = entry(out, *target);
       h.open = true;
       struct stat st {};
       if (!h.mapped && ::stat(link.c_str(), &st) == 0) h.bytes = std::max<std::int64_t>(h.bytes, st.st_size);

@@ -412,5 +412,18 @@ TEST(ProcReaderReal, FindsThisProcessWithItsParent) {
   EXPECT_EQ(d.at(getpid()), 1);
 }
 
+TEST(ReadLink, GivesWhatALinkPointsAtAsWritten) {
+  std::string dir = std::filesystem::temp_directory_path() / ("read-link-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::filesystem::create_symlink("/no/such target", dir + "/l");
+  EXPECT_EQ(read_link(dir + "/l"), "/no/such target");  // dangling links still read
+  EXPECT_EQ(read_link(dir + "/none"), std::nullopt);
+  EXPECT_EQ(read_link(dir), std::nullopt);  // not a link
+  std::filesystem::remove_all(dir);
+  auto self = read_link("/proc/self/exe");
+  ASSERT_TRUE(self.has_value());
+  EXPECT_EQ(self->front(), '/');
+}
+
 }  // namespace
 }  // namespace aftermath
