@@ -5,6 +5,7 @@
 
 #include "reports/escape.h"
 #include "reports/hang_view.h"
+#include "reports/timeline_states.h"
 #include "reports/view.h"
 
 namespace aftermath {
@@ -27,10 +28,7 @@ size_t line_count(std::string_view text) {
 // The small swatch of the timeline bar a state is drawn with, for the states
 // that have one of their own; "" for the others.
 std::string state_swatch(char state) {
-  const char* cls = state == 'T' || state == 't' ? "stopped"
-                    : state == 'D'               ? "uninterruptible"
-                    : state == 'Z'               ? "zombie"
-                                                 : nullptr;
+  const char* cls = state == 'Z' ? "zombie" : svg::state_class(state);
   if (!cls) return "";
   return std::string(
              "<svg class=\"swatch\" width=\"14\" height=\"10\" aria-hidden=\"true\"><rect "

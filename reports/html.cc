@@ -342,8 +342,7 @@ std::string overview(const json& result) {
 // With --repeat: per scenario, its runs, verdicts, rate with its interval and
 // the all-gone time's spread; under a flaky one, the outcomes that occurred.
 // Each name links to the scenario's first run. Empty without repeats.
-std::string repeats_section(const json& result) {
-  auto aggs = report::aggregates_of(result);
+std::string repeats_section(const json& result, const std::vector<Aggregate>& aggs) {
   if (aggs.empty()) return "";
   auto scenarios = items(result, "scenarios");
   std::string out =
@@ -415,7 +414,8 @@ std::string render_html(const json& result, const std::string& report_dir) {
   out += "<h1>" + esc(title) + "</h1>";
 
   out += "<p class=\"summary\">";
-  out += "<span>" + esc(report::scenarios_text(result)) + "</span>";
+  const auto aggs = report::aggregates_of(result);
+  out += "<span>" + esc(report::scenarios_text(result, aggs)) + "</span>";
   for (const char* v : {"pass", "xfail", "fail", "xpass", "error", "skipped"}) {
     // The run's own tally when it has one; counting is only the fallback
     // for a document without "summary".
@@ -429,7 +429,7 @@ std::string render_html(const json& result, const std::string& report_dir) {
   out += "</p>";
   out += environment_table(result);
   // The rate over the runs comes first: with --repeat it is the headline.
-  out += repeats_section(result);
+  out += repeats_section(result, aggs);
   if (scenarios.size() > 1) out += overview(result);
   if (scenarios.empty()) out += "<p class=\"muted\">This run has no scenarios.</p>";
   for (size_t i = 0; i < scenarios.size(); ++i) {

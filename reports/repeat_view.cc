@@ -83,11 +83,10 @@ std::string run_label(const json& scenario) {
   return name + " run " + format_number(*run, 0) + "/" + format_number(*runs, 0);
 }
 
-std::string scenarios_text(const json& result) {
+std::string scenarios_text(const json& result, const std::vector<Aggregate>& aggs) {
   auto plural = [](size_t n, const char* word) {
     return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
   };
-  auto aggs = aggregates_of(result);
   if (aggs.empty()) return plural(items(result, "scenarios").size(), "scenario");
   int lo = aggs[0].runs, hi = aggs[0].runs;
   for (const auto& a : aggs) {

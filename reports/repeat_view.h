@@ -25,8 +25,8 @@ std::string run_label(const nlohmann::json& scenario);
 
 // How many scenarios ran, in words: "6 scenarios"; with repeats "2
 // scenarios, 3 runs each" ("..., 3-5 runs each" when the counts differ, as
-// after an interruption).
-std::string scenarios_text(const nlohmann::json& result);
+// after an interruption). `aggs`: aggregates_of(result).
+std::string scenarios_text(const nlohmann::json& result, const std::vector<Aggregate>& aggs);
 
 // The verdict counts in a fixed order: "3 xfail, 2 xpass".
 std::string verdicts_text(const Aggregate& a);

@@ -74,8 +74,7 @@ namespace {
 
 // With --repeat: one row per scenario over its runs, then what made each
 // flaky one flaky. Empty without repeats.
-std::string repeats_md(const json& result) {
-  auto aggs = report::aggregates_of(result);
+std::string repeats_md(const json& result, const std::vector<Aggregate>& aggs) {
   if (aggs.empty()) return "";
   std::string out =
       "\n### Repeated runs\n\n| scenario | runs | verdicts | rate (95% interval) | all gone "
@@ -124,7 +123,8 @@ std::string md_cell(std::string_view text) {
 
 std::string render_summary_md(const json& result) {
   auto scenarios = items(result, "scenarios");
-  std::string out = "## aftermath: " + report::scenarios_text(result);
+  const auto aggs = report::aggregates_of(result);
+  std::string out = "## aftermath: " + report::scenarios_text(result, aggs);
   std::string counts;
   const json& summary = member(result, "summary");
   for (const char* v : {"pass", "xfail", "fail", "xpass", "error", "skipped"}) {
@@ -156,7 +156,7 @@ std::string render_summary_md(const json& result) {
            format_ms(num(t, "to_shm_baseline_ms")) + " |\n";
   }
 
-  out += repeats_md(result);
+  out += repeats_md(result, aggs);
 
   for (const json* sc : bad) {
     out += "\n### \u274C " + md_line(report::run_label(*sc)) + ": " +

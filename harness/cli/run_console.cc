@@ -6,6 +6,7 @@
 #include <string>
 
 #include "harness/core/repeat_stats.h"
+#include "reports/escape.h"
 
 namespace aftermath {
 
@@ -95,8 +96,7 @@ void print_aggregates(const RunResult& run) {
                     it->second.p95, it->second.max);
     // The interval's dash is one column wide but three bytes: pad by hand.
     std::string rate = rate_text(a);
-    size_t columns = 0;
-    for (unsigned char ch : rate) columns += (ch & 0xC0) != 0x80;
+    size_t columns = char_count(rate);
     std::printf("%-36s %5d %-28s %s%*s %s\n", a.name.c_str(), a.runs, v.c_str(), rate.c_str(),
                 static_cast<int>(columns < 44 ? 44 - columns : 0), "", dist);
     if (a.flaky) std::printf("    flaky: %s\n", outcomes_text(a).c_str());
