@@ -1,0 +1,686 @@
+#include "harness/core/timeline_wire.h"
+
+#include <concepts>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace aftermath {
+
+using nlohmann::json;
+
+std::optional<ObsKind> parse_obs_kind(std::string_view text) {
+  // The kinds are numbered from 0 with no gaps, and to_string names every one
+  // of them, answering "note" past the last: walking the numbers until that
+  // happens covers a kind added later without a second list to keep.
+  for (int i = 0;; ++i) {
+    const auto k = static_cast<ObsKind>(i);
+    const std::string_view name = to_string(k);
+    if (name == text) return k;
+    if (name == "note" && k != ObsKind::Note) return std::nullopt;
+  }
+}
+
+namespace {
+
+// The integer members (int, int64_t, long long, unsigned, uint64_t); bool and
+// char travel otherwise.
+template <typename T>
+concept WireInteger = std::integral<T> && !std::same_as<T, bool> && !std::same_as<T, char>;
+
+// ---- Writing ------------------------------------------------------------
+
+json to_wire(bool v) { return v; }
+json to_wire(const std::string& v) { return v; }
+template <WireInteger T>
+json to_wire(T v) {
+  return v;
+}
+// A /proc state letter reads as itself; any other byte as its value, so that
+// no char is lost to UTF-8.
+json to_wire(char c) {
+  if (c >= 0x20 && c < 0x7f) return std::string(1, c);
+  return static_cast<int>(static_cast<unsigned char>(c));
+}
+json to_wire(Role r) { return std::string(to_string(r)); }
+json to_wire(ObsKind k) { return std::string(to_string(k)); }
+json to_wire(FaultAction a) { return std::string(to_string(a)); }
+json to_wire(FaultMechanism m) { return std::string(to_string(m)); }
+json to_wire(FaultStatus s) { return std::string(to_string(s)); }
+json to_wire(ProbeStatus s) { return std::string(to_string(s)); }
+json to_wire(const Outcome& o);
+json to_wire(const FaultRecord& f);
+json to_wire(const PythonFrame& f);
+json to_wire(const ProcessDiagnosis& d);
+json to_wire(const GpuInfo& g);
+json to_wire(const GpuProcess& p);
+json to_wire(const GpuSample& s);
+json to_wire(const DeviceHolder& h);
+json to_wire(const GpuProbe& p);
+json to_wire(const ProbeReport& r);
+template <typename T>
+json to_wire(const std::vector<T>& v) {
+  json a = json::array();
+  for (const auto& x : v) a.push_back(to_wire(x));
+  return a;
+}
+
+// A field, unless it equals its default.
+template <typename T>
+void put(json& o, const char* key, const T& v, const T& fallback) {
+  if (!(v == fallback)) o[key] = to_wire(v);
+}
+// An optional, when engaged (even with an empty value inside).
+template <typename T>
+void put(json& o, const char* key, const std::optional<T>& v) {
+  if (v) o[key] = to_wire(*v);
+}
+// A list, when not empty.
+template <typename T>
+void put(json& o, const char* key, const std::vector<T>& v) {
+  if (!v.empty()) o[key] = to_wire(v);
+}
+
+json to_wire(const Outcome& o) {
+  if (o.is_exited()) return json{{"kind", "exited"}, {"code", o.exit_code()}};
+  json j = {{"kind", "killed"}, {"signal", o.signal()}};
+  if (o.core_dumped()) j["core_dumped"] = true;
+  return j;
+}
+
+json to_wire(const FaultRecord& f) {
+  static const FaultRecord d;
+  json o = json::object();
+  put(o, "index", f.index, d.index);
+  put(o, "action", f.action, d.action);
+  put(o, "target", f.target, d.target);
+  put(o, "trigger", f.trigger, d.trigger);
+  put(o, "point", f.point, d.point);
+  put(o, "hit", f.hit, d.hit);
+  put(o, "status", f.status, d.status);
+  put(o, "reason", f.reason, d.reason);
+  put(o, "optional", f.optional, d.optional);
+  put(o, "waiting_since", f.waiting_since);
+  put(o, "mechanism", f.mechanism, d.mechanism);
+  put(o, "pids", f.pids);
+  put(o, "target_role", f.target_role, d.target_role);
+  put(o, "rank", f.rank, d.rank);
+  put(o, "worker", f.worker, d.worker);
+  put(o, "sent", f.sent);
+  put(o, "effect", f.effect);
+  put(o, "oom_kills", f.oom_kills);
+  put(o, "cgroups", f.cgroups);
+  put(o, "kernel_log", f.kernel_log);
+  return o;
+}
+
+json to_wire(const PythonFrame& f) {
+  static const PythonFrame d;
+  json o = json::object();
+  put(o, "file", f.file, d.file);
+  put(o, "line", f.line, d.line);
+  put(o, "function", f.function, d.function);
+  put(o, "code", f.code, d.code);
+  return o;
+}
+
+json to_wire(const ProcessDiagnosis& p) {
+  static const ProcessDiagnosis d;
+  json o = json::object();
+  put(o, "pid", p.pid, d.pid);
+  put(o, "role", p.role, d.role);
+  put(o, "rank", p.rank, d.rank);
+  put(o, "worker", p.worker, d.worker);
+  put(o, "state", p.state, d.state);
+  put(o, "wchan", p.wchan, d.wchan);
+  put(o, "kernel_stack", p.kernel_stack, d.kernel_stack);
+  put(o, "user_stacks", p.user_stacks, d.user_stacks);
+  put(o, "waiting_in", p.waiting_in, d.waiting_in);
+  put(o, "python_stacks", p.python_stacks, d.python_stacks);
+  put(o, "python_frames", p.python_frames);
+  put(o, "python_note", p.python_note, d.python_note);
+  put(o, "took", p.took, d.took);
+  return o;
+}
+
+json to_wire(const GpuInfo& g) {
+  static const GpuInfo d;
+  json o = json::object();
+  put(o, "index", g.index, d.index);
+  put(o, "uuid", g.uuid, d.uuid);
+  put(o, "pci_bus_id", g.pci_bus_id, d.pci_bus_id);
+  put(o, "name", g.name, d.name);
+  put(o, "total", g.total, d.total);
+  return o;
+}
+
+json to_wire(const GpuProcess& p) {
+  static const GpuProcess d;
+  json o = json::object();
+  put(o, "nvml_pid", p.nvml_pid, d.nvml_pid);
+  put(o, "pid", p.pid, d.pid);
+  put(o, "nspid", p.nspid);
+  put(o, "comm", p.comm, d.comm);
+  put(o, "ppid", p.ppid, d.ppid);
+  put(o, "state", p.state, d.state);
+  put(o, "used_bytes", p.used_bytes, d.used_bytes);
+  put(o, "in_job", p.in_job, d.in_job);
+  put(o, "orphan", p.orphan, d.orphan);
+  return o;
+}
+
+json to_wire(const GpuSample& s) {
+  static const GpuSample d;
+  json o = json::object();
+  put(o, "t", s.t, d.t);
+  put(o, "index", s.index, d.index);
+  put(o, "total", s.total, d.total);
+  put(o, "used", s.used, d.used);
+  put(o, "free", s.free, d.free);
+  put(o, "processes", s.processes);
+  put(o, "error", s.error, d.error);
+  return o;
+}
+
+json to_wire(const DeviceHolder& h) {
+  static const DeviceHolder d;
+  json o = json::object();
+  put(o, "pid", h.pid, d.pid);
+  put(o, "ppid", h.ppid, d.ppid);
+  put(o, "state", h.state, d.state);
+  put(o, "uid", h.uid, d.uid);
+  put(o, "start_ticks", h.start_ticks, d.start_ticks);
+  put(o, "comm", h.comm, d.comm);
+  put(o, "devices", h.devices);
+  put(o, "nspid", h.nspid);
+  put(o, "in_job", h.in_job, d.in_job);
+  put(o, "orphan", h.orphan, d.orphan);
+  put(o, "zombie", h.zombie, d.zombie);
+  return o;
+}
+
+json to_wire(const GpuProbe& p) {
+  static const GpuProbe d;
+  json o = json::object();
+  put(o, "ordinal", p.ordinal, d.ordinal);
+  put(o, "index", p.index, d.index);
+  put(o, "uuid", p.uuid, d.uuid);
+  put(o, "pci_bus_id", p.pci_bus_id, d.pci_bus_id);
+  put(o, "name", p.name, d.name);
+  put(o, "status", p.status, d.status);
+  put(o, "error", p.error, d.error);
+  put(o, "free", p.free, d.free);
+  put(o, "total", p.total, d.total);
+  put(o, "elapsed", p.elapsed, d.elapsed);
+  return o;
+}
+
+json to_wire(const ProbeReport& r) {
+  json o = json::object();
+  put(o, "unavailable", r.unavailable, std::string());
+  put(o, "gpus", r.gpus);
+  return o;
+}
+
+// ---- Reading ------------------------------------------------------------
+//
+// The readers below unwind with a WireError at the first bad field; every
+// public entry point catches it (and anything nlohmann might still throw)
+// and returns it as an Error, so nothing escapes to the caller.
+
+struct WireError {
+  std::string path;     // "faults[0].action"
+  std::string problem;  // "is missing", "should be a string, not number"
+};
+
+[[noreturn]] void fail(const std::string& path, std::string problem) {
+  throw WireError{path, std::move(problem)};
+}
+// A received word in an error message, cut short: it may be anything.
+std::string shown(const std::string& s) {
+  constexpr std::size_t kMax = 40;
+  return "\"" + (s.size() <= kMax ? s : s.substr(0, kMax) + "...") + "\"";
+}
+[[noreturn]] void wrong_type(const std::string& path, const char* wanted, const json& v) {
+  fail(path, std::string("should be ") + wanted + ", not " + v.type_name());
+}
+
+void from(const json& v, const std::string& path, bool& out) {
+  if (!v.is_boolean()) wrong_type(path, "true or false", v);
+  out = v.get<bool>();
+}
+void from(const json& v, const std::string& path, std::string& out) {
+  if (!v.is_string()) wrong_type(path, "a string", v);
+  out = v.get_ref<const std::string&>();
+}
+template <WireInteger T>
+void from(const json& v, const std::string& path, T& out) {
+  if (v.is_number_unsigned()) {
+    const auto u = v.get<std::uint64_t>();
+    if (!std::in_range<T>(u)) fail(path, "is out of range: " + std::to_string(u));
+    out = static_cast<T>(u);
+  } else if (v.is_number_integer()) {
+    const auto s = v.get<std::int64_t>();
+    if (!std::in_range<T>(s)) fail(path, "is out of range: " + std::to_string(s));
+    out = static_cast<T>(s);
+  } else {
+    wrong_type(path, "an integer", v);
+  }
+}
+void from(const json& v, const std::string& path, char& out) {
+  if (v.is_string()) {
+    const auto& s = v.get_ref<const std::string&>();
+    if (s.size() != 1) fail(path, "should be one character, not " + shown(s));
+    out = s[0];
+    return;
+  }
+  int byte = 0;
+  if (!v.is_number_integer()) wrong_type(path, "a character", v);
+  from(v, path, byte);
+  if (byte < 0 || byte > 255) fail(path, "is out of range: " + std::to_string(byte));
+  out = static_cast<char>(static_cast<unsigned char>(byte));
+}
+// An enum by its word, through its own parse function.
+template <typename E, typename Parse>
+void word(const json& v, const std::string& path, E& out, Parse parse) {
+  if (!v.is_string()) wrong_type(path, "a string", v);
+  const auto& s = v.get_ref<const std::string&>();
+  const std::optional<E> e = parse(s);
+  if (!e) fail(path, "has an unknown value " + shown(s));
+  out = *e;
+}
+void from(const json& v, const std::string& path, Role& out) { word(v, path, out, parse_role); }
+void from(const json& v, const std::string& path, ObsKind& out) {
+  word(v, path, out, parse_obs_kind);
+}
+void from(const json& v, const std::string& path, ProbeStatus& out) {
+  word(v, path, out, parse_probe_status);
+}
+void from(const json& v, const std::string& path, FaultStatus& out) {
+  word(v, path, out, parse_fault_status);
+}
+// None is "" (never written, being the default, but read if it comes).
+void from(const json& v, const std::string& path, FaultAction& out) {
+  word(v, path, out, [](std::string_view s) {
+    return s.empty() ? std::optional(FaultAction::None) : parse_fault_action(s);
+  });
+}
+void from(const json& v, const std::string& path, FaultMechanism& out) {
+  word(v, path, out, [](std::string_view s) {
+    return s.empty() ? std::optional(FaultMechanism::None) : parse_fault_mechanism(s);
+  });
+}
+void from(const json& v, const std::string& path, FaultRecord& out);
+void from(const json& v, const std::string& path, PythonFrame& out);
+void from(const json& v, const std::string& path, ProcessDiagnosis& out);
+void from(const json& v, const std::string& path, GpuInfo& out);
+void from(const json& v, const std::string& path, GpuProcess& out);
+void from(const json& v, const std::string& path, GpuSample& out);
+void from(const json& v, const std::string& path, DeviceHolder& out);
+void from(const json& v, const std::string& path, GpuProbe& out);
+void from(const json& v, const std::string& path, ProbeReport& out);
+void from(const json& v, const std::string& path, Observation& out);
+void from(const json& v, const std::string& path, RunFacts& out);
+void from(const json& v, const std::string& path, DeviceTimeline& out);
+template <typename T>
+void from(const json& v, const std::string& path, std::vector<T>& out) {
+  if (!v.is_array()) wrong_type(path, "an array", v);
+  out.clear();
+  out.reserve(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    T x{};
+    from(v[i], path + "[" + std::to_string(i) + "]", x);
+    out.push_back(std::move(x));
+  }
+}
+// null reads as nullopt too, for a sender that writes one.
+template <typename T>
+void from(const json& v, const std::string& path, std::optional<T>& out) {
+  if (v.is_null()) {
+    out.reset();
+    return;
+  }
+  T x{};
+  from(v, path, x);
+  out = std::move(x);
+}
+// Outcome has no default to read into.
+void from(const json& v, const std::string& path, std::optional<Outcome>& out);
+
+// One JSON object being read: its fields by key, errors by their full path.
+class Fields {
+ public:
+  Fields(const json& j, std::string path) : j_(j), path_(std::move(path)) {
+    if (!j_.is_object()) wrong_type(path_, "an object", j_);
+  }
+  // Reads the field into out if it is there; out keeps its default if not.
+  template <typename T>
+  void read(const char* key, T& out) const {
+    if (const json* v = find(key)) from(*v, at(key), out);
+  }
+  template <typename T>
+  void need(const char* key, T& out) const {
+    const json* v = find(key);
+    if (!v) fail(at(key), "is missing");
+    from(*v, at(key), out);
+  }
+
+ private:
+  const json* find(const char* key) const {
+    const auto it = j_.find(key);
+    return it == j_.end() ? nullptr : &*it;
+  }
+  std::string at(const char* key) const { return path_.empty() ? key : path_ + "." + key; }
+
+  const json& j_;
+  std::string path_;
+};
+
+void from(const json& v, const std::string& path, std::optional<Outcome>& out) {
+  if (v.is_null()) {
+    out.reset();
+    return;
+  }
+  Fields f(v, path);
+  std::string kind;
+  f.need("kind", kind);
+  if (kind == "exited") {
+    int code = 0;
+    f.need("code", code);
+    out = Outcome::exited(code);
+  } else if (kind == "killed") {
+    int sig = 0;
+    bool core = false;
+    f.need("signal", sig);
+    f.read("core_dumped", core);
+    out = Outcome::killed(sig, core);
+  } else {
+    fail(path + ".kind", "has an unknown value " + shown(kind));
+  }
+}
+
+void from(const json& v, const std::string& path, FaultRecord& out) {
+  Fields f(v, path);
+  f.read("index", out.index);
+  f.read("action", out.action);
+  f.read("target", out.target);
+  f.read("trigger", out.trigger);
+  f.read("point", out.point);
+  f.read("hit", out.hit);
+  f.read("status", out.status);
+  f.read("reason", out.reason);
+  f.read("optional", out.optional);
+  f.read("waiting_since", out.waiting_since);
+  f.read("mechanism", out.mechanism);
+  f.read("pids", out.pids);
+  f.read("target_role", out.target_role);
+  f.read("rank", out.rank);
+  f.read("worker", out.worker);
+  f.read("sent", out.sent);
+  f.read("effect", out.effect);
+  f.read("oom_kills", out.oom_kills);
+  f.read("cgroups", out.cgroups);
+  f.read("kernel_log", out.kernel_log);
+}
+
+void from(const json& v, const std::string& path, PythonFrame& out) {
+  Fields f(v, path);
+  f.read("file", out.file);
+  f.read("line", out.line);
+  f.read("function", out.function);
+  f.read("code", out.code);
+}
+
+void from(const json& v, const std::string& path, ProcessDiagnosis& out) {
+  Fields f(v, path);
+  f.read("pid", out.pid);
+  f.read("role", out.role);
+  f.read("rank", out.rank);
+  f.read("worker", out.worker);
+  f.read("state", out.state);
+  f.read("wchan", out.wchan);
+  f.read("kernel_stack", out.kernel_stack);
+  f.read("user_stacks", out.user_stacks);
+  f.read("waiting_in", out.waiting_in);
+  f.read("python_stacks", out.python_stacks);
+  f.read("python_frames", out.python_frames);
+  f.read("python_note", out.python_note);
+  f.read("took", out.took);
+}
+
+void from(const json& v, const std::string& path, GpuInfo& out) {
+  Fields f(v, path);
+  f.read("index", out.index);
+  f.read("uuid", out.uuid);
+  f.read("pci_bus_id", out.pci_bus_id);
+  f.read("name", out.name);
+  f.read("total", out.total);
+}
+
+void from(const json& v, const std::string& path, GpuProcess& out) {
+  Fields f(v, path);
+  f.read("nvml_pid", out.nvml_pid);
+  f.read("pid", out.pid);
+  f.read("nspid", out.nspid);
+  f.read("comm", out.comm);
+  f.read("ppid", out.ppid);
+  f.read("state", out.state);
+  f.read("used_bytes", out.used_bytes);
+  f.read("in_job", out.in_job);
+  f.read("orphan", out.orphan);
+}
+
+void from(const json& v, const std::string& path, GpuSample& out) {
+  Fields f(v, path);
+  f.read("t", out.t);
+  f.read("index", out.index);
+  f.read("total", out.total);
+  f.read("used", out.used);
+  f.read("free", out.free);
+  f.read("processes", out.processes);
+  f.read("error", out.error);
+}
+
+void from(const json& v, const std::string& path, DeviceHolder& out) {
+  Fields f(v, path);
+  f.read("pid", out.pid);
+  f.read("ppid", out.ppid);
+  f.read("state", out.state);
+  f.read("uid", out.uid);
+  f.read("start_ticks", out.start_ticks);
+  f.read("comm", out.comm);
+  f.read("devices", out.devices);
+  f.read("nspid", out.nspid);
+  f.read("in_job", out.in_job);
+  f.read("orphan", out.orphan);
+  f.read("zombie", out.zombie);
+}
+
+void from(const json& v, const std::string& path, GpuProbe& out) {
+  Fields f(v, path);
+  f.read("ordinal", out.ordinal);
+  f.read("index", out.index);
+  f.read("uuid", out.uuid);
+  f.read("pci_bus_id", out.pci_bus_id);
+  f.read("name", out.name);
+  f.read("status", out.status);
+  f.read("error", out.error);
+  f.read("free", out.free);
+  f.read("total", out.total);
+  f.read("elapsed", out.elapsed);
+}
+
+void from(const json& v, const std::string& path, ProbeReport& out) {
+  Fields f(v, path);
+  f.read("unavailable", out.unavailable);
+  f.read("gpus", out.gpus);
+}
+
+void from(const json& v, const std::string& path, Observation& out) {
+  Fields f(v, path);
+  f.need("t", out.t);
+  f.need("kind", out.kind);
+  f.read("pid", out.pid);
+  f.read("ppid", out.ppid);
+  f.read("depth", out.depth);
+  f.read("state", out.state);
+  f.read("baseline", out.baseline);
+  f.read("role", out.role);
+  f.read("value", out.value);
+  f.read("value2", out.value2);
+  f.read("name", out.name);
+  f.read("text", out.text);
+  f.read("outcome", out.outcome);
+}
+
+void from(const json& v, const std::string& path, RunFacts& out) {
+  Fields f(v, path);
+  f.read("top_pid", out.top_pid);
+  f.read("init_pid", out.init_pid);
+  f.read("top_outcome", out.top_outcome);
+  f.read("stdout_text", out.stdout_text);
+  f.read("stderr_text", out.stderr_text);
+  f.read("deadline_hit", out.deadline_hit);
+  f.read("stalled_since", out.stalled_since);
+  f.read("stall_window", out.stall_window);
+  f.read("containment", out.containment);
+  f.read("containment_note", out.containment_note);
+  f.read("shm", out.shm);
+  f.read("faults", out.faults);
+  f.read("diagnosis", out.diagnosis);
+  f.read("diagnosis_note", out.diagnosis_note);
+  f.read("diagnosis_took", out.diagnosis_took);
+}
+
+void from(const json& v, const std::string& path, DeviceTimeline& out) {
+  Fields f(v, path);
+  f.read("unavailable", out.unavailable);
+  f.read("gpus", out.gpus);
+  f.read("job_gpus", out.job_gpus);
+  f.read("baseline", out.baseline);
+  f.read("samples", out.samples);
+  f.read("origin", out.origin);
+  f.read("holders_after", out.holders_after);
+  f.read("holders_unavailable", out.holders_unavailable);
+  f.read("probe_after", out.probe_after);
+}
+
+void from(const json& v, const std::string& path, Timeline& out) {
+  Fields f(v, path);
+  f.read("observations", out.observations);
+  f.read("facts", out.facts);
+  f.read("device", out.device);
+}
+
+// The public face of every reader: a value or one Error, never a throw.
+template <typename T>
+Expected<T> decode(const json& j, const char* what) {
+  if (!j.is_object())
+    return Error{std::string(what) + " should be a JSON object, not " + j.type_name()};
+  try {
+    T out{};
+    from(j, "", out);
+    return out;
+  } catch (const WireError& e) {
+    return Error{std::string(what) + ": field " + e.path + " " + e.problem};
+  } catch (const json::exception& e) {
+    return Error{std::string(what) + ": " + e.what()};
+  }
+}
+
+}  // namespace
+
+json wire_json(const Observation& o) {
+  static const Observation d;
+  json j = {{"t", o.t}, {"kind", to_wire(o.kind)}};
+  put(j, "pid", o.pid, d.pid);
+  put(j, "ppid", o.ppid, d.ppid);
+  put(j, "depth", o.depth, d.depth);
+  put(j, "state", o.state, d.state);
+  put(j, "baseline", o.baseline, d.baseline);
+  put(j, "role", o.role, d.role);
+  put(j, "value", o.value, d.value);
+  put(j, "value2", o.value2, d.value2);
+  put(j, "name", o.name, d.name);
+  put(j, "text", o.text, d.text);
+  put(j, "outcome", o.outcome);
+  return j;
+}
+
+Expected<Observation> observation_from_wire(const json& j) {
+  return decode<Observation>(j, "observation");
+}
+
+json wire_json(const RunFacts& f) {
+  static const RunFacts d;
+  json o = json::object();
+  put(o, "top_pid", f.top_pid, d.top_pid);
+  put(o, "init_pid", f.init_pid, d.init_pid);
+  put(o, "top_outcome", f.top_outcome);
+  put(o, "stdout_text", f.stdout_text, d.stdout_text);
+  put(o, "stderr_text", f.stderr_text, d.stderr_text);
+  put(o, "deadline_hit", f.deadline_hit, d.deadline_hit);
+  put(o, "stalled_since", f.stalled_since);
+  put(o, "stall_window", f.stall_window, d.stall_window);
+  put(o, "containment", f.containment, d.containment);
+  put(o, "containment_note", f.containment_note, d.containment_note);
+  put(o, "shm", f.shm, d.shm);
+  put(o, "faults", f.faults);
+  put(o, "diagnosis", f.diagnosis);
+  put(o, "diagnosis_note", f.diagnosis_note, d.diagnosis_note);
+  put(o, "diagnosis_took", f.diagnosis_took, d.diagnosis_took);
+  return o;
+}
+
+Expected<RunFacts> run_facts_from_wire(const json& j) { return decode<RunFacts>(j, "run facts"); }
+
+json wire_json(const DeviceTimeline& t) {
+  static const DeviceTimeline d;
+  json o = json::object();
+  put(o, "unavailable", t.unavailable, d.unavailable);
+  put(o, "gpus", t.gpus);
+  put(o, "job_gpus", t.job_gpus);
+  put(o, "baseline", t.baseline);
+  put(o, "samples", t.samples);
+  put(o, "origin", t.origin, d.origin);
+  put(o, "holders_after", t.holders_after);
+  put(o, "holders_unavailable", t.holders_unavailable, d.holders_unavailable);
+  put(o, "probe_after", t.probe_after);
+  return o;
+}
+
+Expected<DeviceTimeline> device_timeline_from_wire(const json& j) {
+  return decode<DeviceTimeline>(j, "device timeline");
+}
+
+json wire_json(const Timeline& tl) {
+  json o = json::object();
+  if (!tl.observations.empty()) {
+    json a = json::array();
+    for (const auto& x : tl.observations) a.push_back(wire_json(x));
+    o["observations"] = std::move(a);
+  }
+  if (json f = wire_json(tl.facts); !f.empty()) o["facts"] = std::move(f);
+  if (json d = wire_json(tl.device); !d.empty()) o["device"] = std::move(d);
+  return o;
+}
+
+Expected<Timeline> timeline_from_wire(const json& j) { return decode<Timeline>(j, "timeline"); }
+
+std::string wire_line(const json& j) {
+  std::string line = j.dump(-1, ' ', false, json::error_handler_t::replace);
+  line += '\n';
+  return line;
+}
+
+Expected<json> parse_wire_line(std::string_view line) {
+  if (line.ends_with('\n')) line.remove_suffix(1);
+  if (line.ends_with('\r')) line.remove_suffix(1);
+  try {
+    return json::parse(line);
+  } catch (const json::exception& e) {
+    return Error{std::string("wire line: ") + e.what()};
+  }
+}
+
+}  // namespace aftermath

@@ -1,0 +1,779 @@
+// Unit tests for the timeline on the wire (harness/core/timeline_wire): every
+// field of every value comes back as it went, through the very line a sender
+// writes; a field left at its default is not written; bad input gives an
+// error naming the field; invalid UTF-8 is replaced, not thrown on.
+#include "harness/core/timeline_wire.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace aftermath {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+constexpr std::int64_t kI64Min = std::numeric_limits<std::int64_t>::min();
+constexpr std::int64_t kI64Max = std::numeric_limits<std::int64_t>::max();
+
+// Every kind, in declaration order. KindListIsComplete fails when one is added
+// without being listed here.
+const std::vector<ObsKind> kAllKinds = {
+    ObsKind::Phase,        ObsKind::ProcStart,  ObsKind::ProcParent, ObsKind::ProcState,
+    ObsKind::ProcExit,     ObsKind::ProcGone,   ObsKind::ShmAdd,     ObsKind::ShmResize,
+    ObsKind::ShmRemove,    ObsKind::ShmReclaim, ObsKind::Signal,     ObsKind::Sample,
+    ObsKind::Note,         ObsKind::Announce,   ObsKind::Event,      ObsKind::Point,
+    ObsKind::Fault,        ObsKind::Memory,     ObsKind::ProcExec,   ObsKind::ShmHeld,
+    ObsKind::RoleInferred, ObsKind::OomKill,    ObsKind::TmpLeft,    ObsKind::TmpReclaim,
+};
+
+// ------------------------------------------------------------ field by field
+//
+// Each helper compares every member under its own name, so a member the wire
+// drops fails with that name in the message.
+
+void expect_same(const Observation& a, const Observation& b) {
+  EXPECT_EQ(a.t, b.t);
+  EXPECT_EQ(a.kind, b.kind);
+  EXPECT_EQ(a.pid, b.pid);
+  EXPECT_EQ(a.ppid, b.ppid);
+  EXPECT_EQ(a.depth, b.depth);
+  EXPECT_EQ(a.state, b.state);
+  EXPECT_EQ(a.baseline, b.baseline);
+  EXPECT_EQ(a.role, b.role);
+  EXPECT_EQ(a.value, b.value);
+  EXPECT_EQ(a.value2, b.value2);
+  EXPECT_EQ(a.name, b.name);
+  EXPECT_EQ(a.text, b.text);
+  EXPECT_TRUE(a.outcome == b.outcome) << "outcome";
+}
+
+void expect_same(const FaultRecord& a, const FaultRecord& b) {
+  EXPECT_EQ(a.index, b.index);
+  EXPECT_EQ(a.action, b.action);
+  EXPECT_EQ(a.target, b.target);
+  EXPECT_EQ(a.trigger, b.trigger);
+  EXPECT_EQ(a.point, b.point);
+  EXPECT_EQ(a.hit, b.hit);
+  EXPECT_EQ(a.status, b.status);
+  EXPECT_EQ(a.reason, b.reason);
+  EXPECT_EQ(a.optional, b.optional);
+  EXPECT_EQ(a.waiting_since, b.waiting_since);
+  EXPECT_EQ(a.mechanism, b.mechanism);
+  EXPECT_EQ(a.pids, b.pids);
+  EXPECT_EQ(a.target_role, b.target_role);
+  EXPECT_EQ(a.rank, b.rank);
+  EXPECT_EQ(a.worker, b.worker);
+  EXPECT_EQ(a.sent, b.sent);
+  EXPECT_EQ(a.effect, b.effect);
+  EXPECT_EQ(a.oom_kills, b.oom_kills);
+  EXPECT_EQ(a.cgroups, b.cgroups);
+  EXPECT_EQ(a.kernel_log, b.kernel_log);
+}
+
+void expect_same(const PythonFrame& a, const PythonFrame& b) {
+  EXPECT_EQ(a.file, b.file);
+  EXPECT_EQ(a.line, b.line);
+  EXPECT_EQ(a.function, b.function);
+  EXPECT_EQ(a.code, b.code);
+}
+
+void expect_same(const ProcessDiagnosis& a, const ProcessDiagnosis& b) {
+  EXPECT_EQ(a.pid, b.pid);
+  EXPECT_EQ(a.role, b.role);
+  EXPECT_EQ(a.rank, b.rank);
+  EXPECT_EQ(a.worker, b.worker);
+  EXPECT_EQ(a.state, b.state);
+  EXPECT_EQ(a.wchan, b.wchan);
+  EXPECT_EQ(a.kernel_stack, b.kernel_stack);
+  EXPECT_EQ(a.user_stacks, b.user_stacks);
+  EXPECT_EQ(a.waiting_in, b.waiting_in);
+  EXPECT_EQ(a.python_stacks, b.python_stacks);
+  ASSERT_EQ(a.python_frames.size(), b.python_frames.size());
+  for (std::size_t i = 0; i < a.python_frames.size(); ++i) {
+    SCOPED_TRACE("python_frames[" + std::to_string(i) + "]");
+    expect_same(a.python_frames[i], b.python_frames[i]);
+  }
+  EXPECT_EQ(a.python_note, b.python_note);
+  EXPECT_EQ(a.took, b.took);
+}
+
+void expect_same(const RunFacts& a, const RunFacts& b) {
+  EXPECT_EQ(a.top_pid, b.top_pid);
+  EXPECT_EQ(a.init_pid, b.init_pid);
+  EXPECT_TRUE(a.top_outcome == b.top_outcome) << "top_outcome";
+  EXPECT_EQ(a.stdout_text, b.stdout_text);
+  EXPECT_EQ(a.stderr_text, b.stderr_text);
+  EXPECT_EQ(a.deadline_hit, b.deadline_hit);
+  EXPECT_EQ(a.stalled_since, b.stalled_since);
+  EXPECT_EQ(a.stall_window, b.stall_window);
+  EXPECT_EQ(a.containment, b.containment);
+  EXPECT_EQ(a.containment_note, b.containment_note);
+  EXPECT_EQ(a.shm, b.shm);
+  ASSERT_EQ(a.faults.size(), b.faults.size());
+  for (std::size_t i = 0; i < a.faults.size(); ++i) {
+    SCOPED_TRACE("faults[" + std::to_string(i) + "]");
+    expect_same(a.faults[i], b.faults[i]);
+  }
+  ASSERT_EQ(a.diagnosis.size(), b.diagnosis.size());
+  for (std::size_t i = 0; i < a.diagnosis.size(); ++i) {
+    SCOPED_TRACE("diagnosis[" + std::to_string(i) + "]");
+    expect_same(a.diagnosis[i], b.diagnosis[i]);
+  }
+  EXPECT_EQ(a.diagnosis_note, b.diagnosis_note);
+  EXPECT_EQ(a.diagnosis_took, b.diagnosis_took);
+}
+
+void expect_same(const GpuInfo& a, const GpuInfo& b) {
+  EXPECT_EQ(a.index, b.index);
+  EXPECT_EQ(a.uuid, b.uuid);
+  EXPECT_EQ(a.pci_bus_id, b.pci_bus_id);
+  EXPECT_EQ(a.name, b.name);
+  EXPECT_EQ(a.total, b.total);
+}
+
+void expect_same(const GpuProcess& a, const GpuProcess& b) {
+  EXPECT_EQ(a.nvml_pid, b.nvml_pid);
+  EXPECT_EQ(a.pid, b.pid);
+  EXPECT_EQ(a.nspid, b.nspid);
+  EXPECT_EQ(a.comm, b.comm);
+  EXPECT_EQ(a.ppid, b.ppid);
+  EXPECT_EQ(a.state, b.state);
+  EXPECT_EQ(a.used_bytes, b.used_bytes);
+  EXPECT_EQ(a.in_job, b.in_job);
+  EXPECT_EQ(a.orphan, b.orphan);
+}
+
+void expect_same(const GpuSample& a, const GpuSample& b) {
+  EXPECT_EQ(a.t, b.t);
+  EXPECT_EQ(a.index, b.index);
+  EXPECT_EQ(a.total, b.total);
+  EXPECT_EQ(a.used, b.used);
+  EXPECT_EQ(a.free, b.free);
+  ASSERT_EQ(a.processes.size(), b.processes.size());
+  for (std::size_t i = 0; i < a.processes.size(); ++i) {
+    SCOPED_TRACE("processes[" + std::to_string(i) + "]");
+    expect_same(a.processes[i], b.processes[i]);
+  }
+  EXPECT_EQ(a.error, b.error);
+}
+
+void expect_same(const DeviceHolder& a, const DeviceHolder& b) {
+  EXPECT_EQ(a.pid, b.pid);
+  EXPECT_EQ(a.ppid, b.ppid);
+  EXPECT_EQ(a.state, b.state);
+  EXPECT_EQ(a.uid, b.uid);
+  EXPECT_EQ(a.start_ticks, b.start_ticks);
+  EXPECT_EQ(a.comm, b.comm);
+  EXPECT_EQ(a.devices, b.devices);
+  EXPECT_EQ(a.nspid, b.nspid);
+  EXPECT_EQ(a.in_job, b.in_job);
+  EXPECT_EQ(a.orphan, b.orphan);
+  EXPECT_EQ(a.zombie, b.zombie);
+}
+
+void expect_same(const GpuProbe& a, const GpuProbe& b) {
+  EXPECT_EQ(a.ordinal, b.ordinal);
+  EXPECT_EQ(a.index, b.index);
+  EXPECT_EQ(a.uuid, b.uuid);
+  EXPECT_EQ(a.pci_bus_id, b.pci_bus_id);
+  EXPECT_EQ(a.name, b.name);
+  EXPECT_EQ(a.status, b.status);
+  EXPECT_EQ(a.error, b.error);
+  EXPECT_EQ(a.free, b.free);
+  EXPECT_EQ(a.total, b.total);
+  EXPECT_EQ(a.elapsed, b.elapsed);
+}
+
+template <typename T>
+void expect_same_list(const std::vector<T>& a, const std::vector<T>& b, const std::string& what) {
+  ASSERT_EQ(a.size(), b.size()) << what;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    SCOPED_TRACE(what + "[" + std::to_string(i) + "]");
+    expect_same(a[i], b[i]);
+  }
+}
+
+void expect_same(const DeviceTimeline& a, const DeviceTimeline& b) {
+  EXPECT_EQ(a.unavailable, b.unavailable);
+  expect_same_list(a.gpus, b.gpus, "gpus");
+  EXPECT_EQ(a.job_gpus, b.job_gpus);
+  expect_same_list(a.baseline, b.baseline, "baseline");
+  expect_same_list(a.samples, b.samples, "samples");
+  EXPECT_EQ(a.origin, b.origin);
+  ASSERT_EQ(a.holders_after.has_value(), b.holders_after.has_value()) << "holders_after";
+  if (a.holders_after) expect_same_list(*a.holders_after, *b.holders_after, "holders_after");
+  EXPECT_EQ(a.holders_unavailable, b.holders_unavailable);
+  ASSERT_EQ(a.probe_after.has_value(), b.probe_after.has_value()) << "probe_after";
+  if (a.probe_after) {
+    EXPECT_EQ(a.probe_after->unavailable, b.probe_after->unavailable);
+    expect_same_list(a.probe_after->gpus, b.probe_after->gpus, "probe_after.gpus");
+  }
+}
+
+// --------------------------------------------------------------- round trips
+//
+// Through the text a sender writes and a receiver reads, not only the JSON
+// value, so wire_line's dump is part of every round trip.
+
+json through_line(const json& j) {
+  auto back = parse_wire_line(wire_line(j));
+  EXPECT_TRUE(back.ok()) << back.error().what;
+  return back.ok() ? *back : json();
+}
+
+Observation round_trip(const Observation& o) {
+  auto back = observation_from_wire(through_line(wire_json(o)));
+  EXPECT_TRUE(back.ok()) << back.error().what;
+  return back.ok() ? *back : Observation{};
+}
+
+RunFacts round_trip(const RunFacts& f) {
+  auto back = run_facts_from_wire(through_line(wire_json(f)));
+  EXPECT_TRUE(back.ok()) << back.error().what;
+  return back.ok() ? *back : RunFacts{};
+}
+
+DeviceTimeline round_trip(const DeviceTimeline& d) {
+  auto back = device_timeline_from_wire(through_line(wire_json(d)));
+  EXPECT_TRUE(back.ok()) << back.error().what;
+  return back.ok() ? *back : DeviceTimeline{};
+}
+
+std::set<std::string> keys(const json& j) {
+  std::set<std::string> out;
+  for (const auto& [k, v] : j.items()) out.insert(k);
+  return out;
+}
+
+// Every field away from its default, times not whole milliseconds.
+Observation full_observation(ObsKind kind) {
+  Observation o;
+  o.t = 1'234'567'891'234;
+  o.kind = kind;
+  o.pid = 4242;
+  o.ppid = 7;
+  o.depth = 3;
+  o.state = 'D';
+  o.baseline = true;
+  o.role = Role::Worker;
+  o.value = kI64Min;
+  o.value2 = kI64Max;
+  o.name = "torch_4242_123_0";
+  o.text = "python -c \"print('a\\tb')\"\nsecond line";
+  o.outcome = Outcome::killed(SIGSEGV, true);
+  return o;
+}
+
+FaultRecord full_fault(int index) {
+  FaultRecord f;
+  f.index = index;
+  f.action = FaultAction::HostOom;
+  f.target = "worker:0/3";
+  f.trigger = "point loader.worker.getitem worker=3 hit 12";
+  f.point = "loader.worker.getitem#12";
+  f.hit = 12;
+  f.status = FaultStatus::Failed;
+  f.reason = "memory.max not writable";
+  f.optional = true;
+  f.waiting_since = 1'000'000'001;
+  f.mechanism = FaultMechanism::PointReply;
+  f.pids = {101, 102};
+  f.target_role = "worker";
+  f.rank = 0;
+  f.worker = 3;
+  f.sent = 2'000'000'003;
+  f.effect = 2'500'000'007;
+  f.oom_kills = 2;
+  f.cgroups = {"/sys/fs/cgroup/a/f0", "/sys/fs/cgroup/a/f0b"};
+  f.kernel_log = {"Out of memory: Killed process 102"};
+  return f;
+}
+
+ProcessDiagnosis full_diagnosis() {
+  ProcessDiagnosis d;
+  d.pid = 101;
+  d.role = Role::Rank;
+  d.rank = 1;
+  d.worker = 2;
+  d.state = 'S';
+  d.wchan = "futex_wait_queue";
+  d.kernel_stack = "[<0>] futex_wait\n[<0>] do_syscall_64\n";
+  d.user_stacks = "Thread 1 (LWP 101):\n#0 0x0 in poll ()\n";
+  d.waiting_in = "allreduce#7";
+  d.python_stacks = "Thread 0x1 (most recent call first):\n  File \"t.py\", line 3\n";
+  PythonFrame inner{"/src/t.py", 3, "step", "dist.all_reduce(x)"};
+  PythonFrame outer{"/src/t.py", 10, "<module>", "main()"};
+  d.python_frames = {inner, outer};
+  d.python_note = "py-bt: no symbols";
+  d.took = 345'678'901;
+  return d;
+}
+
+RunFacts full_facts() {
+  RunFacts f;
+  f.top_pid = 100;
+  f.init_pid = 99;
+  f.top_outcome = Outcome::exited(3);
+  f.stdout_text = "epoch 1\nepoch 2\n";
+  f.stderr_text = "Traceback (most recent call last):\n";
+  f.deadline_hit = true;
+  f.stalled_since = 4'000'000'009;
+  f.stall_window = 5'000'000'000;
+  f.containment = "user+pid-namespace";
+  f.containment_note = "no CAP_SYS_ADMIN";
+  f.shm = "private";
+  f.faults = {full_fault(0), full_fault(1)};
+  f.diagnosis = {full_diagnosis()};
+  f.diagnosis_note = "gdb not installed: no user stacks";
+  f.diagnosis_took = 1'500'000'011;
+  return f;
+}
+
+GpuProcess full_gpu_process() {
+  GpuProcess p;
+  p.nvml_pid = 50101;
+  p.pid = 101;
+  p.nspid = {50101, 101, 7};
+  p.comm = "python3";
+  p.ppid = 1;
+  p.state = 'Z';
+  p.used_bytes = 512LL << 20;
+  p.in_job = true;
+  p.orphan = true;
+  return p;
+}
+
+GpuSample full_sample(Nanos t, int index) {
+  GpuSample s;
+  s.t = t;
+  s.index = index;
+  s.total = 80LL << 30;
+  s.used = 1LL << 30;
+  s.free = (80LL << 30) - (1LL << 30);
+  s.processes = {full_gpu_process()};
+  s.error = "NVML_ERROR_GPU_IS_LOST";
+  return s;
+}
+
+DeviceTimeline full_device() {
+  DeviceTimeline d;
+  d.unavailable = "";  // a timeline with GPUs; see the unavailable case below
+  d.gpus = {GpuInfo{0, "GPU-5f1ac2b4", "00000000:3B:00.0", "NVIDIA H100", 80LL << 30},
+            GpuInfo{1, "GPU-77aa", "00000000:3C:00.0", "NVIDIA H100", 80LL << 30}};
+  d.job_gpus = {1};
+  d.baseline = {full_sample(0, 0), full_sample(0, 1)};
+  d.samples = {full_sample(100'000'001, 0), full_sample(100'000'001, 1),
+               full_sample(200'000'003, 0)};
+  d.origin = 150'000'007;
+  DeviceHolder h;
+  h.pid = 102;
+  h.ppid = 1;
+  h.state = 'S';
+  h.uid = 4'000'000'000u;
+  h.start_ticks = std::numeric_limits<std::uint64_t>::max();
+  h.comm = "pt_data_worker";
+  h.devices = {"/dev/nvidia0", "/dev/nvidiactl"};
+  h.nspid = {102, 9};
+  h.in_job = true;
+  h.orphan = true;
+  h.zombie = true;
+  d.holders_after = std::vector<DeviceHolder>{h};
+  d.holders_unavailable = "not asked";
+  ProbeReport r;
+  r.unavailable = "partly";
+  GpuProbe p;
+  p.ordinal = 0;
+  p.index = 1;
+  p.uuid = "GPU-77aa";
+  p.pci_bus_id = "00000000:3C:00.0";
+  p.name = "NVIDIA H100";
+  p.status = ProbeStatus::TimedOut;
+  p.error = "cudaErrorMemoryAllocation: out of memory";
+  p.free = 0;
+  p.total = 80LL << 30;
+  p.elapsed = 2'000'000'017;
+  r.gpus = {p};
+  d.probe_after = r;
+  return d;
+}
+
+// ===================================================================== kinds
+
+TEST(TimelineWireKinds, KindListIsComplete) {
+  const auto past_last = static_cast<ObsKind>(static_cast<int>(kAllKinds.back()) + 1);
+  EXPECT_EQ(to_string(past_last), "note") << "a kind was added: list it in kAllKinds";
+  for (std::size_t i = 0; i < kAllKinds.size(); ++i)
+    EXPECT_EQ(static_cast<int>(kAllKinds[i]), static_cast<int>(i));
+}
+
+TEST(TimelineWireKinds, EveryKindParsesBackFromItsWord) {
+  for (ObsKind k : kAllKinds) EXPECT_EQ(parse_obs_kind(to_string(k)), k) << to_string(k);
+  EXPECT_EQ(parse_obs_kind("bogus"), std::nullopt);
+  EXPECT_EQ(parse_obs_kind(""), std::nullopt);
+  EXPECT_EQ(parse_obs_kind("Note"), std::nullopt);
+}
+
+// =============================================================== observation
+
+TEST(TimelineWireObservation, EveryKindRoundTripsWithEveryFieldSet) {
+  for (ObsKind k : kAllKinds) {
+    SCOPED_TRACE(std::string(to_string(k)));
+    const Observation o = full_observation(k);
+    expect_same(round_trip(o), o);
+  }
+}
+
+TEST(TimelineWireObservation, ADefaultObservationIsOnlyItsTimeAndKind) {
+  const json j = wire_json(Observation{});
+  EXPECT_EQ(j, (json{{"t", 0}, {"kind", "note"}}));
+  EXPECT_EQ(wire_line(j), "{\"kind\":\"note\",\"t\":0}\n");
+  expect_same(round_trip(Observation{}), Observation{});
+}
+
+TEST(TimelineWireObservation, TimesAreWholeNanoseconds) {
+  Observation o;
+  o.t = 1'000'000'001;  // 1000.000001 ms: lost to any rounding to milliseconds
+  EXPECT_EQ(wire_json(o)["t"], 1'000'000'001);
+  EXPECT_TRUE(wire_json(o)["t"].is_number_integer());
+  EXPECT_EQ(round_trip(o).t, 1'000'000'001);
+}
+
+// One case per field: a default observation with only that field changed must
+// carry exactly that one key more than t and kind, and come back equal. A
+// field the wire drops fails its own named case.
+TEST(TimelineWireObservation, EachFieldTravelsAlone) {
+  struct Case {
+    const char* key;
+    std::function<void(Observation&)> set;
+  };
+  const std::vector<Case> cases = {
+      {"pid", [](Observation& o) { o.pid = -17; }},
+      {"ppid", [](Observation& o) { o.ppid = 1; }},
+      {"depth", [](Observation& o) { o.depth = 5; }},
+      {"state", [](Observation& o) { o.state = 'Z'; }},
+      {"state", [](Observation& o) { o.state = '\x01'; }},                   // not printable
+      {"state", [](Observation& o) { o.state = static_cast<char>(0xE9); }},  // not ASCII
+      {"baseline", [](Observation& o) { o.baseline = true; }},
+      {"role", [](Observation& o) { o.role = Role::Launcher; }},
+      {"role", [](Observation& o) { o.role = Role::Helper; }},
+      {"value", [](Observation& o) { o.value = kI64Max; }},
+      {"value2", [](Observation& o) { o.value2 = kI64Min; }},
+      {"name", [](Observation& o) { o.name = "step"; }},
+      {"text", [](Observation& o) { o.text = "{\"rank\":0}"; }},
+      {"outcome", [](Observation& o) { o.outcome = Outcome::exited(0); }},
+      {"outcome", [](Observation& o) { o.outcome = Outcome::exited(-1); }},
+      {"outcome", [](Observation& o) { o.outcome = Outcome::killed(SIGKILL); }},
+      {"outcome", [](Observation& o) { o.outcome = Outcome::killed(SIGABRT, true); }},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.key);
+    Observation o;
+    o.t = 5;
+    o.kind = ObsKind::ProcStart;
+    c.set(o);
+    EXPECT_EQ(keys(wire_json(o)), (std::set<std::string>{"t", "kind", c.key}));
+    expect_same(round_trip(o), o);
+  }
+}
+
+TEST(TimelineWireObservation, OutcomeShapes) {
+  Observation o;
+  o.outcome = Outcome::killed(SIGKILL);
+  EXPECT_EQ(wire_json(o)["outcome"], (json{{"kind", "killed"}, {"signal", SIGKILL}}));
+  o.outcome = Outcome::killed(SIGSEGV, true);
+  EXPECT_EQ(wire_json(o)["outcome"],
+            (json{{"kind", "killed"}, {"signal", SIGSEGV}, {"core_dumped", true}}));
+  o.outcome = Outcome::exited(3);
+  EXPECT_EQ(wire_json(o)["outcome"], (json{{"kind", "exited"}, {"code", 3}}));
+}
+
+TEST(TimelineWireObservation, UnknownFieldsAreIgnored) {
+  json j = wire_json(full_observation(ObsKind::Point));
+  j["added_later"] = json{{"nested", {1, 2, 3}}};
+  j["outcome"]["also_new"] = "x";
+  auto back = observation_from_wire(j);
+  ASSERT_TRUE(back.ok()) << back.error().what;
+  expect_same(*back, full_observation(ObsKind::Point));
+}
+
+TEST(TimelineWireObservation, NullOutcomeReadsAsNone) {
+  auto back = observation_from_wire(json{{"t", 1}, {"kind", "proc_exit"}, {"outcome", nullptr}});
+  ASSERT_TRUE(back.ok()) << back.error().what;
+  EXPECT_FALSE(back->outcome.has_value());
+}
+
+// ==================================================================== errors
+
+std::string error_of(const json& j) {
+  auto back = observation_from_wire(j);
+  EXPECT_FALSE(back.ok());
+  return back.ok() ? std::string() : back.error().what;
+}
+
+TEST(TimelineWireErrors, MissingKindNamesIt) {
+  const std::string e = error_of(json{{"t", 1}, {"pid", 3}});
+  EXPECT_THAT(e, HasSubstr("field kind"));
+  EXPECT_THAT(e, HasSubstr("missing"));
+}
+
+TEST(TimelineWireErrors, MissingTimeNamesIt) {
+  EXPECT_THAT(error_of(json{{"kind", "note"}}), HasSubstr("field t is missing"));
+}
+
+TEST(TimelineWireErrors, KindOfTheWrongTypeNamesIt) {
+  const std::string e = error_of(json{{"t", 1}, {"kind", 3}});
+  EXPECT_THAT(e, HasSubstr("field kind"));
+  EXPECT_THAT(e, HasSubstr("should be a string, not number"));
+}
+
+TEST(TimelineWireErrors, UnknownKindNamesItAndTheWord) {
+  const std::string e = error_of(json{{"t", 1}, {"kind", "proc_explode"}});
+  EXPECT_THAT(e, HasSubstr("field kind"));
+  EXPECT_THAT(e, HasSubstr("\"proc_explode\""));
+}
+
+TEST(TimelineWireErrors, EachWrongTypeNamesItsField) {
+  EXPECT_THAT(error_of(json{{"t", "soon"}, {"kind", "note"}}),
+              HasSubstr("field t should be an integer"));
+  EXPECT_THAT(error_of(json{{"t", 1.5}, {"kind", "note"}}),
+              HasSubstr("field t should be an integer"));
+  EXPECT_THAT(error_of(json{{"t", 1}, {"kind", "note"}, {"pid", "7"}}),
+              HasSubstr("field pid should be an integer, not string"));
+  EXPECT_THAT(error_of(json{{"t", 1}, {"kind", "note"}, {"baseline", 1}}),
+              HasSubstr("field baseline should be true or false"));
+  EXPECT_THAT(error_of(json{{"t", 1}, {"kind", "note"}, {"role", "captain"}}),
+              HasSubstr("field role has an unknown value \"captain\""));
+  EXPECT_THAT(error_of(json{{"t", 1}, {"kind", "note"}, {"state", "RS"}}),
+              HasSubstr("field state should be one character"));
+  EXPECT_THAT(error_of(json{{"t", 1}, {"kind", "note"}, {"name", json::array()}}),
+              HasSubstr("field name should be a string, not array"));
+  EXPECT_THAT(error_of(json{{"t", 1}, {"kind", "note"}, {"outcome", {{"kind", "vanished"}}}}),
+              HasSubstr("field outcome.kind has an unknown value"));
+  EXPECT_THAT(error_of(json{{"t", 1}, {"kind", "note"}, {"outcome", {{"kind", "exited"}}}}),
+              HasSubstr("field outcome.code is missing"));
+}
+
+TEST(TimelineWireErrors, OutOfRangeIntegersAreRefused) {
+  EXPECT_THAT(error_of(json{{"t", 1}, {"kind", "note"}, {"pid", 1LL << 40}}),
+              HasSubstr("field pid is out of range"));
+  EXPECT_THAT(error_of(json{{"t", 1}, {"kind", "note"}, {"value", 18446744073709551615ULL}}),
+              HasSubstr("field value is out of range"));
+  DeviceTimeline d;
+  d.holders_after = std::vector<DeviceHolder>{DeviceHolder{}};
+  json j = wire_json(d);
+  j["holders_after"][0]["uid"] = -1;
+  auto back = device_timeline_from_wire(j);
+  ASSERT_FALSE(back.ok());
+  EXPECT_THAT(back.error().what, HasSubstr("field holders_after[0].uid is out of range"));
+}
+
+TEST(TimelineWireErrors, NotAnObject) {
+  EXPECT_THAT(error_of(json::array()), HasSubstr("should be a JSON object, not array"));
+  EXPECT_THAT(error_of(json("note")), HasSubstr("should be a JSON object, not string"));
+}
+
+TEST(TimelineWireErrors, NestedFieldsAreNamedByTheirPath) {
+  Timeline tl;
+  tl.add(full_observation(ObsKind::Note));
+  tl.add(full_observation(ObsKind::Signal));
+  tl.facts = full_facts();
+  tl.device = full_device();
+  const json good = wire_json(tl);
+  struct Case {
+    std::function<void(json&)> spoil;
+    const char* path;
+  };
+  const std::vector<Case> cases = {
+      {[](json& j) { j["observations"][1].erase("kind"); },
+       "field observations[1].kind is missing"},
+      {[](json& j) { j["observations"] = json::object(); },
+       "field observations should be an array"},
+      {[](json& j) { j["facts"]["faults"][1]["action"] = "SIGWHAT"; },
+       "field facts.faults[1].action has an unknown value \"SIGWHAT\""},
+      {[](json& j) { j["facts"]["faults"][0]["mechanism"] = "telepathy"; },
+       "field facts.faults[0].mechanism has an unknown value"},
+      {[](json& j) { j["facts"]["faults"][0]["status"] = 2; },
+       "field facts.faults[0].status should be a string"},
+      {[](json& j) { j["facts"]["faults"][0]["pids"][1] = "x"; },
+       "field facts.faults[0].pids[1] should be an integer"},
+      {[](json& j) { j["facts"]["diagnosis"][0]["python_frames"][1]["line"] = true; },
+       "field facts.diagnosis[0].python_frames[1].line should be an integer"},
+      {[](json& j) { j["facts"]["top_outcome"] = "exited"; },
+       "field facts.top_outcome should be an object"},
+      {[](json& j) { j["device"]["samples"][2]["processes"][0]["in_job"] = "yes"; },
+       "field device.samples[2].processes[0].in_job should be true or false"},
+      {[](json& j) { j["device"]["probe_after"]["gpus"][0]["status"] = "fine"; },
+       "field device.probe_after.gpus[0].status has an unknown value \"fine\""},
+      {[](json& j) { j["device"] = 3; }, "field device should be an object"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.path);
+    json j = good;
+    c.spoil(j);
+    auto back = timeline_from_wire(j);
+    ASSERT_FALSE(back.ok());
+    EXPECT_THAT(back.error().what, HasSubstr(c.path));
+    EXPECT_THAT(back.error().what, HasSubstr("timeline: "));
+  }
+  EXPECT_TRUE(timeline_from_wire(good).ok());
+}
+
+// ================================================================= run facts
+
+TEST(TimelineWireFacts, RoundTripWithFaultsAndDiagnosis) {
+  const RunFacts f = full_facts();
+  expect_same(round_trip(f), f);
+}
+
+TEST(TimelineWireFacts, DefaultFactsAreEmpty) {
+  EXPECT_EQ(wire_json(RunFacts{}), json::object());
+  expect_same(round_trip(RunFacts{}), RunFacts{});
+}
+
+TEST(TimelineWireFacts, EachFieldTravelsAlone) {
+  struct Case {
+    const char* key;
+    std::function<void(RunFacts&)> set;
+  };
+  const std::vector<Case> cases = {
+      {"top_pid", [](RunFacts& f) { f.top_pid = 100; }},
+      {"init_pid", [](RunFacts& f) { f.init_pid = 1; }},
+      {"top_outcome", [](RunFacts& f) { f.top_outcome = Outcome::killed(SIGTERM); }},
+      {"stdout_text", [](RunFacts& f) { f.stdout_text = "out"; }},
+      {"stderr_text", [](RunFacts& f) { f.stderr_text = "err"; }},
+      {"deadline_hit", [](RunFacts& f) { f.deadline_hit = true; }},
+      {"stalled_since", [](RunFacts& f) { f.stalled_since = 0; }},  // engaged at zero
+      {"stall_window", [](RunFacts& f) { f.stall_window = 3; }},
+      {"containment", [](RunFacts& f) { f.containment = "subreaper"; }},
+      {"containment_note", [](RunFacts& f) { f.containment_note = "no userns"; }},
+      {"shm", [](RunFacts& f) { f.shm = "host"; }},
+      {"faults", [](RunFacts& f) { f.faults = {FaultRecord{}}; }},
+      {"diagnosis", [](RunFacts& f) { f.diagnosis = {ProcessDiagnosis{}}; }},
+      {"diagnosis_note", [](RunFacts& f) { f.diagnosis_note = "note"; }},
+      {"diagnosis_took", [](RunFacts& f) { f.diagnosis_took = 9; }},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.key);
+    RunFacts f;
+    c.set(f);
+    EXPECT_EQ(keys(wire_json(f)), (std::set<std::string>{c.key}));
+    expect_same(round_trip(f), f);
+  }
+}
+
+TEST(TimelineWireFacts, FaultEnumsTravelAsTheirWords) {
+  const json j = wire_json(full_facts())["faults"][0];
+  EXPECT_EQ(j["action"], "host_oom");
+  EXPECT_EQ(j["mechanism"], "point-reply");
+  EXPECT_EQ(j["status"], "failed");
+  // A default fault record: index 0 and every default left out.
+  RunFacts plain;
+  plain.faults = {FaultRecord{}};
+  EXPECT_EQ(wire_json(plain)["faults"][0], json::object());
+}
+
+// ==================================================================== device
+
+TEST(TimelineWireDevice, RoundTripFilled) {
+  const DeviceTimeline d = full_device();
+  expect_same(round_trip(d), d);
+}
+
+TEST(TimelineWireDevice, UnavailableWithItsReason) {
+  DeviceTimeline d;
+  d.unavailable = "NVML: driver not loaded";
+  EXPECT_EQ(wire_json(d), (json{{"unavailable", "NVML: driver not loaded"}}));
+  expect_same(round_trip(d), d);
+}
+
+TEST(TimelineWireDevice, AnEngagedEmptyOptionalIsNotLost) {
+  DeviceTimeline d;
+  d.holders_after = std::vector<DeviceHolder>{};  // scanned, nobody held a device
+  d.probe_after = ProbeReport{};                  // probed, nothing to say
+  const json j = wire_json(d);
+  EXPECT_EQ(j, (json{{"holders_after", json::array()}, {"probe_after", json::object()}}));
+  const DeviceTimeline back = round_trip(d);
+  EXPECT_TRUE(back.holders_after.has_value());
+  EXPECT_TRUE(back.probe_after.has_value());
+  EXPECT_FALSE(round_trip(DeviceTimeline{}).holders_after.has_value());
+  EXPECT_FALSE(round_trip(DeviceTimeline{}).probe_after.has_value());
+}
+
+// ================================================================== timeline
+
+TEST(TimelineWireTimeline, WholeTimelineRoundTrips) {
+  Timeline tl;
+  for (ObsKind k : kAllKinds) tl.add(full_observation(k));
+  tl.add(Observation{});
+  tl.facts = full_facts();
+  tl.device = full_device();
+  auto back = timeline_from_wire(through_line(wire_json(tl)));
+  ASSERT_TRUE(back.ok()) << back.error().what;
+  ASSERT_EQ(back->observations.size(), tl.observations.size());
+  for (std::size_t i = 0; i < tl.observations.size(); ++i) {
+    SCOPED_TRACE("observations[" + std::to_string(i) + "]");
+    expect_same(back->observations[i], tl.observations[i]);
+  }
+  expect_same(back->facts, tl.facts);
+  expect_same(back->device, tl.device);
+}
+
+TEST(TimelineWireTimeline, EmptyTimelineIsAnEmptyObject) {
+  EXPECT_EQ(wire_json(Timeline{}), json::object());
+  auto back = timeline_from_wire(json::object());
+  ASSERT_TRUE(back.ok()) << back.error().what;
+  EXPECT_TRUE(back->observations.empty());
+}
+
+// ===================================================================== lines
+
+TEST(TimelineWireLine, InvalidUtf8BecomesReplacementCharacters) {
+  RunFacts f;
+  f.stdout_text = "ok \xff\xfe end";           // a job's output need not be UTF-8
+  f.stderr_text = "caf\xc3\xa9 \xe2\x9c\x93";  // valid UTF-8 comes through byte for byte
+  const json j = wire_json(f);
+  // The negative control: nlohmann's default dump refuses it.
+  EXPECT_THROW((void)j.dump(), json::type_error);
+  std::string line;
+  ASSERT_NO_THROW(line = wire_line(j));
+  auto back = parse_wire_line(line);
+  ASSERT_TRUE(back.ok()) << back.error().what;
+  auto facts = run_facts_from_wire(*back);
+  ASSERT_TRUE(facts.ok()) << facts.error().what;
+  EXPECT_EQ(facts->stdout_text, "ok \xef\xbf\xbd\xef\xbf\xbd end");
+  EXPECT_EQ(facts->stderr_text, f.stderr_text);
+}
+
+TEST(TimelineWireLine, OneLineEndingInANewline) {
+  Observation o = full_observation(ObsKind::Note);
+  o.text = "a\nb\r\nc";
+  o.name = "\n";
+  const std::string line = wire_line(wire_json(o));
+  EXPECT_EQ(line.find('\n'), line.size() - 1);
+  EXPECT_EQ(line.find('\r'), std::string::npos);
+  EXPECT_THAT(line, ::testing::Not(HasSubstr("\": ")));  // compact
+  auto crlf = parse_wire_line(line.substr(0, line.size() - 1) + "\r\n");
+  ASSERT_TRUE(crlf.ok()) << crlf.error().what;
+  EXPECT_EQ(*crlf, wire_json(o));
+}
+
+TEST(TimelineWireLine, AMalformedLineIsAnErrorNotAThrow) {
+  Expected<json> back = json();
+  ASSERT_NO_THROW(back = parse_wire_line("{\"t\":1,\"kind\":"));
+  ASSERT_FALSE(back.ok());
+  EXPECT_THAT(back.error().what, HasSubstr("wire line"));
+  EXPECT_FALSE(parse_wire_line("").ok());
+  EXPECT_FALSE(parse_wire_line("{} {}").ok());
+}
+
+}  // namespace
+}  // namespace aftermath
