@@ -11,8 +11,11 @@ packages=(
   psmisc lsof
 )
 
-# The whole test suite also renders a report in headless Chromium.
-if [ "${1:-}" = "--test" ]; then packages+=(chromium); fi
+# The whole test suite also renders a report in headless Chromium, and runs
+# multi-node jobs on a Slurm cluster made of network namespaces
+# (scripts/local-cluster.sh: iproute2 for them, util-linux for unshare/flock).
+slurm_packages=(slurmctld slurmd slurm-client)
+if [ "${1:-}" = "--test" ]; then packages+=(chromium "${slurm_packages[@]}" iproute2 util-linux); fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -29,5 +32,15 @@ if [ "$(id -u)" -ne 0 ]; then
   sudo_cmd=(sudo)
 fi
 export DEBIAN_FRONTEND=noninteractive
+# The Slurm packages would start system services on install: munge (a
+# dependency; auth/none clusters do not use it) always, slurmd and slurmctld
+# where /etc/slurm/slurm.conf exists. The test clusters run daemons of their
+# own, so nothing may start: a policy-rc.d that denies every start, for the
+# length of the install, unless the machine has one already.
+policy=/usr/sbin/policy-rc.d
+if [ ! -e "$policy" ]; then
+  "${sudo_cmd[@]}" sh -c "printf '#!/bin/sh\\nexit 101\\n' >$policy && chmod 755 $policy"
+  trap '"${sudo_cmd[@]}" rm -f "$policy"' EXIT
+fi
 "${sudo_cmd[@]}" apt-get update -qq
 "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
