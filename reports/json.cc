@@ -110,6 +110,12 @@ json scenario_json(const ScenarioResult& s) {
     j["run"] = s.run_index + 1;
     j["runs"] = s.runs;
   }
+  // A multi-node run: each node's agent, clock and own verdict.
+  if (!s.nodes.empty()) {
+    json nodes = json::array();
+    for (const auto& n : s.nodes) nodes.push_back(to_json(n));
+    j["nodes"] = std::move(nodes);
+  }
   return j;
 }
 
@@ -133,6 +139,7 @@ json to_json(const Outcome& outcome) {
 // fields that kind defines; split, the kinds would scatter.
 json to_json(const Observation& o) {
   json j = {{"t_ms", to_ms(o.t)}, {"kind", to_string(o.kind)}};
+  if (o.node >= 0) j["node"] = o.node;
   // The Observation struct is a union in disguise: each kind uses a few
   // fields and leaves the rest at defaults, which would read as facts
   // ("pid": 0) if written. Write only what the kind defines.
@@ -293,8 +300,30 @@ json to_json(const ProcessDiagnosis& d) {
           {"took_ms", to_ms(d.took)}};
 }
 
-json to_json(const ProcessHistory& p) {
+json to_json(const NodeResult& n) {
+  json checks = json::array();
+  for (const auto& c : n.checks) checks.push_back(check_json(c));
   return {
+      {"index", n.index},
+      {"host", n.host},
+      {"address", n.address},
+      {"agent", n.agent},
+      {"lost_ms", opt_ms(n.lost_at)},
+      {"clock", {{"offset_ms", to_ms(n.clock_offset)},
+                 {"uncertainty_ms", to_ms(n.clock_uncertainty)},
+                 {"round_trip_ms", to_ms(n.round_trip)},
+                 {"samples", n.clock_samples}}},
+      {"started_ms", to_ms(n.started)},
+      {"verdict", to_string(n.verdict)},
+      {"verdict_reason", n.verdict_reason},
+      {"processes", n.processes},
+      {"out_dir", n.out_dir},
+      {"checks", checks},
+  };
+}
+
+json to_json(const ProcessHistory& p) {
+  json j = {
       {"pid", p.pid},
       {"job_pid", p.job_pid != 0 ? json(p.job_pid) : json(nullptr)},
       {"ppid", p.first_ppid},
@@ -313,6 +342,8 @@ json to_json(const ProcessHistory& p) {
       {"outcome", opt_outcome(p.outcome)},
       {"top", p.is_top},
   };
+  if (p.node >= 0) j["node"] = p.node;
+  return j;
 }
 
 json to_json(const RunResult& run) {

@@ -33,6 +33,10 @@ nlohmann::json to_json(const Observation& o);
 nlohmann::json to_json(const ProcessHistory& p);
 nlohmann::json to_json(const FaultRecord& f);
 nlohmann::json to_json(const ProcessDiagnosis& d);
+// One node of a multi-node run: {index, host, address, agent, lost_ms,
+// clock: {offset_ms, uncertainty_ms, round_trip_ms, samples}, started_ms,
+// verdict, verdict_reason, processes, out_dir, checks}.
+nlohmann::json to_json(const NodeResult& n);
 
 // The last max_bytes bytes of text, moved forward past any UTF-8 continuation
 // bytes so the cut never splits a character.

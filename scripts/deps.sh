@@ -15,7 +15,7 @@ packages=(
 # multi-node jobs on a Slurm cluster made of network namespaces
 # (scripts/local-cluster.sh: iproute2 for them, util-linux for unshare/flock).
 slurm_packages=(slurmctld slurmd slurm-client)
-if [ "${1:-}" = "--test" ]; then packages+=(chromium "${slurm_packages[@]}" iproute2 util-linux); fi
+if [ "${1:-}" = "--test" ]; then packages+=(chromium "${slurm_packages[@]}" iproute2 util-linux nftables); fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -6,6 +6,7 @@
 //   aftermath validate INPUTS... | aftermath list [DIR]   (scenarios_cmd.h)
 //   aftermath report RESULT.json | aftermath diff A B      (report_cmd.h)
 //   aftermath inspect | aftermath reap                     (hygiene_cmd.h)
+//   aftermath agent --coordinator H:P --token T            (harness/cluster/agent.h; srun starts it)
 //
 // Exit status: 0 when every verdict is pass or xfail; 1 when any is fail,
 // xpass or error; 2 for usage or scenario errors (then nothing is launched).
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "harness/cli/hygiene_cmd.h"
+#include "harness/cluster/agent.h"
 #include "harness/cli/inputs.h"
 #include "harness/cli/report_cmd.h"
 #include "harness/cli/run_cmd.h"
@@ -98,6 +100,13 @@ int main(int argc, char** argv) {
   HygieneFlags hy;
   auto [inspect, reap] = add_hygiene_commands(app, hy);
 
+  auto* agent = app.add_subcommand(
+      "agent", "one node's part of a multi-node run (started by `aftermath run` through srun)");
+  AgentOptions agent_options;
+  agent->add_option("--coordinator", agent_options.coordinator, "host:port")->required();
+  agent->add_option("--token", agent_options.token, "the run's token")->required();
+  agent->add_option("--node", agent_options.node, "this node's index (default: $SLURM_NODEID)");
+
   std::vector<char*> args(argv, argv + argc);
   inv.job_command = split_job_command(args);
   try {
@@ -132,5 +141,9 @@ int main(int argc, char** argv) {
     return cmd_report(report_input, dir);
   }
   if (diff->parsed()) return cmd_diff(diff_a, diff_b);
+  if (agent->parsed()) {
+    agent_options.bin_dir = bin_dir();
+    return run_agent(agent_options);
+  }
   return cmd_run(run_options, inv);
 }

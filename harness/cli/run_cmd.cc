@@ -1,5 +1,7 @@
 #include "harness/cli/run_cmd.h"
 
+#include "harness/cluster/coordinator.h"
+
 #include <signal.h>
 #include <unistd.h>
 
@@ -95,6 +97,10 @@ Expected<RunOptions> run_options(const RunCliOptions& c, const RunInvocation& in
   ro.self_path = self_path();
   const char* reaper_env = std::getenv("AFTERMATH_REAPER");
   ro.reaper_path = reaper_env ? reaper_env : bin_dir() + "/aftermath-reaper";
+  ro.scenario_vars = scenario_vars();
+  ro.multinode = [](const Scenario& sc, const RunOptions& o, int run_index, int runs) {
+    return run_multinode(sc, o, run_index, runs);
+  };
   return ro;
 }
 
@@ -367,6 +373,14 @@ int cmd_run(const RunCliOptions& c, const RunInvocation& inv) {
     for (const auto& e : errors) std::fprintf(stderr, "%s\n", e.c_str());
     std::fprintf(stderr, "aftermath run: %zu problem(s); nothing was launched\n", errors.size());
     return 2;
+  }
+  // A multi-node scenario needs Slurm here and now: say so before anything runs.
+  for (const auto& sc : scenarios) {
+    if (sc.nodes < 2) continue;
+    if (auto why = multinode_unavailable(sc.nodes)) {
+      std::fprintf(stderr, "%s: %s\naftermath run: nothing was launched\n", sc.file.c_str(), why->c_str());
+      return 2;
+    }
   }
   if (c.dry_run) {
     std::printf("aftermath run --dry-run: %zu scenario(s) valid; nothing launched\n", scenarios.size());

@@ -7,7 +7,7 @@ namespace aftermath {
 
 namespace {
 
-constexpr std::array<std::pair<FaultAction, std::string_view>, 12> kActions{{
+constexpr std::array<std::pair<FaultAction, std::string_view>, 14> kActions{{
     {FaultAction::None, ""},
     {FaultAction::Sigkill, "SIGKILL"},
     {FaultAction::Sigterm, "SIGTERM"},
@@ -20,6 +20,8 @@ constexpr std::array<std::pair<FaultAction, std::string_view>, 12> kActions{{
     {FaultAction::DeviceOom, "device_oom"},
     {FaultAction::Delay, "delay"},
     {FaultAction::Hang, "hang"},
+    {FaultAction::NodeLoss, "node_loss"},
+    {FaultAction::Partition, "partition"},
 }};
 
 constexpr std::array<std::pair<FaultMechanism, std::string_view>, 9> kMechanisms{{
@@ -72,6 +74,8 @@ const std::vector<FaultAction>& all_fault_actions() {
   }();
   return all;
 }
+
+bool is_node_action(FaultAction a) { return a == FaultAction::NodeLoss || a == FaultAction::Partition; }
 
 std::string_view to_string(FaultMechanism m) { return text_of(kMechanisms, m); }
 std::optional<FaultMechanism> parse_fault_mechanism(std::string_view text) {

@@ -13,15 +13,24 @@ namespace aftermath {
 
 // None: not stated (a scenario fault whose action was missing or unknown;
 // such a fault never reaches a run).
+//
+// The node actions act on a whole node of a multi-node run (target node:N):
+// NodeLoss cuts the node's network and SIGKILLs every job process of it in
+// one go (the node is gone: its peers see silence, not closed sockets);
+// Partition cuts the node's network for the fault's duration, then heals it.
 enum class FaultAction {
-  None, Sigkill, Sigterm, Sigint, Sigstop, Sigcont, Sigsegv, Sigbus, HostOom, DeviceOom, Delay, Hang
+  None, Sigkill, Sigterm, Sigint, Sigstop, Sigcont, Sigsegv, Sigbus, HostOom, DeviceOom, Delay, Hang,
+  NodeLoss, Partition
 };
-// "SIGKILL" ... "SIGBUS", "host_oom", "device_oom", "delay", "hang"; None: "".
+// "SIGKILL" ... "SIGBUS", "host_oom", "device_oom", "delay", "hang",
+// "node_loss", "partition"; None: "".
 std::string_view to_string(FaultAction a);
 // The inverse for every action but None; nullopt for any other text.
 std::optional<FaultAction> parse_fault_action(std::string_view text);
 // Every action a scenario may name, in the order the docs list them.
 const std::vector<FaultAction>& all_fault_actions();
+// node_loss and partition: they act on a node (target node:N), not on processes alone.
+bool is_node_action(FaultAction a);
 
 // A scenario states Auto (host_oom: rlimit at a point, else cgroup), Rlimit,
 // Cgroup (host_oom), Point, Hog, Interposer (device_oom). A fault record says

@@ -24,6 +24,29 @@ struct CheckResult {
   bool expected_to_fail = false;   // named in the scenario's expectation
 };
 
+// One node of a multi-node run: its agent, its clock, its own checks.
+struct NodeResult {
+  int index = 0;
+  std::string host;       // as the node names itself
+  std::string address;    // its agent's address, as the coordinator saw it
+  // done: the agent reported to the end; lost: its connection ended first
+  // (at lost_at); absent: it never connected.
+  std::string agent = "absent";
+  std::optional<Nanos> lost_at;     // coordinator run time
+  // The node's monotonic clock minus the coordinator's, within ±uncertainty
+  // (round-trip estimation over `clock_samples` exchanges).
+  Nanos clock_offset = 0;
+  Nanos clock_uncertainty = 0;
+  Nanos round_trip = 0;
+  int clock_samples = 0;
+  Nanos started = 0;                // its run's time 0 on the coordinator's run clock
+  Verdict verdict = Verdict::Error; // the node's part judged on its own
+  std::string verdict_reason;
+  std::vector<CheckResult> checks;
+  std::string out_dir;              // its stdout.log, stderr.log, logs/
+  int processes = 0;
+};
+
 struct ScenarioResult {
   std::string name;
   std::string file;
@@ -59,6 +82,9 @@ struct ScenarioResult {
   // (sharing_strategy, start_method, torch_version, backend, ...); a key that
   // processes reported differently holds the distinct values, ", "-joined.
   std::map<std::string, std::string> job_environment;
+  // A multi-node run (`nodes:`): each node's part; empty for one node. The
+  // timeline, processes and checks above are then every node's, merged.
+  std::vector<NodeResult> nodes;
 };
 
 // One scenario over its repeated runs.

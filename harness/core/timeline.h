@@ -56,6 +56,9 @@ struct Observation {
   std::string name;
   std::string text;
   std::optional<Outcome> outcome;
+  // A multi-node run's merged timeline: the node it was seen on; -1: the
+  // run had one node.
+  int node = -1;
 };
 
 // Builders, so hand-made timelines in tests read like the real thing.
@@ -200,6 +203,7 @@ struct ProcessHistory {
   std::optional<Nanos> stopped_since;   // last entered T/t
   char last_state = 0;
   bool is_top = false;
+  int node = -1;                        // a multi-node run: the node it ran on
   // End of life: exit time, else gone time, else nullopt (alive at end of timeline).
   std::optional<Nanos> end() const { return exited_at ? exited_at : gone_at; }
 };

@@ -531,6 +531,7 @@ void from(const json& v, const std::string& path, Observation& out) {
   f.read("name", out.name);
   f.read("text", out.text);
   f.read("outcome", out.outcome);
+  f.read("node", out.node);
 }
 
 void from(const json& v, const std::string& path, RunFacts& out) {
@@ -604,6 +605,7 @@ json wire_json(const Observation& o) {
   put(j, "name", o.name, d.name);
   put(j, "text", o.text, d.text);
   put(j, "outcome", o.outcome);
+  put(j, "node", o.node, d.node);
   return j;
 }
 

@@ -1,5 +1,6 @@
 #include "harness/inject/fault_driver.h"
 
+#include <signal.h>
 #include <stdlib.h>
 
 #include <algorithm>
@@ -89,6 +90,9 @@ FaultAct FaultDriver::act(size_t index, const FaultSpec& f, const std::vector<Fa
     case FaultAction::Sigstop: case FaultAction::Sigcont: case FaultAction::Sigsegv:
     case FaultAction::Sigbus:
       return send_signal(f, targets);
+    case FaultAction::NodeLoss:
+    case FaultAction::Partition:
+      return node_fault(f, targets);
     case FaultAction::None:
       break;
   }
@@ -109,6 +113,35 @@ FaultAct FaultDriver::send_signal(const FaultSpec& f, const std::vector<FaultTar
   a.reason = std::string(to_string(f.action)) + " to " + std::to_string(a.signalled.size()) +
              " process(es)";
   return a;
+}
+
+FaultAct FaultDriver::node_fault(const FaultSpec& f, const std::vector<FaultTarget>& targets) {
+  const std::string action(to_string(f.action));
+  if (!opt_.network)
+    return not_done(FaultStatus::Skipped, FaultMechanism::None,
+                    action + " acts on a node of a multi-node run (`nodes:` and an agent per node)");
+  if (Status s = opt_.network->cut(); !s)
+    return not_done(FaultStatus::Failed, FaultMechanism::None, "cannot cut the node's network: " + s.error().what);
+  if (f.action == FaultAction::Partition) {
+    FaultAct a = injected(FaultMechanism::None, "the node's network cut for " + format_duration(f.duration));
+    return a;
+  }
+  // Every process in one pass: microseconds apart, as a node that loses power.
+  FaultSpec kill = f;
+  kill.signal = SIGKILL;
+  FaultAct a = send_signal(kill, targets);
+  if (a.status == FaultStatus::Injected)
+    a.reason = "the node's network cut, then SIGKILL to " + std::to_string(a.signalled.size()) +
+               " process(es) at once";
+  else
+    a.reason = "the node's network cut; " + a.reason;
+  return a;
+}
+
+std::optional<std::string> FaultDriver::heal_network() {
+  if (!opt_.network) return std::nullopt;
+  if (Status s = opt_.network->heal(); !s) return "the node's network could not be healed: " + s.error().what;
+  return std::nullopt;
 }
 
 FaultAct FaultDriver::host_oom_rlimit(const FaultSpec& f, const std::vector<FaultTarget>& targets) const {

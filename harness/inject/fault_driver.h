@@ -23,6 +23,7 @@
 #include "harness/core/fault_kind.h"
 #include "harness/inject/cgroup.h"
 #include "harness/inject/device_fault.h"
+#include "harness/inject/network_cut.h"
 #include "harness/observe/kmsg.h"
 #include "harness/scenario/fault.h"
 
@@ -70,6 +71,9 @@ struct FaultDriverOptions {
   std::string cgroup_parent;
   // The hog's deadline from spawn to its answer.
   Nanos hog_deadline = 30 * kSecond;
+  // The node actions (node_loss, partition) cut this node's network through
+  // it (not owned); null outside a multi-node agent: they are skipped.
+  NetworkCut* network = nullptr;
 };
 
 class FaultDriver {
@@ -99,6 +103,11 @@ class FaultDriver {
   FaultAct device_oom(const FaultSpec& f, const std::vector<FaultTarget>& targets);
   // delay and hang: the point's process is held (a reply to the point).
   static FaultAct hold_at_point(const FaultSpec& f);
+  // node_loss: the network cut, then SIGKILL to every target at once;
+  // partition: the network cut (healed by heal_network after its duration).
+  FaultAct node_fault(const FaultSpec& f, const std::vector<FaultTarget>& targets);
+  // Ends a partition's cut; a note when it could not.
+  std::optional<std::string> heal_network();
 
   // New OOM kills in the fault cgroups since the last call (a small read each).
   std::vector<OomKillSeen> poll_oom_kills();

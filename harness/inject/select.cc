@@ -31,6 +31,7 @@ std::vector<int> select_targets(const TargetSpec& t, const std::vector<JobProces
         take = std::regex_search(p.cmdline, re);
         break;
       case TargetSpec::Kind::All:
+      case TargetSpec::Kind::Node:  // the run of node N's agent sees only node N's processes
         take = true;
         break;
       case TargetSpec::Kind::Self:

@@ -31,6 +31,11 @@ std::optional<TargetSpec> parse_target(const std::string& text, std::string* err
                                 : TargetSpec::Kind::Self;
     return t;
   }
+  if (kind == "node") {
+    if (!to_int(arg, &t.node)) return fail("'node:N' needs a node number, got '" + arg + "'");
+    t.kind = TargetSpec::Kind::Node;
+    return t;
+  }
   if (kind == "rank" || kind == "workers") {
     if (!to_int(arg, &t.rank)) return fail("'" + kind + ":R' needs a rank number, got '" + arg + "'");
     t.kind = kind == "rank" ? TargetSpec::Kind::Rank : TargetSpec::Kind::Workers;
@@ -56,7 +61,7 @@ std::optional<TargetSpec> parse_target(const std::string& text, std::string* err
     return t;
   }
   return fail("unknown target '" + text +
-              "' (launcher, rank:R, worker:R/W, workers:R, match:<regex>, all, self)");
+              "' (launcher, rank:R, worker:R/W, workers:R, match:<regex>, all, self, node:N)");
 }
 
 const std::vector<std::string>& known_fault_actions() {

@@ -30,8 +30,10 @@ namespace aftermath {
 
 // Which processes a fault acts on.
 struct TargetSpec {
-  enum class Kind { Launcher, Rank, Worker, Workers, Match, All, Self };
+  // Node: every job process of node N of a multi-node run (node:N).
+  enum class Kind { Launcher, Rank, Worker, Workers, Match, All, Self, Node };
   Kind kind = Kind::All;
+  int node = -1;        // node:N
   int rank = -1;        // rank:R, worker:R/W, workers:R
   int worker = -1;      // worker:R/W
   std::string regex;    // match:<regex on the command line>
@@ -39,7 +41,7 @@ struct TargetSpec {
 };
 
 // "launcher", "rank:1", "worker:0/3", "workers:0", "match:torch_shm_manager",
-// "all", "self". nullopt with *error set on anything else.
+// "all", "self", "node:1". nullopt with *error set on anything else.
 std::optional<TargetSpec> parse_target(const std::string& text, std::string* error);
 
 // A condition over observations.

@@ -171,6 +171,29 @@ void check_combinations(FieldReader& r, const Entry& fe, size_t before, const Fa
   }
 }
 
+// node:N names a node of a multi-node run, and the node actions need one;
+// `nodes` 0: not known here (a --fault before its scenario), no range check.
+void check_node_target(FieldReader& r, const Entry& fe, size_t before, int nodes, const FaultSpec& f) {
+  if (r.error_count() != before || f.action == FaultAction::None) return;
+  bool node_target = f.target.kind == TargetSpec::Kind::Node;
+  const std::string action(to_string(f.action));
+  if (is_node_action(f.action) && !node_target) {
+    r.error(fe.value.Mark(), child(fe.path, "target"),
+            "'" + action + "' acts on a node: its target must be node:N");
+  } else if (node_target && !is_node_action(f.action) && !f.signal) {
+    r.error(fe.value.Mark(), child(fe.path, "target"),
+            "node:N takes the node actions (node_loss, partition) and signals, not '" + action + "'");
+  } else if (node_target && nodes == 1) {
+    r.error(fe.value.Mark(), child(fe.path, "target"),
+            "node:" + std::to_string(f.target.node) +
+                " needs a multi-node scenario (nodes: 2 or more); this one runs on one node");
+  } else if (node_target && nodes > 1 && f.target.node >= nodes) {
+    r.error(fe.value.Mark(), child(fe.path, "target"),
+            "node:" + std::to_string(f.target.node) + " does not exist: nodes are 0.." +
+                std::to_string(nodes - 1));
+  }
+}
+
 // A name a point or label may carry: the AFTERMATH_POINTS syntax reserves these.
 bool point_text_ok(const std::string& s) { return s.find_first_of(";{}#=,") == std::string::npos; }
 
@@ -308,18 +331,18 @@ void parse_trigger(FieldReader& r, const Entry& te, TriggerSpec* t) {
 
 }  // namespace
 
-void parse_faults(FieldReader& r, const Entry& fe, std::vector<FaultSpec>* out) {
+void parse_faults(FieldReader& r, const Entry& fe, int nodes, std::vector<FaultSpec>* out) {
   if (!fe.value.IsSequence()) {
     r.wrong_type(fe, "a list of faults");
     return;
   }
   for (size_t i = 0; i < fe.value.size(); ++i) {
     Entry it = FieldReader::list_item(fe, i, fe.value[i]);
-    if (auto f = parse_fault(r, it)) out->push_back(std::move(*f));
+    if (auto f = parse_fault(r, it, nodes)) out->push_back(std::move(*f));
   }
 }
 
-std::optional<FaultSpec> parse_fault(FieldReader& r, const Entry& fe) {
+std::optional<FaultSpec> parse_fault(FieldReader& r, const Entry& fe, int nodes) {
   if (!fe.value.IsMap()) {
     r.wrong_type(fe, "a map {action, target, at}");
     return std::nullopt;
@@ -335,10 +358,11 @@ std::optional<FaultSpec> parse_fault(FieldReader& r, const Entry& fe) {
   } else {
     r.missing(fe.value, child(fe.path, "at"));
   }
+  bool timed = f.action == FaultAction::Delay || f.action == FaultAction::Partition;
   if (const Entry* d = find(es, "duration")) {
-    if (f.action != FaultAction::Delay) r.error(d->key.Mark(), d->path, "only a delay takes a duration");
+    if (!timed) r.error(d->key.Mark(), d->path, "only a delay or a partition takes a duration");
     if (auto v = r.bounded_duration(*d, true)) f.duration = *v;
-  } else if (f.action == FaultAction::Delay) {
+  } else if (timed) {
     r.missing(fe.value, child(fe.path, "duration"));
   }
   if (const Entry* ra = find(es, "resume_after")) {
@@ -349,6 +373,7 @@ std::optional<FaultSpec> parse_fault(FieldReader& r, const Entry& fe) {
   parse_sizes(r, es, &f);
   parse_optional_and_device(r, es, &f);
   check_combinations(r, fe, before, f);
+  check_node_target(r, fe, before, nodes, f);
   if (r.error_count() != before) return std::nullopt;
   return f;
 }

@@ -29,7 +29,10 @@ namespace {
 namespace fs = std::filesystem;
 
 const Keys kTopKeys = {"name",  "description",     "tags", "requires", "job",    "timeouts",
-                       "grace", "sample_interval", "seed", "checks",   "expect", "faults"};
+                       "grace", "sample_interval", "seed", "checks",   "expect", "faults", "nodes"};
+// More nodes than a scenario on one test machine can mean; a real allocation
+// may be bigger, but a scenario names each node it faults.
+constexpr int kMaxNodes = 1024;
 const Keys kTimeoutKeys = {"job", "settle", "teardown"};
 const Keys kExpectKeys = {"fail", "reason"};
 
@@ -63,6 +66,22 @@ void parse_timeouts(FieldReader& r, const Entry& te, Timeouts* t) {
   if (const Entry* e = find(es, "teardown")) {
     if (auto d = r.bounded_duration(*e, true)) t->teardown = *d;
   }
+}
+
+// `nodes: N` (1..kMaxNodes). A multi-node scenario's job may use
+// kNodeVars; where the caller has no values for them they stay as written,
+// for each node's agent to resolve.
+void parse_nodes(FieldReader& r, const Entry& e, int* nodes) {
+  const std::string s = e.value.IsScalar() ? e.value.Scalar() : "";
+  if (s.empty() || s.size() > 4 || s.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoi(s) < 1 || std::stoi(s) > kMaxNodes) {
+    r.error(e.where(), e.path, "expected a node count from 1 to " + std::to_string(kMaxNodes) +
+                                   ", got " + describe(e.value));
+    return;
+  }
+  *nodes = std::stoi(s);
+  if (*nodes > 1)
+    for (const char* v : kNodeVars) r.vars().emplace(v, std::string("${") + v + "}");
 }
 
 void parse_seed(FieldReader& r, const Entry& e, std::optional<std::uint64_t>* seed) {
@@ -244,6 +263,8 @@ void parse_into(FieldReader& r, std::string_view text, const ParseContext& ctx,
   if (!root) return;
   Entries top = r.entries(*root, "", &kTopKeys);
   parse_descriptive(r, *root, top, s);
+  // Before the job: its command may use the node variables.
+  if (const Entry* e = find(top, "nodes")) parse_nodes(r, *e, &s->nodes);
   if (const Entry* e = find(top, "job")) {
     parse_job(r, *e, base_dir, ctx.check_command, &s->job);
   } else {
@@ -265,7 +286,7 @@ void parse_into(FieldReader& r, std::string_view text, const ParseContext& ctx,
   if (const Entry* e = find(top, "checks")) parse_checks(r, *e, catalog, &s->checks);
   // After checks: expect.fail may only name enabled checks.
   if (const Entry* e = find(top, "expect")) parse_expect(r, *e, catalog, s->checks, &s->expect);
-  if (const Entry* e = find(top, "faults")) parse_faults(r, *e, &s->faults);
+  if (const Entry* e = find(top, "faults")) parse_faults(r, *e, s->nodes, &s->faults);
 }
 
 ParseResult parse_text(std::string_view text, const ParseContext& ctx, const CheckCatalog& catalog) {

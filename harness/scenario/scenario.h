@@ -96,7 +96,17 @@ struct Scenario {
   Expectation expect;
   std::optional<std::uint64_t> seed;     // `seed:`; the CLI's --seed wins
   std::vector<FaultSpec> faults;         // in firing order
+  // `nodes: N`: the job runs on N nodes of a Slurm allocation, one agent per
+  // node running that node's part (docs/multinode.md); 1: this machine only.
+  int nodes = 1;
 };
+
+// The variables a multi-node scenario's job may use, resolved on each node
+// when its agent starts the node's part: the head node's host name (node 0,
+// where torchrun's rendezvous lives), this node's index, and the node count.
+// In a multi-node scenario parsed without values for them (validation, the
+// coordinator), they stay as written.
+inline constexpr const char* kNodeVars[] = {"AFTERMATH_HEAD", "AFTERMATH_NODE", "AFTERMATH_NODES"};
 
 struct ParseContext {
   std::string file;          // for diagnostics and relative paths

@@ -156,6 +156,7 @@ std::string FaultSchedule::fire(size_t index, int self_pid, const std::string& p
     record_act(index, act);
     if (f.action == FaultAction::Sigstop && f.resume_after > 0 && !act.signalled.empty())
       resume_after(f, pids);
+    if (f.action == FaultAction::Partition && act.status == FaultStatus::Injected) heal_after(f);
     answer = act.answer;
   }
   base_ = now();
@@ -190,6 +191,17 @@ void FaultSchedule::resume_after(const FaultSpec& f, const std::vector<int>& pid
       if (tr && tr->pidfd && !tr->gone && !pidfd_signal(tr->pidfd.get(), SIGCONT))
         hooks_.record(obs::signal(now(), pid, SIGCONT, "resume after SIGSTOP"));
     }
+  });
+  resume_timers_.push_back(std::move(t));
+}
+
+void FaultSchedule::heal_after(const FaultSpec& f) {
+  auto t = std::make_unique<asio::steady_timer>(ctx_);
+  t->expires_after(std::chrono::nanoseconds(f.duration));
+  t->async_wait([this](boost::system::error_code ec) {
+    if (ec) return;
+    auto why = driver_.heal_network();
+    hooks_.record(obs::note(now(), why ? *why : "the partition healed: the node's network is back"));
   });
   resume_timers_.push_back(std::move(t));
 }

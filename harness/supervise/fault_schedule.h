@@ -68,6 +68,8 @@ class FaultSchedule {
   bool wait_for_target(size_t index, const std::vector<int>& pids, int self_pid);
   void record_act(size_t index, const FaultAct& act);
   void resume_after(const FaultSpec& f, const std::vector<int>& pids);
+  // A partition's cut ends after its duration.
+  void heal_after(const FaultSpec& f);
   void record_oom_kills(const std::vector<OomKillSeen>& kills);
 
   boost::asio::io_context& ctx_;

@@ -54,9 +54,6 @@ std::string repro_line(const Scenario& sc, const RunOptions& o, std::uint64_t se
 
 }  // namespace
 
-namespace {
-
-// The scenario with the command line's overrides applied.
 Scenario with_overrides(const Scenario& input, const RunOptions& o) {
   Scenario sc = input;
   if (o.timeout) sc.timeouts.job = *o.timeout;
@@ -66,8 +63,10 @@ Scenario with_overrides(const Scenario& input, const RunOptions& o) {
   return sc;
 }
 
-// What the result says before the job runs: the scenario, its seed, how to
-// reproduce it, where its reports go.
+std::uint64_t choose_seed(const Scenario& sc, const RunOptions& o) {
+  return o.seed ? *o.seed : sc.seed ? *sc.seed : random_seed();
+}
+
 ScenarioResult begin_result(const Scenario& sc, const RunOptions& o, std::uint64_t seed,
                             int run_index, int runs) {
   ScenarioResult r;
@@ -89,10 +88,13 @@ ScenarioResult begin_result(const Scenario& sc, const RunOptions& o, std::uint64
   std::error_code ec;
   r.out_dir = (std::filesystem::absolute(o.out_dir, ec) / sc.name).string();
   if (runs > 1) r.out_dir += "/run-" + std::to_string(run_index + 1);
+  if (!o.exact_dir.empty()) r.out_dir = std::filesystem::absolute(o.exact_dir, ec).string();
   r.run_index = run_index;
   r.runs = runs;
   return r;
 }
+
+namespace {
 
 // Per-process logs (the points clients move each announced process's
 // stdout/stderr there). A scenario's own value, or an empty one inherited
@@ -146,6 +148,8 @@ SupervisorOptions supervisor_options(const Scenario& sc, const RunOptions& o,
   so.cudart_candidates = o.cudart_candidates;
   so.tools_dir = o.tools_dir;
   so.cgroup_parent = o.cgroup_parent;
+  so.on_observation = o.on_observation;
+  so.network = o.network;
   if (o.on_status) {
     so.on_status = [&sc, &o, run = r.run_index + 1, runs = r.runs](const LiveStatus& s) {
       LiveStatus numbered = s;
@@ -157,8 +161,8 @@ SupervisorOptions supervisor_options(const Scenario& sc, const RunOptions& o,
   return so;
 }
 
-// From the supervised timeline to the verdict: histories, the processes'
-// logs, the checks, the faults' and the harness's own failures, the timings.
+}  // namespace
+
 void judge_run(ScenarioResult& r, const Scenario& sc, const RunOptions& o) {
   r.processes = build_histories(r.timeline);
   r.process_logs = find_process_logs(r.timeline, r.processes, r.out_dir);
@@ -194,11 +198,14 @@ ScenarioResult harness_error(ScenarioResult r, std::string why) {
   return r;
 }
 
-}  // namespace
-
 ScenarioResult run_scenario(const Scenario& input, const RunOptions& o, int run_index, int runs) {
+  if (input.nodes > 1) {
+    if (o.multinode) return o.multinode(input, o, run_index, runs);
+    return harness_error(begin_result(input, o, choose_seed(input, o), run_index, runs),
+                         "a multi-node scenario needs a coordinator (`aftermath run`)");
+  }
   Scenario sc = with_overrides(input, o);
-  std::uint64_t seed = o.seed ? *o.seed : sc.seed ? *sc.seed : random_seed();
+  std::uint64_t seed = choose_seed(sc, o);
   sc.job.env["AFTERMATH_SEED"] = std::to_string(seed);
   sc.job.env["AFTERMATH_SCENARIO"] = sc.name;
 

@@ -48,7 +48,34 @@ struct RunOptions {
   std::string self_path;      // the aftermath binary (for the repro line)
   const volatile bool* interrupted = nullptr;
   std::function<void(const Scenario&, const LiveStatus&)> on_status;
+  // A multi-node agent's hooks into its node's run (see SupervisorOptions):
+  // every observation as it is recorded, and the node actions' network cut.
+  std::function<void(const Observation&)> on_observation;
+  NetworkCut* network = nullptr;
+  // The values of ${NAME} the scenarios were parsed with (AFTERMATH_BIN ...),
+  // for a multi-node run's agents to parse them with again.
+  std::map<std::string, std::string> scenario_vars;
+  // The scenario's report folder as it is; empty: <out_dir>/<name>[/run-K].
+  std::string exact_dir;
+  // Runs a multi-node scenario (`nodes:` 2 or more): set by the program that
+  // can (harness/cluster); without it such a scenario is a harness error.
+  std::function<ScenarioResult(const Scenario&, const RunOptions&, int run_index, int runs)> multinode;
 };
+
+// The pieces of run_scenario a multi-node coordinator shares with it.
+// The scenario with the command line's overrides applied.
+Scenario with_overrides(const Scenario& input, const RunOptions& o);
+// The seed: --seed, else the scenario's, else a random one.
+std::uint64_t choose_seed(const Scenario& sc, const RunOptions& o);
+// What the result says before the job runs: the scenario, its seed, how to
+// reproduce it, where its reports go.
+ScenarioResult begin_result(const Scenario& sc, const RunOptions& o, std::uint64_t seed,
+                            int run_index, int runs);
+// From the supervised timeline to the verdict: histories, the processes'
+// logs, the checks, the faults' and the harness's own failures, the timings.
+void judge_run(ScenarioResult& r, const Scenario& sc, const RunOptions& o);
+// Verdict error for a failure of the harness itself.
+ScenarioResult harness_error(ScenarioResult r, std::string why);
 
 // Runs one scenario. Never throws for a job's misbehaviour; a failure of the
 // harness itself becomes verdict error with ScenarioResult::error set.

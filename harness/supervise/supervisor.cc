@@ -48,6 +48,7 @@ FaultDriverOptions driver_options(const SupervisorOptions& opt) {
   o.tools_dir = !opt.tools_dir.empty() ? opt.tools_dir
                                        : std::filesystem::path(opt.reaper_path).parent_path().string();
   o.cgroup_parent = opt.cgroup_parent;
+  o.network = opt.network;
   return o;
 }
 
@@ -194,6 +195,7 @@ void Supervisor::add(Observation o) {
     default:
       break;
   }
+  if (opt_.on_observation) opt_.on_observation(o);
   tl_.add(std::move(o));
 }
 

@@ -31,6 +31,7 @@
 #include <string>
 
 #include "harness/core/timeline.h"
+#include "harness/inject/network_cut.h"
 #include "harness/observe/nvml.h"
 #include "harness/observe/probe.h"
 #include "harness/scenario/scenario.h"
@@ -77,6 +78,12 @@ struct SupervisorOptions {
   // $AFTERMATH_CGROUP, else found from our own; see observe/cgroup_home.h).
   std::string cgroup_parent;
   std::function<void(const LiveStatus&)> on_status;  // called at most every 200 ms
+  // Called with every observation as it is recorded (a multi-node agent
+  // streams them to its coordinator); on the supervisor's loop, so quick.
+  std::function<void(const Observation&)> on_observation;
+  // The node actions' network cut (not owned; null: they are skipped). A
+  // multi-node agent passes its node's.
+  NetworkCut* network = nullptr;
   // Set from a signal handler to stop the run early (teardown still happens).
   const volatile bool* interrupted = nullptr;
 };

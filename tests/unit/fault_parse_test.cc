@@ -396,7 +396,7 @@ TEST(FaultParseErrors, DurationOnANonDelay) {
   // Reported at the key.
   expect_one_diag(
       "  - action: SIGKILL\n    target: launcher\n    at: {after: 1s}\n    duration: 1s\n",
-      "faults[0].duration", 9, 5, "only a delay takes a duration");
+      "faults[0].duration", 9, 5, "only a delay or a partition takes a duration");
 }
 
 TEST(FaultParseErrors, ResumeAfterOnANonSigstop) {

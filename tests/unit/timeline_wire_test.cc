@@ -54,6 +54,7 @@ void expect_same(const Observation& a, const Observation& b) {
   EXPECT_EQ(a.name, b.name);
   EXPECT_EQ(a.text, b.text);
   EXPECT_TRUE(a.outcome == b.outcome) << "outcome";
+  EXPECT_EQ(a.node, b.node) << "node";
 }
 
 void expect_same(const FaultRecord& a, const FaultRecord& b) {
@@ -473,6 +474,7 @@ TEST(TimelineWireObservation, EachFieldTravelsAlone) {
       {"outcome", [](Observation& o) { o.outcome = Outcome::exited(-1); }},
       {"outcome", [](Observation& o) { o.outcome = Outcome::killed(SIGKILL); }},
       {"outcome", [](Observation& o) { o.outcome = Outcome::killed(SIGABRT, true); }},
+      {"node", [](Observation& o) { o.node = 3; }},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.key);

@@ -1,0 +1,326 @@
+#include "harness/cluster/coordinator.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/cluster/link.h"
+#include "harness/cluster/merge.h"
+#include "harness/cluster/protocol.h"
+#include "harness/core/timeline_wire.h"
+#include "harness/os/find_program.h"
+#include "harness/os/pidfd.h"
+#include "harness/os/spawn.h"
+
+namespace aftermath {
+
+namespace {
+
+using nlohmann::json;
+
+std::string env_or(const char* name, const std::string& fallback = "") {
+  const char* v = std::getenv(name);
+  return v && *v ? v : fallback;
+}
+
+std::string random_token() {
+  std::random_device rd;
+  std::ostringstream s;
+  s << std::hex << rd() << rd() << rd() << rd();
+  return s.str();
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  ::gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+std::string tail_of(const std::string& path, size_t bytes = 2000) {
+  std::ifstream f(path);
+  std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  if (s.size() > bytes) s = s.substr(s.size() - bytes);
+  while (!s.empty() && s.back() == '\n') s.pop_back();
+  return s;
+}
+
+// srun, running the agents; ended (SIGTERM, then SIGKILL) if it outstays.
+class Step {
+ public:
+  Expected<pid_t> start(const std::vector<std::string>& argv, const std::string& log) {
+    int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return sys_error("cannot write " + log);
+    SpawnOptions so;
+    so.argv = argv;
+    so.stdout_fd = fd;
+    so.stderr_fd = fd;
+    so.die_with_parent = true;
+    auto pid = spawn(so);
+    ::close(fd);
+    if (!pid) return pid.error();
+    pid_ = *pid;
+    (void)pidfd_open(pid_, pidfd_);
+    return pid_;
+  }
+  bool running() {
+    if (pid_ <= 0) return false;
+    int status = 0;
+    pid_t r = ::waitpid(pid_, &status, WNOHANG);
+    if (r == pid_) {
+      pid_ = -1;
+      status_ = status;
+      return false;
+    }
+    return true;
+  }
+  // Waits up to `grace` for srun to end, then ends it.
+  void finish(Nanos grace) {
+    Nanos deadline = monotonic_now() + grace;
+    int sent = 0;
+    while (running()) {
+      if (monotonic_now() >= deadline) {
+        if (sent == 2) break;
+        if (pidfd_) (void)pidfd_signal(pidfd_.get(), sent == 0 ? SIGTERM : SIGKILL);
+        ++sent;
+        deadline = monotonic_now() + 10 * kSecond;
+      }
+      pollfd p{pidfd_ ? pidfd_.get() : -1, POLLIN, 0};
+      ::poll(&p, 1, 50);
+    }
+    if (running() && pidfd_) {
+      (void)pidfd_signal(pidfd_.get(), SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+      pid_ = -1;
+    }
+  }
+  int pidfd() const { return pidfd_ ? pidfd_.get() : -1; }
+  ~Step() { finish(0); }
+
+ private:
+  pid_t pid_ = -1;
+  UniqueFd pidfd_;
+  int status_ = 0;
+};
+
+struct Agent {
+  Link link;
+  NodeRun run;
+  bool result = false;
+};
+
+json start_message(const Scenario& sc, const RunOptions& o, std::uint64_t seed, const std::string& head,
+                   int node, const std::string& out_dir, const std::map<std::string, std::string>& vars) {
+  json v = json::object();
+  for (const auto& [k, val] : vars) v[k] = val;
+  v["AFTERMATH_HEAD"] = head;
+  v["AFTERMATH_NODE"] = std::to_string(node);
+  v["AFTERMATH_NODES"] = std::to_string(sc.nodes);
+  json role_grace = json::object();
+  for (const auto& [role, g] : sc.role_grace) role_grace[std::string(to_string(role))] = g;
+  std::error_code ec;
+  std::string dir = sc.file.empty() ? "" : std::filesystem::absolute(sc.file, ec).parent_path().string();
+  return {{"type", "start"},       {"scenario", sc.text},
+          {"file", sc.file},       {"scenario_dir", dir},
+          {"vars", v},             {"seed", seed},
+          {"out_dir", out_dir},    {"containment", o.containment},
+          {"shm", o.shm},          {"keep_leaks", o.keep_leaks},
+          {"grace", sc.grace},     {"role_grace", role_grace},
+          {"timeouts", {{"job", sc.timeouts.job}, {"settle", sc.timeouts.settle},
+                        {"teardown", sc.timeouts.teardown}}}};
+}
+
+void take(Agent& a, const json& m, Nanos coordinator_origin) {
+  std::string type = m.value("type", "");
+  NodeRun& n = a.run;
+  if (type == "obs") {
+    if (auto ob = observation_from_wire(m.value("o", json::object()))) n.timeline.add(std::move(*ob));
+  } else if (type == "origin") {
+    n.origin = m.value("t", Nanos{0});
+  } else if (type == "result") {
+    if (auto f = run_facts_from_wire(m.value("facts", json::object()))) n.timeline.facts = std::move(*f);
+    if (auto d = device_timeline_from_wire(m.value("device", json::object()))) n.timeline.device = std::move(*d);
+    std::string v = m.value("verdict", "error");
+    n.verdict = v == "skipped" ? Verdict::Skipped : v == "error" ? Verdict::Error : Verdict::Pass;
+    n.verdict_reason = m.value("verdict_reason", "");
+    n.error = m.value("error", "");
+    for (const auto& i : m.value("faults", json::array()))
+      if (i.is_number_unsigned()) n.fault_indices.push_back(i.get<size_t>());
+    n.have_result = true;
+    a.result = true;
+    n.agent = "done";
+  } else if (type == "error") {
+    n.error = m.value("text", "");
+    n.verdict_reason = n.error;
+  }
+  (void)coordinator_origin;
+}
+
+}  // namespace
+
+std::optional<std::string> multinode_unavailable(int nodes) {
+  std::string job = env_or("SLURM_JOB_ID");
+  if (job.empty())
+    return "nodes: " + std::to_string(nodes) + " runs through Slurm and this is not inside an allocation " +
+           "(no $SLURM_JOB_ID): run it under `salloc -N" + std::to_string(nodes) + " aftermath run ...` " +
+           "or in an sbatch script";
+  int have = std::atoi(env_or("SLURM_JOB_NUM_NODES", env_or("SLURM_NNODES", "0")).c_str());
+  if (have < nodes)
+    return "nodes: " + std::to_string(nodes) + " but Slurm job " + job + " has " + std::to_string(have) +
+           " node(s) (ask for them: salloc -N" + std::to_string(nodes) + ")";
+  if (!find_program("srun")) return "srun is not in PATH (Debian package slurm-client)";
+  return std::nullopt;
+}
+
+ScenarioResult run_multinode(const Scenario& input, const RunOptions& o, int run_index, int runs,
+                             const CoordinatorOptions& c) {
+  Scenario sc = with_overrides(input, o);
+  std::uint64_t seed = choose_seed(sc, o);
+  ScenarioResult r = begin_result(sc, o, seed, run_index, runs);
+  std::error_code ec;
+  std::filesystem::create_directories(r.out_dir, ec);
+  if (ec) return harness_error(std::move(r), "cannot create " + r.out_dir + ": " + ec.message());
+  r.stdout_path = r.out_dir + "/node0/stdout.log";
+  r.stderr_path = r.out_dir + "/node0/stderr.log";
+  if (auto why = multinode_unavailable(sc.nodes)) return harness_error(std::move(r), *why);
+
+  std::string address = !c.address.empty() ? c.address : env_or("AFTERMATH_COORDINATOR_ADDR", host_name());
+  int port = 0;
+  auto listener = listen_tcp(address, &port);
+  if (!listener) return harness_error(std::move(r), "coordinator: " + listener.error().what);
+  std::string token = random_token();
+  std::string self = o.self_path.empty() ? "aftermath" : o.self_path;
+  std::string agents_log = r.out_dir + "/agents.log";
+  std::vector<std::string> argv = {*find_program("srun"),
+                                   "--nodes=" + std::to_string(sc.nodes),
+                                   "--ntasks=" + std::to_string(sc.nodes),
+                                   "--ntasks-per-node=1",
+                                   "--overlap",
+                                   "--kill-on-bad-exit=0",
+                                   "--job-name=aftermath-" + sc.name,
+                                   self, "agent",
+                                   "--coordinator", address + ":" + std::to_string(port),
+                                   "--token", token};
+  Step step;
+  if (auto pid = step.start(argv, agents_log); !pid)
+    return harness_error(std::move(r), "cannot start srun: " + pid.error().what);
+
+  // Every agent's hello, within the deadline.
+  std::vector<Agent> agents(static_cast<size_t>(sc.nodes));
+  for (int i = 0; i < sc.nodes; ++i) {
+    agents[i].run.index = i;
+    agents[i].run.out_dir = r.out_dir + "/node" + std::to_string(i);
+  }
+  Nanos deadline = monotonic_now() + c.connect_timeout;
+  int connected = 0;
+  std::string refused;
+  while (connected < sc.nodes && monotonic_now() < deadline && step.running()) {
+    auto fd = accept_tcp(listener->get(), std::min<Nanos>(200 * kMilli, deadline - monotonic_now()));
+    if (!fd) continue;
+    Link link(std::move(*fd));
+    auto hello = link.receive(10 * kSecond);
+    if (!hello || hello->value("type", "") != "hello" || hello->value("token", "") != token) {
+      refused = "a connection that was not one of this run's agents";
+      continue;
+    }
+    int node = hello->value("node", -1);
+    if (node < 0 || node >= sc.nodes || agents[node].link.open()) {
+      (void)link.send({{"type", "error"}, {"text", "node index " + std::to_string(node) + " is not expected"}});
+      continue;
+    }
+    Agent& a = agents[node];
+    a.run.host = hello->value("host", "");
+    a.run.address = peer_address(link.fd());
+    a.run.agent = "lost";
+    a.link = std::move(link);
+    ++connected;
+  }
+  if (connected < sc.nodes) {
+    std::string missing;
+    for (const auto& a : agents)
+      if (!a.link.open()) missing += (missing.empty() ? "" : ", ") + ("node" + std::to_string(a.run.index));
+    for (auto& a : agents) (void)a.link.send({{"type", "finish"}});
+    step.finish(10 * kSecond);
+    std::string why = "the agents of " + missing + " never connected (within " +
+                      format_duration(c.connect_timeout) + ")";
+    std::string log = tail_of(agents_log);
+    if (!log.empty()) why += "; srun said: " + log;
+    return harness_error(std::move(r), why);
+  }
+
+  // Clock offsets, one agent at a time (a quiet link gives the tightest bound).
+  for (auto& a : agents) {
+    std::vector<ClockSample> samples;
+    for (int k = 0; k < c.clock_pings; ++k) {
+      ClockSample s;
+      s.sent = monotonic_now();
+      if (!a.link.send({{"type", "ping"}, {"id", k}})) break;
+      auto pong = a.link.receive(5 * kSecond);
+      s.received = monotonic_now();
+      if (!pong || pong->value("type", "") != "pong") break;
+      s.agent = pong->value("t", Nanos{0});
+      samples.push_back(s);
+    }
+    a.run.clock = estimate_offset(samples);
+  }
+
+  // Every node's part starts now.
+  std::string head = agents[0].run.host;
+  std::map<std::string, std::string> vars = o.scenario_vars;
+  Nanos origin = monotonic_now();
+  for (auto& a : agents)
+    (void)a.link.send(start_message(sc, o, seed, head, a.run.index, a.run.out_dir, vars));
+
+  // Gather until every node has reported its end or is lost.
+  Nanos end = origin + sc.timeouts.job + sc.timeouts.settle + 10 * sc.timeouts.teardown + 120 * kSecond;
+  auto pending = [&] {
+    int n = 0;
+    for (const auto& a : agents) n += a.link.open() && !a.result;
+    return n;
+  };
+  while (pending() > 0 && monotonic_now() < end && !(o.interrupted && *o.interrupted)) {
+    std::vector<pollfd> fds;
+    for (auto& a : agents) fds.push_back({a.link.open() ? a.link.fd() : -1, POLLIN, 0});
+    ::poll(fds.data(), fds.size(), 200);
+    for (auto& a : agents) {
+      if (!a.link.open() || a.result) continue;
+      std::vector<json> got;
+      bool open = a.link.read_available(got);
+      for (const auto& m : got) take(a, m, origin);
+      if (!open && !a.result) {
+        a.run.agent = "lost";
+        a.run.lost_at = monotonic_now() - origin;
+      }
+    }
+  }
+  for (auto& a : agents) {
+    if (a.link.open() && !a.result) {
+      a.run.agent = "lost";
+      a.run.lost_at = monotonic_now() - origin;
+    }
+    (void)a.link.send({{"type", "finish"}});
+  }
+  step.finish(30 * kSecond);
+  for (auto& a : agents) a.link.close();
+
+  std::vector<NodeRun> runs_by_node;
+  for (auto& a : agents) runs_by_node.push_back(std::move(a.run));
+  merge_nodes(r, sc, o, runs_by_node, origin);
+  if (o.interrupted && *o.interrupted) {
+    r.verdict = Verdict::Error;
+    r.error = "interrupted";
+    r.verdict_reason = "the run was interrupted";
+  }
+  return r;
+}
+
+}  // namespace aftermath

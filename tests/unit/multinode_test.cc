@@ -1,0 +1,349 @@
+// The multi-node pieces that need no cluster: the scenario's `nodes:` and
+// node faults, the clock-offset estimate, a node's part, merging checks and
+// timelines over nodes, the network cut's ruleset, and the link's messages.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+
+#include "harness/check/scenario_load.h"
+#include "harness/cluster/clock_sync.h"
+#include "harness/cluster/link.h"
+#include "harness/cluster/merge.h"
+#include "harness/cluster/node_part.h"
+#include "harness/inject/network_cut.h"
+
+namespace aftermath {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+ParseResult Parse(const std::string& text) {
+  ParseContext ctx;
+  ctx.file = "mn.yaml";
+  ctx.scenario_dir = "/base";
+  ctx.check_command = false;
+  return parse_scenario(text, ctx);
+}
+
+std::string TwoNodes(const std::string& faults = "") {
+  return "name: mn\n"
+         "description: d\n"
+         "nodes: 2\n"
+         "job:\n"
+         "  command: [/bin/echo, '${AFTERMATH_HEAD}:29400', '${AFTERMATH_NODE}/${AFTERMATH_NODES}']\n" +
+         faults;
+}
+
+std::string Messages(const ParseResult& r) {
+  std::string out;
+  for (const auto& d : r.diagnostics) out += d.to_string() + "\n";
+  return out;
+}
+
+// --- the scenario ------------------------------------------------------------
+
+TEST(MultiNodeScenario, NodesAndTheNodeVariablesStayForEachNodeToResolve) {
+  ParseResult r = Parse(TwoNodes());
+  ASSERT_TRUE(r.scenario) << Messages(r);
+  EXPECT_EQ(r.scenario->nodes, 2);
+  EXPECT_EQ(r.scenario->job.argv.at(1), "${AFTERMATH_HEAD}:29400");
+  EXPECT_EQ(r.scenario->job.argv.at(2), "${AFTERMATH_NODE}/${AFTERMATH_NODES}");
+}
+
+TEST(MultiNodeScenario, AnAgentResolvesTheNodeVariables) {
+  ParseContext ctx;
+  ctx.file = "mn.yaml";
+  ctx.check_command = false;
+  ctx.vars = {{"AFTERMATH_HEAD", "node0"}, {"AFTERMATH_NODE", "1"}, {"AFTERMATH_NODES", "2"}};
+  ParseResult r = parse_scenario(TwoNodes(), ctx);
+  ASSERT_TRUE(r.scenario) << Messages(r);
+  EXPECT_EQ(r.scenario->job.argv.at(1), "node0:29400");
+  EXPECT_EQ(r.scenario->job.argv.at(2), "1/2");
+}
+
+TEST(MultiNodeScenario, ASingleNodeScenarioHasNoHead) {
+  std::string text = TwoNodes();
+  text.replace(text.find("nodes: 2\n"), 9, "");
+  ParseResult r = Parse(text);
+  EXPECT_FALSE(r.scenario);
+  EXPECT_THAT(Messages(r), HasSubstr("unknown variable ${AFTERMATH_HEAD}"));
+}
+
+TEST(MultiNodeScenario, ANodeCountMustBeAPositiveNumber) {
+  for (const char* bad : {"0", "-1", "two", "[2]", "99999"}) {
+    std::string text = TwoNodes();
+    text.replace(text.find("nodes: 2"), 8, std::string("nodes: ") + bad);
+    ParseResult r = Parse(text);
+    EXPECT_FALSE(r.scenario) << bad;
+    EXPECT_THAT(Messages(r), HasSubstr("mn.yaml:3:8: nodes: expected a node count")) << bad;
+  }
+}
+
+TEST(MultiNodeScenario, NodeFaultsParse) {
+  ParseResult r = Parse(TwoNodes(
+      "faults:\n"
+      "  - {action: node_loss, target: 'node:1', at: {point: step, labels: {rank: 2}, hit: 20}}\n"
+      "  - {action: partition, target: 'node:0', at: {after: 1s}, duration: 5s}\n"
+      "  - {action: SIGKILL, target: 'node:1', at: {after: 1s}}\n"));
+  ASSERT_TRUE(r.scenario) << Messages(r);
+  const auto& f = r.scenario->faults;
+  ASSERT_EQ(f.size(), 3u);
+  EXPECT_EQ(f[0].action, FaultAction::NodeLoss);
+  EXPECT_EQ(f[0].target.kind, TargetSpec::Kind::Node);
+  EXPECT_EQ(f[0].target.node, 1);
+  EXPECT_EQ(f[1].action, FaultAction::Partition);
+  EXPECT_EQ(f[1].duration, 5 * kSecond);
+  EXPECT_EQ(f[2].signal, 9);
+}
+
+TEST(MultiNodeScenario, ImpossibleNodeFaultsAreNamedWithTheirLine) {
+  struct Case {
+    std::string fault, message;
+  };
+  for (const auto& c : std::vector<Case>{
+           {"{action: node_loss, target: 'node:2', at: {after: 1s}}", "node:2 does not exist: nodes are 0..1"},
+           {"{action: node_loss, target: 'rank:1', at: {after: 1s}}", "its target must be node:N"},
+           {"{action: partition, target: 'node:1', at: {after: 1s}}", "faults[0].duration"},
+           {"{action: host_oom, target: 'node:1', at: {after: 1s}}", "node:N takes the node actions"},
+           {"{action: delay, target: 'node:1', at: {after: 1s}, duration: 1s}", "at a point"},
+           {"{action: SIGKILL, target: 'node:x', at: {after: 1s}}", "'node:N' needs a node number"},
+       }) {
+    ParseResult r = Parse(TwoNodes("faults:\n  - " + c.fault + "\n"));
+    EXPECT_FALSE(r.scenario) << c.fault;
+    EXPECT_THAT(Messages(r), HasSubstr(c.message)) << c.fault;
+    EXPECT_THAT(Messages(r), HasSubstr("mn.yaml:7:")) << c.fault;
+  }
+}
+
+TEST(MultiNodeScenario, ANodeTargetNeedsSeveralNodes) {
+  ParseResult r = Parse(
+      "name: one\ndescription: d\njob:\n  command: /bin/true\n"
+      "faults:\n  - {action: node_loss, target: 'node:0', at: {after: 1s}}\n");
+  EXPECT_FALSE(r.scenario);
+  EXPECT_THAT(Messages(r), HasSubstr("needs a multi-node scenario (nodes: 2 or more)"));
+}
+
+TEST(MultiNodeScenario, ANodeRunsItsOwnNodeFaultsAndEveryOtherFault) {
+  ParseResult r = Parse(TwoNodes(
+      "faults:\n"
+      "  - {action: node_loss, target: 'node:1', at: {after: 1s}}\n"
+      "  - {action: SIGKILL, target: 'rank:0', at: {after: 1s}}\n"
+      "  - {action: partition, target: 'node:0', at: {after: 1s}, duration: 1s}\n"));
+  ASSERT_TRUE(r.scenario) << Messages(r);
+  EXPECT_EQ(node_fault_indices(*r.scenario, 0), (std::vector<size_t>{1, 2}));
+  EXPECT_EQ(node_fault_indices(*r.scenario, 1), (std::vector<size_t>{0, 1}));
+  Scenario part = node_part(*r.scenario, 1);
+  ASSERT_EQ(part.faults.size(), 2u);
+  EXPECT_EQ(part.faults[0].action, FaultAction::NodeLoss);
+  EXPECT_EQ(part.faults[1].action, FaultAction::Sigkill);
+}
+
+// --- clocks ------------------------------------------------------------------
+
+TEST(ClockSync, TheShortestRoundTripGivesTheEstimateAndItsBound) {
+  // The agent's clock runs 1 s ahead. Sample 2 has the shortest round trip
+  // (100 us) and a symmetric path: the offset comes out exact.
+  std::vector<ClockSample> s = {
+      {1000000, 1000000 + kSecond + 900000, 2000000},        // 1 ms, asymmetric
+      {5000000, 5000000 + kSecond + 50000, 5100000},         // 100 us
+      {9000000, 9000000 + kSecond + 10000, 9500000},         // 500 us, asymmetric
+  };
+  auto c = estimate_offset(s);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->offset, kSecond);
+  EXPECT_EQ(c->round_trip, 100000);
+  EXPECT_EQ(c->uncertainty, 50000);
+  EXPECT_EQ(c->samples, 3);
+  EXPECT_EQ(to_coordinator(5000000 + kSecond, *c), 5000000);
+}
+
+TEST(ClockSync, TheTrueOffsetIsWithinTheBoundWhateverTheLegs) {
+  // One leg 90 us, the other 10 us: the estimate is off by 40 us, inside ±50 us.
+  Nanos truth = -3 * kSecond;
+  ClockSample s{0, 90000 + truth, 100000};
+  auto c = estimate_offset({s});
+  ASSERT_TRUE(c);
+  EXPECT_LE(std::llabs(c->offset - truth), c->uncertainty);
+  EXPECT_EQ(std::llabs(c->offset - truth), 40000);
+}
+
+TEST(ClockSync, NoUsableSampleNoEstimate) {
+  EXPECT_FALSE(estimate_offset({}));
+  EXPECT_FALSE(estimate_offset({{100, 50, 90}}));  // received before sent
+}
+
+// --- merging -----------------------------------------------------------------
+
+CheckResult Check(CheckStatus s, std::string reason) {
+  CheckResult c;
+  c.name = "no_hang";
+  c.status = s;
+  c.reason = std::move(reason);
+  c.measured = {{"stalled_ms", 1}};
+  return c;
+}
+
+TEST(MergeCheck, AFailingNodeFailsTheCheckAndIsNamed) {
+  CheckResult m = merge_check("no_hang", {{0, Check(CheckStatus::Fail, "rank 0 stalled 10 s")},
+                                          {1, Check(CheckStatus::Pass, "no hang")}});
+  EXPECT_EQ(m.status, CheckStatus::Fail);
+  EXPECT_EQ(m.reason, "node0: rank 0 stalled 10 s");
+  EXPECT_EQ(m.measured["nodes"]["1"]["stalled_ms"], 1);
+}
+
+TEST(MergeCheck, ErrorOutranksFailAndSkippedOnlyWhenAllSkip) {
+  EXPECT_EQ(merge_check("x", {{0, Check(CheckStatus::Fail, "a")}, {1, Check(CheckStatus::Error, "b")}}).status,
+            CheckStatus::Error);
+  EXPECT_EQ(merge_check("x", {{0, Check(CheckStatus::Skipped, "a")}, {1, Check(CheckStatus::Pass, "b")}}).status,
+            CheckStatus::Pass);
+  EXPECT_EQ(merge_check("x", {{0, Check(CheckStatus::Skipped, "a")}, {1, Check(CheckStatus::Skipped, "b")}}).status,
+            CheckStatus::Skipped);
+}
+
+// A node's run that exited cleanly: a top process started and exited.
+NodeRun CleanNode(int index, Nanos origin, Nanos offset, int pid) {
+  NodeRun n;
+  n.index = index;
+  n.host = "node" + std::to_string(index);
+  n.agent = "done";
+  n.have_result = true;
+  n.verdict = Verdict::Pass;
+  n.origin = origin;
+  n.clock = ClockOffset{offset, 1000, 2000, 8};
+  n.out_dir = "/nonexistent/node" + std::to_string(index);
+  auto& tl = n.timeline;
+  tl.add(obs::phase(0, "launch"));
+  tl.add(obs::proc_start(1 * kMilli, pid, 1, "python3", "python3 train.py", Role::Launcher, 0));
+  tl.add(obs::proc_exit(500 * kMilli, pid, Outcome::exited(0)));
+  tl.add(obs::proc_gone(501 * kMilli, pid));
+  tl.add(obs::phase(600 * kMilli, "done"));
+  tl.facts.top_pid = pid;
+  tl.facts.top_outcome = Outcome::exited(0);
+  tl.facts.containment = "pid-namespace";
+  return n;
+}
+
+TEST(MergeNodes, EachNodeIsShiftedOntoTheCoordinatorsClockAndJudged) {
+  ParseResult p = Parse(TwoNodes());
+  ASSERT_TRUE(p.scenario) << Messages(p);
+  // Coordinator time 0 is at 100 s on its clock. Node 0's clock equals the
+  // coordinator's and its run began at 100.010 s; node 1's clock is 7 s
+  // ahead and its run began at 107.030 s on it (100.030 s on ours).
+  std::vector<NodeRun> nodes = {CleanNode(0, 100 * kSecond + 10 * kMilli, 0, 4000),
+                                CleanNode(1, 107 * kSecond + 30 * kMilli, 7 * kSecond, 5000)};
+  ScenarioResult r;
+  r.name = "mn";
+  RunOptions o;
+  merge_nodes(r, *p.scenario, o, nodes, 100 * kSecond);
+  ASSERT_EQ(r.nodes.size(), 2u);
+  EXPECT_EQ(r.nodes[0].started, 10 * kMilli);
+  EXPECT_EQ(r.nodes[1].started, 30 * kMilli);
+  EXPECT_EQ(r.nodes[1].clock_offset, 7 * kSecond);
+  EXPECT_EQ(r.nodes[1].verdict, Verdict::Pass) << r.nodes[1].verdict_reason;
+  ASSERT_EQ(r.processes.size(), 2u);
+  EXPECT_EQ(r.processes[1].node, 1);
+  EXPECT_EQ(r.processes[1].started, 31 * kMilli);
+  // The merged timeline is in order, each observation with its node.
+  Nanos last = 0;
+  for (const auto& ob : r.timeline.observations) {
+    EXPECT_GE(ob.t, last);
+    last = ob.t;
+    EXPECT_TRUE(ob.node == 0 || ob.node == 1);
+  }
+  EXPECT_EQ(r.verdict, Verdict::Pass) << r.verdict_reason;
+  EXPECT_FALSE(r.checks.empty());
+}
+
+TEST(MergeNodes, ALostAgentMakesTheRunAnError) {
+  ParseResult p = Parse(TwoNodes());
+  ASSERT_TRUE(p.scenario);
+  std::vector<NodeRun> nodes = {CleanNode(0, 0, 0, 4000), CleanNode(1, 0, 0, 5000)};
+  nodes[1].agent = "lost";
+  nodes[1].have_result = false;
+  nodes[1].lost_at = 2 * kSecond;
+  ScenarioResult r;
+  RunOptions o;
+  merge_nodes(r, *p.scenario, o, nodes, 0);
+  EXPECT_EQ(r.verdict, Verdict::Error);
+  EXPECT_THAT(r.verdict_reason, HasSubstr("node1: its agent was lost"));
+}
+
+TEST(MergeNodes, AFaultIsRecordedFromTheNodeWhereItActed) {
+  ParseResult p = Parse(TwoNodes("faults:\n  - {action: SIGKILL, target: 'rank:2', at: {after: 1s}}\n"));
+  ASSERT_TRUE(p.scenario) << Messages(p);
+  std::vector<NodeRun> nodes = {CleanNode(0, 0, 0, 4000), CleanNode(1, 5 * kSecond, 0, 5000)};
+  for (auto& n : nodes) {
+    n.fault_indices = {0};
+    n.timeline.facts.faults.resize(1);
+  }
+  nodes[0].timeline.facts.faults[0].status = FaultStatus::NotTriggered;
+  nodes[1].timeline.facts.faults[0].status = FaultStatus::Injected;
+  nodes[1].timeline.facts.faults[0].sent = 1 * kSecond;
+  ScenarioResult r;
+  RunOptions o;
+  merge_nodes(r, *p.scenario, o, nodes, 0);
+  ASSERT_EQ(r.timeline.facts.faults.size(), 1u);
+  EXPECT_EQ(r.timeline.facts.faults[0].status, FaultStatus::Injected);
+  EXPECT_EQ(r.timeline.facts.faults[0].sent, 6 * kSecond);
+}
+
+// --- the network cut and the link ----------------------------------------------
+
+TEST(NetworkCut, TheRulesetKeepsLoopbackAndTheCoordinatorOnly) {
+  NftNetworkCut cut("aftermath_cut_1", KeptPeer{"10.1.2.3", 4567}, "/tmp");
+  std::string rules = cut.ruleset();
+  EXPECT_THAT(rules, HasSubstr("table inet aftermath_cut_1"));
+  EXPECT_THAT(rules, HasSubstr("iif \"lo\" accept"));
+  EXPECT_THAT(rules, HasSubstr("ip saddr 10.1.2.3 tcp sport 4567 accept"));
+  EXPECT_THAT(rules, HasSubstr("ip daddr 10.1.2.3 tcp dport 4567 accept"));
+  EXPECT_FALSE(cut.is_cut());
+}
+
+TEST(Link, MessagesCrossInOrderAndAClosedPeerIsSeen) {
+  int sv[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+  Link a{UniqueFd(sv[0])}, b{UniqueFd(sv[1])};
+  ASSERT_TRUE(a.send({{"type", "ping"}, {"id", 1}}));
+  ASSERT_TRUE(a.send({{"type", "ping"}, {"id", 2}, {"text", std::string("bad \xff utf8")}}));
+  auto m1 = b.receive(5 * kSecond);
+  ASSERT_TRUE(m1);
+  EXPECT_EQ((*m1)["id"], 1);
+  auto m2 = b.receive(5 * kSecond);
+  ASSERT_TRUE(m2);
+  EXPECT_EQ((*m2)["id"], 2);
+  EXPECT_THAT((*m2)["text"].get<std::string>(), HasSubstr("bad"));
+  a.close();
+  std::vector<nlohmann::json> got;
+  auto closed = b.receive(5 * kSecond);
+  EXPECT_FALSE(closed);
+}
+
+TEST(Link, ReceiveHasADeadline) {
+  int sv[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+  Link a{UniqueFd(sv[0])}, b{UniqueFd(sv[1])};
+  auto m = b.receive(50 * kMilli);
+  ASSERT_FALSE(m);
+  EXPECT_THAT(m.error().what, HasSubstr("no message within"));
+}
+
+TEST(Link, TcpOnLoopback) {
+  int port = 0;
+  auto l = listen_tcp("127.0.0.1", &port);
+  ASSERT_TRUE(l) << l.error().what;
+  ASSERT_GT(port, 0);
+  auto c = connect_tcp("127.0.0.1", port, 5 * kSecond);
+  ASSERT_TRUE(c) << c.error().what;
+  auto s = accept_tcp(l->get(), 5 * kSecond);
+  ASSERT_TRUE(s) << s.error().what;
+  EXPECT_EQ(peer_address(s->get()), "127.0.0.1");
+  Link client(std::move(*c)), server(std::move(*s));
+  ASSERT_TRUE(client.send({{"type", "hello"}}));
+  auto m = server.receive(5 * kSecond);
+  ASSERT_TRUE(m);
+  EXPECT_EQ((*m)["type"], "hello");
+}
+
+}  // namespace
+}  // namespace aftermath
