@@ -1,0 +1,164 @@
+// Multi-node runs for real: a Slurm cluster of network namespaces on this
+// machine (scripts/local-cluster.sh), `aftermath run` inside an allocation
+// (salloc -N2), one agent per node started by srun, torchrun's c10d
+// rendezvous across the nodes. Skipped, with the reason, where such a cluster
+// cannot be made (not root, no Slurm, no network namespaces).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <set>
+
+#include "harness/os/find_program.h"
+#include "tests/e2e/e2e_util.h"
+#include "tests/support/local_cluster.h"
+
+namespace {
+
+using namespace std::chrono_literals;
+using aftermath::testing::LocalCluster;
+using ::testing::HasSubstr;
+
+const std::string& cluster_unavailable() {
+  static const std::string why = LocalCluster::unavailable();
+  return why;
+}
+
+// `salloc -N<nodes> aftermath run --out DIR/out ARGS...` against cluster c,
+// the coordinator listening on this machine's address in the cluster.
+e2e::Run salloc_run(const e2e::TempDir& dir, const LocalCluster& c, int nodes, std::vector<std::string> args,
+                    std::chrono::milliseconds deadline) {
+  std::vector<std::string> argv{aftermath::find_program("salloc").value_or("salloc"), "-N" + std::to_string(nodes), "--quiet", e2e::bin("aftermath"), "run",
+                                "--out", dir / "out"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<std::string> env = c.env();
+  env.push_back("AFTERMATH_COORDINATOR_ADDR=" + c.host_addr());
+  std::filesystem::create_directories(dir / "tmp");
+  env.push_back("TMPDIR=" + dir / "tmp");
+  e2e::Child child = e2e::spawn(argv, dir / "stdout.txt", dir / "stderr.txt", env);
+  e2e::Run r;
+  int status = e2e::wait_for(child, deadline);
+  if (status >= 0 && WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+  r.out = e2e::slurp(dir / "stdout.txt");
+  r.err = e2e::slurp(dir / "stderr.txt");
+  std::string rj = e2e::slurp(dir / "out/result.json");
+  if (!rj.empty()) r.result = nlohmann::json::parse(rj);
+  return r;
+}
+
+const nlohmann::json* scenario(const e2e::Run& r, const std::string& name) {
+  for (const auto& s : r.result["scenarios"])
+    if (s["name"] == name) return &s;
+  return nullptr;
+}
+
+std::string node_check(const nlohmann::json& node, const std::string& name) {
+  for (const auto& c : node["checks"])
+    if (c["name"] == name) return c["status"];
+  return "";
+}
+
+// The multinode-cpu suite, every verdict as written, and what each run shows.
+TEST(MultiNode, TheSuiteOnATwoNodeCluster) {
+  if (!cluster_unavailable().empty()) GTEST_SKIP() << cluster_unavailable();
+  if (!e2e::torch_unavailable().empty()) GTEST_SKIP() << e2e::torch_unavailable();
+  LocalCluster c(2);
+  ASSERT_TRUE(c.ok()) << c.error();
+  e2e::TempDir dir;
+  e2e::Run r = salloc_run(dir, c, 2, {e2e::src("scenarios/multinode-cpu.suite")}, 110s);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+
+  // A clean run: both nodes' agents report to the end, each node runs its
+  // torchrun agent and two ranks (0, 1 on node0; 2, 3 on node1), every
+  // check passes (or skips: no GPU) on each node.
+  const nlohmann::json* clean = scenario(r, "multinode-clean");
+  ASSERT_NE(clean, nullptr) << r.out;
+  EXPECT_EQ((*clean)["verdict"], "pass") << (*clean)["verdict_reason"];
+  ASSERT_EQ((*clean)["nodes"].size(), 2u);
+  std::set<std::string> addresses;
+  for (const auto& n : (*clean)["nodes"]) {
+    EXPECT_EQ(n["agent"], "done");
+    EXPECT_EQ(n["host"], "node" + std::to_string(n["index"].get<int>()));
+    addresses.insert(n["address"].get<std::string>());
+    EXPECT_EQ(n["verdict"], "pass") << n["verdict_reason"];
+    // One kernel, one monotonic clock: the estimate is near 0 and its bound
+    // is half a round trip on the cluster's network.
+    EXPECT_LE(std::abs(n["clock"]["offset_ms"].get<double>()), n["clock"]["uncertainty_ms"].get<double>() + 1.0);
+    EXPECT_LT(n["clock"]["uncertainty_ms"].get<double>(), 50.0);
+    EXPECT_EQ(n["clock"]["samples"], 8);
+  }
+  EXPECT_EQ(addresses.size(), 2u);
+  std::map<int, std::set<int>> ranks_on;
+  for (const auto& p : (*clean)["processes"])
+    if (p["role"] == "rank") ranks_on[p["node"].get<int>()].insert(p["rank"].get<int>());
+  EXPECT_EQ(ranks_on, (std::map<int, std::set<int>>{{0, {0, 1}}, {1, {2, 3}}}));
+  // The timeline is one, on the coordinator's clock, in order.
+  double last = -1;
+  std::set<int> nodes_seen;
+  for (const auto& o : (*clean)["timeline"]) {
+    EXPECT_GE(o["t_ms"].get<double>(), last);
+    last = o["t_ms"].get<double>();
+    nodes_seen.insert(o["node"].get<int>());
+  }
+  EXPECT_EQ(nodes_seen, (std::set<int>{0, 1}));
+
+  // Node loss mid-step: node 1's processes die in one go with its network
+  // cut, so node 0's ranks hear nothing and hang in their all_reduce.
+  const nlohmann::json* loss = scenario(r, "multinode-node-loss");
+  ASSERT_NE(loss, nullptr) << r.out;
+  EXPECT_EQ((*loss)["verdict"], "xfail") << (*loss)["verdict_reason"];
+  ASSERT_EQ((*loss)["faults"].size(), 1u);
+  const auto& fault = (*loss)["faults"][0];
+  EXPECT_EQ(fault["status"], "injected") << fault["reason"];
+  EXPECT_THAT(fault["reason"].get<std::string>(), HasSubstr("network cut, then SIGKILL to 3 process(es)"));
+  double sent = fault["sent_ms"];
+  double first_death = 1e18, last_death = 0;
+  for (const auto& p : (*loss)["processes"]) {
+    if (p["node"] != 1) continue;
+    EXPECT_EQ(p["outcome"]["signal"], "SIGKILL") << p["cmdline"];
+    first_death = std::min(first_death, p["exited_ms"].get<double>());
+    last_death = std::max(last_death, p["exited_ms"].get<double>());
+  }
+  EXPECT_GE(first_death, sent);
+  EXPECT_LT(last_death - sent, 1000.0) << "node 1's processes die together";
+  const auto& n0 = (*loss)["nodes"][0];
+  const auto& n1 = (*loss)["nodes"][1];
+  EXPECT_EQ(node_check(n0, "no_hang"), "fail");
+  EXPECT_EQ(node_check(n1, "no_hang"), "pass");
+  EXPECT_EQ(node_check(n1, "all_exited"), "pass");
+  // The survivors never saw their peers' sockets close: the cut held.
+  double stalled = (*loss)["top"]["stalled_since_ms"].is_number() ? (*loss)["top"]["stalled_since_ms"].get<double>() : -1;
+  EXPECT_GT(stalled, 0);
+  std::string node0_err = e2e::slurp(n0["out_dir"].get<std::string>() + "/stderr.log");
+  EXPECT_THAT(node0_err, ::testing::Not(HasSubstr("Connection closed by peer")));
+  std::cout << "[ measure  ] node loss: node 1 dead " << (last_death - sent) << " ms after the fault; node 0 "
+            << "stalled from " << stalled << " ms (fault at " << sent << " ms)\n";
+
+  // Nothing of either run is left.
+  std::vector<int> pids;
+  for (const auto* s : {clean, loss})
+    for (const auto& p : (*s)["processes"]) pids.push_back(p["pid"]);
+  EXPECT_TRUE(e2e::all_gone_within(pids, 10s));
+  EXPECT_TRUE(std::filesystem::is_empty(dir / "tmp"));
+}
+
+// Outside an allocation, or asking for more nodes than it has: one error
+// naming the file, exit 2, nothing launched.
+TEST(MultiNode, WithoutAFittingAllocationNothingIsLaunched) {
+  e2e::TempDir dir;
+  std::string file = e2e::src("scenarios/multinode-clean.yaml");
+  e2e::Run r = e2e::aftermath(dir, {"run", "--out", dir / "out", file}, 30s,
+                              {"SLURM_JOB_ID=", "SLURM_JOB_NUM_NODES=", "SLURM_NNODES="});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr(file + ": nodes: 2 runs through Slurm and this is not inside an allocation"));
+  EXPECT_THAT(r.err, HasSubstr("nothing was launched"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "out"));
+
+  e2e::Run small = e2e::aftermath(dir, {"run", "--out", dir / "out", file}, 30s,
+                                  {"SLURM_JOB_ID=77", "SLURM_JOB_NUM_NODES=1"});
+  EXPECT_EQ(small.exit_code, 2) << small.out << small.err;
+  EXPECT_THAT(small.err, HasSubstr("nodes: 2 but Slurm job 77 has 1 node(s)"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "out"));
+}
+
+}  // namespace
