@@ -68,17 +68,73 @@ std::optional<FaultVerdict> fault_verdict(const std::vector<FaultRecord>& faults
   return out;
 }
 
-Timings compute_timings(const Timeline& tl, const std::vector<ProcessHistory>& procs) {
-  Timings t;
-  std::optional<Nanos> top_end, top_start;
+namespace {
+
+// One node's part of the run (the whole run when it has one node): its top
+// process and its own phases.
+struct NodeSpan {
+  std::optional<Nanos> top_start, top_exit, teardown, done, deadline;
+  std::optional<Nanos> top_end;  // top_exit unless the teardown ended it
+};
+
+std::map<int, NodeSpan> node_spans(const Timeline& tl, const std::vector<ProcessHistory>& procs) {
+  std::map<int, NodeSpan> spans;
   for (const auto& p : procs)
     if (p.is_top) {
-      top_start = p.started;
-      top_end = p.end();
+      spans[p.node].top_start = p.started;
+      spans[p.node].top_exit = p.end();
     }
-  auto teardown = phase_time(tl, "teardown");
-  auto done = phase_time(tl, "done");
-  auto deadline = phase_time(tl, "deadline");
+  for (const auto& o : tl.observations) {
+    if (o.kind != ObsKind::Phase) continue;
+    NodeSpan& s = spans[o.node];
+    if (o.name == "teardown" && !s.teardown) s.teardown = o.t;
+    if (o.name == "done" && !s.done) s.done = o.t;
+    if (o.name == "deadline" && !s.deadline) s.deadline = o.t;
+  }
+  for (auto& [node, s] : spans)
+    if (!(s.top_exit && s.teardown && *s.top_exit > *s.teardown)) s.top_end = s.top_exit;
+  return spans;
+}
+
+enum class Pick { Earliest, Latest };
+
+// One of the spans' times over the nodes; with `every`, nullopt unless every
+// node has it.
+std::optional<Nanos> over_nodes(const std::map<int, NodeSpan>& spans, std::optional<Nanos> NodeSpan::*field,
+                                Pick pick, bool every) {
+  bool any = false;
+  Nanos best = 0;
+  for (const auto& [node, s] : spans) {
+    const std::optional<Nanos>& v = s.*field;
+    if (!v) {
+      if (every) return std::nullopt;
+      continue;
+    }
+    if (!any || (pick == Pick::Latest ? *v > best : *v < best)) best = *v;
+    any = true;
+  }
+  if (!any) return std::nullopt;
+  return best;
+}
+
+}  // namespace
+
+// A multi-node run's timeline holds every node's processes and phases (each
+// observation and process with its node); the job's span is then from the
+// first top's start to the last top's end, and each process is judged
+// against its own node's teardown.
+Timings compute_timings(const Timeline& tl, const std::vector<ProcessHistory>& procs) {
+  Timings t;
+  std::map<int, NodeSpan> spans = node_spans(tl, procs);
+  // The last top's exit (by itself or not), and its end by itself.
+  const std::optional<Nanos> top_start = over_nodes(spans, &NodeSpan::top_start, Pick::Earliest, false);
+  const std::optional<Nanos> top_exit = over_nodes(spans, &NodeSpan::top_exit, Pick::Latest, true);
+  const std::optional<Nanos> top_end = over_nodes(spans, &NodeSpan::top_end, Pick::Latest, true);
+  const std::optional<Nanos> done = over_nodes(spans, &NodeSpan::done, Pick::Latest, false);
+  const std::optional<Nanos> deadline = over_nodes(spans, &NodeSpan::deadline, Pick::Earliest, false);
+  std::optional<Nanos> teardown_took;
+  for (const auto& [node, s] : spans)
+    if (s.teardown && s.done) teardown_took = std::max(teardown_took.value_or(0), *s.done - *s.teardown);
   std::optional<Nanos> origin;
   std::optional<Nanos> first_fault;
   for (const auto& f : tl.facts.faults)
@@ -87,8 +143,8 @@ Timings compute_timings(const Timeline& tl, const std::vector<ProcessHistory>& p
   if (first_fault) {
     origin = first_fault;
     t.origin = "first fault";
-  } else if (top_end) {
-    origin = top_end;
+  } else if (top_exit) {
+    origin = top_exit;
     t.origin = "top process exit";
   } else if (deadline) {
     origin = deadline;
@@ -98,14 +154,14 @@ Timings compute_timings(const Timeline& tl, const std::vector<ProcessHistory>& p
     if (!v) return std::nullopt;
     return to_ms(*v);
   };
-  if (top_end && teardown && *top_end > *teardown) top_end.reset();  // ended by the teardown
   t.ms["job_ms"] = (top_start && top_end) ? ms(*top_end - *top_start) : std::nullopt;
   // Until every job process was gone by itself (nullopt: teardown was needed).
   Nanos last_end = 0, last_gone = 0;
   bool all_ended = true, all_gone = true;
   for (const auto& p : procs) {
     auto e = p.end();
-    if (!e || (teardown && *e > *teardown)) all_ended = false;
+    const auto& node_teardown = spans[p.node].teardown;
+    if (!e || (node_teardown && *e > *node_teardown)) all_ended = false;
     else last_end = std::max(last_end, *e);
     auto g = p.gone_at ? p.gone_at : e;
     if (!g) all_gone = false;
@@ -122,7 +178,7 @@ Timings compute_timings(const Timeline& tl, const std::vector<ProcessHistory>& p
     t.ms["to_shm_baseline_ms"] =
         s.back_to_baseline ? ms(std::max<Nanos>(0, *s.back_to_baseline - *origin)) : 0.0;
   }
-  t.ms["teardown_ms"] = (teardown && done) ? ms(*done - *teardown) : std::nullopt;
+  t.ms["teardown_ms"] = ms(teardown_took);
   // From the first fault until the job noticed: the top process's exit.
   t.ms["to_job_exit_ms"] =
       (first_fault && top_end) ? ms(std::max<Nanos>(0, *top_end - *first_fault)) : std::nullopt;

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 
 #include "harness/check/scenario_load.h"
+#include "harness/check/verdict.h"
 #include "harness/cluster/clock_sync.h"
 #include "harness/cluster/link.h"
 #include "harness/cluster/merge.h"
@@ -286,6 +287,39 @@ TEST(MergeNodes, AFaultIsRecordedFromTheNodeWhereItActed) {
   ASSERT_EQ(r.timeline.facts.faults.size(), 1u);
   EXPECT_EQ(r.timeline.facts.faults[0].status, FaultStatus::Injected);
   EXPECT_EQ(r.timeline.facts.faults[0].sent, 6 * kSecond);
+}
+
+TEST(MultiNodeTimings, TheJobSpansFromTheFirstTopsStartToTheLastTopsEnd) {
+  std::vector<NodeRun> nodes = {CleanNode(0, 0, 0, 4000), CleanNode(1, 0, 0, 5000)};
+  Timeline tl;
+  std::vector<ProcessHistory> procs;
+  for (auto& n : nodes) {
+    Nanos shift = n.index * 100 * kMilli;  // node 1 starts and ends 100 ms later
+    for (auto ob : n.timeline.observations) {
+      ob.t += shift;
+      ob.node = n.index;
+      tl.add(ob);
+    }
+  }
+  tl.facts = nodes[0].timeline.facts;
+  procs = build_histories(tl);
+  ASSERT_EQ(procs.size(), 2u);
+  procs[0].node = 0;
+  procs[1].node = 1;
+  procs[0].is_top = procs[1].is_top = true;
+  Timings t = compute_timings(tl, procs);
+  // Node 0's top: 1 ms to 500 ms; node 1's: 101 ms to 600 ms.
+  EXPECT_EQ(t.ms.at("job_ms"), 599.0);
+  EXPECT_EQ(t.origin, "top process exit");
+  // Node 1's top ended by its teardown (at 550 ms): the job did not end by itself.
+  tl.add([] {
+    Observation o = obs::phase(550 * kMilli, "teardown");
+    o.node = 1;
+    return o;
+  }());
+  t = compute_timings(tl, procs);
+  EXPECT_EQ(t.ms.at("job_ms"), std::nullopt);
+  EXPECT_EQ(t.ms.at("to_all_exited_ms"), std::nullopt);
 }
 
 // --- the network cut and the link ----------------------------------------------
