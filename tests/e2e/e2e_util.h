@@ -119,16 +119,15 @@ inline int free_port() {
   return port;
 }
 
-// Runs `aftermath ARGS...` with --out DIR, waits at most `deadline`; `env`
-// ("NAME=value") on top of this process's environment. Unless `env` sets
-// TMPDIR, the job gets DIR/tmp as its TMPDIR: tests run side by side, and a
-// job's temp-dir residue (pymp-*, torch-shm-dir-*) must be judged in the run
-// that made it, not in a neighbour's run that started before it.
-inline Run aftermath(const TempDir& dir, std::vector<std::string> args,
-                     std::chrono::milliseconds deadline = std::chrono::seconds(60),
-                     std::vector<std::string> env = {}) {
-  std::vector<std::string> argv{bin("aftermath")};
-  argv.insert(argv.end(), args.begin(), args.end());
+// Runs argv, a program that writes its reports to DIR/out (`aftermath ...
+// --out DIR/out`, or one started by salloc), waits at most `deadline`, and
+// reads its output and result.json; `env` ("NAME=value") on top of this
+// process's environment. Unless `env` sets TMPDIR, the job gets DIR/tmp as
+// its TMPDIR: tests run side by side, and a job's temp-dir residue (pymp-*,
+// torch-shm-dir-*) must be judged in the run that made it, not in a
+// neighbour's run that started before it.
+inline Run run_with_reports(const TempDir& dir, const std::vector<std::string>& argv,
+                            std::chrono::milliseconds deadline, std::vector<std::string> env) {
   bool has_tmpdir = false;
   for (const auto& e : env) has_tmpdir = has_tmpdir || e.rfind("TMPDIR=", 0) == 0;
   if (!has_tmpdir) {
@@ -144,6 +143,15 @@ inline Run aftermath(const TempDir& dir, std::vector<std::string> args,
   std::string rj = slurp(dir / "out/result.json");
   if (!rj.empty()) r.result = nlohmann::json::parse(rj);
   return r;
+}
+
+// Runs `aftermath ARGS...` (with --out DIR/out among them), as run_with_reports.
+inline Run aftermath(const TempDir& dir, std::vector<std::string> args,
+                     std::chrono::milliseconds deadline = std::chrono::seconds(60),
+                     std::vector<std::string> env = {}) {
+  std::vector<std::string> argv{bin("aftermath")};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_with_reports(dir, argv, deadline, std::move(env));
 }
 
 // A scenario's whole output on one stream ("stdout" / "stderr"): its shared

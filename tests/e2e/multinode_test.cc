@@ -28,22 +28,17 @@ const std::string& cluster_unavailable() {
 // the coordinator listening on this machine's address in the cluster.
 e2e::Run salloc_run(const e2e::TempDir& dir, const LocalCluster& c, int nodes, std::vector<std::string> args,
                     std::chrono::milliseconds deadline) {
-  std::vector<std::string> argv{aftermath::find_program("salloc").value_or("salloc"), "-N" + std::to_string(nodes), "--quiet", e2e::bin("aftermath"), "run",
-                                "--out", dir / "out"};
+  std::vector<std::string> argv{aftermath::find_program("salloc").value_or("salloc"),
+                                "-N" + std::to_string(nodes),
+                                "--quiet",
+                                e2e::bin("aftermath"),
+                                "run",
+                                "--out",
+                                dir / "out"};
   argv.insert(argv.end(), args.begin(), args.end());
   std::vector<std::string> env = c.env();
   env.push_back("AFTERMATH_COORDINATOR_ADDR=" + c.host_addr());
-  std::filesystem::create_directories(dir / "tmp");
-  env.push_back("TMPDIR=" + dir / "tmp");
-  e2e::Child child = e2e::spawn(argv, dir / "stdout.txt", dir / "stderr.txt", env);
-  e2e::Run r;
-  int status = e2e::wait_for(child, deadline);
-  if (status >= 0 && WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
-  r.out = e2e::slurp(dir / "stdout.txt");
-  r.err = e2e::slurp(dir / "stderr.txt");
-  std::string rj = e2e::slurp(dir / "out/result.json");
-  if (!rj.empty()) r.result = nlohmann::json::parse(rj);
-  return r;
+  return e2e::run_with_reports(dir, argv, deadline, env);
 }
 
 const nlohmann::json* scenario(const e2e::Run& r, const std::string& name) {
