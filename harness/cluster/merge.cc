@@ -170,8 +170,15 @@ void merge_nodes(ScenarioResult& r, const Scenario& sc, const RunOptions& o, std
       merged.facts.shm = f.shm;
       merged.facts.stall_window = f.stall_window;
       merged.device = n.timeline.device;
-      for (const auto& [pid, logs] : part.process_logs) r.process_logs[pid] = logs;
       r.job_environment = part.job_environment;
+    }
+    // Each node's per-process logs, relative to the run's folder (they are
+    // relative to the node's).
+    std::string node_dir = "node" + std::to_string(n.index) + "/";
+    for (auto [pid, logs] : part.process_logs) {
+      for (std::string* path : {&logs.stdout_path, &logs.stderr_path})
+        if (!path->empty() && (*path)[0] != '/') *path = node_dir + *path;
+      r.process_logs[pid] = logs;
     }
     const RunFacts& f = n.timeline.facts;
     merged.facts.deadline_hit = merged.facts.deadline_hit || f.deadline_hit;
