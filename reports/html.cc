@@ -31,6 +31,7 @@ using report::format_ms;
 using report::items;
 using report::member;
 using report::num;
+using report::opt_int;
 using report::ProcessView;
 using report::str;
 using svg::fmt;
@@ -279,6 +280,28 @@ std::string legend() {
          "for details.</span></div>";
 }
 
+// A multi-node run's nodes: each one's agent, clock and own verdict.
+std::string nodes_table(const json& sc) {
+  const json& nodes = member(sc, "nodes");
+  if (!nodes.is_array() || nodes.empty()) return "";
+  std::string out =
+      "<h3>Nodes</h3><table class=\"nodes\"><thead><tr><th>node</th><th>host</th><th>address</th>"
+      "<th>agent</th><th>clock offset</th><th>started</th><th>processes</th><th>verdict</th></tr></thead><tbody>";
+  for (const json& n : nodes) {
+    const json& clock = member(n, "clock");
+    std::string agent = str(n, "agent");
+    if (auto lost = num(n, "lost_ms")) agent += " at " + format_ms(lost);
+    std::string verdict = str(n, "verdict");
+    out += "<tr><td>node" + std::to_string(opt_int(n, "index").value_or(0)) + "</td><td>" + esc(str(n, "host")) +
+           "</td><td>" + esc(str(n, "address")) + "</td><td>" + esc(agent) + "</td><td>" +
+           esc(format_ms(num(clock, "offset_ms")) + " \u00b1 " + format_ms(num(clock, "uncertainty_ms"))) +
+           "</td><td>" + esc(format_ms(num(n, "started_ms"))) + "</td><td>" +
+           std::to_string(opt_int(n, "processes").value_or(0)) + "</td><td class=\"" + verdict_class(verdict) +
+           "\">" + esc(verdict) + " <span class=\"why\">" + esc(str(n, "verdict_reason")) + "</span></td></tr>";
+  }
+  return out + "</tbody></table>";
+}
+
 std::string scenario_section(const json& sc, size_t index, const std::string& report_dir) {
   std::string name = str(sc, "name", "scenario " + std::to_string(index + 1));
   std::string verdict = str(sc, "verdict", "unknown");
@@ -290,6 +313,7 @@ std::string scenario_section(const json& sc, size_t index, const std::string& re
   std::string error = str(sc, "error");
   if (!error.empty()) out += "<p class=\"error\">The run itself failed: " + esc(error) + "</p>";
   out += hang_section_html(sc, id);
+  out += nodes_table(sc);
   out += facts_table(sc);
   std::string repro = str(sc, "repro");
   if (!repro.empty()) {

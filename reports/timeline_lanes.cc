@@ -56,11 +56,13 @@ std::string open_row(const LaneContext& c, double y, const char* label) {
          "<text class=\"row-label\" x=\"8\" y=\"13\">" + label + "</text>" + c.clipped;
 }
 
-// The header above a role's lanes: "role · N processes" and a rule.
-std::string group_header(const std::vector<ProcessView>& procs, const std::string& role, double y) {
+// The header above a role's lanes: "role · N processes" ("node1 · role · N
+// processes" in a multi-node run) and a rule.
+std::string group_header(const std::vector<ProcessView>& procs, const ProcessView& first, double y) {
   std::size_t n = 0;
-  for (const auto& q : procs) n += q.role == role;
-  return fmt("<text class=\"group\" x=\"4\" y=\"%s\">", px(y + 12).c_str()) + esc(role) +
+  for (const auto& q : procs) n += q.role == first.role && q.node == first.node;
+  std::string name = first.node ? "node" + std::to_string(*first.node) + " \u00b7 " + first.role : first.role;
+  return fmt("<text class=\"group\" x=\"4\" y=\"%s\">", px(y + 12).c_str()) + esc(name) +
          fmt(" \u00b7 %zu process%s</text>", n, n == 1 ? "" : "es") +
          fmt("<line class=\"group-rule\" x1=\"0\" x2=\"%s\" y1=\"%s\" y2=\"%s\"/>",
              px(kWidth).c_str(), px(y + 0.5).c_str(), px(y + 0.5).c_str());
@@ -150,6 +152,7 @@ std::string lane(const LaneContext& c, const ProcessView& p, std::size_t i, doub
 
 std::string process_title(const ProcessView& p) {
   std::string t = p.role + " " + report::pid_text(p) + " " + p.comm;
+  if (p.node) t += " on node" + std::to_string(*p.node);
   if (p.rank) t += " rank " + std::to_string(*p.rank);
   if (p.worker) t += " worker " + std::to_string(*p.worker);
   if (p.top) t += " (top process)";
@@ -192,8 +195,8 @@ std::string draw_lanes(const LaneContext& c, const std::vector<ProcessView>& pro
     y += kLaneH;
   }
   for (std::size_t i = 0; i < procs.size(); ++i) {
-    if (i == 0 || procs[i].role != procs[i - 1].role) {
-      body += group_header(procs, procs[i].role, y);
+    if (i == 0 || procs[i].role != procs[i - 1].role || procs[i].node != procs[i - 1].node) {
+      body += group_header(procs, procs[i], y);
       y += kGroupH;
     }
     body += lane(c, procs[i], i, y);

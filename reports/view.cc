@@ -34,13 +34,13 @@ const json& null_json() {
   return kNull;
 }
 
+}  // namespace
+
 std::optional<long long> opt_int(const json& j, std::string_view key) {
   const json& v = member(j, key);
   if (!v.is_number()) return std::nullopt;
   return v.get<long long>();
 }
-
-}  // namespace
 
 const json& member(const json& j, std::string_view key) {
   if (!j.is_object()) return null_json();
@@ -137,6 +137,7 @@ std::vector<ProcessView> processes_by_role(const json& scenario) {
     v.comm = str(*p, "comm");
     v.cmdline = str(*p, "cmdline");
     v.top = member(*p, "top").is_boolean() && member(*p, "top").get<bool>();
+    v.node = opt_int(*p, "node");
     // -1 is how result.json says "not announced".
     auto rank = opt_int(*p, "rank");
     if (rank && *rank >= 0) v.rank = rank;
@@ -161,7 +162,9 @@ std::vector<ProcessView> processes_by_role(const json& scenario) {
     v.log_stderr = str(member(*p, "logs"), "stderr");
     out.push_back(std::move(v));
   }
+  // A multi-node run's lanes come node by node, each node's by role.
   std::stable_sort(out.begin(), out.end(), [](const ProcessView& a, const ProcessView& b) {
+    if (a.node != b.node) return a.node.value_or(-1) < b.node.value_or(-1);
     int ra = role_rank(a.role), rb = role_rank(b.role);
     if (ra != rb) return ra < rb;
     if (a.role != b.role) return a.role < b.role;

@@ -27,6 +27,8 @@ const json& member(const json& j, std::string_view key);
 std::string str(const json& j, std::string_view key, std::string_view fallback = "");
 // A numeric member, nullopt when absent, null or not a number.
 std::optional<double> num(const json& j, std::string_view key);
+// The same as an integer.
+std::optional<long long> opt_int(const json& j, std::string_view key);
 // The elements of an array member (empty when absent or not an array).
 std::vector<const json*> items(const json& j, std::string_view key);
 
@@ -58,6 +60,7 @@ struct ProcessView {
   std::string comm;
   std::string cmdline;
   bool top = false;
+  std::optional<long long> node;  // a multi-node run: the node it ran on
   std::optional<long long> rank, worker;  // announced by the fixture, when known
   double start_ms = 0;
   std::optional<double> exited_ms, gone_ms, orphaned_ms, zombie_since_ms;

@@ -111,6 +111,40 @@ TEST(Html, LanesAreGroupedByRole) {
   EXPECT_THAT(sec, HasSubstr(">launcher \u00b7 1 process</text>"));
 }
 
+TEST(Html, AMultiNodeRunHasALaneGroupPerNodeAndANodesTable) {
+  json result = load_fixture();
+  json& sc = scenario(result, "clean-job");
+  ASSERT_GE(sc["processes"].size(), 2u);
+  // The processes alternate between two nodes, all of them ranks.
+  for (size_t i = 0; i < sc["processes"].size(); ++i) {
+    sc["processes"][i]["role"] = "rank";
+    sc["processes"][i]["node"] = static_cast<int>(i % 2);
+  }
+  sc["nodes"] = json::array();
+  for (int n = 0; n < 2; ++n)
+    sc["nodes"].push_back({{"index", n},
+                           {"host", "node" + std::to_string(n)},
+                           {"address", "10.0.0." + std::to_string(10 + n)},
+                           {"agent", n == 0 ? "done" : "lost"},
+                           {"lost_ms", n == 0 ? json(nullptr) : json(2500.0)},
+                           {"clock", {{"offset_ms", 0.01}, {"uncertainty_ms", 0.025}}},
+                           {"started_ms", 1000.0},
+                           {"processes", 2},
+                           {"verdict", n == 0 ? "pass" : "error"},
+                           {"verdict_reason", n == 0 ? "" : "its agent was lost"}});
+  std::string sec = section(render_html(result), index_of(result, "clean-job"));
+  size_t n0 = sec.find(">node0 \u00b7 rank \u00b7 ");
+  size_t n1 = sec.find(">node1 \u00b7 rank \u00b7 ");
+  ASSERT_NE(n0, std::string::npos) << sec;
+  ASSERT_NE(n1, std::string::npos);
+  EXPECT_LT(n0, n1);
+  // Every lane of node 0 comes before node 1's group.
+  EXPECT_EQ(count(sec.substr(n0, n1 - n0), "class=\"lane\""), (sc["processes"].size() + 1) / 2);
+  EXPECT_THAT(sec, HasSubstr("<h3>Nodes</h3>"));
+  EXPECT_THAT(sec, HasSubstr("<td>lost at 2.50 s</td>"));
+  EXPECT_THAT(sec, HasSubstr("its agent was lost"));
+}
+
 TEST(Html, VerdictBannersAndOverview) {
   json result = load_fixture();
   std::string html = render_html(result, run_dir(result));
