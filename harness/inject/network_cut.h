@@ -6,16 +6,22 @@
 // (on a real cluster, the node's; on the local test cluster, the node's
 // namespace): every packet in or out is dropped but loopback and the agent's
 // own connection to its coordinator, which keeps streaming what the node
-// sees. heal() deletes the table; so does the destructor, so an agent that
-// ends any way short of SIGKILL never leaves its node cut off.
+// sees. The table is made with nftables' `owner` flag by an `nft -i` that
+// the agent keeps running, its input a pipe from the agent: the kernel
+// removes an owned table when its owner's socket closes, so the cut ends
+// when heal() closes the pipe, and also when the agent dies any way at all
+// (SIGKILL included: the pipe closes, nft reads its end and exits, or dies
+// with its parent). A node is never left cut off.
 #pragma once
 
-#include <memory>
+#include <sys/types.h>
+
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "harness/os/expected.h"
+#include "harness/os/unique_fd.h"
 
 namespace aftermath {
 
@@ -35,25 +41,30 @@ struct KeptPeer {
   int port = 0;         // its port
 };
 
-// nftables, through the `nft` command (found in PATH, /usr/sbin, /sbin).
+// nftables, through the `nft` command (found in /usr/sbin, /sbin, PATH).
 class NftNetworkCut : public NetworkCut {
  public:
-  // `table`: a name unique to this agent (a letter first; letters, digits, _).
+  // `table`: a name unique to this agent (a letter first; letters, digits,
+  // _); `scratch_dir`: where nft's error output goes.
   NftNetworkCut(std::string table, KeptPeer keep, std::string scratch_dir);
   ~NftNetworkCut() override;
+  NftNetworkCut(const NftNetworkCut&) = delete;
+  NftNetworkCut& operator=(const NftNetworkCut&) = delete;
   Status cut() override;
   Status heal() override;
-  bool is_cut() const override { return cut_; }
+  bool is_cut() const override { return holder_ > 0; }
 
-  // The ruleset cut() loads (for tests and the report).
+  // The one line cut() gives `nft -i` (for tests and the report).
   std::string ruleset() const;
 
  private:
-  Status nft(const std::vector<std::string>& args);
+  void end_holder();
   std::string table_;
   KeptPeer keep_;
   std::string scratch_dir_;
-  bool cut_ = false;
+  pid_t holder_ = -1;  // the `nft -i` that owns the table
+  UniqueFd holder_pidfd_;
+  UniqueFd to_holder_;  // its stdin
 };
 
 // Why this machine cannot cut a network namespace's traffic (no nft binary,

@@ -327,7 +327,8 @@ TEST(MultiNodeTimings, TheJobSpansFromTheFirstTopsStartToTheLastTopsEnd) {
 TEST(NetworkCut, TheRulesetKeepsLoopbackAndTheCoordinatorOnly) {
   NftNetworkCut cut("aftermath_cut_1", KeptPeer{"10.1.2.3", 4567}, "/tmp");
   std::string rules = cut.ruleset();
-  EXPECT_THAT(rules, HasSubstr("table inet aftermath_cut_1"));
+  EXPECT_THAT(rules, HasSubstr("table inet aftermath_cut_1 { flags owner;"));
+  EXPECT_EQ(rules.find('\n'), std::string::npos);  // one line: nft -i reads lines
   EXPECT_THAT(rules, HasSubstr("iif \"lo\" accept"));
   EXPECT_THAT(rules, HasSubstr("ip saddr 10.1.2.3 tcp sport 4567 accept"));
   EXPECT_THAT(rules, HasSubstr("ip daddr 10.1.2.3 tcp dport 4567 accept"));
