@@ -300,7 +300,32 @@ int run_scenarios(const std::vector<Scenario>& scenarios, RunOptions ro, const R
 
 }  // namespace
 
+Expected<Shard> parse_shard(const std::string& text) {
+  auto bad = [&] {
+    return Error{"--shard: expected I/N with 1 <= I <= N <= 10000 (e.g. 2/4), got '" + text + "'"};
+  };
+  auto slash = text.find('/');
+  if (slash == std::string::npos) return bad();
+  auto number = [](const std::string& s) -> int {
+    if (s.empty() || s.size() > 5 || s.find_first_not_of("0123456789") != std::string::npos) return -1;
+    return std::stoi(s);
+  };
+  int i = number(text.substr(0, slash)), n = number(text.substr(slash + 1));
+  if (i < 1 || n < 1 || i > n || n > 10000) return bad();
+  return Shard{i, n};
+}
+
+std::vector<std::size_t> shard_positions(std::size_t total, const Shard& s) {
+  std::vector<std::size_t> out;
+  for (std::size_t k = static_cast<std::size_t>(s.index - 1); k < total; k += static_cast<std::size_t>(s.count))
+    out.push_back(k);
+  return out;
+}
+
 void add_run_options(CLI::App* run, RunCliOptions& o) {
+  run->add_option("--shard", o.shard,
+                  "I/N: run only the I-th of N deterministic slices of the scenarios (every N-th, "
+                  "from the I-th), for a CI matrix or a Slurm job array");
   run->add_option("--expect-exit", o.expect_exit, "-- COMMAND is expected to exit with this code (0..255)");
   run->add_option("--expect-signal", o.expect_signal, "-- COMMAND is expected to die by this signal (SIGKILL, 9)");
   run->add_option("--expect-output", o.expect_output,
@@ -352,6 +377,10 @@ int cmd_run(const RunCliOptions& c, const RunInvocation& inv) {
   std::vector<Scenario> scenarios;
   std::vector<std::string> errors;
   if (!inv.job_command.empty()) {
+    if (!c.shard.empty()) {
+      std::fprintf(stderr, "aftermath run: --shard slices scenario files and suites, not -- COMMAND\n");
+      return 2;
+    }
     if (!c.inputs.empty()) {
       std::fprintf(stderr, "aftermath run: give scenario files or -- COMMAND, not both\n");
       return 2;
@@ -373,6 +402,21 @@ int cmd_run(const RunCliOptions& c, const RunInvocation& inv) {
     for (const auto& e : errors) std::fprintf(stderr, "%s\n", e.c_str());
     std::fprintf(stderr, "aftermath run: %zu problem(s); nothing was launched\n", errors.size());
     return 2;
+  }
+  if (!c.shard.empty()) {
+    auto shard = parse_shard(c.shard);
+    if (!shard) {
+      std::fprintf(stderr, "aftermath run: %s\n", shard.error().what.c_str());
+      return 2;
+    }
+    std::vector<Scenario> slice;
+    for (std::size_t k : shard_positions(scenarios.size(), *shard)) slice.push_back(std::move(scenarios[k]));
+    std::printf("aftermath run --shard %d/%d: %zu of %zu scenario(s)\n", shard->index, shard->count, slice.size(),
+                scenarios.size());
+    for (const auto& sc : slice) std::printf("  %s\n", sc.name.c_str());
+    std::fflush(stdout);
+    if (slice.empty()) return 0;
+    scenarios = std::move(slice);
   }
   // A multi-node scenario needs Slurm here and now: say so before anything runs.
   for (const auto& sc : scenarios) {

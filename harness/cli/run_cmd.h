@@ -10,10 +10,13 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "harness/os/expected.h"
 
 namespace aftermath {
 
@@ -35,7 +38,21 @@ struct RunCliOptions {
   std::string expect_exit, expect_signal, expect_output, expect_fail;
   std::vector<std::string> checks;  // --check
   std::string name;                 // --name, -- COMMAND only
+  std::string shard;                // --shard I/N ("" when not)
 };
+
+// --shard I/N: the I-th (1-based) of N slices of a run's scenarios.
+struct Shard {
+  int index = 1;
+  int count = 1;
+};
+// Parses "I/N" (1 <= I <= N <= 10000); the error says what is wrong.
+Expected<Shard> parse_shard(const std::string& text);
+// The positions (into a list of `total` scenarios, in input order) that
+// shard s runs: every N-th from I-1, so consecutive scenarios (a suite's
+// slow neighbours) spread over the shards, and the N shards together run
+// each scenario exactly once, whatever N.
+std::vector<std::size_t> shard_positions(std::size_t total, const Shard& s);
 
 // How this program was invoked, beyond the options.
 struct RunInvocation {

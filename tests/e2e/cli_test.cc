@@ -534,6 +534,34 @@ TEST_F(Cli, ValidateAndDryRunLaunchNothing) {
   EXPECT_FALSE(std::filesystem::exists(dir / "out/result.json"));
 }
 
+// --shard I/N: the shards of a suite name each of its scenarios once; a bad
+// shard or one with -- COMMAND is refused before anything runs.
+TEST_F(Cli, ShardsSliceASuite) {
+  std::multiset<std::string> seen;
+  std::size_t total = 0;
+  for (int i = 1; i <= 3; ++i) {
+    auto r = e2e::aftermath(dir, {"run", "--dry-run", "--shard", std::to_string(i) + "/3",
+                                  e2e::src("scenarios/nightly-cpu.suite")});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::istringstream in(r.out);
+    std::string line;
+    ASSERT_TRUE(std::getline(in, line));
+    EXPECT_NE(line.find("aftermath run --shard " + std::to_string(i) + "/3: "), std::string::npos) << line;
+    total = std::stoul(line.substr(line.find(" of ") + 4));
+    while (std::getline(in, line))
+      if (line.rfind("  ", 0) == 0) seen.insert(line.substr(2));
+  }
+  EXPECT_EQ(seen.size(), total);
+  EXPECT_EQ(std::set<std::string>(seen.begin(), seen.end()).size(), total) << "a scenario in two shards";
+  auto bad = e2e::aftermath(dir, {"run", "--shard", "4/3", e2e::src("scenarios/nightly-cpu.suite")});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--shard: expected I/N"), std::string::npos) << bad.err;
+  auto cmd = run_cmd({"--shard", "1/2"}, {"/bin/true"});
+  EXPECT_EQ(cmd.exit_code, 2);
+  EXPECT_NE(cmd.err.find("--shard slices scenario files and suites"), std::string::npos) << cmd.err;
+  EXPECT_FALSE(std::filesystem::exists(dir / "out/result.json"));
+}
+
 // grace per role: a helper may linger longer than the default.
 TEST_F(Cli, GracePerRoleOnTheCommandLine) {
   auto strict = run_cmd({"--grace", "{default: 100ms, unknown: 100ms}", "--settle", "3s"},

@@ -1,5 +1,8 @@
-// The `run` command's pure parts: the default name of a `-- COMMAND` run.
+// The `run` command's pure parts: the default name of a `-- COMMAND` run,
+// --shard's slices.
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include "harness/cli/run_cmd.h"
 #include "harness/scenario/scenario.h"
@@ -25,6 +28,38 @@ TEST(CommandName, TheDefaultIsAValidNameForLowerCaseScripts) {
   EXPECT_FALSE(valid_scenario_name("-x"));
   EXPECT_FALSE(valid_scenario_name(""));
   EXPECT_TRUE(valid_scenario_name("nightly.ddp-2_ranks"));
+}
+
+TEST(Shard, ParsesIOfN) {
+  auto s = parse_shard("2/4");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->index, 2);
+  EXPECT_EQ(s->count, 4);
+  for (const char* bad : {"", "2", "0/4", "5/4", "2/0", "-1/4", "a/b", "2/4/6", "1/100000", "2 /4"}) {
+    auto b = parse_shard(bad);
+    ASSERT_FALSE(b) << bad;
+    EXPECT_NE(b.error().what.find("--shard: expected I/N"), std::string::npos) << b.error().what;
+  }
+}
+
+TEST(Shard, TheShardsTogetherRunEachScenarioOnce) {
+  for (std::size_t total : {0u, 1u, 7u, 43u}) {
+    for (int n : {1, 2, 3, 5, 50}) {
+      std::vector<int> runs(total, 0);
+      std::size_t biggest = 0, smallest = total;
+      for (int i = 1; i <= n; ++i) {
+        auto pos = shard_positions(total, Shard{i, n});
+        EXPECT_TRUE(std::is_sorted(pos.begin(), pos.end()));
+        for (std::size_t k : pos) ++runs.at(k);
+        biggest = std::max(biggest, pos.size());
+        smallest = std::min(smallest, pos.size());
+      }
+      for (std::size_t k = 0; k < total; ++k) EXPECT_EQ(runs[k], 1) << total << " " << n << " " << k;
+      EXPECT_LE(biggest - smallest, 1u) << "balanced";
+    }
+  }
+  // Every N-th from the I-th: neighbours go to different shards.
+  EXPECT_EQ(shard_positions(7, Shard{2, 3}), (std::vector<std::size_t>{1, 4}));
 }
 
 }  // namespace
