@@ -165,7 +165,24 @@ void take(Agent& a, const json& m, Nanos coordinator_origin) {
   (void)coordinator_origin;
 }
 
+Expected<std::string> coordinator_address(const CoordinatorOptions& c) {
+  std::string configured = !c.address.empty() ? c.address : env_or("AFTERMATH_COORDINATOR_ADDR");
+  std::string host = host_name();
+  return pick_coordinator_address(configured, host, configured.empty() ? resolve_ipv4(host) : Expected<std::string>(""));
+}
+
 }  // namespace
+
+Expected<std::string> pick_coordinator_address(const std::string& configured, const std::string& host,
+                                               const Expected<std::string>& resolved) {
+  if (!configured.empty()) return configured;
+  const std::string fix = ": set $AFTERMATH_COORDINATOR_ADDR to this host's address on the nodes' network";
+  if (!resolved) return Error{"this host's name '" + host + "' does not resolve (" + resolved.error().what + ")" + fix};
+  if (resolved->rfind("127.", 0) == 0)
+    return Error{"this host's name '" + host + "' resolves to " + *resolved +
+                 ", a loopback address no other node can reach" + fix};
+  return *resolved;
+}
 
 std::optional<std::string> multinode_unavailable(int nodes) {
   std::string job = env_or("SLURM_JOB_ID");
@@ -178,6 +195,7 @@ std::optional<std::string> multinode_unavailable(int nodes) {
     return "nodes: " + std::to_string(nodes) + " but Slurm job " + job + " has " + std::to_string(have) +
            " node(s) (ask for them: salloc -N" + std::to_string(nodes) + ")";
   if (!find_program("srun")) return "srun is not in PATH (Debian package slurm-client)";
+  if (auto address = coordinator_address({}); !address) return address.error().what;
   return std::nullopt;
 }
 
@@ -193,7 +211,9 @@ ScenarioResult run_multinode(const Scenario& input, const RunOptions& o, int run
   r.stderr_path = r.out_dir + "/node0/stderr.log";
   if (auto why = multinode_unavailable(sc.nodes)) return harness_error(std::move(r), *why);
 
-  std::string address = !c.address.empty() ? c.address : env_or("AFTERMATH_COORDINATOR_ADDR", host_name());
+  auto chosen = coordinator_address(c);
+  if (!chosen) return harness_error(std::move(r), "coordinator: " + chosen.error().what);
+  std::string address = *chosen;
   int port = 0;
   auto listener = listen_tcp(address, &port);
   if (!listener) return harness_error(std::move(r), "coordinator: " + listener.error().what);

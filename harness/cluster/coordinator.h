@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "harness/os/expected.h"
 #include "harness/supervise/runner.h"
 
 namespace aftermath {
@@ -17,6 +18,13 @@ namespace aftermath {
 // Why this process cannot coordinate an N-node run here (no allocation, too
 // few nodes in it, no srun); nullopt when it can. Reads the environment.
 std::optional<std::string> multinode_unavailable(int nodes);
+
+// The address agents connect to: `configured` when set (the option, or
+// $AFTERMATH_COORDINATOR_ADDR), else what this host's name resolved to,
+// unless that is a loopback address (Debian's /etc/hosts maps the host's
+// own name to 127.0.1.1), which no other node can reach; why not, then.
+Expected<std::string> pick_coordinator_address(const std::string& configured, const std::string& host,
+                                               const Expected<std::string>& resolved);
 
 struct CoordinatorOptions {
   // The address agents connect to: $AFTERMATH_COORDINATOR_ADDR, else this

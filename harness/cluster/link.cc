@@ -186,6 +186,12 @@ Expected<UniqueFd> connect_tcp(const std::string& host, int port, Nanos timeout)
                format_duration(timeout) + ": " + last};
 }
 
+Expected<std::string> resolve_ipv4(const std::string& host) {
+  auto a = resolve(host, 0);
+  if (!a) return a.error();
+  return address_of(*a);
+}
+
 std::string local_address(int fd) {
   sockaddr_in a{};
   socklen_t len = sizeof a;

@@ -45,6 +45,8 @@ Expected<UniqueFd> listen_tcp(const std::string& address, int* port);
 Expected<UniqueFd> accept_tcp(int listener, Nanos timeout);
 // A connection to host:port, trying for at most `timeout`.
 Expected<UniqueFd> connect_tcp(const std::string& host, int port, Nanos timeout);
+// The IPv4 address `host` resolves to (a dotted address is its own).
+Expected<std::string> resolve_ipv4(const std::string& host);
 // The local and peer IPv4 addresses of a connected socket ("" when unknown).
 std::string local_address(int fd);
 std::string peer_address(int fd);

@@ -8,6 +8,7 @@
 #include "harness/check/scenario_load.h"
 #include "harness/check/verdict.h"
 #include "harness/cluster/clock_sync.h"
+#include "harness/cluster/coordinator.h"
 #include "harness/cluster/link.h"
 #include "harness/cluster/merge.h"
 #include "harness/cluster/node_part.h"
@@ -320,6 +321,20 @@ TEST(MultiNodeTimings, TheJobSpansFromTheFirstTopsStartToTheLastTopsEnd) {
   t = compute_timings(tl, procs);
   EXPECT_EQ(t.ms.at("job_ms"), std::nullopt);
   EXPECT_EQ(t.ms.at("to_all_exited_ms"), std::nullopt);
+}
+
+// --- where the agents connect ----------------------------------------------------
+
+TEST(CoordinatorAddress, ASetAddressWinsElseTheHostsOwnUnlessLoopback) {
+  EXPECT_EQ(*pick_coordinator_address("10.1.2.1", "head", Expected<std::string>("127.0.1.1")), "10.1.2.1");
+  EXPECT_EQ(*pick_coordinator_address("", "head", Expected<std::string>("10.9.8.7")), "10.9.8.7");
+  auto loop = pick_coordinator_address("", "head", Expected<std::string>("127.0.1.1"));
+  ASSERT_FALSE(loop);
+  EXPECT_THAT(loop.error().what, HasSubstr("'head' resolves to 127.0.1.1, a loopback address"));
+  EXPECT_THAT(loop.error().what, HasSubstr("set $AFTERMATH_COORDINATOR_ADDR"));
+  auto none = pick_coordinator_address("", "head", Expected<std::string>(Error{"no such host"}));
+  ASSERT_FALSE(none);
+  EXPECT_THAT(none.error().what, HasSubstr("'head' does not resolve (no such host)"));
 }
 
 // --- the network cut and the link ----------------------------------------------
