@@ -15,6 +15,11 @@
 
 namespace aftermath {
 
+// died_with_agent: in a multi-node run, no job process of a node outlives
+// that node's agent (judged by the coordinator, which alone sees an agent
+// die). Opt-in by name, on in every multi-node run unless set false.
+inline constexpr const char* kDiedWithAgent = "died_with_agent";
+
 // job_exit: what the job's top process should end with. Default: exited(0).
 struct JobExitParams {
   static constexpr const char* kCheck = "job_exit";

@@ -436,6 +436,13 @@ const std::map<std::string, CheckFn>& catalogue() {
       {"tmp_clean", tmp_clean},
       {"data_partition", data_partition}, {"collectives_matched", collectives_matched},
       {"memory_growth", memory_growth_configured},
+      {kDiedWithAgent,
+       [](const CheckInput&) {
+         CheckResult r;
+         r.status = CheckStatus::Skipped;
+         r.reason = "a one-node run has no agent: only a multi-node run (nodes: 2 or more) judges this";
+         return r;
+       }},
       {kDeviceMemoryReleased, device_memory_configured},
       {kNoDeviceHolders, [](const CheckInput& in) { return no_device_holders(in.timeline.device); }},
       {kDeviceAllocProbe, [](const CheckInput& in) { return device_alloc_probe(in.timeline.device); }},

@@ -171,9 +171,13 @@ void parse_device_memory(FieldReader& r, const Entry&, const Entries& es, CheckC
   cfg->params = std::move(p);
 }
 
+// Whether a scenario that does not name a check runs it: never, always, or
+// when it runs on more than one node.
+enum class By { Name, Default, MultiNode };
+
 struct CheckSpec {
   std::string name;
-  bool by_default;
+  By by_default;
   Keys keys;            // grace first
   ParseFn parse;        // null: grace only
 };
@@ -181,22 +185,24 @@ struct CheckSpec {
 // Report order.
 const std::vector<CheckSpec>& specs() {
   static const std::vector<CheckSpec> k = {
-      {"all_exited", true, {"grace"}, nullptr},
-      {"no_orphans", true, {"grace"}, nullptr},
-      {NoZombiesParams::kCheck, true, {"grace", "launcher_poll"}, parse_no_zombies},
-      {"shm_clean", true, {"grace"}, nullptr},
-      {"tmp_clean", true, {"grace"}, nullptr},
-      {JobExitParams::kCheck, true, {"grace", "code", "signal", "output_regex"}, parse_job_exit},
-      {NoHangParams::kCheck, true, {"grace", "stall"}, parse_no_hang},
+      {"all_exited", By::Default, {"grace"}, nullptr},
+      {"no_orphans", By::Default, {"grace"}, nullptr},
+      {NoZombiesParams::kCheck, By::Default, {"grace", "launcher_poll"}, parse_no_zombies},
+      {"shm_clean", By::Default, {"grace"}, nullptr},
+      {"tmp_clean", By::Default, {"grace"}, nullptr},
+      {JobExitParams::kCheck, By::Default, {"grace", "code", "signal", "output_regex"}, parse_job_exit},
+      {NoHangParams::kCheck, By::Default, {"grace", "stall"}, parse_no_hang},
       // Opt-in: they need a job that reports its samples, collectives or memory.
-      {"data_partition", false, {"grace"}, nullptr},
-      {"collectives_matched", false, {"grace"}, nullptr},
-      {MemoryGrowthParams::kCheck, false,
+      {"data_partition", By::Name, {"grace"}, nullptr},
+      {"collectives_matched", By::Name, {"grace"}, nullptr},
+      {MemoryGrowthParams::kCheck, By::Name,
        {"grace", "max_kb_per_step", "field", "skip_steps", "min_points", "role"}, parse_memory_growth},
       // On everywhere; they skip (with the reason) where there is no GPU.
-      {DeviceMemoryParams::kCheck, true, {"grace", "tolerance", "deadline"}, parse_device_memory},
-      {"no_device_holders", true, {"grace"}, nullptr},
-      {"device_alloc_probe", true, {"grace"}, nullptr},
+      {DeviceMemoryParams::kCheck, By::Default, {"grace", "tolerance", "deadline"}, parse_device_memory},
+      {"no_device_holders", By::Default, {"grace"}, nullptr},
+      {"device_alloc_probe", By::Default, {"grace"}, nullptr},
+      // Judged by a multi-node run's coordinator (on there unless set false).
+      {kDiedWithAgent, By::MultiNode, {"grace"}, nullptr},
   };
   return k;
 }
@@ -206,11 +212,13 @@ class Registry final : public CheckCatalog {
   Registry() {
     for (const CheckSpec& s : specs()) {
       names_.push_back(s.name);
-      if (s.by_default) defaults_.push_back(s.name);
+      if (s.by_default == By::Default) defaults_.push_back(s.name);
+      if (s.by_default == By::MultiNode) multinode_defaults_.push_back(s.name);
     }
   }
   const std::vector<std::string>& names() const override { return names_; }
   const std::vector<std::string>& defaults() const override { return defaults_; }
+  const std::vector<std::string>& multinode_defaults() const override { return multinode_defaults_; }
   const Keys& keys(const std::string& check) const override { return spec(check).keys; }
   void parse_params(FieldReader& r, const Entry& at, const std::vector<Entry>& es,
                     CheckConfig* cfg) const override {
@@ -226,6 +234,7 @@ class Registry final : public CheckCatalog {
 
   std::vector<std::string> names_;
   std::vector<std::string> defaults_;
+  std::vector<std::string> multinode_defaults_;
 };
 
 }  // namespace

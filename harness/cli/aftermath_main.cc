@@ -7,6 +7,7 @@
 //   aftermath report RESULT.json | aftermath diff A B      (report_cmd.h)
 //   aftermath inspect | aftermath reap                     (hygiene_cmd.h)
 //   aftermath agent --coordinator H:P --token T            (harness/cluster/agent.h; srun starts it)
+//   aftermath witness --proc PID:TICKS... --grace D         (harness/cluster/witness.h; likewise)
 //
 // Exit status: 0 when every verdict is pass or xfail; 1 when any is fail,
 // xpass or error; 2 for usage or scenario errors (then nothing is launched).
@@ -18,6 +19,7 @@
 
 #include "harness/cli/hygiene_cmd.h"
 #include "harness/cluster/agent.h"
+#include "harness/cluster/witness.h"
 #include "harness/cli/inputs.h"
 #include "harness/cli/report_cmd.h"
 #include "harness/cli/run_cmd.h"
@@ -107,6 +109,13 @@ int main(int argc, char** argv) {
   agent->add_option("--token", agent_options.token, "the run's token")->required();
   agent->add_option("--node", agent_options.node, "this node's index (default: $SLURM_NODEID)");
 
+  auto* witness_cmd = app.add_subcommand(
+      "witness", "what is left of a node's job once its agent is gone (started by `aftermath run` through srun)");
+  std::vector<std::string> witness_procs;
+  std::string witness_grace = "1s";
+  witness_cmd->add_option("--proc", witness_procs, "PID:START_TICKS[:ROLE], a job process the agent saw alive");
+  witness_cmd->add_option("--grace", witness_grace, "how long they may take to go (e.g. 1s)");
+
   std::vector<char*> args(argv, argv + argc);
   inv.job_command = split_job_command(args);
   try {
@@ -145,5 +154,6 @@ int main(int argc, char** argv) {
     agent_options.bin_dir = bin_dir();
     return run_agent(agent_options);
   }
+  if (witness_cmd->parsed()) return cmd_witness(witness_procs, witness_grace);
   return cmd_run(run_options, inv);
 }

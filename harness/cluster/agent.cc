@@ -1,5 +1,6 @@
 #include "harness/cluster/agent.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -121,10 +122,17 @@ int run_agent(const AgentOptions& opt) {
   std::optional<Nanos> origin;  // the agent clock at the run's time 0 (the earliest estimate)
   o.on_observation = [&](const Observation& ob) {
     Nanos at = monotonic_now() - ob.t;
+    bool first = !origin;
     if (!origin || at < *origin) origin = at;
+    // The origin goes out with the first observation too: a node whose agent
+    // dies mid-run still has its timeline placed (within microseconds).
+    if (streaming && first && !link.send({{"type", "origin"}, {"t", *origin}})) streaming = false;
     if (streaming && !link.send({{"type", "obs"}, {"o", wire_json(ob)}}))
       streaming = false;  // the coordinator is gone; the run goes on to its end and teardown
   };
+  // agent_kill: what the coordinator is to learn of it was streamed above;
+  // then this process dies as a SIGKILL from outside would end it.
+  o.end_agent = [] { ::kill(::getpid(), SIGKILL); };
   ScenarioResult r = run_scenario(part, o);
   json faults = json::array();
   for (size_t i : node_fault_indices(*parsed, node)) faults.push_back(i);

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <random>
 #include <sstream>
 
@@ -16,7 +17,9 @@
 
 #include "harness/cluster/link.h"
 #include "harness/cluster/merge.h"
+#include "harness/check/check_params.h"
 #include "harness/cluster/protocol.h"
+#include "harness/cluster/witness.h"
 #include "harness/core/timeline_wire.h"
 #include "harness/os/find_program.h"
 #include "harness/os/pidfd.h"
@@ -165,6 +168,65 @@ void take(Agent& a, const json& m, Nanos coordinator_origin) {
   (void)coordinator_origin;
 }
 
+// The job processes a node's agent had seen alive, by pid and start time.
+std::vector<WitnessProcess> last_seen_alive(const Timeline& t) {
+  std::map<int, std::uint64_t> ticks;
+  for (const auto& ob : t.observations)
+    if (ob.kind == ObsKind::ProcStart) ticks[ob.pid] = static_cast<std::uint64_t>(ob.value);
+  std::vector<WitnessProcess> out;
+  for (const auto& p : build_histories(t))
+    if (!p.end() && ticks.count(p.pid)) out.push_back({p.pid, ticks[p.pid], std::string(to_string(p.role))});
+  return out;
+}
+
+// The grace the witness gives a lost agent's job to go.
+Nanos witness_grace(const Scenario& sc) {
+  auto it = sc.checks.find(kDiedWithAgent);
+  return it != sc.checks.end() && it->second.grace ? *it->second.grace : sc.grace;
+}
+
+// `aftermath witness` on one node (its index in the allocation), through srun.
+struct Witness {
+  Step step;
+  std::string report_path;
+  std::string log_path;
+};
+
+std::unique_ptr<Witness> start_witness(const std::string& self, const NodeRun& n, const Scenario& sc) {
+  auto w = std::make_unique<Witness>();
+  w->report_path = n.out_dir + "/witness.json";
+  w->log_path = n.out_dir + "/witness.log";
+  std::vector<std::string> argv = {*find_program("srun"), "--nodes=1", "--ntasks=1",
+                                   "--relative=" + std::to_string(n.index), "--overlap",
+                                   "--job-name=aftermath-witness", "--output=" + w->report_path,
+                                   "--error=" + w->log_path, self, "witness",
+                                   "--grace", std::to_string(witness_grace(sc) / kMilli) + "ms"};
+  for (const auto& p : last_seen_alive(n.timeline)) {
+    argv.push_back("--proc");
+    argv.push_back(witness_arg(p));
+  }
+  if (auto pid = w->step.start(argv, n.out_dir + "/witness-srun.log"); !pid) return nullptr;
+  return w;
+}
+
+void finish_witness(Witness* w, NodeRun& n, Nanos deadline) {
+  if (!w) {
+    n.witness_error = "the witness could not be started (srun)";
+    return;
+  }
+  w->step.finish(std::max<Nanos>(deadline - monotonic_now(), kSecond));
+  std::ifstream f(w->report_path);
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  json j = json::parse(text, nullptr, false);
+  if (auto report = witness_report_from(j)) {
+    n.witness = std::move(*report);
+    return;
+  }
+  n.witness_error = "the witness on node" + std::to_string(n.index) + " gave no report";
+  std::string log = tail_of(w->log_path, 500) + tail_of(w->report_path, 500);
+  if (!log.empty()) n.witness_error += ": " + log;
+}
+
 Expected<std::string> coordinator_address(const CoordinatorOptions& c) {
   std::string configured = !c.address.empty() ? c.address : env_or("AFTERMATH_COORDINATOR_ADDR");
   std::string host = host_name();
@@ -307,6 +369,15 @@ ScenarioResult run_multinode(const Scenario& input, const RunOptions& o, int run
     for (const auto& a : agents) n += a.link.open() && !a.result;
     return n;
   };
+  // An agent lost mid-run gets its witness at once: whatever of its job is
+  // still there after the grace survived its agent.
+  std::vector<std::unique_ptr<Witness>> witnesses(agents.size());
+  auto lost = [&](Agent& a) {
+    a.run.agent = "lost";
+    a.run.lost_at = monotonic_now() - origin;
+    a.run.witness_at = a.run.lost_at;
+    witnesses[a.run.index] = start_witness(self, a.run, sc);
+  };
   while (pending() > 0 && monotonic_now() < end && !(o.interrupted && *o.interrupted)) {
     std::vector<pollfd> fds;
     for (auto& a : agents) fds.push_back({a.link.open() ? a.link.fd() : -1, POLLIN, 0});
@@ -316,19 +387,16 @@ ScenarioResult run_multinode(const Scenario& input, const RunOptions& o, int run
       std::vector<json> got;
       bool open = a.link.read_available(got);
       for (const auto& m : got) take(a, m, origin);
-      if (!open && !a.result) {
-        a.run.agent = "lost";
-        a.run.lost_at = monotonic_now() - origin;
-      }
+      if (!open && !a.result) lost(a);
     }
   }
   for (auto& a : agents) {
-    if (a.link.open() && !a.result) {
-      a.run.agent = "lost";
-      a.run.lost_at = monotonic_now() - origin;
-    }
+    if (a.link.open() && !a.result) lost(a);
     (void)a.link.send({{"type", "finish"}});
   }
+  Nanos witness_deadline = monotonic_now() + witness_grace(sc) + 60 * kSecond;
+  for (auto& a : agents)
+    if (a.run.agent == "lost") finish_witness(witnesses[a.run.index].get(), a.run, witness_deadline);
   step.finish(30 * kSecond);
   for (auto& a : agents) a.link.close();
 

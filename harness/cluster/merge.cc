@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "harness/check/check_params.h"
 #include "harness/check/verdict.h"
 #include "harness/cluster/node_part.h"
 
@@ -76,6 +77,79 @@ std::vector<FaultRecord> merge_faults(const Scenario& sc, const std::vector<Node
   return out;
 }
 
+// The agent_kill fault that ended this node's agent, as its last words
+// (streamed) tell it; nullopt when its agent was not lost to the scenario.
+std::optional<Nanos> killed_by_fault(const NodeRun& n) {
+  if (n.have_result) return std::nullopt;
+  for (const auto& ob : n.timeline.observations)
+    if (ob.kind == ObsKind::Fault && ob.name == to_string(FaultAction::AgentKill)) return ob.t;
+  return std::nullopt;
+}
+
+// A node whose agent never reported its run's end: its fault records as its
+// streamed observations tell them (a fault observation: it acted then).
+std::vector<FaultRecord> streamed_faults(const Scenario& sc, const NodeRun& n) {
+  std::vector<FaultRecord> out;
+  for (size_t li = 0; li < n.fault_indices.size(); ++li) {
+    const FaultSpec& f = sc.faults[n.fault_indices[li]];
+    FaultRecord rec;
+    rec.index = static_cast<int>(li);
+    rec.action = f.action;
+    rec.target = f.target.text;
+    rec.trigger = f.at.text;
+    rec.optional = f.optional;
+    for (const auto& ob : n.timeline.observations) {
+      if (ob.kind != ObsKind::Fault || ob.value != static_cast<std::int64_t>(li)) continue;
+      if (!rec.sent) rec.sent = ob.t;
+      rec.status = FaultStatus::Injected;
+      rec.pids.push_back(ob.pid);
+    }
+    rec.reason = rec.sent ? "as the node's agent streamed it before it was lost"
+                          : "not seen before the node's agent was lost";
+    out.push_back(std::move(rec));
+  }
+  return out;
+}
+
+// died_with_agent on one node.
+CheckResult died_with_agent(const NodeRun& n) {
+  CheckResult c;
+  c.name = kDiedWithAgent;
+  if (n.agent != "lost") {
+    c.status = CheckStatus::Skipped;
+    c.reason = n.agent == "done" ? "its agent lived to the run's end" : "its agent never connected";
+    return c;
+  }
+  if (!n.witness) {
+    c.status = CheckStatus::Error;
+    c.reason = "its agent was lost and " + (n.witness_error.empty() ? "no witness ran" : n.witness_error);
+    return c;
+  }
+  const WitnessReport& w = *n.witness;
+  c.measured["checked"] = w.checked;
+  c.measured["witness_waited_ms"] = static_cast<double>(w.waited) / 1e6;
+  nlohmann::json survivors = nlohmann::json::array();
+  for (const auto& sv : w.survivors)
+    survivors.push_back({{"pid", sv.process.pid}, {"role", sv.process.role}, {"comm", sv.comm},
+                         {"state", std::string(1, sv.state)}, {"killed_by_witness", sv.killed}});
+  c.measured["survivors"] = survivors;
+  if (w.survivors.empty()) {
+    c.status = CheckStatus::Pass;
+    c.reason = "none of the " + std::to_string(w.checked) + " job process(es) its agent last saw alive " +
+               "outlived it (the witness on " + w.host + " waited " + format_duration(w.waited) + ")";
+    return c;
+  }
+  c.status = CheckStatus::Fail;
+  c.reason = std::to_string(w.survivors.size()) + " of " + std::to_string(w.checked) +
+             " job process(es) outlived its agent by more than " + format_duration(w.waited) + ":";
+  for (const auto& sv : w.survivors)
+    c.reason += " " + std::to_string(sv.process.pid) + " (" + sv.comm + ", " + sv.process.role + ")";
+  c.reason += std::all_of(w.survivors.begin(), w.survivors.end(), [](const auto& sv) { return sv.killed; })
+                  ? "; the witness killed them"
+                  : "; the witness could not kill them all";
+  return c;
+}
+
 }  // namespace
 
 CheckResult merge_check(const std::string& name, const std::vector<std::pair<int, CheckResult>>& per_node) {
@@ -103,6 +177,7 @@ void merge_nodes(ScenarioResult& r, const Scenario& sc, const RunOptions& o, std
   r.nodes.clear();
   r.processes.clear();
   for (auto& n : nodes) {
+    if (!n.have_result && n.fault_indices.empty()) n.fault_indices = node_fault_indices(sc, n.index);
     NodeResult nr;
     nr.index = n.index;
     nr.host = n.host;
@@ -124,10 +199,20 @@ void merge_nodes(ScenarioResult& r, const Scenario& sc, const RunOptions& o, std
     part.stdout_path = n.out_dir + "/stdout.log";
     part.stderr_path = n.out_dir + "/stderr.log";
     part.timeline = n.timeline;
+    std::optional<Nanos> killed = killed_by_fault(n);
     if (!n.have_result) {
+      n.timeline.facts.faults = streamed_faults(sc, n);
+      part.timeline = n.timeline;
+      part.processes = build_histories(part.timeline);
+      nr.processes = static_cast<int>(part.processes.size());
       nr.verdict = Verdict::Error;
       nr.verdict_reason = n.agent == "absent" ? "its agent never connected"
                                               : "its agent was lost before it reported its run's end";
+      if (killed) {
+        // Lost as the scenario asked: what is judged there is what outlived it.
+        nr.verdict = Verdict::Pass;
+        nr.verdict_reason = "its agent was killed by the scenario's agent_kill at " + format_duration(*killed);
+      }
     } else if (n.verdict == Verdict::Skipped || !n.error.empty()) {
       nr.verdict = n.verdict;
       nr.verdict_reason = n.verdict_reason;
@@ -198,17 +283,36 @@ void merge_nodes(ScenarioResult& r, const Scenario& sc, const RunOptions& o, std
 
   r.checks.clear();
   for (const auto& name : check_order) r.checks.push_back(merge_check(name, by_check[name]));
+  auto named = sc.checks.find(kDiedWithAgent);
+  std::vector<std::pair<int, CheckResult>> per_node;  // died_with_agent, node by node
+  if (named != sc.checks.end() && named->second.enabled) {
+    for (const auto& n : nodes) per_node.emplace_back(n.index, died_with_agent(n));
+    CheckResult merged_check = merge_check(kDiedWithAgent, per_node);
+    merged_check.expected_to_fail = sc.expect.failing.count(kDiedWithAgent) > 0;
+    r.checks.push_back(std::move(merged_check));
+  }
   r.verdict = decide_verdict(sc, r.checks, &r.verdict_reason);
   if (auto fv = fault_verdict(r.timeline.facts.faults)) {
     r.verdict = fv->verdict;
     r.verdict_reason = fv->reason;
   }
-  for (const auto& nr : r.nodes) {
+  for (size_t k = 0; k < r.nodes.size(); ++k) {
+    const NodeResult& nr = r.nodes[k];
     if (nr.agent == "done" && (nr.verdict != Verdict::Error || nr.checks.size())) continue;
+    if (killed_by_fault(nodes[k])) continue;  // judged by died_with_agent
     r.verdict = nr.verdict == Verdict::Skipped ? Verdict::Skipped : Verdict::Error;
     r.verdict_reason = "node" + std::to_string(nr.index) + ": " + nr.verdict_reason;
     if (r.verdict == Verdict::Error) r.error = r.verdict_reason;
     break;
+  }
+  for (size_t k = 0; k < per_node.size(); ++k) {
+    CheckResult& c = per_node[k].second;
+    c.expected_to_fail = sc.expect.failing.count(kDiedWithAgent) > 0;
+    if (killed_by_fault(nodes[k]) && c.status != CheckStatus::Pass) {
+      r.nodes[k].verdict = c.status == CheckStatus::Fail ? Verdict::Fail : Verdict::Error;
+      r.nodes[k].verdict_reason = c.reason;
+    }
+    r.nodes[k].checks.push_back(std::move(c));
   }
   auto t = compute_timings(r.timeline, r.processes);
   r.timings_ms = std::move(t.ms);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "harness/cluster/clock_sync.h"
+#include "harness/cluster/witness.h"
 #include "harness/core/result.h"
 #include "harness/scenario/scenario.h"
 #include "harness/supervise/runner.h"
@@ -31,6 +32,11 @@ struct NodeRun {
   std::string error;
   std::vector<size_t> fault_indices;  // its fault i is the scenario's fault_indices[i]
   std::string out_dir;
+  // Its agent was lost: what of its job the witness found left (witness.h),
+  // or why the witness could not say; when it started (coordinator run time).
+  std::optional<WitnessReport> witness;
+  std::string witness_error;
+  std::optional<Nanos> witness_at;
 };
 
 // Fills r's checks, verdict, timeline, processes, timings and nodes from the

@@ -1,12 +1,16 @@
 #include "harness/cluster/node_part.h"
 
+#include "harness/check/check_params.h"
+
 namespace aftermath {
 
 std::vector<size_t> node_fault_indices(const Scenario& sc, int node) {
   std::vector<size_t> out;
   for (size_t i = 0; i < sc.faults.size(); ++i) {
-    const TargetSpec& t = sc.faults[i].target;
-    if (t.kind != TargetSpec::Kind::Node || t.node == node) out.push_back(i);
+    const FaultSpec& f = sc.faults[i];
+    bool names_node = f.target.kind == TargetSpec::Kind::Node || f.target.kind == TargetSpec::Kind::Agent;
+    int only = names_node ? f.target.node : f.node;
+    if (only < 0 || only == node) out.push_back(i);
   }
   return out;
 }
@@ -16,6 +20,7 @@ Scenario node_part(const Scenario& sc, int node) {
   part.nodes = 1;  // the node's own run: one machine
   part.faults.clear();
   for (size_t i : node_fault_indices(sc, node)) part.faults.push_back(sc.faults[i]);
+  part.checks.erase(std::string(kDiedWithAgent));
   return part;
 }
 

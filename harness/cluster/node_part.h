@@ -1,6 +1,6 @@
 // A node's part of a multi-node scenario: the same job, the faults that can
-// act there. A node:N fault belongs to node N alone; every other fault goes to
-// every node, acts where its target lives (rank:2 on the node that hosts rank
+// act there. A node:N or agent:N fault, or one with `node: N`, belongs to node
+// N alone; every other fault goes to every node, acts where its target lives (rank:2 on the node that hosts rank
 // 2) and is merged back into one record (merge.h).
 #pragma once
 
@@ -14,7 +14,8 @@ namespace aftermath {
 // The indices (into sc.faults) of the faults node `node` runs, in order.
 std::vector<size_t> node_fault_indices(const Scenario& sc, int node);
 
-// The scenario as node `node` runs it: one machine's run, only those faults.
+// The scenario as node `node` runs it: one machine's run, only those faults,
+// without the checks only the coordinator can judge (died_with_agent).
 Scenario node_part(const Scenario& sc, int node);
 
 }  // namespace aftermath

@@ -7,7 +7,7 @@ namespace aftermath {
 
 namespace {
 
-constexpr std::array<std::pair<FaultAction, std::string_view>, 14> kActions{{
+constexpr std::array<std::pair<FaultAction, std::string_view>, 15> kActions{{
     {FaultAction::None, ""},
     {FaultAction::Sigkill, "SIGKILL"},
     {FaultAction::Sigterm, "SIGTERM"},
@@ -22,6 +22,7 @@ constexpr std::array<std::pair<FaultAction, std::string_view>, 14> kActions{{
     {FaultAction::Hang, "hang"},
     {FaultAction::NodeLoss, "node_loss"},
     {FaultAction::Partition, "partition"},
+    {FaultAction::AgentKill, "agent_kill"},
 }};
 
 constexpr std::array<std::pair<FaultMechanism, std::string_view>, 9> kMechanisms{{

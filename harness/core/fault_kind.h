@@ -18,12 +18,14 @@ namespace aftermath {
 // NodeLoss cuts the node's network and SIGKILLs every job process of it in
 // one go (the node is gone: its peers see silence, not closed sockets);
 // Partition cuts the node's network for the fault's duration, then heals it.
+// AgentKill (target agent:N) SIGKILLs the harness's own agent on node N: the
+// node's part of the job must die with it.
 enum class FaultAction {
   None, Sigkill, Sigterm, Sigint, Sigstop, Sigcont, Sigsegv, Sigbus, HostOom, DeviceOom, Delay, Hang,
-  NodeLoss, Partition
+  NodeLoss, Partition, AgentKill
 };
 // "SIGKILL" ... "SIGBUS", "host_oom", "device_oom", "delay", "hang",
-// "node_loss", "partition"; None: "".
+// "node_loss", "partition", "agent_kill"; None: "".
 std::string_view to_string(FaultAction a);
 // The inverse for every action but None; nullopt for any other text.
 std::optional<FaultAction> parse_fault_action(std::string_view text);

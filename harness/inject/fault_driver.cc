@@ -93,6 +93,8 @@ FaultAct FaultDriver::act(size_t index, const FaultSpec& f, const std::vector<Fa
     case FaultAction::NodeLoss:
     case FaultAction::Partition:
       return node_fault(f, targets);
+    case FaultAction::AgentKill:
+      return agent_kill(targets);
     case FaultAction::None:
       break;
   }
@@ -136,6 +138,21 @@ FaultAct FaultDriver::node_fault(const FaultSpec& f, const std::vector<FaultTarg
   else
     a.reason = "the node's network cut; " + a.reason;
   return a;
+}
+
+FaultAct FaultDriver::agent_kill(const std::vector<FaultTarget>& targets) const {
+  if (!opt_.end_agent)
+    return not_done(FaultStatus::Skipped, FaultMechanism::None,
+                    "agent_kill kills the agent of a multi-node run's node (`nodes:` and an agent per node)");
+  FaultAct a = injected(FaultMechanism::Signal, "SIGKILL to the node's agent; its " +
+                                                    std::to_string(targets.size()) +
+                                                    " job process(es) must die with it");
+  a.ends_agent = true;
+  return a;
+}
+
+void FaultDriver::end_agent() const {
+  if (opt_.end_agent) opt_.end_agent();
 }
 
 std::optional<std::string> FaultDriver::heal_network() {

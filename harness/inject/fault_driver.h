@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -46,6 +47,7 @@ struct FaultAct {
   std::vector<std::string> cgroups;  // fault cgroups made (host_oom by cgroup)
   std::optional<long long> oom_kills;  // host_oom by cgroup, once tried: 0, counted from then on
   std::vector<std::string> notes;    // side remarks for the timeline
+  bool ends_agent = false;           // agent_kill: end_agent() once this is recorded
 };
 
 // A new OOM kill seen in a fault cgroup.
@@ -74,6 +76,9 @@ struct FaultDriverOptions {
   // The node actions (node_loss, partition) cut this node's network through
   // it (not owned); null outside a multi-node agent: they are skipped.
   NetworkCut* network = nullptr;
+  // agent_kill ends the node's agent through it (it never returns), once the
+  // fault is recorded; null outside a multi-node agent: agent_kill is skipped.
+  std::function<void()> end_agent;
 };
 
 class FaultDriver {
@@ -106,6 +111,11 @@ class FaultDriver {
   // node_loss: the network cut, then SIGKILL to every target at once;
   // partition: the network cut (healed by heal_network after its duration).
   FaultAct node_fault(const FaultSpec& f, const std::vector<FaultTarget>& targets);
+  // agent_kill: the agent is to end (ends_agent) once the fault is recorded;
+  // the node's job processes (`targets`) must die with it.
+  FaultAct agent_kill(const std::vector<FaultTarget>& targets) const;
+  // The agent's end, for agent_kill (see FaultDriverOptions::end_agent).
+  void end_agent() const;
   // Ends a partition's cut; a note when it could not.
   std::optional<std::string> heal_network();
 

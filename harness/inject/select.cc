@@ -32,6 +32,7 @@ std::vector<int> select_targets(const TargetSpec& t, const std::vector<JobProces
         break;
       case TargetSpec::Kind::All:
       case TargetSpec::Kind::Node:  // the run of node N's agent sees only node N's processes
+      case TargetSpec::Kind::Agent:  // agent_kill: what must die with the agent
         take = true;
         break;
       case TargetSpec::Kind::Self:

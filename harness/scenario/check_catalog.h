@@ -19,6 +19,8 @@ class CheckCatalog {
   virtual const std::vector<std::string>& names() const = 0;
   // The ones enabled when a scenario does not name them.
   virtual const std::vector<std::string>& defaults() const = 0;
+  // The ones also enabled in a multi-node scenario (nodes: 2 or more).
+  virtual const std::vector<std::string>& multinode_defaults() const = 0;
   // The keys `check`'s parameter map accepts, `grace` first (every check takes
   // a grace, read by the scenario parser), in the order an error lists them.
   // Precondition: `check` is one of names().

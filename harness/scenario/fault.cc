@@ -31,9 +31,9 @@ std::optional<TargetSpec> parse_target(const std::string& text, std::string* err
                                 : TargetSpec::Kind::Self;
     return t;
   }
-  if (kind == "node") {
-    if (!to_int(arg, &t.node)) return fail("'node:N' needs a node number, got '" + arg + "'");
-    t.kind = TargetSpec::Kind::Node;
+  if (kind == "node" || kind == "agent") {
+    if (!to_int(arg, &t.node)) return fail("'" + kind + ":N' needs a node number, got '" + arg + "'");
+    t.kind = kind == "node" ? TargetSpec::Kind::Node : TargetSpec::Kind::Agent;
     return t;
   }
   if (kind == "rank" || kind == "workers") {
@@ -61,7 +61,7 @@ std::optional<TargetSpec> parse_target(const std::string& text, std::string* err
     return t;
   }
   return fail("unknown target '" + text +
-              "' (launcher, rank:R, worker:R/W, workers:R, match:<regex>, all, self, node:N)");
+              "' (launcher, rank:R, worker:R/W, workers:R, match:<regex>, all, self, node:N, agent:N)");
 }
 
 const std::vector<std::string>& known_fault_actions() {

@@ -31,9 +31,10 @@ namespace aftermath {
 // Which processes a fault acts on.
 struct TargetSpec {
   // Node: every job process of node N of a multi-node run (node:N).
-  enum class Kind { Launcher, Rank, Worker, Workers, Match, All, Self, Node };
+  // Agent: the harness's agent on node N (agent:N), for agent_kill.
+  enum class Kind { Launcher, Rank, Worker, Workers, Match, All, Self, Node, Agent };
   Kind kind = Kind::All;
-  int node = -1;        // node:N
+  int node = -1;        // node:N, agent:N
   int rank = -1;        // rank:R, worker:R/W, workers:R
   int worker = -1;      // worker:R/W
   std::string regex;    // match:<regex on the command line>
@@ -41,7 +42,7 @@ struct TargetSpec {
 };
 
 // "launcher", "rank:1", "worker:0/3", "workers:0", "match:torch_shm_manager",
-// "all", "self", "node:1". nullopt with *error set on anything else.
+// "all", "self", "node:1", "agent:1". nullopt with *error set on anything else.
 std::optional<TargetSpec> parse_target(const std::string& text, std::string* error);
 
 // A condition over observations.
@@ -70,6 +71,10 @@ struct FaultSpec {
   FaultAction action = FaultAction::None;
   int signal = 0;                 // for signal actions
   TargetSpec target;
+  // `node: N` in a multi-node run: only node N acts on this fault (its
+  // launcher, its rank R ...); -1: every node that has a match. node:N and
+  // agent:N targets name their node themselves.
+  int node = -1;
   TriggerSpec at;
   Nanos duration = 0;             // delay: how long the point is held
   Nanos resume_after = 0;         // SIGSTOP: SIGCONT after this (0: stays stopped)

@@ -11,8 +11,8 @@ namespace aftermath {
 
 namespace {
 
-const Keys kFaultKeys = {"action",    "target", "at",     "duration", "resume_after",
-                         "mechanism", "share",  "bytes", "device",   "headroom", "optional"};
+const Keys kFaultKeys = {"action",    "target", "node",  "at",     "duration", "resume_after",
+                         "mechanism", "share",  "bytes", "device", "headroom", "optional"};
 const Keys kTriggerKeys = {"point", "labels", "hit", "after", "when", "phase"};
 const Keys kPredicateKeys = {"workers", "processes", "shm_entries", "state"};
 const Keys kPhases = {"startup", "steady", "shutdown"};
@@ -171,27 +171,46 @@ void check_combinations(FieldReader& r, const Entry& fe, size_t before, const Fa
   }
 }
 
-// node:N names a node of a multi-node run, and the node actions need one;
-// `nodes` 0: not known here (a --fault before its scenario), no range check.
-void check_node_target(FieldReader& r, const Entry& fe, size_t before, int nodes, const FaultSpec& f) {
-  if (r.error_count() != before || f.action == FaultAction::None) return;
-  bool node_target = f.target.kind == TargetSpec::Kind::Node;
-  const std::string action(to_string(f.action));
-  if (is_node_action(f.action) && !node_target) {
-    r.error(fe.value.Mark(), child(fe.path, "target"),
-            "'" + action + "' acts on a node: its target must be node:N");
-  } else if (node_target && !is_node_action(f.action) && !f.signal) {
-    r.error(fe.value.Mark(), child(fe.path, "target"),
-            "node:N takes the node actions (node_loss, partition) and signals, not '" + action + "'");
-  } else if (node_target && nodes == 1) {
-    r.error(fe.value.Mark(), child(fe.path, "target"),
-            "node:" + std::to_string(f.target.node) +
-                " needs a multi-node scenario (nodes: 2 or more); this one runs on one node");
-  } else if (node_target && nodes > 1 && f.target.node >= nodes) {
-    r.error(fe.value.Mark(), child(fe.path, "target"),
-            "node:" + std::to_string(f.target.node) + " does not exist: nodes are 0.." +
-                std::to_string(nodes - 1));
+// The range of a node number a fault names (its node:N or agent:N target, or
+// its `node:` field); `nodes` 0: not known here (a --fault before its
+// scenario), no range check.
+void check_node_number(FieldReader& r, const Entry& e, const std::string& path, int nodes, int node,
+                       const std::string& what) {
+  if (nodes == 1) {
+    r.error(e.value.Mark(), path, what + " needs a multi-node scenario (nodes: 2 or more); this one runs on one node");
+  } else if (nodes > 1 && node >= nodes) {
+    r.error(e.value.Mark(), path, what + " does not exist: nodes are 0.." + std::to_string(nodes - 1));
   }
+}
+
+// node:N and agent:N name a node of a multi-node run; the node actions need
+// node:N, agent_kill needs agent:N, and a `node:` field picks the node of a
+// fault whose target does not name one.
+void check_node_target(FieldReader& r, const Entry& fe, const Entries& es, size_t before, int nodes,
+                       const FaultSpec& f) {
+  if (r.error_count() != before || f.action == FaultAction::None) return;
+  using K = TargetSpec::Kind;
+  const K kind = f.target.kind;
+  const std::string action(to_string(f.action));
+  const std::string target_path = child(fe.path, "target");
+  if (is_node_action(f.action) && kind != K::Node) {
+    r.error(fe.value.Mark(), target_path, "'" + action + "' acts on a node: its target must be node:N");
+  } else if (f.action == FaultAction::AgentKill && kind != K::Agent) {
+    r.error(fe.value.Mark(), target_path, "'agent_kill' kills a node's agent: its target must be agent:N");
+  } else if (kind == K::Node && !is_node_action(f.action) && !f.signal) {
+    r.error(fe.value.Mark(), target_path,
+            "node:N takes the node actions (node_loss, partition) and signals, not '" + action + "'");
+  } else if (kind == K::Agent && f.action != FaultAction::AgentKill) {
+    r.error(fe.value.Mark(), target_path, "agent:N takes only agent_kill, not '" + action + "'");
+  } else if (kind == K::Node || kind == K::Agent) {
+    check_node_number(r, fe, target_path, nodes, f.target.node, f.target.text);
+  }
+  const Entry* n = find(es, "node");
+  if (!n || r.error_count() != before) return;
+  if (kind == K::Node || kind == K::Agent)
+    r.error(n->key.Mark(), n->path, "the target " + f.target.text + " names its node already");
+  else
+    check_node_number(r, *n, n->path, nodes, f.node, "node " + std::to_string(f.node));
 }
 
 // A name a point or label may carry: the AFTERMATH_POINTS syntax reserves these.
@@ -353,6 +372,7 @@ std::optional<FaultSpec> parse_fault(FieldReader& r, const Entry& fe, int nodes)
   Entries es = r.entries(fe.value, fe.path, &kFaultKeys);
   parse_action(r, fe, es, &f);
   parse_target_field(r, fe, es, &f);
+  if (const Entry* n = find(es, "node")) f.node = count_of(r, *n);
   if (const Entry* at = find(es, "at")) {
     parse_trigger(r, *at, &f.at);
   } else {
@@ -373,7 +393,7 @@ std::optional<FaultSpec> parse_fault(FieldReader& r, const Entry& fe, int nodes)
   parse_sizes(r, es, &f);
   parse_optional_and_device(r, es, &f);
   check_combinations(r, fe, before, f);
-  check_node_target(r, fe, before, nodes, f);
+  check_node_target(r, fe, es, before, nodes, f);
   if (r.error_count() != before) return std::nullopt;
   return f;
 }

@@ -265,6 +265,8 @@ void parse_into(FieldReader& r, std::string_view text, const ParseContext& ctx,
   parse_descriptive(r, *root, top, s);
   // Before the job: its command may use the node variables.
   if (const Entry* e = find(top, "nodes")) parse_nodes(r, *e, &s->nodes);
+  if (s->nodes > 1)
+    for (const std::string& name : catalog.multinode_defaults()) s->checks[name].enabled = true;
   if (const Entry* e = find(top, "job")) {
     parse_job(r, *e, base_dir, ctx.check_command, &s->job);
   } else {

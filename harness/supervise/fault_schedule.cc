@@ -154,6 +154,7 @@ std::string FaultSchedule::fire(size_t index, int self_pid, const std::string& p
     }
     FaultAct act = driver_.act(index, f, targets, f.at.kind == TriggerSpec::Kind::Point);
     record_act(index, act);
+    if (act.ends_agent) driver_.end_agent();  // recorded (and streamed) first; never returns
     if (f.action == FaultAction::Sigstop && f.resume_after > 0 && !act.signalled.empty())
       resume_after(f, pids);
     if (f.action == FaultAction::Partition && act.status == FaultStatus::Injected) heal_after(f);

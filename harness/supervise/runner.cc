@@ -150,6 +150,7 @@ SupervisorOptions supervisor_options(const Scenario& sc, const RunOptions& o,
   so.cgroup_parent = o.cgroup_parent;
   so.on_observation = o.on_observation;
   so.network = o.network;
+  so.end_agent = o.end_agent;
   if (o.on_status) {
     so.on_status = [&sc, &o, run = r.run_index + 1, runs = r.runs](const LiveStatus& s) {
       LiveStatus numbered = s;

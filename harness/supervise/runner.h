@@ -52,6 +52,7 @@ struct RunOptions {
   // every observation as it is recorded, and the node actions' network cut.
   std::function<void(const Observation&)> on_observation;
   NetworkCut* network = nullptr;
+  std::function<void()> end_agent;  // agent_kill (see SupervisorOptions)
   // The values of ${NAME} the scenarios were parsed with (AFTERMATH_BIN ...),
   // for a multi-node run's agents to parse them with again.
   std::map<std::string, std::string> scenario_vars;

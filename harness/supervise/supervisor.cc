@@ -49,6 +49,7 @@ FaultDriverOptions driver_options(const SupervisorOptions& opt) {
                                        : std::filesystem::path(opt.reaper_path).parent_path().string();
   o.cgroup_parent = opt.cgroup_parent;
   o.network = opt.network;
+  o.end_agent = opt.end_agent;
   return o;
 }
 

@@ -84,6 +84,9 @@ struct SupervisorOptions {
   // The node actions' network cut (not owned; null: they are skipped). A
   // multi-node agent passes its node's.
   NetworkCut* network = nullptr;
+  // agent_kill: ends the multi-node agent this run belongs to, at once (it
+  // never returns). Null: agent_kill is skipped (no agent).
+  std::function<void()> end_agent;
   // Set from a signal handler to stop the run early (teardown still happens).
   const volatile bool* interrupted = nullptr;
 };

@@ -63,7 +63,7 @@ std::string node_check(const nlohmann::json& node, const std::string& name) {
   return "";
 }
 
-// The multinode-cpu suite is run by the three tests below
+// The multinode-cpu suite is run by the four tests below
 // (each well inside a test's time); a scenario added to it needs a test.
 TEST(MultiNode, TheSuiteIsTheScenariosTestedHere) {
   std::vector<std::string> files;
@@ -72,7 +72,8 @@ TEST(MultiNode, TheSuiteIsTheScenariosTestedHere) {
     if (!line.empty() && line[0] != '#') files.push_back(line);
   EXPECT_EQ(files, (std::vector<std::string>{"multinode-clean.yaml", "multinode-node-loss.yaml",
                                              "multinode-node-kill-no-cut.yaml", "multinode-partition-heals.yaml",
-                                             "multinode-node-loss-16-workers.yaml"}));
+                                             "multinode-node-loss-16-workers.yaml", "multinode-agent-kill.yaml",
+                                             "multinode-torchrun-agent-sigterm.yaml"}));
 }
 
 // A clean run and a lost node: every verdict as written, and what each run shows.
@@ -244,6 +245,59 @@ TEST(MultiNode, ANodeLossUnder16FileSystemWorkers) {
   EXPECT_EQ(node_check(n1, "tmp_clean"), "fail");
   EXPECT_EQ(node_check(n1, "no_hang"), "pass");
   // The harness reclaimed what node 1 left: nothing stays in the temp dir.
+  EXPECT_TRUE(std::filesystem::is_empty(dir / "tmp"));
+}
+
+// Node 1's agent SIGKILLed mid-step: its job part dies with it (the witness
+// the coordinator starts there finds none of it), node 0 sees a crash. And
+// node 1's torchrun stopped with SIGTERM (pytorch #150916): node 0 re-forms
+// alone and finishes.
+TEST(MultiNode, AnAgentKilledAndATorchrunAgentStopped) {
+  if (!cluster_unavailable().empty()) GTEST_SKIP() << cluster_unavailable();
+  if (!e2e::torch_unavailable().empty()) GTEST_SKIP() << e2e::torch_unavailable();
+  LocalCluster c(2);
+  ASSERT_TRUE(c.ok()) << c.error();
+  e2e::TempDir dir;
+  e2e::Run r = salloc_run(dir, c, 2,
+                          {e2e::src("scenarios/multinode-agent-kill.yaml"),
+                           e2e::src("scenarios/multinode-torchrun-agent-sigterm.yaml")},
+                          200s);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+
+  const nlohmann::json* kill = scenario(r, "multinode-agent-kill");
+  ASSERT_NE(kill, nullptr) << r.out;
+  EXPECT_EQ((*kill)["verdict"], "xfail") << (*kill)["verdict_reason"];
+  const auto& n1 = (*kill)["nodes"][1];
+  EXPECT_EQ(n1["agent"], "lost");
+  EXPECT_EQ(n1["verdict"], "pass") << n1["verdict_reason"];
+  EXPECT_EQ(node_check(n1, "died_with_agent"), "pass");
+  const auto& fault = (*kill)["faults"][0];
+  EXPECT_EQ(fault["status"], "injected") << fault.dump();
+  // What node 1 streamed before its agent died: its launcher and two ranks,
+  // each checked by the witness.
+  int node1 = 0;
+  for (const auto& p : (*kill)["processes"]) node1 += p["node"] == 1;
+  EXPECT_EQ(node1, 3);
+  nlohmann::json witness = nlohmann::json::parse(
+      e2e::slurp((*kill)["out_dir"].get<std::string>() + "/node1/witness.json"), nullptr, false);
+  EXPECT_EQ(witness["checked"], 3) << witness.dump();
+  EXPECT_EQ(witness["survivors"].size(), 0u) << witness.dump();
+  EXPECT_EQ(node_check((*kill)["nodes"][0], "no_hang"), "fail");
+
+  const nlohmann::json* term = scenario(r, "multinode-torchrun-agent-sigterm");
+  ASSERT_NE(term, nullptr) << r.out;
+  EXPECT_EQ((*term)["verdict"], "xfail") << (*term)["verdict_reason"];
+  const auto& t0 = (*term)["nodes"][0];
+  EXPECT_EQ(node_check(t0, "job_exit"), "pass");
+  EXPECT_EQ(node_check(t0, "all_exited"), "pass");
+  EXPECT_EQ(node_check(t0, "no_hang"), "pass");
+  EXPECT_EQ(node_check((*term)["nodes"][1], "job_exit"), "fail");
+  // Node 0's agent restarted its ranks: two, then two more.
+  int node0_ranks = 0;
+  for (const auto& p : (*term)["processes"]) node0_ranks += p["node"] == 0 && p["role"] == "rank";
+  EXPECT_EQ(node0_ranks, 4);
+  std::cout << "[ measure  ] torchrun SIGTERM on node 1: every node's processes gone "
+            << (*term)["timings_ms"]["to_all_gone_ms"].get<double>() << " ms after it\n";
   EXPECT_TRUE(std::filesystem::is_empty(dir / "tmp"));
 }
 

@@ -263,3 +263,33 @@ TEST(FaultDriverHold, DelayAndHangAreAnswersToThePoint) {
 
 }  // namespace
 }  // namespace aftermath
+
+namespace aftermath {
+namespace {
+
+TEST(FaultDriverAgentKill, SkippedOutsideAMultiNodeAgent) {
+  FaultDriver d({});
+  FaultAct a = d.act(0, spec(FaultAction::AgentKill), {}, false);
+  EXPECT_EQ(a.status, FaultStatus::Skipped);
+  EXPECT_THAT(a.reason, HasSubstr("multi-node"));
+  EXPECT_FALSE(a.ends_agent);
+}
+
+TEST(FaultDriverAgentKill, TheAgentEndsOnlyWhenAskedAfterTheAct) {
+  int ended = 0;
+  FaultDriverOptions o;
+  o.end_agent = [&] { ++ended; };
+  FaultDriver d(o);
+  Sleeper s;
+  FaultAct a = d.act(0, spec(FaultAction::AgentKill), {s.target()}, false);
+  EXPECT_EQ(a.status, FaultStatus::Injected);
+  EXPECT_TRUE(a.ends_agent);
+  EXPECT_THAT(a.reason, HasSubstr("its 1 job process(es) must die with it"));
+  EXPECT_EQ(ended, 0);  // the fault is recorded (and streamed) first
+  d.end_agent();
+  EXPECT_EQ(ended, 1);
+  EXPECT_FALSE(s.child.exited_within(50)) << "the job's processes are not the driver's to kill";
+}
+
+}  // namespace
+}  // namespace aftermath

@@ -56,7 +56,7 @@ TEST(ParseTargetDirect, RejectsMalformedArguments) {
       {"launcher:1", "'launcher' takes no argument"},
       {"all:", "'all' takes no argument"},
       {"self:x", "'self' takes no argument"},
-      {"bogus", "unknown target 'bogus' (launcher, rank:R, worker:R/W, workers:R, match:<regex>, all, self, node:N)"},
+      {"bogus", "unknown target 'bogus' (launcher, rank:R, worker:R/W, workers:R, match:<regex>, all, self, node:N, agent:N)"},
       {"", "unknown target ''"},
   };
   for (const auto& c : cases) {
@@ -111,7 +111,7 @@ TEST(KnownFaultActions, KnownActionsList) {
   EXPECT_THAT(known_fault_actions(),
               ElementsAre("SIGKILL", "SIGTERM", "SIGINT", "SIGSTOP", "SIGCONT", "SIGSEGV",
                           "SIGBUS", "host_oom", "device_oom", "delay", "hang", "node_loss",
-                          "partition"));
+                          "partition", "agent_kill"));
 }
 
 // --- armed_points -------------------------------------------------------------------

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 
+#include "harness/check/check_params.h"
 #include "harness/check/scenario_load.h"
 #include "harness/check/verdict.h"
 #include "harness/cluster/clock_sync.h"
@@ -141,6 +142,61 @@ TEST(MultiNodeScenario, ANodeRunsItsOwnNodeFaultsAndEveryOtherFault) {
   EXPECT_EQ(part.faults[1].action, FaultAction::Sigkill);
 }
 
+TEST(MultiNodeScenario, AnAgentKillAndAFaultPinnedToANodeParse) {
+  ParseResult r = Parse(TwoNodes(
+      "faults:\n"
+      "  - {action: agent_kill, target: 'agent:1', at: {point: step, labels: {rank: 2}, hit: 20}}\n"
+      "  - {action: SIGTERM, target: launcher, node: 0, at: {after: 1s}}\n"));
+  ASSERT_TRUE(r.scenario) << Messages(r);
+  const auto& f = r.scenario->faults;
+  EXPECT_EQ(f[0].action, FaultAction::AgentKill);
+  EXPECT_EQ(f[0].target.kind, TargetSpec::Kind::Agent);
+  EXPECT_EQ(f[0].target.node, 1);
+  EXPECT_EQ(f[1].target.kind, TargetSpec::Kind::Launcher);
+  EXPECT_EQ(f[1].node, 0);
+  // Each belongs to its node alone.
+  EXPECT_EQ(node_fault_indices(*r.scenario, 0), (std::vector<size_t>{1}));
+  EXPECT_EQ(node_fault_indices(*r.scenario, 1), (std::vector<size_t>{0}));
+}
+
+TEST(MultiNodeScenario, ImpossibleAgentFaultsAreNamedWithTheirLine) {
+  struct Case {
+    std::string fault, message;
+  };
+  for (const auto& c : std::vector<Case>{
+           {"{action: agent_kill, target: 'rank:1', at: {after: 1s}}", "its target must be agent:N"},
+           {"{action: SIGKILL, target: 'agent:1', at: {after: 1s}}", "agent:N takes only agent_kill"},
+           {"{action: agent_kill, target: 'agent:2', at: {after: 1s}}", "agent:2 does not exist: nodes are 0..1"},
+           {"{action: agent_kill, target: 'agent:x', at: {after: 1s}}", "'agent:N' needs a node number"},
+           {"{action: SIGKILL, target: 'node:1', node: 1, at: {after: 1s}}", "names its node already"},
+           {"{action: SIGKILL, target: launcher, node: 2, at: {after: 1s}}", "node 2 does not exist"},
+           {"{action: SIGKILL, target: launcher, node: one, at: {after: 1s}}", "faults[0].node"},
+       }) {
+    ParseResult r = Parse(TwoNodes("faults:\n  - " + c.fault + "\n"));
+    EXPECT_FALSE(r.scenario) << c.fault;
+    EXPECT_THAT(Messages(r), HasSubstr(c.message)) << c.fault;
+    EXPECT_THAT(Messages(r), HasSubstr("mn.yaml:7:")) << c.fault;
+  }
+  ParseResult one = Parse(
+      "name: one\ndescription: d\njob:\n  command: /bin/true\n"
+      "faults:\n  - {action: SIGKILL, target: launcher, node: 0, at: {after: 1s}}\n");
+  EXPECT_FALSE(one.scenario);
+  EXPECT_THAT(Messages(one), HasSubstr("needs a multi-node scenario"));
+}
+
+TEST(MultiNodeScenario, DiedWithAgentIsOnInAMultiNodeRunAndJudgedByTheCoordinatorAlone) {
+  ParseResult two = Parse(TwoNodes());
+  ASSERT_TRUE(two.scenario) << Messages(two);
+  EXPECT_TRUE(two.scenario->checks.at(kDiedWithAgent).enabled);
+  EXPECT_EQ(node_part(*two.scenario, 1).checks.count(kDiedWithAgent), 0u);
+  ParseResult off = Parse(TwoNodes("checks: {died_with_agent: false}\n"));
+  ASSERT_TRUE(off.scenario) << Messages(off);
+  EXPECT_FALSE(off.scenario->checks.at(kDiedWithAgent).enabled);
+  ParseResult one = Parse("name: one\ndescription: d\njob:\n  command: /bin/true\n");
+  ASSERT_TRUE(one.scenario) << Messages(one);
+  EXPECT_FALSE(one.scenario->checks.at(kDiedWithAgent).enabled);
+}
+
 // --- clocks ------------------------------------------------------------------
 
 TEST(ClockSync, TheShortestRoundTripGivesTheEstimateAndItsBound) {
@@ -269,6 +325,93 @@ TEST(MergeNodes, ALostAgentMakesTheRunAnError) {
   merge_nodes(r, *p.scenario, o, nodes, 0);
   EXPECT_EQ(r.verdict, Verdict::Error);
   EXPECT_THAT(r.verdict_reason, HasSubstr("node1: its agent was lost"));
+}
+
+// Node 1's agent killed by the scenario at its run's 2 s: what it streamed
+// until then (its launcher, a fault observation), and what the witness found.
+std::vector<NodeRun> AgentKilled(std::optional<WitnessReport> witness) {
+  std::vector<NodeRun> nodes = {CleanNode(0, 0, 0, 4000), CleanNode(1, 5 * kSecond, 0, 5000)};
+  NodeRun& n = nodes[1];
+  n.agent = "lost";
+  n.have_result = false;
+  n.verdict = Verdict::Error;
+  n.lost_at = 7 * kSecond;
+  n.timeline = Timeline{};
+  n.timeline.add(obs::proc_start(1 * kMilli, 5000, 1, "python3", "python3 train.py", Role::Launcher, 0, 777));
+  n.timeline.add(obs::fault(2 * kSecond, 0, 5000, "agent_kill", "after 2s"));
+  n.witness = std::move(witness);
+  return nodes;
+}
+
+ScenarioResult MergeAgentKilled(std::vector<NodeRun> nodes, const std::string& extra = "") {
+  ParseResult p = Parse(TwoNodes("faults:\n  - {action: agent_kill, target: 'agent:1', at: {after: 2s}}\n" + extra));
+  EXPECT_TRUE(p.scenario) << Messages(p);
+  ScenarioResult r;
+  RunOptions o;
+  nodes[0].fault_indices = {};
+  merge_nodes(r, *p.scenario, o, nodes, 0);
+  return r;
+}
+
+const CheckResult* FindCheck(const ScenarioResult& r, const std::string& name) {
+  for (const auto& c : r.checks)
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
+TEST(MergeNodes, AnAgentKilledByTheScenarioIsJudgedByWhatOutlivedIt) {
+  WitnessReport none;
+  none.checked = 1;
+  none.host = "node1";
+  ScenarioResult r = MergeAgentKilled(AgentKilled(none));
+  const CheckResult* c = FindCheck(r, kDiedWithAgent);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->status, CheckStatus::Pass) << c->reason;
+  EXPECT_EQ(r.verdict, Verdict::Pass) << r.verdict_reason;
+  EXPECT_EQ(r.nodes[1].verdict, Verdict::Pass) << r.nodes[1].verdict_reason;
+  // The fault as node 1 streamed it, on the coordinator's clock.
+  ASSERT_EQ(r.timeline.facts.faults.size(), 1u);
+  EXPECT_EQ(r.timeline.facts.faults[0].status, FaultStatus::Injected);
+  EXPECT_EQ(r.timeline.facts.faults[0].sent, 7 * kSecond);
+  // Its processes are in the run, from what it streamed.
+  int node1 = 0;
+  for (const auto& p : r.processes) node1 += p.node == 1;
+  EXPECT_EQ(node1, 1);
+}
+
+TEST(MergeNodes, AJobProcessThatOutlivedItsAgentFailsDiedWithAgent) {
+  WitnessReport w;
+  w.checked = 1;
+  w.host = "node1";
+  w.waited = 1 * kSecond;
+  WitnessSurvivor s;
+  s.process = {5000, 777, "launcher"};
+  s.comm = "python3";
+  s.killed = true;
+  w.survivors.push_back(s);
+  ScenarioResult r = MergeAgentKilled(AgentKilled(w));
+  const CheckResult* c = FindCheck(r, kDiedWithAgent);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->status, CheckStatus::Fail);
+  EXPECT_THAT(c->reason, HasSubstr("node1: 1 of 1 job process(es) outlived its agent"));
+  EXPECT_THAT(c->reason, HasSubstr("5000 (python3, launcher)"));
+  EXPECT_THAT(c->reason, HasSubstr("the witness killed them"));
+  EXPECT_EQ(r.verdict, Verdict::Fail);
+  EXPECT_EQ(r.nodes[1].verdict, Verdict::Fail);
+  // Named in the expectation: the known bug reproduced.
+  ScenarioResult x = MergeAgentKilled(AgentKilled(w), "expect: {fail: [died_with_agent]}\n");
+  EXPECT_EQ(x.verdict, Verdict::XFail) << x.verdict_reason;
+}
+
+TEST(MergeNodes, NoWitnessReportIsAnErrorNotAPass) {
+  std::vector<NodeRun> nodes = AgentKilled(std::nullopt);
+  nodes[1].witness_error = "the witness on node1 gave no report";
+  ScenarioResult r = MergeAgentKilled(nodes);
+  const CheckResult* c = FindCheck(r, kDiedWithAgent);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->status, CheckStatus::Error);
+  EXPECT_THAT(c->reason, HasSubstr("gave no report"));
+  EXPECT_EQ(r.verdict, Verdict::Error);
 }
 
 TEST(MergeNodes, AFaultIsRecordedFromTheNodeWhereItActed) {

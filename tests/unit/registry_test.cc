@@ -29,13 +29,14 @@ std::vector<std::string> parse(const std::string& text, std::map<std::string, Ch
 }
 
 TEST(CheckRegistry, NamesAndDefaultsInReportOrder) {
-  EXPECT_EQ(known_checks().size(), 13u);
+  EXPECT_EQ(known_checks().size(), 14u);
   EXPECT_EQ(known_checks().front(), "all_exited");
   for (const auto& d : default_checks())
     EXPECT_NE(std::find(known_checks().begin(), known_checks().end(), d), known_checks().end()) << d;
-  for (const char* opt_in : {"data_partition", "collectives_matched", "memory_growth"})
+  for (const char* opt_in : {"data_partition", "collectives_matched", "memory_growth", "died_with_agent"})
     EXPECT_EQ(std::find(default_checks().begin(), default_checks().end(), opt_in),
               default_checks().end());
+  EXPECT_THAT(check_registry().multinode_defaults(), ::testing::ElementsAre("died_with_agent"));
   // Every check takes a grace, listed first in its accepted keys.
   for (const auto& name : known_checks()) EXPECT_EQ(check_registry().keys(name).front(), "grace") << name;
 }
