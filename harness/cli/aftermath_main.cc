@@ -75,6 +75,7 @@ int main(int argc, char** argv) {
   // job starts with exactly that (nohup's SIGHUP, say), not our SIGPIPE.
   inv.inherited_ignored = ignored_signals_now();
   for (int i = 0; i < argc; ++i) inv.command_line += (i ? " " : "") + shell_quote(argv[i]);
+  inv.argv.assign(argv, argv + argc);
   CLI::App app{"aftermath: fault injection and leftovers checks for multi-process training jobs"};
   app.require_subcommand(1);
 

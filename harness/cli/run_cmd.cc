@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -22,9 +24,11 @@
 #include "harness/cli/inputs.h"
 #include "harness/cli/run_console.h"
 #include "harness/core/repeat_stats.h"
+#include "harness/core/shell_quote.h"
 #include "harness/observe/environment_facts.h"
 #include "harness/os/expected.h"
 #include "harness/os/find_program.h"
+#include "harness/os/spawn.h"
 #include "harness/scenario/scenario.h"
 #include "harness/supervise/runner.h"
 #include "reports/html.h"
@@ -298,6 +302,49 @@ int run_scenarios(const std::vector<Scenario>& scenarios, RunOptions ro, const R
   return 0;
 }
 
+// --slurm outside an allocation, with a multi-node scenario: this invocation
+// again inside a new allocation (this process becomes salloc: its exit status
+// is the run's); 2 when Slurm cannot be asked (nothing launched). nullopt:
+// run here (already inside one, or nothing needs more than one node).
+std::optional<int> run_in_new_allocation(const std::vector<Scenario>& scenarios, const RunInvocation& inv) {
+  int nodes = 1;
+  for (const auto& sc : scenarios) nodes = std::max(nodes, sc.nodes);
+  const char* job = std::getenv("SLURM_JOB_ID");
+  if (nodes < 2 || (job && *job)) return std::nullopt;
+  auto refuse = [](const std::string& why) {
+    std::fprintf(stderr, "aftermath run --slurm: %s\naftermath run: nothing was launched\n", why.c_str());
+    return 2;
+  };
+  auto salloc = find_program("salloc");
+  if (!salloc) return refuse("salloc is not in PATH (Debian package slurm-client)");
+  if (!find_program("srun")) return refuse("srun is not in PATH (Debian package slurm-client)");
+  // A missing file named by $SLURM_CONF has Slurm's tools retry for a minute.
+  if (const char* conf = std::getenv("SLURM_CONF"); conf && *conf && !std::filesystem::exists(conf))
+    return refuse(std::string("$SLURM_CONF names ") + conf + ", which does not exist");
+  CommandOutcome ping = run_command({"scontrol", "ping"}, 20 * kSecond, 4096);
+  if (ping.timed_out) return refuse("no Slurm controller answers (scontrol ping gave no answer within 20s)");
+  if (!ping.exited_zero() || ping.output.find("is UP") == std::string::npos) {
+    // Its last line says it best ("fatal: Could not establish a configuration source").
+    std::string said = ping.output;
+    while (!said.empty() && (said.back() == '\n' || said.back() == ' ')) said.pop_back();
+    said = said.substr(said.find_last_of('\n') == std::string::npos ? 0 : said.find_last_of('\n') + 1);
+    return refuse("no Slurm controller answers (scontrol ping" + (said.empty() ? "" : ": " + said) + ")");
+  }
+  std::error_code ec;
+  std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  if (ec) return refuse("cannot find this program's own path (/proc/self/exe): " + ec.message());
+  std::vector<std::string> argv = salloc_command(*salloc, self, inv.argv, nodes);
+  std::string shown;
+  for (const auto& a : argv) shown += (shown.empty() ? "" : " ") + shell_quote(a);
+  std::fprintf(stderr, "aftermath run --slurm: asking Slurm for %d node(s): %s\n", nodes, shown.c_str());
+  std::fflush(stderr);
+  std::vector<char*> args;
+  for (auto& a : argv) args.push_back(a.data());
+  args.push_back(nullptr);
+  ::execv(args[0], args.data());
+  return refuse("cannot run " + argv[0] + ": " + std::strerror(errno));
+}
+
 }  // namespace
 
 Expected<Shard> parse_shard(const std::string& text) {
@@ -322,7 +369,23 @@ std::vector<std::size_t> shard_positions(std::size_t total, const Shard& s) {
   return out;
 }
 
+std::vector<std::string> salloc_command(const std::string& salloc, const std::string& self,
+                                        const std::vector<std::string>& argv, int nodes) {
+  std::vector<std::string> out = {salloc, "-N" + std::to_string(nodes), "--quiet", self};
+  bool after_dash = false;
+  for (std::size_t i = 1; i < argv.size(); ++i) {
+    if (argv[i] == "--") after_dash = true;
+    if (!after_dash && argv[i] == "--slurm") continue;
+    out.push_back(argv[i]);
+  }
+  return out;
+}
+
 void add_run_options(CLI::App* run, RunCliOptions& o) {
+  run->add_flag("--slurm", o.slurm,
+                "outside a Slurm allocation, ask for one with as many nodes as the largest "
+                "multi-node scenario needs (salloc; $SALLOC_PARTITION, $SALLOC_TIMELIMIT ... "
+                "apply) and run there; inside one, use it");
   run->add_option("--shard", o.shard,
                   "I/N: run only the I-th of N deterministic slices of the scenarios (every N-th, "
                   "from the I-th), for a CI matrix or a Slurm job array");
@@ -417,6 +480,9 @@ int cmd_run(const RunCliOptions& c, const RunInvocation& inv) {
     std::fflush(stdout);
     if (slice.empty()) return 0;
     scenarios = std::move(slice);
+  }
+  if (c.slurm && !c.dry_run) {
+    if (auto code = run_in_new_allocation(scenarios, inv)) return *code;
   }
   // A multi-node scenario needs Slurm here and now: say so before anything runs.
   for (const auto& sc : scenarios) {

@@ -39,6 +39,7 @@ struct RunCliOptions {
   std::vector<std::string> checks;  // --check
   std::string name;                 // --name, -- COMMAND only
   std::string shard;                // --shard I/N ("" when not)
+  bool slurm = false;               // --slurm: outside an allocation, ask Slurm for one
 };
 
 // --shard I/N: the I-th (1-based) of N slices of a run's scenarios.
@@ -59,7 +60,14 @@ struct RunInvocation {
   std::vector<std::string> job_command;  // everything after "--", untouched
   std::string command_line;              // the whole invocation, shell-quoted
   std::uint64_t inherited_ignored = 0;   // signals the caller's shell left ignored
+  std::vector<std::string> argv;         // as invoked, argv[0] included
 };
+
+// --slurm outside an allocation: the command that runs this same invocation
+// inside a new one of `nodes` nodes (salloc -N<nodes> --quiet <self> run ...,
+// without --slurm), `salloc` and `self` being absolute paths.
+std::vector<std::string> salloc_command(const std::string& salloc, const std::string& self,
+                                        const std::vector<std::string>& argv, int nodes);
 
 // Registers the `run` options on `run`, writing into `options`.
 void add_run_options(CLI::App* run, RunCliOptions& options);

@@ -83,10 +83,16 @@ TEST(MultiNode, ACleanRunAndANodeLoss) {
   LocalCluster c(2);
   ASSERT_TRUE(c.ok()) << c.error();
   e2e::TempDir dir;
-  e2e::Run r = salloc_run(dir, c, 2,
-                          {e2e::src("scenarios/multinode-clean.yaml"), e2e::src("scenarios/multinode-node-loss.yaml")},
-                          110s);
+  // Not under salloc: --slurm asks for the allocation itself.
+  std::vector<std::string> env = c.env();
+  env.push_back("AFTERMATH_COORDINATOR_ADDR=" + c.host_addr());
+  env.push_back("SLURM_JOB_ID=");
+  e2e::Run r = e2e::aftermath(dir,
+                              {"run", "--slurm", "--out", dir / "out", e2e::src("scenarios/multinode-clean.yaml"),
+                               e2e::src("scenarios/multinode-node-loss.yaml")},
+                              110s, env);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("aftermath run --slurm: asking Slurm for 2 node(s): "));
 
   // A clean run: both nodes' agents report to the end, each node runs its
   // torchrun agent and two ranks (0, 1 on node0; 2, 3 on node1), every
@@ -317,6 +323,15 @@ TEST(MultiNode, WithoutAFittingAllocationNothingIsLaunched) {
                                   {"SLURM_JOB_ID=77", "SLURM_JOB_NUM_NODES=1"});
   EXPECT_EQ(small.exit_code, 2) << small.out << small.err;
   EXPECT_THAT(small.err, HasSubstr("nodes: 2 but Slurm job 77 has 1 node(s)"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "out"));
+
+  // --slurm with no Slurm to ask: said, nothing launched.
+  e2e::Run none = e2e::aftermath(dir, {"run", "--slurm", "--out", dir / "out", file}, 60s,
+                                 {"SLURM_JOB_ID=", "SLURM_CONF=" + (dir / "no-slurm.conf")});
+  EXPECT_EQ(none.exit_code, 2) << none.out << none.err;
+  EXPECT_THAT(none.err, HasSubstr("aftermath run --slurm: $SLURM_CONF names " + (dir / "no-slurm.conf") +
+                                   ", which does not exist"));
+  EXPECT_THAT(none.err, HasSubstr("nothing was launched"));
   EXPECT_FALSE(std::filesystem::exists(dir / "out"));
 }
 

@@ -64,3 +64,20 @@ TEST(Shard, TheShardsTogetherRunEachScenarioOnce) {
 
 }  // namespace
 }  // namespace aftermath
+
+namespace aftermath {
+namespace {
+
+TEST(SallocCommand, TheSameInvocationInANewAllocationWithoutSlurm) {
+  std::vector<std::string> argv = {"aftermath", "run", "--slurm", "--out", "o", "x.yaml"};
+  EXPECT_EQ(salloc_command("/usr/bin/salloc", "/opt/aftermath", argv, 3),
+            (std::vector<std::string>{"/usr/bin/salloc", "-N3", "--quiet", "/opt/aftermath", "run", "--out", "o",
+                                      "x.yaml"}));
+  // After "--" everything is the job's own, --slurm included.
+  std::vector<std::string> job = {"aftermath", "run", "--slurm", "--", "prog", "--slurm"};
+  EXPECT_EQ(salloc_command("s", "a", job, 2),
+            (std::vector<std::string>{"s", "-N2", "--quiet", "a", "run", "--", "prog", "--slurm"}));
+}
+
+}  // namespace
+}  // namespace aftermath
