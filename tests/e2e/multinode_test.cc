@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <memory>
 #include <set>
 #include <sstream>
 
@@ -63,9 +64,24 @@ std::string node_check(const nlohmann::json& node, const std::string& name) {
   return "";
 }
 
+// Each test on its own 2-node cluster, with Python and PyTorch, in its own
+// folder; skipped with the reason where either cannot be had.
+class MultiNode : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!cluster_unavailable().empty()) GTEST_SKIP() << cluster_unavailable();
+    if (!e2e::torch_unavailable().empty()) GTEST_SKIP() << e2e::torch_unavailable();
+    cluster_ = std::make_unique<LocalCluster>(2);
+    ASSERT_TRUE(cluster_->ok()) << cluster_->error();
+  }
+  const LocalCluster& cluster() const { return *cluster_; }
+  std::unique_ptr<LocalCluster> cluster_;
+  e2e::TempDir dir;
+};
+
 // The multinode-cpu suite is run by the four tests below
 // (each well inside a test's time); a scenario added to it needs a test.
-TEST(MultiNode, TheSuiteIsTheScenariosTestedHere) {
+TEST(MultiNodeSuite, TheSuiteIsTheScenariosTestedHere) {
   std::vector<std::string> files;
   std::istringstream in(e2e::slurp(e2e::src("scenarios/multinode-cpu.suite")));
   for (std::string line; std::getline(in, line);)
@@ -77,15 +93,10 @@ TEST(MultiNode, TheSuiteIsTheScenariosTestedHere) {
 }
 
 // A clean run and a lost node: every verdict as written, and what each run shows.
-TEST(MultiNode, ACleanRunAndANodeLoss) {
-  if (!cluster_unavailable().empty()) GTEST_SKIP() << cluster_unavailable();
-  if (!e2e::torch_unavailable().empty()) GTEST_SKIP() << e2e::torch_unavailable();
-  LocalCluster c(2);
-  ASSERT_TRUE(c.ok()) << c.error();
-  e2e::TempDir dir;
+TEST_F(MultiNode, ACleanRunAndANodeLoss) {
   // Not under salloc: --slurm asks for the allocation itself.
-  std::vector<std::string> env = c.env();
-  env.push_back("AFTERMATH_COORDINATOR_ADDR=" + c.host_addr());
+  std::vector<std::string> env = cluster().env();
+  env.push_back("AFTERMATH_COORDINATOR_ADDR=" + cluster().host_addr());
   env.push_back("SLURM_JOB_ID=");
   e2e::Run r = e2e::aftermath(dir,
                               {"run", "--slurm", "--out", dir / "out", e2e::src("scenarios/multinode-clean.yaml"),
@@ -173,13 +184,8 @@ TEST(MultiNode, ACleanRunAndANodeLoss) {
 // The same moment with node 1's processes SIGKILLed and its network up: node
 // 0's ranks notice at once, its torchrun agent hangs in its exit barrier; and
 // a 5 s partition that heals: the job runs to its end.
-TEST(MultiNode, AKillWithoutTheCutAndAPartitionThatHeals) {
-  if (!cluster_unavailable().empty()) GTEST_SKIP() << cluster_unavailable();
-  if (!e2e::torch_unavailable().empty()) GTEST_SKIP() << e2e::torch_unavailable();
-  LocalCluster c(2);
-  ASSERT_TRUE(c.ok()) << c.error();
-  e2e::TempDir dir;
-  e2e::Run r = salloc_run(dir, c, 2,
+TEST_F(MultiNode, AKillWithoutTheCutAndAPartitionThatHeals) {
+  e2e::Run r = salloc_run(dir, cluster(), 2,
                           {e2e::src("scenarios/multinode-node-kill-no-cut.yaml"),
                            e2e::src("scenarios/multinode-partition-heals.yaml")},
                           110s);
@@ -229,13 +235,8 @@ TEST(MultiNode, AKillWithoutTheCutAndAPartitionThatHeals) {
 
 // A node lost while both run 16 DataLoader workers in file_system mode: the
 // survivor hangs with its workers; the lost node keeps its /dev/shm batches.
-TEST(MultiNode, ANodeLossUnder16FileSystemWorkers) {
-  if (!cluster_unavailable().empty()) GTEST_SKIP() << cluster_unavailable();
-  if (!e2e::torch_unavailable().empty()) GTEST_SKIP() << e2e::torch_unavailable();
-  LocalCluster c(2);
-  ASSERT_TRUE(c.ok()) << c.error();
-  e2e::TempDir dir;
-  e2e::Run r = salloc_run(dir, c, 2, {e2e::src("scenarios/multinode-node-loss-16-workers.yaml")}, 110s);
+TEST_F(MultiNode, ANodeLossUnder16FileSystemWorkers) {
+  e2e::Run r = salloc_run(dir, cluster(), 2, {e2e::src("scenarios/multinode-node-loss-16-workers.yaml")}, 110s);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const nlohmann::json& sc = r.result["scenarios"][0];
   EXPECT_EQ(sc["verdict"], "xfail") << sc["verdict_reason"];
@@ -258,13 +259,8 @@ TEST(MultiNode, ANodeLossUnder16FileSystemWorkers) {
 // the coordinator starts there finds none of it), node 0 sees a crash. And
 // node 1's torchrun stopped with SIGTERM (pytorch #150916): node 0 re-forms
 // alone and finishes.
-TEST(MultiNode, AnAgentKilledAndATorchrunAgentStopped) {
-  if (!cluster_unavailable().empty()) GTEST_SKIP() << cluster_unavailable();
-  if (!e2e::torch_unavailable().empty()) GTEST_SKIP() << e2e::torch_unavailable();
-  LocalCluster c(2);
-  ASSERT_TRUE(c.ok()) << c.error();
-  e2e::TempDir dir;
-  e2e::Run r = salloc_run(dir, c, 2,
+TEST_F(MultiNode, AnAgentKilledAndATorchrunAgentStopped) {
+  e2e::Run r = salloc_run(dir, cluster(), 2,
                           {e2e::src("scenarios/multinode-agent-kill.yaml"),
                            e2e::src("scenarios/multinode-torchrun-agent-sigterm.yaml")},
                           200s);
@@ -309,7 +305,7 @@ TEST(MultiNode, AnAgentKilledAndATorchrunAgentStopped) {
 
 // Outside an allocation, or asking for more nodes than it has: one error
 // naming the file, exit 2, nothing launched.
-TEST(MultiNode, WithoutAFittingAllocationNothingIsLaunched) {
+TEST(MultiNodeSuite, WithoutAFittingAllocationNothingIsLaunched) {
   e2e::TempDir dir;
   std::string file = e2e::src("scenarios/multinode-clean.yaml");
   e2e::Run r = e2e::aftermath(dir, {"run", "--out", dir / "out", file}, 30s,
