@@ -88,7 +88,7 @@ int main(int argc, char** argv) {
   std::string list_dir = "scenarios";
   list->add_option("dir", list_dir, "folder of scenario files");
 
-  auto* report = app.add_subcommand("report", "re-render report.html, trace.json and summary.md from a result.json");
+  auto* report = app.add_subcommand("report", "re-render junit.xml, report.html, trace.json and summary.md from a result.json");
   std::string report_input, report_out;
   report->add_option("result", report_input, "result.json")->required();
   report->add_option("--out", report_out, "folder for the reports (default: beside result.json)");

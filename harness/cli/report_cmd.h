@@ -6,10 +6,10 @@
 
 namespace aftermath {
 
-// Reads result.json at `result_path` and writes report.html, trace.json and
-// summary.md into `out_dir` (created if missing), one line per file on
-// stdout. junit.xml is not rewritten: it renders from the in-memory run,
-// which `aftermath run` writes alongside result.json.
+// Reads result.json at `result_path` and writes junit.xml, report.html,
+// trace.json and summary.md into `out_dir` (created if missing), one line per
+// file on stdout: the files `aftermath run` wrote beside it, rendered the same
+// way.
 // Returns 0 on success, 2 when the input cannot be read or parsed, 1 when an
 // output cannot be written. Every error names the file.
 int cmd_report(const std::string& result_path, const std::string& out_dir);
