@@ -396,6 +396,14 @@ json to_json(const RunResult& run) {
     }
     out["aggregates"] = std::move(aggs);
   }
+  // Only with --shard: the slice, for `aftermath merge`.
+  if (run.shard) {
+    out["shard"] = {{"index", run.shard->index},
+                    {"count", run.shard->count},
+                    {"total", run.shard->total},
+                    {"positions", run.shard->positions},
+                    {"names", run.shard->names}};
+  }
   return out;
 }
 
