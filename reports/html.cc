@@ -451,6 +451,9 @@ std::string render_html(const json& result, const std::string& report_dir) {
     if (*n > 0) out += "<span>" + report::format_number(*n, 0) + " " + v + "</span>";
   }
   out += "</p>";
+  // A merge of shards that does not make the whole run.
+  for (const auto& why : report::merge_gaps(result))
+    out += "<p class=\"error\">Incomplete: " + esc(why) + "</p>";
   out += environment_table(result);
   // The rate over the runs comes first: with --repeat it is the headline.
   out += repeats_section(result, aggs);

@@ -346,6 +346,30 @@ json to_json(const ProcessHistory& p) {
   return j;
 }
 
+json to_json(const Aggregate& a) {
+  json timings = json::object();
+  for (const auto& [k, d] : a.timings_ms)
+    timings[k] = {{"n", d.n}, {"min", d.min}, {"median", d.median}, {"p95", d.p95}, {"max", d.max}};
+  json outcomes = json::array();
+  for (const auto& o : a.outcomes)
+    outcomes.push_back(
+        {{"verdict", o.verdict}, {"failed_checks", o.failed_checks}, {"runs", o.runs}});
+  return {{"name", a.name},
+          {"runs", a.runs},
+          {"verdicts", a.verdicts},
+          {"flaky", a.flaky},
+          {"expects_failure", a.expects_failure},
+          {"reproduced", a.reproduced},
+          {"failed", a.failed},
+          {"skipped", a.skipped},
+          {"judged", a.judged},
+          {"rate_counts", rate_counts(a)},
+          {"reproduction_rate", a.rate},
+          {"rate_ci95", {a.rate_low, a.rate_high}},
+          {"outcomes", std::move(outcomes)},
+          {"timings_ms", timings}};
+}
+
 json to_json(const RunResult& run) {
   json summary = {{"scenarios", run.scenarios.size()},
                   {"pass", 0},
@@ -371,30 +395,16 @@ json to_json(const RunResult& run) {
   // Only with --repeat: the statistics over each scenario's runs.
   if (!run.aggregates.empty()) {
     json aggs = json::array();
-    for (const auto& a : run.aggregates) {
-      json timings = json::object();
-      for (const auto& [k, d] : a.timings_ms)
-        timings[k] = {{"n", d.n}, {"min", d.min}, {"median", d.median}, {"p95", d.p95}, {"max", d.max}};
-      json outcomes = json::array();
-      for (const auto& o : a.outcomes)
-        outcomes.push_back(
-            {{"verdict", o.verdict}, {"failed_checks", o.failed_checks}, {"runs", o.runs}});
-      aggs.push_back({{"name", a.name},
-                      {"runs", a.runs},
-                      {"verdicts", a.verdicts},
-                      {"flaky", a.flaky},
-                      {"expects_failure", a.expects_failure},
-                      {"reproduced", a.reproduced},
-                      {"failed", a.failed},
-                      {"skipped", a.skipped},
-                      {"judged", a.judged},
-                      {"rate_counts", rate_counts(a)},
-                      {"reproduction_rate", a.rate},
-                      {"rate_ci95", {a.rate_low, a.rate_high}},
-                      {"outcomes", std::move(outcomes)},
-                      {"timings_ms", timings}});
-    }
+    for (const auto& a : run.aggregates) aggs.push_back(to_json(a));
     out["aggregates"] = std::move(aggs);
+  }
+  // Only with --shard: the slice, for `aftermath merge`.
+  if (run.shard) {
+    out["shard"] = {{"index", run.shard->index},
+                    {"count", run.shard->count},
+                    {"total", run.shard->total},
+                    {"positions", run.shard->positions},
+                    {"names", run.shard->names}};
   }
   return out;
 }

@@ -37,6 +37,10 @@ nlohmann::json to_json(const ProcessDiagnosis& d);
 // clock: {offset_ms, uncertainty_ms, round_trip_ms, samples}, started_ms,
 // verdict, verdict_reason, processes, out_dir, checks}.
 nlohmann::json to_json(const NodeResult& n);
+// One scenario's statistics over its repeated runs: {name, runs, verdicts,
+// flaky, expects_failure, reproduced, failed, skipped, judged, rate_counts,
+// reproduction_rate, rate_ci95, outcomes, timings_ms}.
+nlohmann::json to_json(const Aggregate& a);
 
 // The last max_bytes bytes of text, moved forward past any UTF-8 continuation
 // bytes so the cut never splits a character.

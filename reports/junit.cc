@@ -8,10 +8,18 @@
 #include "harness/core/repeat_stats.h"
 #include "reports/escape.h"
 #include "reports/json.h"
+#include "reports/repeat_view.h"
+#include "reports/view.h"
 
 namespace aftermath {
 
 namespace {
+
+using nlohmann::json;
+using report::items;
+using report::member;
+using report::num;
+using report::str;
 
 std::string attr(std::string_view text) { return xml_escape(text, true); }
 
@@ -20,6 +28,11 @@ std::string fixed3(double s) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.3f", s);
   return buf;
+}
+
+bool flag(const json& j, std::string_view key) {
+  const json& v = member(j, key);
+  return v.is_boolean() && v.get<bool>();
 }
 
 struct Counts {
@@ -40,127 +53,138 @@ void property(std::string& out, const char* indent, std::string_view name, std::
   out += "<property name=\"" + attr(name) + "\" value=\"" + attr(value) + "\"/>\n";
 }
 
-// Renders one scenario's testcases into body and counts exactly what it
-// emitted, so the suite's attributes cannot drift from its children.
+// Which of its scenario's runs a scenario document is: result.json's "run"
+// and "runs", 1 of 1 when absent (a run without --repeat).
+struct RunNumber {
+  long long run = 1, runs = 1;
+  explicit RunNumber(const json& s)
+      : run(report::opt_int(s, "run").value_or(1)), runs(report::opt_int(s, "runs").value_or(1)) {}
+};
+
 // With --repeat, each run is its own suite: "name [run 2/5]".
-std::string suite_name(const ScenarioResult& s) {
-  if (s.runs <= 1) return s.name;
-  return s.name + " [run " + std::to_string(s.run_index + 1) + "/" + std::to_string(s.runs) + "]";
+std::string suite_name(const json& s) {
+  const RunNumber n(s);
+  std::string name = str(s, "name", "?");
+  if (n.runs <= 1) return name;
+  return name + " [run " + std::to_string(n.run) + "/" + std::to_string(n.runs) + "]";
 }
 
 // The start of a testcase element of scenario `s`: `open` + name + `close_open`.
 struct Testcase {
   std::string open;
   std::string close_open = "\" time=\"0.000\"";
-  explicit Testcase(const ScenarioResult& s)
+  explicit Testcase(const json& s)
       : open("    <testcase classname=\"" + attr("aftermath." + suite_name(s)) + "\" name=\"") {}
 };
 
-// One testcase per check.
-void check_testcases(const ScenarioResult& s, const Testcase& t, Counts& n, std::string& body) {
+// One testcase per check. A status this version does not know is an error:
+// CI must never show green for what it cannot read.
+void check_testcases(const json& s, const Testcase& t, Counts& n, std::string& body) {
   const std::string& open = t.open;
   const std::string& close_open = t.close_open;
-  for (const auto& c : s.checks) {
+  for (const json* c : items(s, "checks")) {
     ++n.tests;
-    std::string tc = open + attr(c.name) + close_open;
-    switch (c.status) {
-      case CheckStatus::Pass:
-        if (c.expected_to_fail) {
-          ++n.failures;
-          tc += ">\n      <failure message=\"expected failure did not reproduce\" type=\"xpass\">" +
-                xml_escape(c.reason) + "</failure>\n    </testcase>\n";
-        } else {
-          tc += "/>\n";
-        }
-        break;
-      case CheckStatus::Fail:
-        if (c.expected_to_fail) {
-          // A reproduced expected failure is a pass for CI; the property lets
-          // Jenkins show it, the system-out makes it visible in GitLab.
-          tc += ">\n      <properties>\n";
-          property(tc, "        ", "expected_failure", "reproduced");
-          tc += "      </properties>\n      <system-out>expected failure reproduced: " +
-                xml_escape(c.reason) + "</system-out>\n    </testcase>\n";
-        } else {
-          ++n.failures;
-          tc +=
-              ">\n      <failure message=\"" + attr(c.reason) + "\" type=\"fail\">" +
-              xml_escape(c.measured.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)) +
+    const std::string status = str(*c, "status");
+    const std::string reason = str(*c, "reason");
+    const bool expected_to_fail = flag(*c, "expected_to_fail");
+    std::string tc = open + attr(str(*c, "name", "?")) + close_open;
+    if (status == "pass") {
+      if (expected_to_fail) {
+        ++n.failures;
+        tc += ">\n      <failure message=\"expected failure did not reproduce\" type=\"xpass\">" +
+              xml_escape(reason) + "</failure>\n    </testcase>\n";
+      } else {
+        tc += "/>\n";
+      }
+    } else if (status == "fail") {
+      if (expected_to_fail) {
+        // A reproduced expected failure is a pass for CI; the property lets
+        // Jenkins show it, the system-out makes it visible in GitLab.
+        tc += ">\n      <properties>\n";
+        property(tc, "        ", "expected_failure", "reproduced");
+        tc += "      </properties>\n      <system-out>expected failure reproduced: " +
+              xml_escape(reason) + "</system-out>\n    </testcase>\n";
+      } else {
+        ++n.failures;
+        const json& measured = member(*c, "measured");
+        tc += ">\n      <failure message=\"" + attr(reason) + "\" type=\"fail\">" +
+              xml_escape(measured.dump(2, ' ', false, json::error_handler_t::replace)) +
               "</failure>\n    </testcase>\n";
-        }
-        break;
-      case CheckStatus::Skipped:
-        ++n.skipped;
-        tc += ">\n      <skipped message=\"" + attr(c.reason) + "\"/>\n    </testcase>\n";
-        break;
-      case CheckStatus::Error:
-        ++n.errors;
-        tc += ">\n      <error message=\"" + attr(c.reason) +
-              "\" type=\"error\"/>\n    </testcase>\n";
-        break;
+      }
+    } else if (status == "skipped") {
+      ++n.skipped;
+      tc += ">\n      <skipped message=\"" + attr(reason) + "\"/>\n    </testcase>\n";
+    } else {
+      ++n.errors;
+      tc += ">\n      <error message=\"" + attr(reason) + "\" type=\"error\"/>\n    </testcase>\n";
     }
     body += tc;
   }
 }
 
-void fault_testcases(const ScenarioResult& s, const Testcase& t, Counts& n, std::string& body) {
+void fault_testcases(const json& s, const Testcase& t, Counts& n, std::string& body) {
   const std::string& open = t.open;
   const std::string& close_open = t.close_open;
   // A fault that did not act makes the verdict: CI shows it as its own
   // testcase (an error, or skipped where its mechanism is unavailable here).
-  for (const auto& f : s.timeline.facts.faults) {
-    if (f.optional || f.status == FaultStatus::Injected) continue;
+  for (const json* f : items(s, "faults")) {
+    const std::string status = str(*f, "status");
+    if (flag(*f, "optional") || status == "injected") continue;
     ++n.tests;
-    std::string name = "fault " + std::to_string(f.index + 1) + " (" + std::string(to_string(f.action)) + " " + f.target + ")";
-    if (f.status == FaultStatus::Skipped) {
+    std::string name = "fault " + std::to_string(report::opt_int(*f, "index").value_or(0) + 1) +
+                       " (" + str(*f, "action") + " " + str(*f, "target") + ")";
+    const std::string reason = str(*f, "reason");
+    if (status == "skipped") {
       ++n.skipped;
-      body += open + attr(name) + close_open + ">\n      <skipped message=\"" + attr(f.reason) +
+      body += open + attr(name) + close_open + ">\n      <skipped message=\"" + attr(reason) +
               "\"/>\n    </testcase>\n";
     } else {
       ++n.errors;
-      body += open + attr(name) + close_open + ">\n      <error message=\"" + attr(f.reason) +
-              "\" type=\"fault_" + attr(std::string(to_string(f.status))) + "\"/>\n    </testcase>\n";
+      body += open + attr(name) + close_open + ">\n      <error message=\"" + attr(reason) +
+              "\" type=\"fault_" + attr(status) + "\"/>\n    </testcase>\n";
     }
   }
 }
 
 // The testcases of the run itself: a harness error, requirements not met, and
 // a red verdict no testcase above carries.
-void run_testcases(const ScenarioResult& s, const Testcase& t, Counts& n, std::string& body) {
+void run_testcases(const json& s, const Testcase& t, Counts& n, std::string& body) {
   const std::string& open = t.open;
   const std::string& close_open = t.close_open;
-  const std::string stderr_tail = utf8_tail(s.timeline.facts.stderr_text);
-  if (!s.error.empty()) {
+  const std::string verdict = str(s, "verdict", "error");
+  const std::string error = str(s, "error");
+  if (!error.empty()) {
     // The run itself broke: its checks (if any) saw a partial timeline, so CI
     // needs a red testcase of its own, with the job's last words attached.
+    const std::string stderr_tail = str(member(s, "top"), "stderr_tail");
     ++n.tests;
     ++n.errors;
-    body += open + "run" + close_open + ">\n      <error message=\"" + attr(s.error) +
+    body += open + "run" + close_open + ">\n      <error message=\"" + attr(error) +
             "\" type=\"error\"/>\n";
     if (!stderr_tail.empty())
       body += "      <system-err>" + xml_escape(stderr_tail) + "</system-err>\n";
     body += "    </testcase>\n";
   }
 
-  if (s.verdict == Verdict::Skipped && s.checks.empty()) {
+  if (verdict == "skipped" && items(s, "checks").empty()) {
     // Not launched: a requirement is not met on this machine.
     ++n.tests;
     ++n.skipped;
     body += open + "requirements" + close_open + ">\n      <skipped message=\"" +
-            attr(s.verdict_reason) + "\"/>\n    </testcase>\n";
+            attr(str(s, "verdict_reason")) + "\"/>\n    </testcase>\n";
   }
 
   // Safety net: CI must never show green for a red verdict. If no child above
   // carries the verdict (e.g. an expected check that never ran), say it here.
-  const bool red =
-      s.verdict == Verdict::Fail || s.verdict == Verdict::XPass || s.verdict == Verdict::Error;
+  // A verdict this version does not know counts as red.
+  const bool red = verdict != "pass" && verdict != "xfail" && verdict != "skipped";
   if (red && n.failures == 0 && n.errors == 0) {
     ++n.tests;
-    const bool is_error = s.verdict == Verdict::Error;
+    const bool is_error = verdict != "fail" && verdict != "xpass";
     (is_error ? n.errors : n.failures)++;
     const std::string tag = is_error ? "error" : "failure";
     body += open + "verdict" + close_open + ">\n      <" + tag + " message=\"" +
-            attr(s.verdict_reason) + "\" type=\"" + std::string(to_string(s.verdict)) +
+            attr(str(s, "verdict_reason")) + "\" type=\"" + attr(verdict) +
             "\"/>\n    </testcase>\n";
   }
 }
@@ -172,13 +196,15 @@ void run_testcases(const ScenarioResult& s, const Testcase& t, Counts& n, std::s
 // "0.231-0.882"; see Aggregate for what the rate counts), .summary (the
 // sentence: "reproduced 3/5 (60%, 95% interval 23–88%)"), .flaky and, when
 // flaky, .outcomes (each verdict and failed-check set with its runs).
-void repeat_properties(const RunResult& run, const ScenarioResult& s, std::string& props) {
-  auto a = std::find_if(run.aggregates.begin(), run.aggregates.end(),
-                        [&](const Aggregate& a) { return a.name == s.name; });
-  if (a == run.aggregates.end()) return;
+void repeat_properties(const std::vector<Aggregate>& aggregates, const json& s,
+                       std::string& props) {
+  const std::string name = str(s, "name", "?");
+  auto a = std::find_if(aggregates.begin(), aggregates.end(),
+                        [&](const Aggregate& a) { return a.name == name; });
+  if (a == aggregates.end()) return;
   const char* in = "      ";
-  property(props, in, "aftermath.repeat.run",
-           std::to_string(s.run_index + 1) + "/" + std::to_string(s.runs));
+  const RunNumber n(s);
+  property(props, in, "aftermath.repeat.run", std::to_string(n.run) + "/" + std::to_string(n.runs));
   property(props, in, "aftermath.repeat.runs", std::to_string(a->runs));
   property(props, in, "aftermath.repeat.failed", std::to_string(a->failed));
   if (a->expects_failure)
@@ -194,7 +220,7 @@ void repeat_properties(const RunResult& run, const ScenarioResult& s, std::strin
   if (a->flaky) property(props, in, "aftermath.repeat.outcomes", outcomes_text(*a));
 }
 
-Counts render_testcases(const ScenarioResult& s, std::string& body) {
+Counts render_testcases(const json& s, std::string& body) {
   Counts n;
   const Testcase t(s);
   check_testcases(s, t, n, body);
@@ -205,40 +231,44 @@ Counts render_testcases(const ScenarioResult& s, std::string& body) {
 
 }  // namespace
 
-std::string write_junit(const RunResult& run) {
+std::string render_junit(const json& result) {
+  const std::vector<Aggregate> aggregates = report::aggregates_of(result);
   Counts total;
   double total_seconds = 0;
   std::string suites;
-  for (const auto& s : run.scenarios) {
-    double secs = 0;
-    if (auto it = s.timings_ms.find("total_ms"); it != s.timings_ms.end() && it->second) {
-      secs = *it->second / 1000.0;
-    }
+  for (const json* sp : items(result, "scenarios")) {
+    const json& s = *sp;
+    const json& timings = member(s, "timings_ms");
+    double secs = num(timings, "total_ms").value_or(0) / 1000.0;
     total_seconds += secs;
 
     std::string props;
-    property(props, "      ", "verdict", to_string(s.verdict));
-    property(props, "      ", "verdict_reason", s.verdict_reason);
-    property(props, "      ", "expect", s.expect);
-    property(props, "      ", "seed", std::to_string(s.seed));
-    property(props, "      ", "repro", s.repro);
-    property(props, "      ", "file", s.file);
-    property(props, "      ", "out_dir", s.out_dir);
-    for (const auto& [key, value] : s.timings_ms) {
-      // Omitted rather than "null": CI plots property values as numbers.
-      if (value) property(props, "      ", "timing." + key, fixed3(*value));
+    property(props, "      ", "verdict", str(s, "verdict", "error"));
+    property(props, "      ", "verdict_reason", str(s, "verdict_reason"));
+    property(props, "      ", "expect", str(s, "expect"));
+    property(props, "      ", "seed", str(s, "seed", "0"));
+    property(props, "      ", "repro", str(s, "repro"));
+    property(props, "      ", "file", str(s, "file"));
+    property(props, "      ", "out_dir", str(s, "out_dir"));
+    if (timings.is_object()) {
+      for (const auto& [key, value] : timings.items()) {
+        // Omitted rather than "null": CI plots property values as numbers.
+        if (value.is_number())
+          property(props, "      ", "timing." + key, fixed3(value.get<double>()));
+      }
     }
-    repeat_properties(run, s, props);
+    repeat_properties(aggregates, s, props);
 
     std::string body;
     const Counts n = render_testcases(s, body);
     total.add(n);
 
-    suites += "  <testsuite name=\"" + attr(suite_name(s)) + "\" tests=\"" + std::to_string(n.tests) +
-              "\" failures=\"" + std::to_string(n.failures) + "\" errors=\"" +
-              std::to_string(n.errors) + "\" skipped=\"" + std::to_string(n.skipped) +
-              "\" time=\"" + fixed3(secs) + "\"";
-    if (!s.started_at.empty()) suites += " timestamp=\"" + attr(s.started_at) + "\"";
+    suites += "  <testsuite name=\"" + attr(suite_name(s)) + "\" tests=\"" +
+              std::to_string(n.tests) + "\" failures=\"" + std::to_string(n.failures) +
+              "\" errors=\"" + std::to_string(n.errors) + "\" skipped=\"" +
+              std::to_string(n.skipped) + "\" time=\"" + fixed3(secs) + "\"";
+    const std::string started_at = str(s, "started_at");
+    if (!started_at.empty()) suites += " timestamp=\"" + attr(started_at) + "\"";
     suites += ">\n    <properties>\n" + props + "    </properties>\n" + body + "  </testsuite>\n";
   }
 
@@ -251,5 +281,7 @@ std::string write_junit(const RunResult& run) {
   out += "</testsuites>\n";
   return out;
 }
+
+std::string write_junit(const RunResult& run) { return render_junit(to_json(run)); }
 
 }  // namespace aftermath

@@ -138,6 +138,10 @@ std::string render_summary_md(const json& result) {
   }
   if (!counts.empty()) out += " (" + counts + ")";
   out += "\n\n";
+  // A merge of shards that does not make the whole run: said before the table.
+  const auto gaps = report::merge_gaps(result);
+  for (const auto& why : gaps) out += "- \u26A0 **incomplete**: " + md_line(why) + "\n";
+  if (!gaps.empty()) out += "\n";
   if (scenarios.empty()) return out + "No scenarios ran.\n";
 
   out += "| scenario | verdict | failed checks | job | all gone | shm baseline |\n";

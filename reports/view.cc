@@ -219,6 +219,17 @@ std::vector<std::string> timing_keys(const json& timings) {
   return out;
 }
 
+std::vector<std::string> merge_gaps(const json& result) {
+  std::vector<std::string> out;
+  const json& merge = member(result, "merge");
+  const json& complete = member(merge, "complete");
+  if (!complete.is_boolean() || complete.get<bool>()) return out;
+  for (const json* why : items(merge, "incomplete"))
+    if (why->is_string()) out.push_back(why->get<std::string>());
+  if (out.empty()) out.push_back("some shards or positions are missing");
+  return out;
+}
+
 std::vector<std::string> failed_checks(const json& scenario) {
   std::vector<std::string> out;
   for (const json* c : items(scenario, "checks")) {

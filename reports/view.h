@@ -102,6 +102,10 @@ double scenario_end_ms(const json& scenario);
 // total_ms), then any others alphabetically.
 std::vector<std::string> timing_keys(const json& timings);
 
+// Why a merged run (`aftermath merge`) is partial: result.json's
+// merge.incomplete sentences when merge.complete is false; empty otherwise.
+std::vector<std::string> merge_gaps(const json& result);
+
 // The names of the scenario's failed checks (status fail or error), in order.
 std::vector<std::string> failed_checks(const json& scenario);
 

@@ -5,6 +5,7 @@
 //   aftermath run [OPTIONS] -- COMMAND [ARGS...]
 //   aftermath validate INPUTS... | aftermath list [DIR]   (scenarios_cmd.h)
 //   aftermath report RESULT.json | aftermath diff A B      (report_cmd.h)
+//   aftermath merge --out OUT DIR...                       (report_cmd.h)
 //   aftermath inspect | aftermath reap                     (hygiene_cmd.h)
 //   aftermath agent --coordinator H:P --token T            (harness/cluster/agent.h; srun starts it)
 //   aftermath witness --proc PID:TICKS... --grace D         (harness/cluster/witness.h; likewise)
@@ -91,10 +92,18 @@ int main(int argc, char** argv) {
   std::string list_dir = "scenarios";
   list->add_option("dir", list_dir, "folder of scenario files");
 
-  auto* report = app.add_subcommand("report", "re-render report.html, trace.json and summary.md from a result.json");
+  auto* report = app.add_subcommand(
+      "report", "re-render junit.xml, report.html, trace.json and summary.md from a result.json");
   std::string report_input, report_out;
   report->add_option("result", report_input, "result.json")->required();
   report->add_option("--out", report_out, "folder for the reports (default: beside result.json)");
+  auto* merge = app.add_subcommand(
+      "merge", "one run's reports from several runs' results (the shards of run --shard I/N)");
+  std::vector<std::string> merge_inputs;
+  std::string merge_out;
+  merge->add_option("inputs", merge_inputs, "folders holding result.json, or result.json files")
+      ->required();
+  merge->add_option("--out", merge_out, "folder for the merged reports (created)")->required();
   auto* diff = app.add_subcommand("diff", "compare two runs check by check and timing by timing");
   std::string diff_a, diff_b;
   diff->add_option("a", diff_a, "the first result.json")->required();
@@ -150,6 +159,7 @@ int main(int argc, char** argv) {
     if (dir.empty()) dir = std::filesystem::absolute(report_input).parent_path().string();
     return cmd_report(report_input, dir);
   }
+  if (merge->parsed()) return cmd_merge(merge_inputs, merge_out, inv.command_line);
   if (diff->parsed()) return cmd_diff(diff_a, diff_b);
   if (agent->parsed()) {
     agent_options.bin_dir = bin_dir();

@@ -3,16 +3,21 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "harness/os/expected.h"
 #include "reports/diff.h"
 #include "reports/html.h"
+#include "reports/junit.h"
+#include "reports/merge_runs.h"
 #include "reports/summary.h"
 #include "reports/trace.h"
+#include "reports/view.h"
 
 namespace aftermath {
 
@@ -54,15 +59,70 @@ Status write_file(const fs::path& path, const std::string& text) {
   return {};
 }
 
-// Writes one report and names it on stdout; false (and why, on stderr) when it cannot.
-bool write_report(const fs::path& path, const std::string& text) {
+// Writes one report and names it on stdout; false (and why, on stderr,
+// after "aftermath CMD: ") when it cannot.
+bool write_report(const fs::path& path, const std::string& text, const char* cmd = "report") {
   Status written = write_file(path, text);
   if (!written) {
-    std::fprintf(stderr, "aftermath report: %s\n", written.error().what.c_str());
+    std::fprintf(stderr, "aftermath %s: %s\n", cmd, written.error().what.c_str());
     return false;
   }
   std::printf("%s\n", path.c_str());
   return true;
+}
+
+// The merge's inputs read: a folder holding result.json, or a result.json.
+// Every bad one is named on stderr; nullopt then.
+std::optional<std::vector<MergeInput>> read_merge_inputs(const std::vector<std::string>& names) {
+  std::vector<MergeInput> inputs;
+  // Each result.json read, by absolute path: the name it was given as.
+  std::map<std::string, std::string> given;
+  bool ok = true;
+  for (const auto& name : names) {
+    std::error_code ec;
+    std::string path = name;
+    if (fs::is_directory(name, ec)) {
+      path = (name.size() > 1 && name.back() == '/' ? name.substr(0, name.size() - 1) : name) +
+             "/result.json";
+      if (!fs::exists(path, ec)) {
+        std::fprintf(stderr, "aftermath merge: %s: no result.json in this folder\n", name.c_str());
+        ok = false;
+        continue;
+      }
+    } else if (!fs::exists(name, ec)) {
+      std::fprintf(stderr, "aftermath merge: %s: no such file or folder\n", name.c_str());
+      ok = false;
+      continue;
+    }
+    const std::string file = fs::absolute(path, ec).lexically_normal().string();
+    if (auto same = given.find(file); same != given.end()) {
+      std::fprintf(stderr, "aftermath merge: %s: the same result.json as %s, given twice\n",
+                   name.c_str(), same->second.c_str());
+      ok = false;
+      continue;
+    }
+    given.emplace(file, name);
+    auto doc = load_or_say("merge", path);
+    if (!doc) {
+      ok = false;
+      continue;
+    }
+    inputs.push_back({path, file, std::move(*doc)});
+  }
+  if (!ok) return std::nullopt;
+  return inputs;
+}
+
+// "4 scenarios (2 pass, 1 xfail, 1 fail)" from the document's summary.
+std::string counts_text(const json& result) {
+  const json& summary = result["summary"];
+  std::string counts;
+  for (const char* v : {"pass", "xfail", "fail", "xpass", "error", "skipped"})
+    if (summary.value(v, 0) > 0)
+      counts += (counts.empty() ? "" : ", ") + std::to_string(summary.value(v, 0)) + " " + v;
+  std::size_t n = result["scenarios"].size();
+  return std::to_string(n) + (n == 1 ? " scenario" : " scenarios") +
+         (counts.empty() ? "" : " (" + counts + ")");
 }
 
 }  // namespace
@@ -77,14 +137,73 @@ int cmd_report(const std::string& result_path, const std::string& out_dir) {
     std::fprintf(stderr, "aftermath report: %s: cannot create the folder\n", out_dir.c_str());
     return 1;
   }
-  bool ok = write_report(dir / "report.html", render_html(*result, dir.string()));
+  bool ok = write_report(dir / "junit.xml", render_junit(*result));
+  ok = write_report(dir / "report.html", render_html(*result, dir.string())) && ok;
   ok = write_report(
            dir / "trace.json",
            render_trace(*result).dump(-1, ' ', false, json::error_handler_t::replace) + "\n") &&
        ok;
   ok = write_report(dir / "summary.md", render_summary_md(*result)) && ok;
-  std::printf("junit.xml is not rewritten from result.json: `aftermath run` writes it.\n");
   return ok ? 0 : 1;
+}
+
+int cmd_merge(const std::vector<std::string>& input_names, const std::string& out_dir,
+              const std::string& command_line) {
+  auto inputs = read_merge_inputs(input_names);
+  if (!inputs) {
+    std::fprintf(stderr, "aftermath merge: nothing was written\n");
+    return 2;
+  }
+  std::error_code ec;
+  fs::path dir = fs::absolute(out_dir, ec).lexically_normal();
+  if (dir.filename().empty()) dir = dir.parent_path();
+  // Merging into an input's own folder would overwrite what is being merged.
+  for (const auto& in : *inputs) {
+    if (fs::path(in.file) == dir / "result.json") {
+      std::fprintf(stderr,
+                   "aftermath merge: --out %s: holds the input %s; merge into another folder\n"
+                   "aftermath merge: nothing was written\n",
+                   out_dir.c_str(), in.path.c_str());
+      return 2;
+    }
+  }
+  auto merged = merge_runs(*inputs, dir.string(), command_line);
+  if (!merged) {
+    std::fprintf(stderr, "aftermath merge: %s\naftermath merge: nothing was written\n",
+                 merged.error().what.c_str());
+    return 2;
+  }
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir)) {
+    std::fprintf(stderr, "aftermath merge: %s: cannot create the folder\n", out_dir.c_str());
+    return 1;
+  }
+  const json& result = merged->result;
+  bool ok =
+      write_report(dir / "result.json",
+                   result.dump(2, ' ', false, json::error_handler_t::replace) + "\n", "merge");
+  ok = write_report(dir / "junit.xml", render_junit(result), "merge") && ok;
+  ok = write_report(dir / "report.html", render_html(result, dir.string()), "merge") && ok;
+  ok =
+      write_report(dir / "trace.json",
+                   render_trace(result).dump(-1, ' ', false, json::error_handler_t::replace) + "\n",
+                   "merge") &&
+      ok;
+  ok = write_report(dir / "summary.md", render_summary_md(result), "merge") && ok;
+  for (const auto& note : merged->notes)
+    std::fprintf(stderr, "aftermath merge: note: %s\n", note.c_str());
+  for (const auto& why : merged->incomplete)
+    std::fprintf(stderr, "aftermath merge: incomplete: %s\n", why.c_str());
+  std::printf("aftermath merge: %s from %zu input(s)%s\n", counts_text(result).c_str(),
+              inputs->size(), merged->incomplete.empty() ? "" : "; incomplete: see above");
+  std::printf("reports: %s/{result.json, junit.xml, report.html, trace.json, summary.md}\n",
+              dir.c_str());
+  if (!ok || !merged->incomplete.empty()) return 1;
+  for (const auto& sc : result["scenarios"]) {
+    const std::string verdict = report::str(sc, "verdict");
+    if (verdict != "pass" && verdict != "xfail" && verdict != "skipped") return 1;
+  }
+  return 0;
 }
 
 int cmd_diff(const std::string& a_path, const std::string& b_path) {

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -252,8 +253,9 @@ Status write_reports(const RunResult& result, const std::string& abs_out) {
 }
 
 // Runs the validated scenarios, writes the reports, prints the table.
+// `shard`: the slice these scenarios are, with --shard.
 int run_scenarios(const std::vector<Scenario>& scenarios, RunOptions ro, const RunCliOptions& c,
-                  const RunInvocation& inv) {
+                  const RunInvocation& inv, std::optional<ShardInfo> shard) {
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigaction(SIGINT, &sa, nullptr);
@@ -267,6 +269,7 @@ int run_scenarios(const std::vector<Scenario>& scenarios, RunOptions ro, const R
   result.tool_version = AFTERMATH_VERSION;
   result.command_line = inv.command_line;
   result.environment = environment_facts();
+  result.shard = std::move(shard);
   BatchOptions bo;
   bo.repeat = c.repeat;
   bo.jobs = c.jobs;
@@ -466,6 +469,7 @@ int cmd_run(const RunCliOptions& c, const RunInvocation& inv) {
     std::fprintf(stderr, "aftermath run: %zu problem(s); nothing was launched\n", errors.size());
     return 2;
   }
+  std::optional<ShardInfo> shard_info;
   if (!c.shard.empty()) {
     auto shard = parse_shard(c.shard);
     if (!shard) {
@@ -473,7 +477,12 @@ int cmd_run(const RunCliOptions& c, const RunInvocation& inv) {
       return 2;
     }
     std::vector<Scenario> slice;
-    for (std::size_t k : shard_positions(scenarios.size(), *shard)) slice.push_back(std::move(scenarios[k]));
+    shard_info = ShardInfo{shard->index, shard->count, scenarios.size(), {}, {}};
+    for (std::size_t k : shard_positions(scenarios.size(), *shard)) {
+      shard_info->positions.push_back(k);
+      shard_info->names.push_back(scenarios[k].name);
+      slice.push_back(std::move(scenarios[k]));
+    }
     std::printf("aftermath run --shard %d/%d: %zu of %zu scenario(s)\n", shard->index, shard->count, slice.size(),
                 scenarios.size());
     for (const auto& sc : slice) std::printf("  %s\n", sc.name.c_str());
@@ -496,7 +505,7 @@ int cmd_run(const RunCliOptions& c, const RunInvocation& inv) {
     std::printf("aftermath run --dry-run: %zu scenario(s) valid; nothing launched\n", scenarios.size());
     return 0;
   }
-  return run_scenarios(scenarios, std::move(*ro), c, inv);
+  return run_scenarios(scenarios, std::move(*ro), c, inv, std::move(shard_info));
 }
 
 }  // namespace aftermath

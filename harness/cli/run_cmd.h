@@ -80,8 +80,10 @@ std::string command_name(const std::vector<std::string>& command);
 
 // Validates everything, launches nothing on a problem (exit 2), else runs,
 // writes result.json, junit.xml, report.html, trace.json and summary.md under
-// --out and prints the verdict table. Installs SIGINT/SIGTERM/SIGHUP handlers
-// that interrupt the run (exit 1) and ignores SIGPIPE.
+// --out and prints the verdict table; with --shard, result.json's "shard"
+// records the slice (index, count, total, positions, names) for `aftermath
+// merge`. Installs SIGINT/SIGTERM/SIGHUP handlers that interrupt the run
+// (exit 1) and ignores SIGPIPE.
 int cmd_run(const RunCliOptions& options, const RunInvocation& invocation);
 
 }  // namespace aftermath

@@ -2,6 +2,7 @@
 // from. Built from the scenario, the timeline and the check results.
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <optional>
 #include <string>
@@ -120,6 +121,17 @@ struct Aggregate {
   std::map<std::string, Dist> timings_ms;
 };
 
+// `run --shard I/N`: which slice of the run's scenarios a result holds, so
+// that `aftermath merge` can put the shards back in the suite's order and
+// tell a missing shard from a complete run.
+struct ShardInfo {
+  int index = 1;                       // I, 1-based
+  int count = 1;                       // N
+  std::size_t total = 0;               // scenarios before slicing
+  std::vector<std::size_t> positions;  // each sliced scenario's position (from 0) in the whole list
+  std::vector<std::string> names;      // those scenarios' names, aligned with `positions`
+};
+
 struct RunResult {
   int schema_version = kResultSchemaVersion;
   std::string tool_version;
@@ -127,6 +139,7 @@ struct RunResult {
   std::map<std::string, std::string> environment;  // kernel, glibc, compiler, shm size, ...
   std::vector<ScenarioResult> scenarios;
   std::vector<Aggregate> aggregates;  // with --repeat N > 1
+  std::optional<ShardInfo> shard;     // with --shard I/N
 };
 
 }  // namespace aftermath

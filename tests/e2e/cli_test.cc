@@ -562,6 +562,123 @@ TEST_F(Cli, ShardsSliceASuite) {
   EXPECT_FALSE(std::filesystem::exists(dir / "out/result.json"));
 }
 
+// aftermath merge: a small suite run as two shards into two folders becomes
+// one run again, in the suite's order, every report covering every scenario
+// and every log found from the merged folder. A missing shard is said (exit
+// 1, reports still written), and so is a red verdict.
+TEST_F(Cli, MergeMakesOneRunOfTheShards) {
+  namespace fs = std::filesystem;
+  const std::vector<std::string> suite = {"clean-job", "exit-code-expected", "killed-by-signal",
+                                          "zombie-unreaped"};
+  std::vector<std::string> files;
+  for (const auto& name : suite) files.push_back(e2e::src("scenarios/" + name + ".yaml"));
+  for (int i = 1; i <= 2; ++i) {
+    std::vector<std::string> args{"run", "--out", dir / ("shard-" + std::to_string(i)), "--shard",
+                                  std::to_string(i) + "/2"};
+    args.insert(args.end(), files.begin(), files.end());
+    auto r = e2e::aftermath(dir, args);
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  }
+  auto shard1 = nlohmann::json::parse(e2e::slurp(dir / "shard-1/result.json"));
+  EXPECT_EQ(shard1["shard"], nlohmann::json::parse(R"({"index": 1, "count": 2, "total": 4,
+      "positions": [0, 2], "names": ["clean-job", "killed-by-signal"]})"));
+
+  // Given out of order, one as a folder and one as a file.
+  auto m =
+      e2e::aftermath(dir, {"merge", "--out", out(), dir / "shard-2", dir / "shard-1/result.json"});
+  ASSERT_EQ(m.exit_code, 0) << m.out << m.err;
+  ASSERT_FALSE(m.result.is_null()) << m.err;
+  std::vector<std::string> names;
+  for (const auto& sc : m.result["scenarios"]) names.push_back(sc["name"]);
+  EXPECT_EQ(names, suite);
+  EXPECT_EQ(m.result["summary"]["scenarios"], 4);
+  EXPECT_EQ(m.result["summary"]["pass"], 3);
+  EXPECT_EQ(m.result["summary"]["xfail"], 1);
+  EXPECT_EQ(m.result["merge"]["complete"], true);
+  for (const char* file : {"result.json", "junit.xml", "report.html", "trace.json", "summary.md"})
+    EXPECT_NE(m.out.find(out() + "/" + file + "\n"), std::string::npos) << m.out;
+  EXPECT_NE(m.out.find("reports: " + out() +
+                       "/{result.json, junit.xml, report.html, trace.json, summary.md}"),
+            std::string::npos)
+      << m.out;
+  const std::string junit = e2e::slurp(out() + "/junit.xml");
+  std::size_t suites = 0;
+  for (auto at = junit.find("<testsuite "); at != std::string::npos;
+       at = junit.find("<testsuite ", at + 1))
+    ++suites;
+  EXPECT_EQ(suites, suite.size()) << junit;
+  const std::string summary = e2e::slurp(out() + "/summary.md"),
+                    html = e2e::slurp(out() + "/report.html");
+  for (const auto& name : suite) {
+    EXPECT_NE(junit.find("<testsuite name=\"" + name + "\""), std::string::npos) << name;
+    EXPECT_NE(summary.find("| " + name + " |"), std::string::npos) << name;
+    EXPECT_NE(html.find(name), std::string::npos) << name;
+  }
+  // The logs stay in the shards' folders and are found from the merged one.
+  for (const auto& sc : m.result["scenarios"]) {
+    const std::string stdout_path = sc["stdout_path"];
+    EXPECT_TRUE(fs::path(stdout_path).is_relative()) << stdout_path;
+    EXPECT_TRUE(fs::exists(fs::path(out()) / stdout_path)) << stdout_path;
+    EXPECT_TRUE(fs::is_directory(fs::path(out()) / sc["out_dir"].get<std::string>()));
+  }
+  EXPECT_EQ(m.result["scenarios"][0]["stdout_path"], "../shard-1/clean-job/stdout.log");
+
+  // Shard 2 missing: said, recorded, exit 1; the partial reports are written.
+  auto partial = e2e::aftermath(dir, {"merge", "--out", dir / "partial", dir / "shard-1"});
+  EXPECT_EQ(partial.exit_code, 1) << partial.out << partial.err;
+  EXPECT_NE(partial.err.find("shard 2/2 is missing: positions 1, 3 (of 4, from 0) did not run"),
+            std::string::npos)
+      << partial.err;
+  auto partial_result = nlohmann::json::parse(e2e::slurp(dir / "partial/result.json"));
+  EXPECT_EQ(partial_result["merge"]["missing_shards"], nlohmann::json({2}));
+  EXPECT_NE(e2e::slurp(dir / "partial/summary.md").find("incomplete"), std::string::npos);
+
+  // A red verdict in a shard makes the merge exit 1, as it made the run.
+  auto red = nlohmann::json::parse(e2e::slurp(dir / "shard-2/result.json"));
+  red["scenarios"][0]["verdict"] = "fail";
+  dir.write("red/result.json", red.dump());
+  auto failing =
+      e2e::aftermath(dir, {"merge", "--out", dir / "failing", dir / "shard-1", dir / "red"});
+  EXPECT_EQ(failing.exit_code, 1) << failing.out << failing.err;
+  EXPECT_EQ(failing.err.find("incomplete"), std::string::npos) << failing.err;
+}
+
+// Bad merge input gets one line naming the file, exit 2, and nothing is written.
+TEST_F(Cli, MergeRefusesBadInputAndWritesNothing) {
+  const std::string fixture = e2e::slurp(e2e::src("tests/data/reports/result.json"));
+  ASSERT_FALSE(fixture.empty());
+  dir.write("a/result.json", fixture);
+  dir.write("b/result.json", fixture);
+  dir.write("text.json", "this is not JSON");
+  dir.write("other.json", R"({"results": []})");
+  std::filesystem::create_directories(dir / "empty");
+  const std::string a = dir / "a", b = dir / "b";
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{dir / "missing"}, dir / "missing: no such file or folder"},
+      {{dir / "empty"}, dir / "empty: no result.json in this folder"},
+      {{a, dir / "text.json"}, dir / "text.json: not valid JSON"},
+      {{dir / "other.json"},
+       dir / "other.json: not an aftermath result.json (no \"scenarios\" list)"},
+      {{a, b}, "scenario 'clean-job' is in both " + a + "/result.json and " + b + "/result.json"},
+      {{a, a + "/result.json"}, a + "/result.json: the same result.json as " + a + ", given twice"},
+  };
+  for (const auto& [inputs, message] : cases) {
+    std::vector<std::string> args{"merge", "--out", out()};
+    args.insert(args.end(), inputs.begin(), inputs.end());
+    auto r = e2e::aftermath(dir, args);
+    EXPECT_EQ(r.exit_code, 2) << message << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find("aftermath merge: " + message + "\n"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("nothing was written"), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(out())) << message;
+  }
+  // Merging into an input's own folder would overwrite it.
+  auto into = e2e::aftermath(dir, {"merge", "--out", a, a, b});
+  EXPECT_EQ(into.exit_code, 2);
+  EXPECT_NE(into.err.find("holds the input"), std::string::npos) << into.err;
+  EXPECT_EQ(e2e::slurp(a + "/result.json"), fixture);
+  EXPECT_FALSE(std::filesystem::exists(a + "/junit.xml"));
+}
+
 // grace per role: a helper may linger longer than the default.
 TEST_F(Cli, GracePerRoleOnTheCommandLine) {
   auto strict = run_cmd({"--grace", "{default: 100ms, unknown: 100ms}", "--settle", "3s"},

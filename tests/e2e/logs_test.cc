@@ -131,6 +131,8 @@ TEST_P(ProcessLogs, EachAnnouncedProcessHasItsOwnLogsInResultJsonAndTheReport) {
   int status = e2e::wait_for(c, std::chrono::seconds(30));
   ASSERT_TRUE(status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
       << e2e::slurp(dir / "report.err");
+  // junit.xml too, byte for byte the one the run wrote.
+  EXPECT_EQ(e2e::slurp(again + "/junit.xml"), e2e::slurp(out() + "/junit.xml"));
   std::string html2 = e2e::slurp(again + "/report.html");
   EXPECT_NE(html2.find("Per-process logs (7 processes)"), std::string::npos);
   const json& first = sc["processes"][0];

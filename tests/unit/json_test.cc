@@ -84,6 +84,15 @@ TEST(ReportsJson, TopLevelShapeAndSummary) {
   ASSERT_EQ(j["scenarios"].size(), 2u);
 }
 
+// --shard I/N: the slice is recorded for `aftermath merge`; absent otherwise.
+TEST(ReportsJson, AShardRecordsItsSlice) {
+  RunResult run = sample_run();
+  EXPECT_FALSE(to_json(run).contains("shard"));
+  run.shard = ShardInfo{2, 3, 5, {1, 4}, {"orphan_reaper", "shm_leak"}};
+  EXPECT_EQ(to_json(run)["shard"], json::parse(R"({"index": 2, "count": 3, "total": 5,
+      "positions": [1, 4], "names": ["orphan_reaper", "shm_leak"]})"));
+}
+
 TEST(ReportsJson, ClosedTypesAreWrittenByName) {
   const json j = to_json(sample_run());
   const std::set<std::string> verdicts = {"pass", "fail", "xfail", "xpass", "error", "skipped"};

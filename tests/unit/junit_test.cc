@@ -18,6 +18,8 @@
 
 #include "harness/core/result.h"
 #include "harness/core/types.h"
+#include "reports/json.h"
+#include "tests/unit/repeat_fixture.h"
 #include "tests/unit/writer_fixture.h"
 
 namespace aftermath {
@@ -417,6 +419,68 @@ TEST(ReportsJunit, EmptyRunIsValid) {
   const XmlNode root = parse_xml(write_junit(RunResult{}));
   EXPECT_EQ(root.attr("tests"), "0");
   EXPECT_TRUE(root.children.empty());
+}
+
+// The one JUnit path renders a result.json document: what the run writes
+// and what `aftermath report` renders again from its result.json on disk
+// must be the same file, byte for byte, whatever the run held (timings with
+// fractions, a 64-bit seed, failed and skipped faults, a broken run's stderr,
+// repeats with their statistics).
+TEST(ReportsJunitFromJson, TheSavedResultRendersTheSameJunit) {
+  RunResult faults = sample_run();
+  faults.scenarios[0].seed = 18446744073709551557ull;
+  faults.scenarios[0].timings_ms["job_ms"] = 1.0 / 3.0;
+  FaultRecord skipped;
+  skipped.index = 0;
+  skipped.action = FaultAction::HostOom;
+  skipped.target = "rank:1";
+  skipped.status = FaultStatus::Skipped;
+  skipped.reason = "no delegated cgroup";
+  FaultRecord failed = skipped;
+  failed.index = 1;
+  failed.status = FaultStatus::Failed;
+  failed.reason = "target gone";
+  faults.scenarios[0].timeline.facts.faults = {skipped, failed};
+  RunResult not_launched = sample_run();
+  not_launched.scenarios[1].checks.clear();
+  not_launched.scenarios[1].error.clear();
+  not_launched.scenarios[1].verdict = Verdict::Skipped;
+  not_launched.scenarios[1].verdict_reason = "requires: gpu (no NVIDIA driver)";
+  for (const RunResult& run :
+       {sample_run(), testing_repeats::repeated_run(), faults, not_launched}) {
+    const std::string xml = write_junit(run);
+    EXPECT_EQ(render_junit(json::parse(write_json(run))), xml);
+    parse_xml(xml);
+  }
+  // The planted cases are there, so the comparison above covered them.
+  EXPECT_NE(write_junit(faults).find("<property name=\"seed\" value=\"18446744073709551557\"/>"),
+            std::string::npos);
+  EXPECT_NE(write_junit(faults).find("type=\"fault_failed\""), std::string::npos);
+  EXPECT_NE(write_junit(not_launched).find("name=\"requirements\""), std::string::npos);
+}
+
+// A document from a newer or broken build: odd fields degrade, nothing
+// throws, and what this version cannot read is never green.
+TEST(ReportsJunitFromJson, AnOddDocumentDegradesAndUnknownIsRed) {
+  json doc = json::parse(R"({"scenarios": [
+      {"name": "future", "verdict": "flaked", "verdict_reason": "new verdict",
+       "checks": [{"name": "new_check", "status": "inconclusive", "reason": "?"}]},
+      {"name": "odd", "verdict": "pass", "checks": "not a list", "faults": 3, "seed": null,
+       "timings_ms": {"total_ms": "soon"}},
+      {"verdict": "fail"}]})");
+  std::string xml;
+  ASSERT_NO_THROW(xml = render_junit(doc));
+  const XmlNode root = parse_xml(xml);
+  const XmlNode& future = suite_named(root, "future");
+  EXPECT_EQ(future.attr("errors"), "1") << "an unknown check status is an error";
+  EXPECT_NE(case_named(future, "new_check").first("error"), nullptr);
+  const XmlNode& odd = suite_named(root, "odd");
+  EXPECT_EQ(odd.attr("tests"), "0");
+  EXPECT_EQ(odd.attr("time"), "0.000");
+  const XmlNode& nameless = suite_named(root, "?");
+  EXPECT_NE(case_named(nameless, "verdict").first("failure"), nullptr) << xml;
+  EXPECT_EQ(root.attr("tests"), "2");
+  EXPECT_EQ(render_junit(json::parse("[1, 2]")), write_junit(RunResult{}));
 }
 
 }  // namespace
