@@ -130,6 +130,26 @@ int run_agent(const AgentOptions& opt) {
     if (streaming && !link.send({{"type", "obs"}, {"o", wire_json(ob)}}))
       streaming = false;  // the coordinator is gone; the run goes on to its end and teardown
   };
+  // Progress, both ways: this node's goes to the coordinator (at most every
+  // 250 ms), which passes it on to the other nodes; theirs comes back here.
+  Nanos progress_sent = -kSecond;
+  o.on_progress = [&] {
+    Nanos t = monotonic_now();
+    if (!streaming || t - progress_sent < 250 * kMilli) return;
+    progress_sent = t;
+    if (!link.send({{"type", "progress"}}, kSecond)) streaming = false;
+  };
+  bool finished = false;  // the coordinator ended the run early (interrupted)
+  o.remote_progress = [&] {
+    std::vector<json> got;
+    if (streaming && !link.read_available(got)) streaming = false;
+    bool progress = false;
+    for (const auto& m : got) {
+      progress = progress || m.value("type", "") == "progress";
+      finished = finished || m.value("type", "") == "finish";
+    }
+    return progress;
+  };
   // agent_kill: what the coordinator is to learn of it was streamed above;
   // then this process dies as a SIGKILL from outside would end it.
   o.end_agent = [] { ::kill(::getpid(), SIGKILL); };
@@ -147,7 +167,7 @@ int run_agent(const AgentOptions& opt) {
                   60 * kSecond);
   // Until every node is done: a node that lost its network stays cut off.
   Nanos wait = part.timeouts.job + part.timeouts.settle + 10 * part.timeouts.teardown + 300 * kSecond;
-  for (;;) {
+  while (!finished) {
     auto m = link.receive(wait);
     if (!m || m->value("type", "") == "finish") break;
   }

@@ -119,7 +119,19 @@ struct Agent {
   Link link;
   NodeRun run;
   bool result = false;
+  Nanos progress_relayed = -kSecond;  // when another node's progress was last passed on
 };
+
+// One node's progress, passed on to every other node still running (at most
+// every 250 ms each, never waiting long on a slow link).
+void relay_progress(std::vector<Agent>& agents, const Agent& from) {
+  Nanos t = monotonic_now();
+  for (auto& b : agents) {
+    if (&b == &from || !b.link.open() || b.result || t - b.progress_relayed < 250 * kMilli) continue;
+    b.progress_relayed = t;
+    (void)b.link.send({{"type", "progress"}}, 100 * kMilli);
+  }
+}
 
 json start_message(const Scenario& sc, const RunOptions& o, std::uint64_t seed, const std::string& head,
                    int node, const std::string& out_dir, const std::map<std::string, std::string>& vars) {
@@ -386,7 +398,10 @@ ScenarioResult run_multinode(const Scenario& input, const RunOptions& o, int run
       if (!a.link.open() || a.result) continue;
       std::vector<json> got;
       bool open = a.link.read_available(got);
-      for (const auto& m : got) take(a, m, origin);
+      for (const auto& m : got) {
+        if (m.value("type", "") == "progress") relay_progress(agents, a);
+        else take(a, m, origin);
+      }
       if (!open && !a.result) lost(a);
     }
   }

@@ -8,6 +8,9 @@
 //                                   options, coordinator: {address, port}}
 //   agent -> coordinator   obs     {o}               (an observation, as it is recorded)
 //   agent -> coordinator   origin  {t}               (the agent clock at its run's time 0)
+//   agent -> coordinator   progress {}               (its job moved: at most every 250 ms)
+//   coordinator -> agent   progress {}               (another node's job moved: no_hang's
+//                                                     stall rule holds across the nodes)
 //   agent -> coordinator   result  {facts, device, verdict, verdict_reason, error, faults}
 //   coordinator -> agent   finish  {}                (every node is done: heal, exit)
 //   either way             error   {text}

@@ -149,6 +149,8 @@ SupervisorOptions supervisor_options(const Scenario& sc, const RunOptions& o,
   so.tools_dir = o.tools_dir;
   so.cgroup_parent = o.cgroup_parent;
   so.on_observation = o.on_observation;
+  so.on_progress = o.on_progress;
+  so.remote_progress = o.remote_progress;
   so.network = o.network;
   so.end_agent = o.end_agent;
   if (o.on_status) {

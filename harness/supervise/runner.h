@@ -51,6 +51,8 @@ struct RunOptions {
   // A multi-node agent's hooks into its node's run (see SupervisorOptions):
   // every observation as it is recorded, and the node actions' network cut.
   std::function<void(const Observation&)> on_observation;
+  std::function<void()> on_progress;       // see SupervisorOptions
+  std::function<bool()> remote_progress;   // see SupervisorOptions
   NetworkCut* network = nullptr;
   std::function<void()> end_agent;  // agent_kill (see SupervisorOptions)
   // The values of ${NAME} the scenarios were parsed with (AFTERMATH_BIN ...),

@@ -84,9 +84,11 @@ class Supervisor {
  private:
   Nanos now() const { return monotonic_now() - t0_; }
   JobTrackerHooks tracker_hooks();
-  void mark_progress() {
+  // `local`: this node's job moved (another node's progress is not told back).
+  void mark_progress(bool local = true) {
     last_progress_ = now();
     tracker_.reset_cpu_ticks();
+    if (local && opt_.on_progress) opt_.on_progress();
   }
   void add(Observation o);
   void phase(const std::string& name) {
@@ -171,6 +173,7 @@ JobTrackerHooks Supervisor::tracker_hooks() {
     // stay below that.
     static const long kTicks = ::sysconf(_SC_CLK_TCK);
     if (stall_window_ > 0 && tracker_.cpu_ticks() * kSecond / kTicks >= stall_window_ / 100) mark_progress();
+    if (opt_.remote_progress && opt_.remote_progress()) mark_progress(false);
   };
   return h;
 }

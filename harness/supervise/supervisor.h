@@ -81,6 +81,13 @@ struct SupervisorOptions {
   // Called with every observation as it is recorded (a multi-node agent
   // streams them to its coordinator); on the supervisor's loop, so quick.
   std::function<void(const Observation&)> on_observation;
+  // no_hang's stall rule across the nodes of a multi-node run: progress on
+  // any node is progress on every node, so a node that waits on a slower one
+  // is not hung while that one moves. `on_progress` is called whenever this
+  // node's job makes progress (often: rate-limit it); `remote_progress`, at
+  // every sample, says whether another node made progress since its last call.
+  std::function<void()> on_progress;
+  std::function<bool()> remote_progress;
   // The node actions' network cut (not owned; null: they are skipped). A
   // multi-node agent passes its node's.
   NetworkCut* network = nullptr;

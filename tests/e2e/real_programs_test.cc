@@ -151,7 +151,9 @@ TEST_F(RealPrograms, CleanTorchrunJobPassesAndItsRanksAreKnown) {
 // nothing in $TMPDIR: under aftermath the agent's log folder is kept with the
 // run's logs, where a report can point at it.
 TEST_F(RealPrograms, ASigkilledTorchrunAgentLeavesNothingInTmp) {
-  auto r = run({"--fault", "{action: SIGKILL, target: launcher, at: {after: 2s}}"},
+  // Once both ranks have their DataLoader worker: the agent has written its
+  // attempt's folder by then, however slowly torch imports on a loaded machine.
+  auto r = run({"--fault", "{action: SIGKILL, target: launcher, at: {when: {workers: 2}}}"},
                torchrun({"--workers", "1", "--steps", "400"}));
   ASSERT_FALSE(r.result.is_null()) << r.err << r.out;
   const json& f = scenario(r)["faults"][0];

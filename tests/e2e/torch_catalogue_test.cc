@@ -162,9 +162,12 @@ const std::map<std::string, Point>& points_of_scenarios() {
          ASSERT_FALSE(errs.empty());
          EXPECT_NE(errs[0]["fields"]["message"].get<std::string>().find("is killed by signal: Killed"),
                    std::string::npos);
-         // Every worker's pymp-* stays: the killed one's, and those of the
-         // three SIGTERMed at the main process's exit.
-         EXPECT_GE(tmp_left_of_kind(s, "pymp"), 4);
+         // Every worker that shared a batch leaves its pymp-*: the killed
+         // one's, and those of the others SIGTERMed at the main process's
+         // exit. Workers 0 and 1 have: the main consumed their first batches
+         // before worker 2's third was sent out; worker 3 has on a quiet
+         // machine (4 of 4), not always under load.
+         EXPECT_GE(tmp_left_of_kind(s, "pymp"), 3);
        }},
       {"torch-loader-fd-emfile",
        [](const json& s) {
