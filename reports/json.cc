@@ -88,7 +88,7 @@ json scenario_json(const ScenarioResult& s) {
     json pj = to_json(p);
     // Only for a process with per-process log files (paths relative to
     // out_dir), so a run without them reads as before.
-    auto logs = s.process_logs.find(p.pid);
+    auto logs = s.process_logs.find(process_key(p.node, p.pid));
     if (logs != s.process_logs.end()) {
       json l = json::object();
       if (!logs->second.stdout_path.empty()) l["stdout"] = logs->second.stdout_path;

@@ -25,7 +25,7 @@ TimelineParts sort_timeline(const json& sc, const std::map<long long, std::size_
       p.vlines.push_back({*t, name, name + " at " + format_ms(t), "phase"});
     } else if (kind == "signal" || kind == "fault") {
       auto pid = num(*e, "pid");
-      auto it = pid ? lane_of.find(static_cast<long long>(*pid)) : lane_of.end();
+      auto it = pid ? lane_of.find(report::process_key(*e)) : lane_of.end();
       if (kind == "signal") {
         (it == lane_of.end() ? p.stray_signals : p.lane_signals[it->second]).push_back(e);
       } else {
@@ -38,7 +38,7 @@ TimelineParts sort_timeline(const json& sc, const std::map<long long, std::size_
       }
     } else if (kind == "proc_state") {
       auto pid = num(*e, "pid");
-      auto it = pid ? lane_of.find(static_cast<long long>(*pid)) : lane_of.end();
+      auto it = pid ? lane_of.find(report::process_key(*e)) : lane_of.end();
       if (it != lane_of.end()) p.lane_states[it->second].push_back(e);
     } else if (kind == "sample") {
       double procs_v = num(*e, "procs").value_or(0);
@@ -53,7 +53,7 @@ TimelineParts sort_timeline(const json& sc, const std::map<long long, std::size_
       p.rss_series.max = std::max(p.rss_series.max, rss);
     } else if (kind == "oom_kill") {
       auto pid = num(*e, "pid");
-      auto it = pid ? lane_of.find(static_cast<long long>(*pid)) : lane_of.end();
+      auto it = pid ? lane_of.find(report::process_key(*e)) : lane_of.end();
       p.kernel_kills.push_back({{"t_ms", *t},
                               {"pid", member(*e, "pid")},
                               {"signal", "SIGKILL"},

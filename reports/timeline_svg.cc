@@ -9,6 +9,7 @@
 #include "reports/timeline_lanes.h"
 #include "reports/timeline_markers.h"
 #include "reports/timeline_order.h"
+#include "harness/core/result.h"
 #include "reports/view.h"
 
 namespace aftermath::svg {
@@ -66,7 +67,7 @@ std::string timeline_svg(const json& sc, const std::string& id, const std::strin
   const std::string clipped = "<g clip-path=\"url(#" + clip + ")\">";
   std::vector<report::ProcessView> procs = report::processes_by_role(sc);
   std::map<long long, std::size_t> lane_of;
-  for (std::size_t i = 0; i < procs.size(); ++i) lane_of.emplace(procs[i].pid, i);
+  for (std::size_t i = 0; i < procs.size(); ++i) lane_of.emplace(aftermath::process_key(procs[i].node.value_or(-1), procs[i].pid), i);
   TimelineParts parts = sort_timeline(sc, lane_of);
   int label_rows = stagger(parts.vlines, s);
 

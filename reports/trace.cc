@@ -6,6 +6,7 @@
 #include <string>
 
 #include "reports/repeat_view.h"
+#include "harness/core/result.h"
 #include "reports/view.h"
 
 namespace aftermath {
@@ -66,17 +67,20 @@ std::map<long long, bool> add_process_tracks(json& events, const json& sc, int p
   std::map<long long, bool> is_job;
   int order = 0;
   for (const auto& p : procs) {
-    is_job[p.pid] = true;
-    std::string track = p.role + " " + std::to_string(p.pid) + " " + p.comm;
+    // The track: the pid, unique across the nodes of a multi-node run.
+    const long long tid = aftermath::process_key(p.node.value_or(-1), p.pid);
+    is_job[tid] = true;
+    std::string track = (p.node ? "node" + std::to_string(*p.node) + " " : std::string()) + p.role + " " +
+                        std::to_string(p.pid) + " " + p.comm;
     json track_args = {{"name", track}};
     // The process's own log files (result.json's processes[].logs, under its out_dir).
     json logs = json::object();
     if (!p.log_stdout.empty()) logs["stdout"] = report::scenario_file(sc, p.log_stdout);
     if (!p.log_stderr.empty()) logs["stderr"] = report::scenario_file(sc, p.log_stderr);
     if (!logs.empty()) track_args["logs"] = logs;
-    events.push_back(metadata("thread_name", pid, p.pid, std::move(track_args)));
+    events.push_back(metadata("thread_name", pid, tid, std::move(track_args)));
     // processes_by_role already groups by role, so its order is the sort key.
-    events.push_back(metadata("thread_sort_index", pid, p.pid, {{"sort_index", ++order}}));
+    events.push_back(metadata("thread_sort_index", pid, tid, {{"sort_index", ++order}}));
 
     double life_end = p.life_end_ms.value_or(end);
     json args = {{"pid", p.pid},
@@ -96,12 +100,12 @@ std::map<long long, bool> add_process_tracks(json& events, const json& sc, int p
     if (p.worker) args["worker"] = *p.worker;
     if (!logs.empty()) args["logs"] = logs;
     events.push_back(complete(p.comm.empty() ? "pid " + std::to_string(p.pid) : p.comm, "process",
-                              pid, p.pid, p.start_ms, life_end, std::move(args)));
+                              pid, tid, p.start_ms, life_end, std::move(args)));
     // Nested inside the life slice: same end, later or equal start, so
     // viewers stack it under the life rather than beside it.
     if (p.orphaned_ms) {
       double from = std::clamp(*p.orphaned_ms, p.start_ms, life_end);
-      events.push_back(complete("orphaned", "orphan", pid, p.pid, from, life_end,
+      events.push_back(complete("orphaned", "orphan", pid, tid, from, life_end,
                                 {{"parent_pid", member(*p.src, "ppid")}}));
     }
     // After the life slice: exited but not yet reaped.
@@ -110,12 +114,12 @@ std::map<long long, bool> add_process_tracks(json& events, const json& sc, int p
       double to = p.gone_ms.value_or(end);
       if (to > from) {
         events.push_back(
-            complete("zombie", "zombie", pid, p.pid, from, to, {{"reaped_ms", opt(p.gone_ms)}}));
+            complete("zombie", "zombie", pid, tid, from, to, {{"reaped_ms", opt(p.gone_ms)}}));
       }
     }
     if (p.life_end_ms) {
       std::string label = !p.outcome.empty() ? p.outcome : p.exited_ms ? "exited" : "gone";
-      events.push_back(instant(label, "exit", "t", pid, p.pid, *p.life_end_ms));
+      events.push_back(instant(label, "exit", "t", pid, tid, *p.life_end_ms));
     }
   }
   return is_job;
@@ -132,7 +136,8 @@ void add_observations(json& events, const json& sc, int pid,
       events.push_back(instant(str(*e, "name", "phase"), "phase", "p", pid, kTraceHarnessTid, *t));
     } else if (kind == "signal" || kind == "fault") {
       long long target = static_cast<long long>(num(*e, "pid").value_or(0));
-      long long tid = is_job.count(target) ? target : kTraceHarnessTid;
+      long long key = report::process_key(*e);
+      long long tid = is_job.count(key) ? key : kTraceHarnessTid;
       if (kind == "signal") {
         events.push_back(instant(str(*e, "signal", "signal"), "signal", "t", pid, tid, *t,
                                  {{"pid", target}, {"why", str(*e, "why")}}));
@@ -143,7 +148,8 @@ void add_observations(json& events, const json& sc, int pid,
       }
     } else if (kind == "oom_kill") {
       long long target = static_cast<long long>(num(*e, "pid").value_or(0));
-      long long tid = is_job.count(target) ? target : kTraceHarnessTid;
+      long long key = report::process_key(*e);
+      long long tid = is_job.count(key) ? key : kTraceHarnessTid;
       events.push_back(instant("oom_kill", "fault", "t", pid, tid, *t,
                                {{"pid", target},
                                 {"index", member(*e, "index")},

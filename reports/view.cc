@@ -1,5 +1,7 @@
 #include "reports/view.h"
 
+#include "harness/core/result.h"
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -69,6 +71,10 @@ std::vector<const json*> items(const json& j, std::string_view key) {
   if (!v.is_array()) return out;
   for (const auto& e : v) out.push_back(&e);
   return out;
+}
+
+long long process_key(const json& item) {
+  return aftermath::process_key(opt_int(item, "node").value_or(-1), opt_int(item, "pid").value_or(0));
 }
 
 std::string format_ms(std::optional<double> ms) {

@@ -47,6 +47,10 @@ bool verdict_ok(std::string_view verdict);
 // fail and error are the statuses that make a check count as failed.
 bool check_failed(std::string_view status);
 
+// A process's key (harness/core/result.h's process_key) from a processes[] or
+// timeline entry: its pid, unique across the nodes of a multi-node run.
+long long process_key(const json& item);
+
 // Display order of roles: launcher, rank, worker, helper, any role this
 // version does not know, unknown.
 int role_rank(std::string_view role);

@@ -263,7 +263,7 @@ void merge_nodes(ScenarioResult& r, const Scenario& sc, const RunOptions& o, std
     for (auto [pid, logs] : part.process_logs) {
       for (std::string* path : {&logs.stdout_path, &logs.stderr_path})
         if (!path->empty() && (*path)[0] != '/') *path = node_dir + *path;
-      r.process_logs[pid] = logs;
+      r.process_logs[process_key(n.index, pid)] = logs;
     }
     const RunFacts& f = n.timeline.facts;
     merged.facts.deadline_hit = merged.facts.deadline_hit || f.deadline_hit;

@@ -25,6 +25,11 @@ struct CheckResult {
   bool expected_to_fail = false;   // named in the scenario's expectation
 };
 
+// A job process's key in a run's result: its pid, made unique across the
+// nodes of a multi-node run, whose pids each come from a machine of its own
+// (node N's offset by (N + 1) << 32; node -1, one machine: the pid itself).
+constexpr long long process_key(long long node, long long pid) { return node < 0 ? pid : ((node + 1) << 32) | pid; }
+
 // One node of a multi-node run: its agent, its clock, its own checks.
 struct NodeResult {
   int index = 0;
@@ -73,12 +78,13 @@ struct ScenarioResult {
   std::string started_at;        // wall clock, ISO-8601 UTC
   int run_index = 0;             // with --repeat N: 0..N-1
   int runs = 1;
-  // Per-process logs (AFTERMATH_LOG_DIR): by pid, the files that exist,
-  // relative to out_dir (absolute when outside it); empty: none.
+  // Per-process logs (AFTERMATH_LOG_DIR): by process_key(node, pid), the
+  // files that exist, relative to out_dir (absolute when outside it); empty:
+  // none.
   struct ProcessLogs {
     std::string stdout_path, stderr_path;
   };
-  std::map<int, ProcessLogs> process_logs;
+  std::map<long long, ProcessLogs> process_logs;
   // What the job reported about itself in "torch_config" events
   // (sharing_strategy, start_method, torch_version, backend, ...); a key that
   // processes reported differently holds the distinct values, ", "-joined.

@@ -168,8 +168,10 @@ SupervisorOptions supervisor_options(const Scenario& sc, const RunOptions& o,
 
 void judge_run(ScenarioResult& r, const Scenario& sc, const RunOptions& o) {
   r.processes = build_histories(r.timeline);
-  r.process_logs = find_process_logs(r.timeline, r.processes, r.out_dir);
-  merge_process_output(r.timeline, r.processes, r.process_logs, r.out_dir);
+  auto logs = find_process_logs(r.timeline, r.processes, r.out_dir);
+  merge_process_output(r.timeline, r.processes, logs, r.out_dir);
+  r.process_logs.clear();
+  for (const auto& [pid, l] : logs) r.process_logs[process_key(-1, pid)] = l;
   r.job_environment = job_environment_from(r.timeline);
   r.checks = run_checks(sc, r.timeline, r.processes);
   r.verdict = decide_verdict(sc, r.checks, &r.verdict_reason);

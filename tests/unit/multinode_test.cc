@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 
+#include <set>
+
 #include "harness/check/check_params.h"
 #include "harness/check/scenario_load.h"
 #include "harness/check/verdict.h"
@@ -14,6 +16,8 @@
 #include "harness/cluster/merge.h"
 #include "harness/cluster/node_part.h"
 #include "harness/inject/network_cut.h"
+#include "reports/trace.h"
+#include "reports/json.h"
 
 namespace aftermath {
 namespace {
@@ -526,6 +530,47 @@ TEST(Link, TcpOnLoopback) {
   auto m = server.receive(5 * kSecond);
   ASSERT_TRUE(m);
   EXPECT_EQ((*m)["type"], "hello");
+}
+
+}  // namespace
+}  // namespace aftermath
+
+namespace aftermath {
+namespace {
+
+// Two nodes are two machines: the same pid on each is two processes, with
+// their own logs and their own tracks.
+TEST(MultiNodeReports, TheSamePidOnTwoNodesIsTwoProcesses) {
+  RunResult run;
+  ScenarioResult s;
+  s.name = "mn";
+  for (int node : {0, 1}) {
+    ProcessHistory p;
+    p.pid = 7;
+    p.node = node;
+    p.comm = "python3";
+    p.role = Role::Rank;
+    s.processes.push_back(p);
+    s.process_logs[process_key(node, 7)] = {"node" + std::to_string(node) + "/logs/rank-7.out", ""};
+  }
+  run.scenarios.push_back(s);
+  nlohmann::json doc = to_json(run);
+  const auto& procs = doc["scenarios"][0]["processes"];
+  ASSERT_EQ(procs.size(), 2u);
+  EXPECT_EQ(procs[0]["logs"]["stdout"], "node0/logs/rank-7.out");
+  EXPECT_EQ(procs[1]["logs"]["stdout"], "node1/logs/rank-7.out");
+
+  std::set<long long> tids;
+  std::set<std::string> names;
+  const nlohmann::json trace = render_trace(doc);
+  for (const auto& e : trace["traceEvents"])
+    if (e.value("ph", "") == "M" && e.value("name", "") == "thread_name" && e["tid"].get<long long>() != kTraceHarnessTid) {
+      tids.insert(e["tid"].get<long long>());
+      names.insert(e["args"]["name"].get<std::string>());
+    }
+  EXPECT_EQ(tids.size(), 2u);
+  EXPECT_THAT(names, ::testing::Contains(HasSubstr("node1 rank 7")));
+  EXPECT_EQ(process_key(-1, 7), 7);  // one machine: the pid itself
 }
 
 }  // namespace
