@@ -285,6 +285,9 @@ TEST_F(MultiNode, AnAgentKilledAndATorchrunAgentStopped) {
   EXPECT_EQ(witness["checked"], 3) << witness.dump();
   EXPECT_EQ(witness["survivors"].size(), 0u) << witness.dump();
   EXPECT_EQ(node_check((*kill)["nodes"][0], "no_hang"), "fail");
+  std::cout << "[ measure  ] agent_kill: node 1's agent lost "
+            << n1["lost_ms"].get<double>() - fault["sent_ms"].get<double>() << " ms after the fault; the witness waited "
+            << witness["waited_ns"].get<double>() / 1e6 << " ms\n";
 
   const nlohmann::json* term = scenario(r, "multinode-torchrun-agent-sigterm");
   ASSERT_NE(term, nullptr) << r.out;
