@@ -370,14 +370,13 @@ json to_json(const Aggregate& a) {
           {"timings_ms", timings}};
 }
 
+json empty_summary(std::size_t scenarios) {
+  return {{"scenarios", scenarios}, {"pass", 0}, {"fail", 0}, {"xfail", 0},
+          {"xpass", 0},             {"error", 0}, {"skipped", 0}};
+}
+
 json to_json(const RunResult& run) {
-  json summary = {{"scenarios", run.scenarios.size()},
-                  {"pass", 0},
-                  {"fail", 0},
-                  {"xfail", 0},
-                  {"xpass", 0},
-                  {"error", 0},
-                  {"skipped", 0}};
+  json summary = empty_summary(run.scenarios.size());
   json scenarios = json::array();
   for (const auto& s : run.scenarios) {
     summary[std::string(to_string(s.verdict))] =

@@ -21,6 +21,10 @@ constexpr std::size_t kStderrTailBytes = 2000;
 
 // The whole result document.
 nlohmann::json to_json(const RunResult& run);
+
+// result.json's "summary" of `scenarios` runs, every verdict's count 0 (the
+// caller counts them in).
+nlohmann::json empty_summary(std::size_t scenarios);
 // to_json(run).dump(2) + "\n". Invalid UTF-8 (raw bytes from crashing
 // programs) is replaced by U+FFFD rather than throwing.
 std::string write_json(const RunResult& run);

@@ -352,13 +352,7 @@ Expected<MergedRun> merge_runs(const std::vector<MergeInput>& inputs, const std:
                            "): kept in input order, completeness not checked");
   }
 
-  json summary = {{"scenarios", entries.size()},
-                  {"pass", 0},
-                  {"fail", 0},
-                  {"xfail", 0},
-                  {"xpass", 0},
-                  {"error", 0},
-                  {"skipped", 0}};
+  json summary = empty_summary(entries.size());
   json scenarios = json::array();
   bool repeated = false;
   for (Entry& e : entries) {
