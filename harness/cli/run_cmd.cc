@@ -487,7 +487,8 @@ int cmd_run(const RunCliOptions& c, const RunInvocation& inv) {
                 scenarios.size());
     for (const auto& sc : slice) std::printf("  %s\n", sc.name.c_str());
     std::fflush(stdout);
-    if (slice.empty()) return 0;
+    // An empty slice (more shards than scenarios) still writes its reports:
+    // a job array's merge finds every shard's folder.
     scenarios = std::move(slice);
   }
   if (c.slurm && !c.dry_run) {

@@ -560,6 +560,14 @@ TEST_F(Cli, ShardsSliceASuite) {
   EXPECT_EQ(cmd.exit_code, 2);
   EXPECT_NE(cmd.err.find("--shard slices scenario files and suites"), std::string::npos) << cmd.err;
   EXPECT_FALSE(std::filesystem::exists(dir / "out/result.json"));
+  // More shards than scenarios: the empty one still writes its reports, and
+  // says which slice it was, for a job array's merge.
+  auto empty = e2e::aftermath(dir, {"run", "--out", dir / "out", "--shard", "2/2", e2e::src("scenarios/clean-job.yaml")});
+  ASSERT_EQ(empty.exit_code, 0) << empty.out << empty.err;
+  ASSERT_FALSE(empty.result.is_null()) << empty.out << empty.err;
+  EXPECT_EQ(empty.result["scenarios"].size(), 0u);
+  EXPECT_EQ(empty.result["shard"]["index"], 2);
+  EXPECT_EQ(empty.result["shard"]["total"], 1);
 }
 
 // aftermath merge: a small suite run as two shards into two folders becomes
