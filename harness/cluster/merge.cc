@@ -173,10 +173,14 @@ void merge_nodes(ScenarioResult& r, const Scenario& sc, const RunOptions& o, std
   std::vector<std::optional<Nanos>> shifts;
   std::map<std::string, std::vector<std::pair<int, CheckResult>>> by_check;
   std::vector<std::string> check_order;
+  // Each node's agent_kill, when the scenario's own fault ended its agent.
+  std::vector<std::optional<Nanos>> killed;
+  for (const auto& n : nodes) killed.push_back(killed_by_fault(n));
   Timeline merged;
   r.nodes.clear();
   r.processes.clear();
-  for (auto& n : nodes) {
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    NodeRun& n = nodes[k];
     if (!n.have_result && n.fault_indices.empty()) n.fault_indices = node_fault_indices(sc, n.index);
     NodeResult nr;
     nr.index = n.index;
@@ -198,20 +202,18 @@ void merge_nodes(ScenarioResult& r, const Scenario& sc, const RunOptions& o, std
     part.out_dir = n.out_dir;
     part.stdout_path = n.out_dir + "/stdout.log";
     part.stderr_path = n.out_dir + "/stderr.log";
+    if (!n.have_result) n.timeline.facts.faults = streamed_faults(sc, n);
     part.timeline = n.timeline;
-    std::optional<Nanos> killed = killed_by_fault(n);
     if (!n.have_result) {
-      n.timeline.facts.faults = streamed_faults(sc, n);
-      part.timeline = n.timeline;
       part.processes = build_histories(part.timeline);
       nr.processes = static_cast<int>(part.processes.size());
       nr.verdict = Verdict::Error;
       nr.verdict_reason = n.agent == "absent" ? "its agent never connected"
                                               : "its agent was lost before it reported its run's end";
-      if (killed) {
+      if (killed[k]) {
         // Lost as the scenario asked: what is judged there is what outlived it.
         nr.verdict = Verdict::Pass;
-        nr.verdict_reason = "its agent was killed by the scenario's agent_kill at " + format_duration(*killed);
+        nr.verdict_reason = "its agent was killed by the scenario's agent_kill at " + format_duration(*killed[k]);
       }
     } else if (n.verdict == Verdict::Skipped || !n.error.empty()) {
       nr.verdict = n.verdict;
@@ -299,7 +301,7 @@ void merge_nodes(ScenarioResult& r, const Scenario& sc, const RunOptions& o, std
   for (size_t k = 0; k < r.nodes.size(); ++k) {
     const NodeResult& nr = r.nodes[k];
     if (nr.agent == "done" && (nr.verdict != Verdict::Error || nr.checks.size())) continue;
-    if (killed_by_fault(nodes[k])) continue;  // judged by died_with_agent
+    if (killed[k]) continue;  // judged by died_with_agent
     r.verdict = nr.verdict == Verdict::Skipped ? Verdict::Skipped : Verdict::Error;
     r.verdict_reason = "node" + std::to_string(nr.index) + ": " + nr.verdict_reason;
     if (r.verdict == Verdict::Error) r.error = r.verdict_reason;
@@ -308,7 +310,7 @@ void merge_nodes(ScenarioResult& r, const Scenario& sc, const RunOptions& o, std
   for (size_t k = 0; k < per_node.size(); ++k) {
     CheckResult& c = per_node[k].second;
     c.expected_to_fail = sc.expect.failing.count(kDiedWithAgent) > 0;
-    if (killed_by_fault(nodes[k]) && c.status != CheckStatus::Pass) {
+    if (killed[k] && c.status != CheckStatus::Pass) {
       r.nodes[k].verdict = c.status == CheckStatus::Fail ? Verdict::Fail : Verdict::Error;
       r.nodes[k].verdict_reason = c.reason;
     }
