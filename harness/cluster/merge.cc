@@ -213,7 +213,9 @@ void merge_nodes(ScenarioResult& r, const Scenario& sc, const RunOptions& o, std
       if (killed[k]) {
         // Lost as the scenario asked: what is judged there is what outlived it.
         nr.verdict = Verdict::Pass;
-        nr.verdict_reason = "its agent was killed by the scenario's agent_kill at " + format_duration(*killed[k]);
+        // On the merged clock, as the fault's record is.
+        nr.verdict_reason =
+            "its agent was killed by the scenario's agent_kill at " + format_duration(*killed[k] + by.value_or(0));
       }
     } else if (n.verdict == Verdict::Skipped || !n.error.empty()) {
       nr.verdict = n.verdict;

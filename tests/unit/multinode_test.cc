@@ -363,6 +363,8 @@ TEST(MergeNodes, AnAgentKilledByTheScenarioIsJudgedByWhatOutlivedIt) {
   EXPECT_EQ(c->status, CheckStatus::Pass) << c->reason;
   EXPECT_EQ(r.verdict, Verdict::Pass) << r.verdict_reason;
   EXPECT_EQ(r.nodes[1].verdict, Verdict::Pass) << r.nodes[1].verdict_reason;
+  EXPECT_EQ(r.nodes[1].verdict_reason,
+            "its agent was killed by the scenario's agent_kill at " + format_duration(7 * kSecond));
   // The fault as node 1 streamed it, on the coordinator's clock.
   ASSERT_EQ(r.timeline.facts.faults.size(), 1u);
   EXPECT_EQ(r.timeline.facts.faults[0].status, FaultStatus::Injected);
