@@ -7,7 +7,7 @@ namespace aftermath {
 
 namespace {
 
-constexpr std::array<std::pair<FaultAction, std::string_view>, 15> kActions{{
+constexpr std::array<std::pair<FaultAction, std::string_view>, 16> kActions{{
     {FaultAction::None, ""},
     {FaultAction::Sigkill, "SIGKILL"},
     {FaultAction::Sigterm, "SIGTERM"},
@@ -23,6 +23,7 @@ constexpr std::array<std::pair<FaultAction, std::string_view>, 15> kActions{{
     {FaultAction::NodeLoss, "node_loss"},
     {FaultAction::Partition, "partition"},
     {FaultAction::AgentKill, "agent_kill"},
+    {FaultAction::Scancel, "scancel"},
 }};
 
 constexpr std::array<std::pair<FaultMechanism, std::string_view>, 9> kMechanisms{{

@@ -20,12 +20,17 @@ namespace aftermath {
 // Partition cuts the node's network for the fault's duration, then heals it.
 // AgentKill (target agent:N) SIGKILLs the harness's own agent on node N: the
 // node's part of the job must die with it.
+//
+// Scancel does to a node's part of the job what Slurm's `scancel` makes
+// slurmstepd do under proctrack/linuxproc: signal the step's task (the
+// launcher) and every process descended from it through living parents at
+// that moment, so a process reparented away from its parent is not found.
 enum class FaultAction {
   None, Sigkill, Sigterm, Sigint, Sigstop, Sigcont, Sigsegv, Sigbus, HostOom, DeviceOom, Delay, Hang,
-  NodeLoss, Partition, AgentKill
+  NodeLoss, Partition, AgentKill, Scancel
 };
 // "SIGKILL" ... "SIGBUS", "host_oom", "device_oom", "delay", "hang",
-// "node_loss", "partition", "agent_kill"; None: "".
+// "node_loss", "partition", "agent_kill", "scancel"; None: "".
 std::string_view to_string(FaultAction a);
 // The inverse for every action but None; nullopt for any other text.
 std::optional<FaultAction> parse_fault_action(std::string_view text);

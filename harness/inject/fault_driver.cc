@@ -95,6 +95,8 @@ FaultAct FaultDriver::act(size_t index, const FaultSpec& f, const std::vector<Fa
       return node_fault(f, targets);
     case FaultAction::AgentKill:
       return agent_kill(targets);
+    case FaultAction::Scancel:
+      return scancel(f, targets);
     case FaultAction::None:
       break;
   }
@@ -149,6 +151,40 @@ FaultAct FaultDriver::agent_kill(const std::vector<FaultTarget>& targets) const 
                                                     " job process(es) must die with it");
   a.ends_agent = true;
   return a;
+}
+
+FaultAct FaultDriver::scancel(const FaultSpec& f, const std::vector<FaultTarget>& targets) {
+  // As slurmstepd: SIGCONT first so that a stopped process can act on what
+  // follows; a given signal (scancel --signal) goes alone.
+  if (!f.step_signal) {
+    FaultSpec cont = f;
+    cont.signal = SIGCONT;
+    (void)send_signal(cont, targets);
+  }
+  FaultSpec sig = f;
+  sig.signal = f.step_signal ? f.step_signal : SIGTERM;
+  FaultAct a = send_signal(sig, targets);
+  if (a.status != FaultStatus::Injected) return a;
+  a.reason = f.step_signal ? signal_name(f.step_signal) + " to the step's " + std::to_string(a.signalled.size()) +
+                                 " process(es) (the launcher and its descendants)"
+                           : "SIGCONT and SIGTERM to the step's " + std::to_string(a.signalled.size()) +
+                                 " process(es) (the launcher and its descendants); SIGKILL to what it then holds "
+                                 "after kill_wait " + format_duration(f.kill_wait);
+  return a;
+}
+
+std::vector<int> FaultDriver::step_tree(int task, const std::vector<int>& candidates) const {
+  ProcReader proc(opt_.proc_root);
+  std::map<int, ProcStat> table;
+  for (int pid : candidates)
+    if (auto st = proc.stat(pid)) table.emplace(pid, std::move(*st));
+  if (!table.count(task)) return {};
+  std::vector<std::pair<int, int>> found;  // depth, pid
+  for (const auto& [pid, depth] : descendants(table, task)) found.emplace_back(depth, pid);
+  std::stable_sort(found.begin(), found.end());
+  std::vector<int> out{task};
+  for (const auto& [depth, pid] : found) out.push_back(pid);
+  return out;
 }
 
 void FaultDriver::end_agent() const {

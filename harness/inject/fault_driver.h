@@ -114,6 +114,17 @@ class FaultDriver {
   // agent_kill: the agent is to end (ends_agent) once the fault is recorded;
   // the node's job processes (`targets`) must die with it.
   FaultAct agent_kill(const std::vector<FaultTarget>& targets) const;
+  // scancel: SIGCONT then SIGTERM (or the fault's own signal) to the step's
+  // processes, `targets` (the step_tree).
+  FaultAct scancel(const FaultSpec& f, const std::vector<FaultTarget>& targets);
+  // The processes Slurm's proctrack/linuxproc finds for a step whose task is
+  // `task`: the task and every one of `candidates` descended from it through
+  // parents alive now (each parent read from its /proc stat at this moment),
+  // the task first, then by depth. A process whose parent died has been
+  // reparented and is not found, as Slurm does not find it (measured on
+  // Slurm 22.05: `scancel` signals a step's task and its children, never a
+  // child of a dead parent). Empty when the task is gone.
+  std::vector<int> step_tree(int task, const std::vector<int>& candidates) const;
   // The agent's end, for agent_kill (see FaultDriverOptions::end_agent).
   void end_agent() const;
   // Ends a partition's cut; a note when it could not.

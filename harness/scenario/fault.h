@@ -78,6 +78,11 @@ struct FaultSpec {
   TriggerSpec at;
   Nanos duration = 0;             // delay: how long the point is held
   Nanos resume_after = 0;         // SIGSTOP: SIGCONT after this (0: stays stopped)
+  // scancel: `signal:` sends that one signal to the step, as `scancel
+  // --signal` does (0: the cancel itself: SIGCONT and SIGTERM, then SIGKILL
+  // after kill_wait, Slurm's KillWait; its default is Slurm's, 30 s).
+  int step_signal = 0;
+  Nanos kill_wait = 30'000'000'000;
   // host_oom: auto | rlimit | cgroup.
   // device_oom: point (the fixture allocates too much when its point is
   // answered), hog (aftermath-device-hog takes `share` of the free memory, or

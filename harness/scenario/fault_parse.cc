@@ -11,8 +11,9 @@ namespace aftermath {
 
 namespace {
 
-const Keys kFaultKeys = {"action",    "target", "node",  "at",     "duration", "resume_after",
-                         "mechanism", "share",  "bytes", "device", "headroom", "optional"};
+const Keys kFaultKeys = {"action", "target",   "node",    "at",    "duration", "resume_after",
+                         "signal", "kill_wait", "mechanism", "share", "bytes",    "device",
+                         "headroom", "optional"};
 const Keys kTriggerKeys = {"point", "labels", "hit", "after", "when", "phase"};
 const Keys kPredicateKeys = {"workers", "processes", "shm_entries", "state"};
 const Keys kPhases = {"startup", "steady", "shutdown"};
@@ -50,10 +51,17 @@ void parse_target_field(FieldReader& r, const Entry& fe, const Entries& es, Faul
       std::string why;
       if (auto spec = parse_target(*text, &why)) {
         f->target = *spec;
+        if (f->action == FaultAction::Scancel && spec->kind != TargetSpec::Kind::Launcher)
+          r.error(t->where(), t->path,
+                  "scancel signals the step from its task down: its target is the launcher (or leave it out)");
       } else {
         r.error(t->where(), t->path, why);
       }
     }
+  } else if (f->action == FaultAction::Scancel) {
+    // Slurm signals from the step's task down: the launcher is where it starts.
+    f->target.kind = TargetSpec::Kind::Launcher;
+    f->target.text = "launcher";
   } else if (f->action != FaultAction::Delay && f->action != FaultAction::Hang) {
     // A point's own process is the natural target of in-process faults;
     // everything else must say whom it hits.
@@ -66,6 +74,26 @@ void parse_target_field(FieldReader& r, const Entry& fe, const Entries& es, Faul
   } else {
     f->target.kind = TargetSpec::Kind::Self;
     f->target.text = "self";
+  }
+}
+
+// scancel's own fields: `signal:` (scancel --signal) or `kill_wait:` (the
+// cluster's KillWait, for the cancel itself); and its target, the launcher.
+void parse_scancel(FieldReader& r, const Entries& es, FaultSpec* f) {
+  const bool scancel = f->action == FaultAction::Scancel;
+  const Entry* sig = find(es, "signal");
+  const Entry* kw = find(es, "kill_wait");
+  if (sig) {
+    auto v = r.string_value(*sig);
+    std::optional<int> n = v ? parse_signal(*v) : std::nullopt;
+    if (!scancel) r.error(sig->key.Mark(), sig->path, "only scancel takes a signal (the action names the signal otherwise)");
+    else if (v && !n) r.error(sig->where(), sig->path, "unknown signal '" + *v + "' (e.g. SIGTERM, SIGUSR1, 15)");
+    else if (n) f->step_signal = *n;
+  }
+  if (kw) {
+    if (!scancel) r.error(kw->key.Mark(), kw->path, "only scancel takes a kill_wait");
+    else if (sig) r.error(kw->key.Mark(), kw->path, "scancel with a signal sends only that signal: it has no kill_wait");
+    if (auto v = r.bounded_duration(*kw, true)) f->kill_wait = *v;
   }
 }
 
@@ -389,6 +417,7 @@ std::optional<FaultSpec> parse_fault(FieldReader& r, const Entry& fe, int nodes)
     if (f.action != FaultAction::Sigstop) r.error(ra->key.Mark(), ra->path, "only SIGSTOP takes resume_after");
     if (auto v = r.bounded_duration(*ra, true)) f.resume_after = *v;
   }
+  parse_scancel(r, es, &f);
   parse_mechanism(r, es, &f);
   parse_sizes(r, es, &f);
   parse_optional_and_device(r, es, &f);

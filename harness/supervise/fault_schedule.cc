@@ -124,7 +124,8 @@ std::string FaultSchedule::fire(size_t index, int self_pid, const std::string& p
   // selectors and predicates.
   if (self_pid == 0 && !rec.waiting_since) hooks_.sample();
   in_fire_ = false;
-  std::vector<int> pids = select_targets(f.target, tracker_.view(), self_pid);
+  std::vector<int> pids = f.action == FaultAction::Scancel ? step_tree()
+                                                            : select_targets(f.target, tracker_.view(), self_pid);
   if (wait_for_target(index, pids, self_pid)) return "continue";
   next_ = index + 1;
   if (rec.waiting_since && !pids.empty())
@@ -158,6 +159,12 @@ std::string FaultSchedule::fire(size_t index, int self_pid, const std::string& p
     if (f.action == FaultAction::Sigstop && f.resume_after > 0 && !act.signalled.empty())
       resume_after(f, pids);
     if (f.action == FaultAction::Partition && act.status == FaultStatus::Injected) heal_after(f);
+    if (f.action == FaultAction::Scancel && act.status == FaultStatus::Injected) {
+      if (size_t left = live_job_pids().size() - pids.size())
+        hooks_.record(obs::note(now(), "scancel: " + std::to_string(left) +
+                                           " job process(es) outside the step's tree (reparented) not signalled"));
+      if (!f.step_signal) kill_after(f);
+    }
     answer = act.answer;
   }
   base_ = now();
@@ -178,7 +185,7 @@ void FaultSchedule::record_act(size_t index, const FaultAct& act) {
   for (const auto& c : act.cgroups) rec.cgroups.push_back(c);
   if (act.oom_kills) rec.oom_kills = act.oom_kills;
   // A signal's own observations are above, one per process it reached.
-  if (act.status == FaultStatus::Injected && !f.signal)
+  if (act.status == FaultStatus::Injected && act.signalled.empty())
     hooks_.record(obs::fault(now(), i, rec.pids.front(), action, rec.trigger));
 }
 
@@ -191,6 +198,37 @@ void FaultSchedule::resume_after(const FaultSpec& f, const std::vector<int>& pid
       const TrackedProcess* tr = tracker_.find(pid);
       if (tr && tr->pidfd && !tr->gone && !pidfd_signal(tr->pidfd.get(), SIGCONT))
         hooks_.record(obs::signal(now(), pid, SIGCONT, "resume after SIGSTOP"));
+    }
+  });
+  resume_timers_.push_back(std::move(t));
+}
+
+std::vector<int> FaultSchedule::live_job_pids() const {
+  std::vector<int> out;
+  for (const auto& p : tracker_.view())
+    if (p.alive) out.push_back(p.pid);
+  return out;
+}
+
+std::vector<int> FaultSchedule::step_tree() const {
+  return driver_.step_tree(tracker_.top_pid(), live_job_pids());
+}
+
+void FaultSchedule::kill_after(const FaultSpec& f) {
+  auto t = std::make_unique<asio::steady_timer>(ctx_);
+  t->expires_after(std::chrono::nanoseconds(f.kill_wait));
+  t->async_wait([this](boost::system::error_code ec) {
+    if (ec) return;
+    // The tree as it is now: the task may be gone, and with it what hung
+    // below it (reparented); Slurm finds only what is still below a live task.
+    hooks_.sample();
+    std::vector<int> tree = step_tree();
+    hooks_.record(obs::note(now(), "scancel: kill_wait over: SIGKILL to the " + std::to_string(tree.size()) +
+                                       " process(es) still in the step's tree"));
+    for (int pid : tree) {
+      const TrackedProcess* tr = tracker_.find(pid);
+      if (tr && tr->pidfd && !tr->gone && !pidfd_signal(tr->pidfd.get(), SIGKILL))
+        hooks_.record(obs::signal(now(), pid, SIGKILL, "scancel after kill_wait"));
     }
   });
   resume_timers_.push_back(std::move(t));

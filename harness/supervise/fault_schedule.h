@@ -70,6 +70,11 @@ class FaultSchedule {
   void resume_after(const FaultSpec& f, const std::vector<int>& pids);
   // A partition's cut ends after its duration.
   void heal_after(const FaultSpec& f);
+  // scancel: SIGKILL to the step's tree as it is after the fault's kill_wait.
+  void kill_after(const FaultSpec& f);
+  // The step's tree (FaultDriver::step_tree) among the live job processes.
+  std::vector<int> step_tree() const;
+  std::vector<int> live_job_pids() const;
   void record_oom_kills(const std::vector<OomKillSeen>& kills);
 
   boost::asio::io_context& ctx_;

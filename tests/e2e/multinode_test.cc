@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <fstream>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -89,7 +90,10 @@ TEST(MultiNodeSuite, TheSuiteIsTheScenariosTestedHere) {
   EXPECT_EQ(files, (std::vector<std::string>{"multinode-clean.yaml", "multinode-node-loss.yaml",
                                              "multinode-node-kill-no-cut.yaml", "multinode-partition-heals.yaml",
                                              "multinode-node-loss-16-workers.yaml", "multinode-agent-kill.yaml",
-                                             "multinode-torchrun-agent-sigterm.yaml"}));
+                                             "multinode-torchrun-agent-sigterm.yaml",
+                                             "multinode-scancel-loader-workers.yaml",
+                                             "multinode-scancel-reparented-workers.yaml",
+                                             "multinode-scancel-tied-workers.yaml"}));
 }
 
 // A clean run and a lost node: every verdict as written, and what each run shows.
@@ -303,6 +307,85 @@ TEST_F(MultiNode, AnAgentKilledAndATorchrunAgentStopped) {
   EXPECT_EQ(node0_ranks, 4);
   std::cout << "[ measure  ] torchrun SIGTERM on node 1: every node's processes gone "
             << (*term)["timings_ms"]["to_all_gone_ms"].get<double>() << " ms after it\n";
+  EXPECT_TRUE(std::filesystem::is_empty(dir / "tmp"));
+}
+
+// The roles step_tree.py's processes wrote a SIGTERM for in `log`.
+std::set<std::string> sigtermed(const std::string& log) {
+  std::set<std::string> roles;
+  std::istringstream in(e2e::slurp(log));
+  for (std::string role, pid, what; in >> role;) {
+    std::string rest;
+    std::getline(in, rest);
+    if (rest.find("SIGTERM") != std::string::npos) roles.insert(role);
+  }
+  return roles;
+}
+
+// The scancel fault against Slurm itself: the same process tree (one child
+// reparented away) cancelled with `scancel --signal=TERM` on a real step,
+// and with `scancel` `signal: SIGTERM` under aftermath. Both reach the task
+// and its attached children, never the reparented one.
+TEST_F(MultiNode, ScancelReachesWhatSlurmReaches) {
+  const std::string program = e2e::src("tests/data/programs/step_tree.py");
+  const std::string slurm_log = dir / "slurm.log";
+  const std::string script =
+      "srun /usr/bin/python3 " + program + " " + slurm_log + " & P=$!; "
+      "for i in $(seq 600); do grep -q ready " + slurm_log + " 2>/dev/null && break; sleep 0.05; done; "
+      "scancel --signal=TERM $SLURM_JOB_ID.0; wait $P";
+  e2e::Child c = e2e::spawn({aftermath::find_program("salloc").value_or("salloc"), "-N1", "--quiet", "/bin/bash",
+                             "-c", script},
+                            dir / "salloc.out", dir / "salloc.err", cluster().env());
+  // srun returns once every process holding its output is gone: the
+  // reparented one too (it ends by itself 3 s after it was reparented).
+  ASSERT_GE(e2e::wait_for(c, 60s), 0) << e2e::slurp(dir / "salloc.err");
+  ASSERT_THAT(e2e::slurp(slurm_log), HasSubstr("ready")) << e2e::slurp(dir / "salloc.err");
+  const std::set<std::string> attached{"R", "W1a", "W1b"};
+  EXPECT_EQ(sigtermed(slurm_log), attached) << e2e::slurp(slurm_log);
+
+  const std::string model_log = dir / "model.log";
+  const std::string yaml = dir / "scancel-tree.yaml";
+  std::ofstream(yaml) << ("name: scancel-tree\ndescription: the tree under scancel --signal=TERM\ntags: [slurm]\n"
+                        "job: {command: /usr/bin/python3, args: [" + program + ", " + model_log + "]}\n"
+                        "faults: [{action: scancel, signal: SIGTERM, at: {when: {processes: 4}}}]\n"
+                        "timeouts: {job: 30s}\n");
+  e2e::Run r = e2e::aftermath(dir, {"run", "--out", dir / "out", yaml}, 60s);
+  ASSERT_FALSE(r.result.is_null()) << r.out << r.err;
+  const auto& fault = r.result["scenarios"][0]["faults"][0];
+  EXPECT_EQ(fault["status"], "injected") << fault.dump();
+  EXPECT_EQ(fault["pids"].size(), 3u) << fault.dump();
+  EXPECT_EQ(sigtermed(model_log), attached) << e2e::slurp(model_log);
+  // The reparented one is said to be out of the step's reach.
+  std::string notes;
+  for (const auto& o : r.result["scenarios"][0]["timeline"])
+    if (o["kind"] == "note") notes += o["text"].get<std::string>() + "\n";
+  EXPECT_THAT(notes, HasSubstr("scancel: 1 job process(es) outside the step's tree (reparented) not signalled"));
+}
+
+// scancel on a job with DataLoader workers, three ways (every verdict as
+// written): the whole job cancelled; a rank killed first, its workers
+// reparented out of Slurm's reach; the same with workers tied to their rank.
+TEST_F(MultiNode, ScancelWithDataLoaderWorkers) {
+  e2e::Run r = salloc_run(dir, cluster(), 2,
+                          {e2e::src("scenarios/multinode-scancel-loader-workers.yaml"),
+                           e2e::src("scenarios/multinode-scancel-reparented-workers.yaml"),
+                           e2e::src("scenarios/multinode-scancel-tied-workers.yaml")},
+                          240s);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const nlohmann::json* all = scenario(r, "multinode-scancel-loader-workers");
+  const nlohmann::json* reparented = scenario(r, "multinode-scancel-reparented-workers");
+  const nlohmann::json* tied = scenario(r, "multinode-scancel-tied-workers");
+  ASSERT_TRUE(all && reparented && tied) << r.out;
+  for (const auto* sc : {all, reparented, tied}) EXPECT_EQ((*sc)["verdict"], "xfail") << (*sc)["verdict_reason"];
+  // The whole job: torchrun, the rank, 4 workers and their 4 managers per node.
+  EXPECT_EQ((*all)["faults"][0]["pids"].size(), 10u) << (*all)["faults"][0].dump();
+  for (int n : {0, 1}) EXPECT_EQ(node_check((*all)["nodes"][n], "shm_clean"), "fail");
+  // A rank killed first: on node 1 the cancel finds torchrun alone, the
+  // reparented workers go on until their own watchdog ends them.
+  EXPECT_EQ((*reparented)["faults"][1]["pids"].size(), 1u) << (*reparented)["faults"][1].dump();
+  EXPECT_EQ(node_check((*reparented)["nodes"][1], "no_orphans"), "fail");
+  EXPECT_EQ(node_check((*tied)["nodes"][1], "no_orphans"), "pass");
+  EXPECT_EQ(node_check((*tied)["nodes"][1], "all_exited"), "pass");
   EXPECT_TRUE(std::filesystem::is_empty(dir / "tmp"));
 }
 

@@ -13,6 +13,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "tests/support/children.h"
 #include "tests/support/temp_dir.h"
@@ -266,6 +267,55 @@ TEST(FaultDriverHold, DelayAndHangAreAnswersToThePoint) {
 
 namespace aftermath {
 namespace {
+
+// A planted /proc: pid -> ppid.
+void plant_proc(const TempDir& proc, const std::map<int, int>& parents) {
+  for (const auto& [pid, ppid] : parents) {
+    const std::string dir = proc / std::to_string(pid);
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir + "/stat")
+        << pid << " (python3) S " << ppid << " " << pid << " " << pid << " 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 100 0 0\n";
+  }
+}
+
+TEST(FaultDriverScancel, TheStepTreeIsTheTaskAndWhatHangsBelowItNow) {
+  TempDir proc;
+  // 10 is the job's reaper; 100 the task (the launcher), 101 its child, 102
+  // a grandchild; 103 was reparented to the reaper when its parent died, 104
+  // hangs below it; 200 is not a job process.
+  plant_proc(proc, {{100, 10}, {101, 100}, {102, 101}, {103, 10}, {104, 103}, {200, 100}});
+  FaultDriverOptions o;
+  o.proc_root = proc.path();
+  FaultDriver d(o);
+  EXPECT_EQ(d.step_tree(100, {100, 101, 102, 103, 104}), (std::vector<int>{100, 101, 102}));
+  // A pid no longer in /proc is not found, nor what hung below it.
+  std::filesystem::remove_all(proc / "101");
+  EXPECT_EQ(d.step_tree(100, {100, 101, 102, 103, 104}), (std::vector<int>{100}));
+  // The task gone: Slurm finds nothing.
+  EXPECT_TRUE(d.step_tree(105, {100, 103, 104}).empty());
+}
+
+TEST(FaultDriverScancel, SigcontAndSigtermToTheStepOrItsOwnSignal) {
+  Sleeper a, b;
+  FaultDriver d({});
+  FaultSpec f = spec(FaultAction::Scancel);
+  f.kill_wait = 7 * kSecond;
+  FaultAct act = d.act(0, f, {a.target()}, false);
+  EXPECT_EQ(act.status, FaultStatus::Injected);
+  EXPECT_EQ(act.reason, "SIGCONT and SIGTERM to the step's 1 process(es) (the launcher and its descendants); "
+                        "SIGKILL to what it then holds after kill_wait 7s");
+  int status = 0;
+  ASSERT_TRUE(a.child.exited_within(10000, &status));
+  ASSERT_TRUE(WIFSIGNALED(status));
+  EXPECT_EQ(WTERMSIG(status), SIGTERM);
+
+  f.step_signal = SIGUSR1;
+  act = d.act(0, f, {b.target()}, false);
+  EXPECT_EQ(act.reason, "SIGUSR1 to the step's 1 process(es) (the launcher and its descendants)");
+  ASSERT_TRUE(b.child.exited_within(10000, &status));
+  ASSERT_TRUE(WIFSIGNALED(status));
+  EXPECT_EQ(WTERMSIG(status), SIGUSR1);
+}
 
 TEST(FaultDriverAgentKill, SkippedOutsideAMultiNodeAgent) {
   FaultDriver d({});

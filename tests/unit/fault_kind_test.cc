@@ -15,7 +15,7 @@ TEST(FaultKind, ActionsRoundTripAsTheScenarioWritesThem) {
   }
   EXPECT_EQ(words, (std::vector<std::string>{"SIGKILL", "SIGTERM", "SIGINT", "SIGSTOP", "SIGCONT",
                                              "SIGSEGV", "SIGBUS", "host_oom", "device_oom", "delay",
-                                             "hang", "node_loss", "partition", "agent_kill"}));
+                                             "hang", "node_loss", "partition", "agent_kill", "scancel"}));
   EXPECT_EQ(to_string(FaultAction::None), "");
   EXPECT_EQ(parse_fault_action(""), std::nullopt);
   EXPECT_EQ(parse_fault_action("sigkill"), std::nullopt);  // the scenario parser normalises first

@@ -139,6 +139,31 @@ TEST(FaultParseAction, SigstopWithResumeAfter) {
   EXPECT_EQ(f.at.after, 2 * kSecond);
 }
 
+TEST(FaultParseAction, ScancelTargetsTheLauncherWithSlurmsKillWait) {
+  FaultSpec f = one_fault("  - action: scancel\n    at: {after: 2s}\n");
+  EXPECT_EQ(f.action, FaultAction::Scancel);
+  EXPECT_EQ(f.target.kind, TargetSpec::Kind::Launcher);
+  EXPECT_EQ(f.step_signal, 0);
+  EXPECT_EQ(f.kill_wait, 30 * kSecond);
+  FaultSpec w = one_fault("  - action: scancel\n    target: launcher\n    kill_wait: 5s\n    at: {after: 2s}\n");
+  EXPECT_EQ(w.kill_wait, 5 * kSecond);
+  FaultSpec s = one_fault("  - action: scancel\n    signal: USR1\n    at: {after: 2s}\n");
+  EXPECT_EQ(s.step_signal, SIGUSR1);
+}
+
+TEST(FaultParseAction, ScancelsOwnFieldsAreRefusedElsewhere) {
+  expect_one_diag("  - action: scancel\n    target: rank:0\n    at: {after: 1s}\n", "faults[0].target", 7, 13,
+                  "its target is the launcher");
+  expect_one_diag("  - action: scancel\n    signal: SIGNOPE\n    at: {after: 1s}\n", "faults[0].signal", 7, 13,
+                  "unknown signal 'SIGNOPE'");
+  expect_one_diag("  - action: scancel\n    signal: TERM\n    kill_wait: 3s\n    at: {after: 1s}\n",
+                  "faults[0].kill_wait", 8, 5, "has no kill_wait");
+  expect_one_diag("  - action: SIGTERM\n    target: launcher\n    kill_wait: 3s\n    at: {after: 1s}\n",
+                  "faults[0].kill_wait", 8, 5, "only scancel takes a kill_wait");
+  expect_one_diag("  - action: SIGTERM\n    target: launcher\n    signal: TERM\n    at: {after: 1s}\n",
+                  "faults[0].signal", 8, 5, "only scancel takes a signal");
+}
+
 TEST(FaultParseAction, HostOomMechanisms) {
   FaultSpec f = one_fault(
       "  - action: host_oom\n    mechanism: rlimit\n    at: {point: alloc}\n");

@@ -111,7 +111,7 @@ TEST(KnownFaultActions, KnownActionsList) {
   EXPECT_THAT(known_fault_actions(),
               ElementsAre("SIGKILL", "SIGTERM", "SIGINT", "SIGSTOP", "SIGCONT", "SIGSEGV",
                           "SIGBUS", "host_oom", "device_oom", "delay", "hang", "node_loss",
-                          "partition", "agent_kill"));
+                          "partition", "agent_kill", "scancel"));
 }
 
 // --- armed_points -------------------------------------------------------------------
