@@ -3,9 +3,11 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -140,22 +142,37 @@ int run_agent(const AgentOptions& opt) {
     if (!link.send({{"type", "progress"}}, kSecond)) streaming = false;
   };
   bool finished = false;  // the coordinator ended the run early (interrupted)
+  // Faults triggered across nodes: a point here that matched another node's
+  // fault goes to the coordinator, which passes it to that node; this node's
+  // own faults triggered elsewhere come back the same way.
+  const std::vector<size_t> mine = node_fault_indices(*parsed, node);
+  std::vector<RemoteFireRequest> fires;
+  o.on_remote_trigger = [&](size_t fault, const std::string& point, long long hit) {
+    if (streaming && !link.send({{"type", "trigger"}, {"fault", fault}, {"point", point}, {"hit", hit}}, kSecond))
+      streaming = false;
+  };
   o.remote_progress = [&] {
     std::vector<json> got;
     if (streaming && !link.read_available(got)) streaming = false;
     bool progress = false;
     for (const auto& m : got) {
-      progress = progress || m.value("type", "") == "progress";
-      finished = finished || m.value("type", "") == "finish";
+      std::string type = m.value("type", "");
+      progress = progress || type == "progress";
+      finished = finished || type == "finish";
+      if (type != "fire") continue;
+      auto at = std::find(mine.begin(), mine.end(), m.value("fault", size_t(-1)));
+      if (at != mine.end())
+        fires.push_back({size_t(at - mine.begin()), m.value("from", -1), m.value("point", ""), m.value("hit", 0LL)});
     }
     return progress;
   };
+  o.remote_fires = [&] { return std::exchange(fires, {}); };
   // agent_kill: what the coordinator is to learn of it was streamed above;
   // then this process dies as a SIGKILL from outside would end it.
   o.end_agent = [] { ::kill(::getpid(), SIGKILL); };
   ScenarioResult r = run_scenario(part, o);
   json faults = json::array();
-  for (size_t i : node_fault_indices(*parsed, node)) faults.push_back(i);
+  for (size_t i : mine) faults.push_back(i);
   (void)link.send({{"type", "origin"}, {"t", origin.value_or(monotonic_now())}});
   (void)link.send({{"type", "result"},
                    {"facts", wire_json(r.timeline.facts)},

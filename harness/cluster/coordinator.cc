@@ -17,6 +17,7 @@
 
 #include "harness/cluster/link.h"
 #include "harness/cluster/merge.h"
+#include "harness/cluster/node_part.h"
 #include "harness/check/check_params.h"
 #include "harness/cluster/protocol.h"
 #include "harness/cluster/witness.h"
@@ -130,6 +131,23 @@ void relay_progress(std::vector<Agent>& agents, const Agent& from) {
     if (&b == &from || !b.link.open() || b.result || t - b.progress_relayed < 250 * kMilli) continue;
     b.progress_relayed = t;
     (void)b.link.send({{"type", "progress"}}, 100 * kMilli);
+  }
+}
+
+// A point on one node matched a fault that belongs to another: that node is
+// told to fire it (a node whose agent is gone cannot be).
+void relay_trigger(const Scenario& sc, std::vector<Agent>& agents, const Agent& from, const json& m) {
+  size_t fault = m.value("fault", size_t(-1));
+  if (fault >= sc.faults.size()) return;
+  int owner = fault_owner(sc.faults[fault]);
+  for (auto& b : agents) {
+    if (b.run.index != owner || !b.link.open() || b.result) continue;
+    (void)b.link.send({{"type", "fire"},
+                       {"fault", fault},
+                       {"from", from.run.index},
+                       {"point", m.value("point", "")},
+                       {"hit", m.value("hit", 0LL)}},
+                      kSecond);
   }
 }
 
@@ -400,6 +418,7 @@ ScenarioResult run_multinode(const Scenario& input, const RunOptions& o, int run
       bool open = a.link.read_available(got);
       for (const auto& m : got) {
         if (m.value("type", "") == "progress") relay_progress(agents, a);
+        else if (m.value("type", "") == "trigger") relay_trigger(sc, agents, a, m);
         else take(a, m, origin);
       }
       if (!open && !a.result) lost(a);

@@ -11,6 +11,10 @@
 //   agent -> coordinator   progress {}               (its job moved: at most every 250 ms)
 //   coordinator -> agent   progress {}               (another node's job moved: no_hang's
 //                                                     stall rule holds across the nodes)
+//   agent -> coordinator   trigger {fault, point, hit} (a point here matched the trigger of
+//                                                     a fault that belongs to another node)
+//   coordinator -> agent   fire    {fault, from, point, hit} (fire that fault of yours:
+//                                                     node `from` reached its point)
 //   agent -> coordinator   result  {facts, device, verdict, verdict_reason, error, faults}
 //   coordinator -> agent   finish  {}                (every node is done: heal, exit)
 //   either way             error   {text}

@@ -74,21 +74,27 @@ const std::vector<std::string>& known_fault_actions() {
 }
 
 std::string armed_points(const std::vector<FaultSpec>& faults) {
+  std::vector<TriggerSpec> triggers;
+  for (const auto& f : faults) triggers.push_back(f.at);
+  return armed_points(triggers);
+}
+
+std::string armed_points(const std::vector<TriggerSpec>& triggers) {
   std::string out;
-  for (const auto& f : faults) {
-    if (f.at.kind != TriggerSpec::Kind::Point) continue;
+  for (const auto& t : triggers) {
+    if (t.kind != TriggerSpec::Kind::Point) continue;
     if (!out.empty()) out += ";";
-    out += f.at.point;
-    if (!f.at.labels.empty()) {
+    out += t.point;
+    if (!t.labels.empty()) {
       out += "{";
       bool first = true;
-      for (const auto& [k, v] : f.at.labels) {
+      for (const auto& [k, v] : t.labels) {
         out += (first ? "" : ",") + k + "=" + v;
         first = false;
       }
       out += "}";
     }
-    if (f.at.hit) out += "#" + std::to_string(*f.at.hit);
+    if (t.hit) out += "#" + std::to_string(*t.hit);
   }
   return out;
 }

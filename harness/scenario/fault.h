@@ -112,5 +112,7 @@ const std::vector<std::string>& known_fault_actions();
 // The AFTERMATH_POINTS value that arms every point-triggered fault:
 // NAME{k=v,...}#HIT entries joined by ';'.
 std::string armed_points(const std::vector<FaultSpec>& faults);
+// The same for point triggers (others are left out).
+std::string armed_points(const std::vector<TriggerSpec>& triggers);
 
 }  // namespace aftermath

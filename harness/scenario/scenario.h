@@ -99,6 +99,11 @@ struct Scenario {
   // `nodes: N`: the job runs on N nodes of a Slurm allocation, one agent per
   // node running that node's part (docs/multinode.md); 1: this machine only.
   int nodes = 1;
+  // A node's part of a multi-node scenario only (node_part): the point
+  // triggers of faults that belong to another node (`node:N`, `agent:N`,
+  // `node: N`), armed here too so that a point reached on this node fires
+  // the fault there. Each with the fault's index in the whole scenario.
+  std::vector<std::pair<size_t, TriggerSpec>> remote_triggers;
 };
 
 // The variables a multi-node scenario's job may use, resolved on each node

@@ -42,10 +42,25 @@ std::string FaultSchedule::on_point(int pid, const std::string& name, long long 
                                     const nlohmann::json& labels) {
   ++point_hits_[name];
   on_phase_event(name);
-  if (stopped_ || next_ >= faults_.size()) return "continue";
   const TrackedProcess* sender = tracker_.find(pid);
+  for (auto& w : watches_) {
+    if (w.fired || stopped_ || !sender || !point_matches(w.at, name, hit, labels, sender)) continue;
+    w.fired = true;
+    if (hooks_.remote_trigger) hooks_.remote_trigger(w.fault, name, hit);
+  }
+  if (stopped_ || next_ >= faults_.size()) return "continue";
   if (!sender || !point_matches(faults_[next_].at, name, hit, labels, sender)) return "continue";
   return fire(next_, pid, name, hit);
+}
+
+void FaultSchedule::watch(std::vector<std::pair<size_t, TriggerSpec>> remote) {
+  for (auto& [fault, at] : remote) watches_.push_back(Watch{fault, std::move(at)});
+}
+
+void FaultSchedule::fire_remote(size_t index, int from, const std::string& point, long long hit) {
+  if (stopped_ || index >= faults_.size() || index < next_) return;
+  remote_fires_[index] = RemoteFire{from, point, hit};
+  if (index == next_ && tracker_.top_started()) post_fire(index);
 }
 
 void FaultSchedule::after_sample(int new_shm_entries) {
@@ -68,6 +83,7 @@ void FaultSchedule::stop() {
 
 void FaultSchedule::arm_next() {
   if (next_ >= faults_.size() || stopped_ || !tracker_.top_started()) return;
+  if (remote_fires_.count(next_)) return post_fire(next_);
   const FaultSpec& f = faults_[next_];
   switch (f.at.kind) {
     case TriggerSpec::Kind::After: {
@@ -124,6 +140,10 @@ std::string FaultSchedule::fire(size_t index, int self_pid, const std::string& p
   // selectors and predicates.
   if (self_pid == 0 && !rec.waiting_since) hooks_.sample();
   in_fire_ = false;
+  // Triggered on another node (fire_remote): that node's point and hit.
+  const RemoteFire* remote = nullptr;
+  if (auto rf = remote_fires_.find(index); rf != remote_fires_.end() && self_pid == 0 && point.empty())
+    remote = &rf->second;
   std::vector<int> pids = f.action == FaultAction::Scancel ? step_tree()
                                                             : select_targets(f.target, tracker_.view(), self_pid);
   if (wait_for_target(index, pids, self_pid)) return "continue";
@@ -133,8 +153,8 @@ std::string FaultSchedule::fire(size_t index, int self_pid, const std::string& p
                                        "' appeared " + format_duration(now() - *rec.waiting_since) +
                                        " after the trigger"));
   rec.sent = now();
-  rec.point = point;
-  rec.hit = hit;
+  rec.point = remote ? remote->point : point;
+  rec.hit = remote ? remote->hit : hit;
   rec.pids = pids;
   std::string answer = "continue";
   if (pids.empty()) {
@@ -153,7 +173,8 @@ std::string FaultSchedule::fire(size_t index, int self_pid, const std::string& p
       const TrackedProcess& tr = *tracker_.find(pid);
       targets.push_back(FaultTarget{pid, tr.pidfd ? tr.pidfd.get() : -1, tr.inner_pid});
     }
-    FaultAct act = driver_.act(index, f, targets, f.at.kind == TriggerSpec::Kind::Point);
+    FaultAct act = driver_.act(index, f, targets, f.at.kind == TriggerSpec::Kind::Point && !remote);
+    if (remote) act.reason += "; triggered on node " + std::to_string(remote->from);
     record_act(index, act);
     if (act.ends_agent) driver_.end_agent();  // recorded (and streamed) first; never returns
     if (f.action == FaultAction::Sigstop && f.resume_after > 0 && !act.signalled.empty())

@@ -29,6 +29,9 @@ struct FaultScheduleHooks {
   std::function<Nanos()> now;               // run time
   std::function<void(Observation)> record;  // observations (notes, faults, signals, OOM kills)
   std::function<void()> sample;             // a fresh look at the job (tree and /dev/shm)
+  // A remote trigger (watch()) matched here: the fault belongs to another
+  // node, which fires it (multi-node runs). Its index in the whole scenario.
+  std::function<void(size_t fault, const std::string& point, long long hit)> remote_trigger;
 };
 
 class FaultSchedule {
@@ -57,6 +60,15 @@ class FaultSchedule {
   void watch_oom_kills();
   // After the job: the last kills counted, the fault cgroups removed.
   void close_cgroups();
+  // Point triggers of faults that belong to other nodes (Scenario::
+  // remote_triggers): each is passed to hooks.remote_trigger the first time a
+  // point here matches it, whatever this node's own faults are doing; the
+  // point's process is answered "continue" at once.
+  void watch(std::vector<std::pair<size_t, TriggerSpec>> remote);
+  // Fault `index` (of this node's) was triggered on node `from` (a point
+  // there matched it): fired now when it is the next one, else once the
+  // earlier ones have fired. Ignored once it fired.
+  void fire_remote(size_t index, int from, const std::string& point, long long hit);
   // How the run ended for the faults that never fired.
   UnfiredContext unfired(bool job_ended, bool deadline_hit) const;
 
@@ -94,6 +106,18 @@ class FaultSchedule {
   bool steady_seen_ = false;
   bool shutdown_seen_ = false;
   std::map<std::string, long long> point_hits_;  // point name -> hits seen (for "never reached")
+  struct Watch {
+    size_t fault;
+    TriggerSpec at;
+    bool fired = false;
+  };
+  std::vector<Watch> watches_;
+  struct RemoteFire {
+    int from;
+    std::string point;
+    long long hit;
+  };
+  std::map<size_t, RemoteFire> remote_fires_;  // triggered elsewhere before their turn here
 };
 
 }  // namespace aftermath

@@ -151,6 +151,8 @@ SupervisorOptions supervisor_options(const Scenario& sc, const RunOptions& o,
   so.on_observation = o.on_observation;
   so.on_progress = o.on_progress;
   so.remote_progress = o.remote_progress;
+  so.on_remote_trigger = o.on_remote_trigger;
+  so.remote_fires = o.remote_fires;
   so.network = o.network;
   so.end_agent = o.end_agent;
   if (o.on_status) {

@@ -53,6 +53,8 @@ struct RunOptions {
   std::function<void(const Observation&)> on_observation;
   std::function<void()> on_progress;       // see SupervisorOptions
   std::function<bool()> remote_progress;   // see SupervisorOptions
+  std::function<void(size_t, const std::string&, long long)> on_remote_trigger;  // see SupervisorOptions
+  std::function<std::vector<RemoteFireRequest>()> remote_fires;                // see SupervisorOptions
   NetworkCut* network = nullptr;
   std::function<void()> end_agent;  // agent_kill (see SupervisorOptions)
   // The values of ${NAME} the scenarios were parsed with (AFTERMATH_BIN ...),

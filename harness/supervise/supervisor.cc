@@ -77,7 +77,9 @@ class Supervisor {
         shm_([this] { return now(); }, [this](Observation o) { add(std::move(o)); }),
         device_(ctx_, device_options(sc, opt), [this] { return now(); }, [this] { return tracker_.ref(); }),
         driver_(driver_options(opt)),
-        schedule_(ctx_, sc.faults, tl_.facts.faults, tracker_, driver_, schedule_hooks()) {}
+        schedule_(ctx_, sc.faults, tl_.facts.faults, tracker_, driver_, schedule_hooks()) {
+  schedule_.watch(sc.remote_triggers);
+}
 
   Timeline run();
 
@@ -174,6 +176,8 @@ JobTrackerHooks Supervisor::tracker_hooks() {
     static const long kTicks = ::sysconf(_SC_CLK_TCK);
     if (stall_window_ > 0 && tracker_.cpu_ticks() * kSecond / kTicks >= stall_window_ / 100) mark_progress();
     if (opt_.remote_progress && opt_.remote_progress()) mark_progress(false);
+    if (opt_.remote_fires)
+      for (const auto& f : opt_.remote_fires()) schedule_.fire_remote(f.fault, f.node, f.point, f.hit);
   };
   return h;
 }
@@ -183,6 +187,9 @@ FaultScheduleHooks Supervisor::schedule_hooks() {
   h.now = [this] { return now(); };
   h.record = [this](Observation o) { add(std::move(o)); };
   h.sample = [this] { sample(); };
+  h.remote_trigger = [this](size_t fault, const std::string& point, long long hit) {
+    if (opt_.on_remote_trigger) opt_.on_remote_trigger(fault, point, hit);
+  };
   return h;
 }
 
@@ -243,7 +250,11 @@ void Supervisor::launch() {
   }
   for (const auto& [k, v] : sc_.job.env) l.env[k] = v;
   l.env["AFTERMATH_EVENTS"] = sock_.address();
-  std::string armed = armed_points(sc_.faults);
+  // Its own faults' points and those it watches for other nodes' faults.
+  std::vector<TriggerSpec> points;
+  for (const auto& f : sc_.faults) points.push_back(f.at);
+  for (const auto& [fault, at] : sc_.remote_triggers) points.push_back(at);
+  std::string armed = armed_points(points);
   if (!armed.empty()) l.env["AFTERMATH_POINTS"] = armed;
   driver_.prepare_job_env(sc_.faults, l.env);
   if (Status st = reaper_.start(l, [this](const reaper::Record& r) { on_record(r); }); !st)

@@ -29,6 +29,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "harness/core/timeline.h"
 #include "harness/inject/network_cut.h"
@@ -37,6 +38,15 @@
 #include "harness/scenario/scenario.h"
 
 namespace aftermath {
+
+// A fault of this node's run to fire now, triggered on node `node` by the
+// point `point` (its hit `hit`): see SupervisorOptions::remote_fires.
+struct RemoteFireRequest {
+  size_t fault = 0;
+  int node = -1;
+  std::string point;
+  long long hit = 0;
+};
 
 struct LiveStatus {
   Nanos elapsed = 0;
@@ -88,6 +98,13 @@ struct SupervisorOptions {
   // every sample, says whether another node made progress since its last call.
   std::function<void()> on_progress;
   std::function<bool()> remote_progress;
+  // A fault triggered on one node and owned by another: `on_remote_trigger`
+  // when a point here matched another node's fault (Scenario::
+  // remote_triggers; its index in the whole scenario); `remote_fires`, at
+  // every sample, this node's faults (its own indices) that a point on
+  // another node triggered since its last call.
+  std::function<void(size_t fault, const std::string& point, long long hit)> on_remote_trigger;
+  std::function<std::vector<RemoteFireRequest>()> remote_fires;
   // The node actions' network cut (not owned; null: they are skipped). A
   // multi-node agent passes its node's.
   NetworkCut* network = nullptr;

@@ -389,6 +389,40 @@ TEST_F(MultiNode, ScancelWithDataLoaderWorkers) {
   EXPECT_TRUE(std::filesystem::is_empty(dir / "tmp"));
 }
 
+// A fault of node 1 triggered by a point on node 0: node 0 arms the point
+// too and passes its hit on, through the coordinator, to node 1.
+TEST_F(MultiNode, AFaultOfOneNodeTriggeredByAPointOnAnother) {
+  const std::string yaml = dir / "cross.yaml";
+  std::ofstream(yaml) << ("name: cross-node-trigger\n"
+                          "description: node 1 lost at rank 0's 10th step (rank 0 lives on node 0)\n"
+                          "tags: [multinode]\nrequires: [python-torch]\nnodes: 2\n"
+                          "job:\n  command: /usr/bin/python3\n"
+                          "  args: [" + e2e::src("fixtures/python/torchrun_shim.py") +
+                          ", --nnodes, '2', --nproc_per_node, '1', --rdzv_backend, c10d, --rdzv_endpoint,"
+                          " '${AFTERMATH_HEAD}:29400', --rdzv_id, cross, " + e2e::src("fixtures/python/dist_job.py") +
+                          ", --launch, none, --steps, '1000', --step-time, 20ms]\n"
+                          "faults:\n  - {action: node_loss, target: 'node:1', at: {point: step, labels: {rank: 0}, "
+                          "hit: 10}}\n"
+                          "timeouts: {job: 40s}\nchecks: {no_hang: {stall: 5s}}\n");
+  e2e::Run r = salloc_run(dir, cluster(), 2, {yaml}, 120s);
+  ASSERT_FALSE(r.result.is_null()) << r.out << r.err;
+  const nlohmann::json& sc = r.result["scenarios"][0];
+  const auto& fault = sc["faults"][0];
+  EXPECT_EQ(fault["status"], "injected") << fault.dump();
+  EXPECT_THAT(fault["reason"].get<std::string>(), HasSubstr("triggered on node 0")) << fault.dump();
+  EXPECT_EQ(fault["hit"], 10);
+  EXPECT_EQ(node_check(sc["nodes"][0], "no_hang"), "fail");
+  // From the point on node 0 to the fault on node 1, on the merged clock.
+  double point_ms = -1;
+  for (const auto& o : sc["timeline"])
+    if (o["kind"] == "point" && o.value("node", -1) == 0 && o.value("hit", 0) == 10) point_ms = o["t_ms"];
+  ASSERT_GE(point_ms, 0) << "node 0's point is on the merged timeline";
+  double latency = fault["sent_ms"].get<double>() - point_ms;
+  EXPECT_GT(latency, 0);
+  std::cout << "[ measure  ] cross-node trigger: node 1's fault " << latency << " ms after node 0's point\n";
+  EXPECT_TRUE(std::filesystem::is_empty(dir / "tmp"));
+}
+
 // Outside an allocation, or asking for more nodes than it has: one error
 // naming the file, exit 2, nothing launched.
 TEST(MultiNodeSuite, WithoutAFittingAllocationNothingIsLaunched) {

@@ -654,7 +654,7 @@ TEST(ArmedPoints, OnlyPointTriggersJoinedBySemicolons) {
 }
 
 TEST(ArmedPoints, EmptyWithoutPointTriggers) {
-  EXPECT_EQ(armed_points({}), "");
+  EXPECT_EQ(armed_points(std::vector<FaultSpec>{}), "");
   ParseResult r = parse_with_faults("  - action: SIGKILL\n    target: launcher\n    at: {after: 2s}\n");
   ASSERT_THAT(r.diagnostics, IsEmpty()) << dump(r.diagnostics);
   EXPECT_EQ(armed_points(r.scenario->faults), "");

@@ -8,6 +8,8 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <tuple>
+
 #include "tests/support/children.h"
 #include "tests/support/loop.h"
 
@@ -52,6 +54,7 @@ struct ScheduleTest : ::testing::Test {
   std::vector<FaultSpec> faults;
   std::vector<FaultRecord> records;
   std::unique_ptr<FaultSchedule> schedule;
+  std::vector<std::tuple<size_t, std::string, long long>> relayed;  // remote triggers passed on
 
   Nanos now() const { return monotonic_now() - t0; }
   JobTrackerHooks tracker_hooks() {
@@ -72,6 +75,9 @@ struct ScheduleTest : ::testing::Test {
     h.sample = [this] {
       ++samples;
       tracker.walk();
+    };
+    h.remote_trigger = [this](size_t fault, const std::string& point, long long hit) {
+      relayed.emplace_back(fault, point, hit);
     };
     schedule = std::make_unique<FaultSchedule>(ctx, faults, records, tracker, driver, h);
     tracker.set_containment(::getpid(), false);
@@ -148,6 +154,50 @@ TEST_F(ScheduleTest, ATargetNotThereYetIsWaitedForUntilTheJobEnds) {
   EXPECT_EQ(records[0].status, FaultStatus::Failed);
   EXPECT_THAT(records[0].reason, HasSubstr("no live job process matched 'rank:1' from its trigger"));
   EXPECT_FALSE(top.exited_within(0)) << "nothing was signalled";
+}
+
+TEST_F(ScheduleTest, APointMatchingAnotherNodesFaultIsPassedOnOnce) {
+  ASSERT_GT(top.pid(), 0);
+  start({});
+  TriggerSpec at;
+  at.kind = TriggerSpec::Kind::Point;
+  at.point = "step";
+  at.hit = 2;
+  schedule->watch({{5, at}});
+  EXPECT_EQ(schedule->on_point(top.pid(), "step", 1, nlohmann::json::object()), "continue");
+  EXPECT_TRUE(relayed.empty());
+  EXPECT_EQ(schedule->on_point(top.pid(), "step", 2, nlohmann::json::object()), "continue");
+  EXPECT_EQ(schedule->on_point(top.pid(), "step", 2, nlohmann::json::object()), "continue");
+  ASSERT_EQ(relayed.size(), 1u);
+  EXPECT_EQ(relayed[0], std::make_tuple(size_t{5}, std::string("step"), 2LL));
+}
+
+TEST_F(ScheduleTest, AFaultTriggeredOnAnotherNodeFiresInItsTurn) {
+  ASSERT_GT(top.pid(), 0);
+  FaultSpec first = fault(FaultAction::Sigcont, SIGCONT, "launcher", TriggerSpec::Kind::Point);
+  first.at.point = "never";
+  FaultSpec kill = fault(FaultAction::Sigkill, SIGKILL, "launcher", TriggerSpec::Kind::Point);
+  kill.at.point = "step";
+  start({first, kill});
+  // Its turn has not come: the earlier fault has not fired.
+  schedule->fire_remote(1, 0, "step", 20);
+  ctx.poll();
+  EXPECT_EQ(records[1].status, FaultStatus::NotTriggered);
+  EXPECT_FALSE(top.exited_within(0));
+  schedule->fire_remote(0, 0, "never", 1);
+  ASSERT_TRUE(run_until([&] { return records[1].status != FaultStatus::NotTriggered; }));
+  EXPECT_EQ(records[0].status, FaultStatus::Injected);
+  EXPECT_EQ(records[1].status, FaultStatus::Injected);
+  EXPECT_THAT(records[1].reason, HasSubstr("triggered on node 0"));
+  EXPECT_EQ(records[1].point, "step");
+  EXPECT_EQ(records[1].hit, 20);
+  int status = 0;
+  ASSERT_TRUE(top.exited_within(10000, &status));
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  // Once fired, a late trigger changes nothing.
+  schedule->fire_remote(1, 0, "step", 21);
+  ctx.poll();
+  EXPECT_EQ(records[1].hit, 20);
 }
 
 TEST_F(ScheduleTest, NothingFiresOnceStopped) {

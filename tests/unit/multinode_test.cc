@@ -153,6 +153,31 @@ TEST(MultiNodeScenario, ANodeRunsItsOwnNodeFaultsAndEveryOtherFault) {
   EXPECT_EQ(part.faults[1].action, FaultAction::Sigkill);
 }
 
+TEST(MultiNodeScenario, ANodeWatchesThePointsOfTheOtherNodesOwnFaults) {
+  ParseResult r = Parse(TwoNodes(
+      "faults:\n"
+      "  - {action: node_loss, target: 'node:1', at: {point: step, labels: {rank: 0}, hit: 20}}\n"
+      "  - {action: SIGKILL, target: 'rank:0', at: {point: step, hit: 30}}\n"
+      "  - {action: SIGTERM, target: launcher, node: 0, at: {point: shutdown}}\n"
+      "  - {action: partition, target: 'node:0', at: {after: 1s}, duration: 1s}\n"));
+  ASSERT_TRUE(r.scenario) << Messages(r);
+  // Node 0 watches node 1's node_loss point; node 1 watches node 0's
+  // SIGTERM point. A fault of every node (1), or one with no point (3), is
+  // watched by none.
+  Scenario zero = node_part(*r.scenario, 0);
+  ASSERT_EQ(zero.remote_triggers.size(), 1u);
+  EXPECT_EQ(zero.remote_triggers[0].first, 0u);
+  EXPECT_EQ(zero.remote_triggers[0].second.point, "step");
+  EXPECT_EQ(zero.remote_triggers[0].second.labels.at("rank"), "0");
+  Scenario one = node_part(*r.scenario, 1);
+  ASSERT_EQ(one.remote_triggers.size(), 1u);
+  EXPECT_EQ(one.remote_triggers[0].first, 2u);
+  EXPECT_EQ(one.remote_triggers[0].second.point, "shutdown");
+  EXPECT_EQ(fault_owner(r.scenario->faults[0]), 1);
+  EXPECT_EQ(fault_owner(r.scenario->faults[1]), -1);
+  EXPECT_EQ(fault_owner(r.scenario->faults[2]), 0);
+}
+
 TEST(MultiNodeScenario, AnAgentKillAndAFaultPinnedToANodeParse) {
   ParseResult r = Parse(TwoNodes(
       "faults:\n"
