@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "harness/check/checks.h"
+#include "harness/check/test_checks.h"
 #include "harness/core/fnv1a.h"
 #include "harness/core/job_environment.h"
 #include "harness/core/shell_quote.h"
@@ -174,6 +175,7 @@ void judge_run(ScenarioResult& r, const Scenario& sc, const RunOptions& o) {
   for (const auto& [pid, l] : logs) r.process_logs[process_key(-1, pid)] = l;
   r.job_environment = job_environment_from(r.timeline);
   r.checks = run_checks(sc, r.timeline, r.processes);
+  r.tests = judge_tests(make_check_input(sc, r.timeline, r.processes));
   r.verdict = decide_verdict(sc, r.checks, &r.verdict_reason);
   if (auto fv = fault_verdict(r.timeline.facts.faults)) {
     r.verdict = fv->verdict;
