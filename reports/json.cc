@@ -131,12 +131,11 @@ json to_json(const TestResult& t) {
   json leaks = json::array();
   for (const auto& l : t.leaks) {
     json lj{{"kind", l.kind}, {"what", l.what}};
-    if (l.kind == "shm") {
+    if (l.kind == "shm" || l.kind == "device") {
       lj["name"] = l.name;
       lj["bytes"] = l.bytes;
-    } else {
-      lj["pid"] = l.pid;
     }
+    if (l.kind != "shm") lj["pid"] = l.pid;
     leaks.push_back(std::move(lj));
   }
   return json{{"nodeid", t.nodeid},

@@ -189,6 +189,30 @@ std::optional<TestLeak> process_leak(const CheckInput& in, const ProcessHistory&
   return std::nullopt;
 }
 
+// Device memory a process of the test still held, by NVML, after the
+// test's end and its grace: the most it held on each GPU then.
+std::vector<TestLeak> device_leaks(const CheckInput& in, const ProcessHistory& h, Nanos T) {
+  Nanos grace = in.grace("all_exited", h.role);
+  std::map<int, std::int64_t> most;  // GPU index -> bytes
+  for (const GpuSample& s : in.timeline.device.samples) {
+    if (s.t <= T + grace || !s.error.empty()) continue;
+    for (const GpuProcess& p : s.processes)
+      if (p.pid == h.pid && p.used_bytes > 0) most[s.index] = std::max(most[s.index], p.used_bytes);
+  }
+  std::vector<TestLeak> out;
+  for (const auto& [gpu, bytes] : most) {
+    TestLeak l;
+    l.kind = "device";
+    l.pid = h.pid;
+    l.bytes = bytes;
+    l.name = "GPU " + std::to_string(gpu);
+    l.what = describe(h) + " held " + format_bytes(bytes) + " on GPU " + std::to_string(gpu) +
+             " after the test's end";
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
 }  // namespace
 
 bool saw_tests(const Timeline& tl) {
@@ -208,6 +232,7 @@ std::vector<TestResult> judge_tests(const CheckInput& in) {
     t.processes.push_back(procs[i].pid);
     if (!t.ended) continue;
     if (auto l = process_leak(in, procs[i], *t.ended)) t.leaks.push_back(std::move(*l));
+    for (auto& l : device_leaks(in, procs[i], *t.ended)) t.leaks.push_back(std::move(l));
   }
   std::set<int> pytest_pids;
   for (const auto& t : tests) pytest_pids.insert(t.pid);
@@ -257,12 +282,11 @@ CheckResult tests_clean(const CheckInput& in) {
     std::map<std::string, int> kinds;
     for (const auto& l : t.leaks) {
       json j{{"kind", l.kind}, {"what", l.what}};
-      if (l.kind == "shm") {
+      if (l.kind == "shm" || l.kind == "device") {
         j["name"] = l.name;
         j["bytes"] = l.bytes;
-      } else {
-        j["pid"] = l.pid;
       }
+      if (l.kind != "shm") j["pid"] = l.pid;
       leaks.push_back(j);
       ++kinds[l.kind];
     }

@@ -27,8 +27,11 @@
 //   - orphan: one orphaned by T (its parent gone) and alive at T outlived its
 //     parent by more than no_orphans' grace (as the no_orphans check counts it);
 //   - process: one was still running all_exited's grace after T;
-//   - shm: an entry of the test still there shm_clean's grace after T.
-// Each process counts once (zombie, else orphan, else process). A test that
+//   - shm: an entry of the test still there shm_clean's grace after T;
+//   - device: a process of the test that NVML saw holding memory on a GPU
+//     all_exited's grace after T (where the device observer has samples).
+// Each process counts once (zombie, else orphan, else process), plus its
+// device memory. A test that
 // never ended (the run was cut during it) is listed, not judged.
 #pragma once
 

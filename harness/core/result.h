@@ -55,10 +55,10 @@ struct NodeResult {
 
 // What one pytest test left behind, judged at its end.
 struct TestLeak {
-  std::string kind;       // "process" (still running), "orphan", "zombie", "shm"
-  int pid = 0;            // process kinds: the process
-  std::string name;       // shm: the /dev/shm entry
-  std::int64_t bytes = 0; // shm: its size
+  std::string kind;       // "process" (still running), "orphan", "zombie", "shm", "device"
+  int pid = 0;            // all but shm: the process
+  std::string name;       // shm: the /dev/shm entry; device: "GPU N"
+  std::int64_t bytes = 0; // shm: its size; device: what the process held there
   std::string what;       // one line for people: "worker 812 (python3) outlived its parent by 4.9s"
 };
 

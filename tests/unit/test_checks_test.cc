@@ -157,6 +157,38 @@ TEST(TestsClean, AProcessStillRunningAfterTheGraceIsALeak) {
   EXPECT_THAT(leaking(judge(quick)), IsEmpty());
 }
 
+// test_b's subprocess still holds 512 MiB on GPU 1 after the test (NVML's
+// samples): the test's device leak, beside the process itself; memory it
+// held during the test, or the pytest process's own, is no leak.
+TEST(TestsClean, DeviceMemoryHeldAfterTheTestIsItsLeak) {
+  Timeline tl = session();
+  life(tl, 209, kTop, msec(450), msec(2500), msec(2501), "python3", Role::Unknown);
+  auto sample = [](Nanos t, int gpu, std::vector<GpuProcess> procs) {
+    GpuSample s;
+    s.t = t;
+    s.index = gpu;
+    s.processes = std::move(procs);
+    return s;
+  };
+  GpuProcess held{};
+  held.pid = 209;
+  held.used_bytes = 512LL << 20;
+  GpuProcess pytest_own{};
+  pytest_own.pid = kTop;
+  pytest_own.used_bytes = 64LL << 20;
+  tl.device.samples = {sample(msec(500), 0, {held, pytest_own}), sample(msec(2000), 1, {held, pytest_own})};
+  auto ts = judge(tl);
+  EXPECT_THAT(leaking(ts), ElementsAre("t.py::test_b"));
+  const auto& leaks = test_named(ts, "t.py::test_b").leaks;
+  ASSERT_EQ(leaks.size(), 2u);
+  EXPECT_EQ(leaks[0].kind, "process");
+  EXPECT_EQ(leaks[1].kind, "device");
+  EXPECT_EQ(leaks[1].pid, 209);
+  EXPECT_EQ(leaks[1].name, "GPU 1");
+  EXPECT_EQ(leaks[1].bytes, 512LL << 20);
+  EXPECT_THAT(leaks[1].what, HasSubstr("unknown 209 (python3) held 512 MiB on GPU 1 after the test's end"));
+}
+
 // Started between tests (collection, a session fixture): nobody's.
 TEST(TestsClean, AProcessStartedBetweenTestsBelongsToNone) {
   Timeline tl = session();
