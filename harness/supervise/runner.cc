@@ -46,7 +46,13 @@ std::string repro_line(const Scenario& sc, const RunOptions& o, std::uint64_t se
   if (sc.file == "<command line>") {
     s += " --";
     for (const auto& a : sc.job.argv) s += " " + shell_quote(a);
-    return s;
+    // What the command's job was given on top of the environment (`aftermath
+    // pytest`'s PYTHONPATH, which finds the plugin), in front; the harness's
+    // own AFTERMATH_* variables it sets again.
+    std::string env;
+    for (const auto& [k, v] : sc.job.env)
+      if (k.rfind("AFTERMATH_", 0) != 0) env += k + "=" + shell_quote(v) + " ";
+    return env + s;
   }
   std::error_code ec;
   auto abs = std::filesystem::absolute(sc.file, ec);

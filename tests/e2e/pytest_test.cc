@@ -85,6 +85,11 @@ class PytestSuite : public ::testing::Test {
     EXPECT_EQ(sc.at("verdict"), "fail");
     EXPECT_EQ(r.exit_code, 1);
     EXPECT_EQ(e2e::check_status(r, "job_exit"), "pass");  // pytest itself saw nothing wrong
+    // The repro line runs the same job: the plugin's folder on PYTHONPATH.
+    std::string repro = sc.at("repro");
+    EXPECT_EQ(repro.rfind("PYTHONPATH=", 0), 0u) << repro;
+    EXPECT_NE(repro.find(" run --seed "), std::string::npos) << repro;
+    EXPECT_NE(repro.find(" -m pytest -p aftermath_pytest "), std::string::npos) << repro;
 
     // The terminal: one line per leaking test, none for the clean one.
     for (const char* line : {R"(test \S+::test_orphans_loader_workers( \[gw\d\])? left orphan: )",
