@@ -182,6 +182,31 @@ std::string faults_table(const json& sc) {
   return out + "</tbody></table>";
 }
 
+// A pytest suite's tests (result.json "tests"), those that left something
+// behind first; "" when the job reported none.
+std::string tests_table(const json& sc) {
+  auto tests = items(sc, "tests");
+  if (tests.empty()) return "";
+  std::stable_partition(tests.begin(), tests.end(), [](const json* t) { return !items(*t, "leaks").empty(); });
+  size_t leaking = 0;
+  for (const json* t : tests) leaking += items(*t, "leaks").empty() ? 0 : 1;
+  std::string out = fmt("<h3>Tests (%zu, %zu left something behind)</h3>", tests.size(), leaking) +
+                    "<table class=\"tests\"><thead><tr><th>test</th><th>worker</th><th>pid</th>"
+                    "<th>started</th><th>ended</th><th>outcome</th><th>left behind</th></tr></thead><tbody>";
+  for (const json* t : tests) {
+    std::string left;
+    for (const json* l : items(*t, "leaks"))
+      left += (left.empty() ? "" : "<br>") + esc(str(*l, "kind") + ": " + str(*l, "what"));
+    auto end = num(*t, "end_ms");
+    out += std::string("<tr class=\"") + (left.empty() ? "pass" : "fail") + "\"><td><code>" +
+           esc(str(*t, "nodeid")) + "</code></td><td>" + esc(str(*t, "worker").empty() ? std::string("-") : str(*t, "worker")) + "</td><td class=\"num\">" +
+           esc(str(*t, "pid")) + "</td><td class=\"num\">" + esc(format_ms(num(*t, "start_ms"))) +
+           "</td><td class=\"num\">" + esc(end ? format_ms(end) : std::string("never")) + "</td><td>" +
+           esc(str(*t, "outcome").empty() ? std::string("-") : str(*t, "outcome")) + "</td><td>" + (left.empty() ? "-" : left) + "</td></tr>";
+  }
+  return out + "</tbody></table>";
+}
+
 std::string processes_table(const json& sc) {
   auto procs = report::processes_by_role(sc);
   std::string out =
@@ -325,6 +350,7 @@ std::string scenario_section(const json& sc, size_t index, const std::string& re
   out += "<button type=\"button\" class=\"reset-zoom\" data-for=\"tl-" + esc(id) +
          "\">reset zoom</button>";
   out += "<h3>Checks</h3>" + checks_table(sc);
+  out += tests_table(sc);
   out += "<h3>Recovery timings</h3>" + timings_table(sc);
   out += faults_table(sc);
   out += "<h3>Logs</h3>" + logs_block(sc, report_dir);

@@ -102,6 +102,12 @@ json scenario_json(const ScenarioResult& s) {
   j["device"] = to_json(s.timeline.device);
   // What the job said about itself ("torch_config" events); absent when it said nothing.
   if (!s.job_environment.empty()) j["job_environment"] = s.job_environment;
+  // A pytest suite's tests (fixtures/points/aftermath_pytest.py); absent when it reported none.
+  if (!s.tests.empty()) {
+    json tests = json::array();
+    for (const auto& t : s.tests) tests.push_back(to_json(t));
+    j["tests"] = std::move(tests);
+  }
 
   json timeline = json::array();
   for (const auto& o : s.timeline.observations) timeline.push_back(to_json(o));
@@ -120,6 +126,27 @@ json scenario_json(const ScenarioResult& s) {
 }
 
 }  // namespace
+
+json to_json(const TestResult& t) {
+  json leaks = json::array();
+  for (const auto& l : t.leaks) {
+    json lj{{"kind", l.kind}, {"what", l.what}};
+    if (l.kind == "shm" || l.kind == "device") {
+      lj["name"] = l.name;
+      lj["bytes"] = l.bytes;
+    }
+    if (l.kind != "shm") lj["pid"] = l.pid;
+    leaks.push_back(std::move(lj));
+  }
+  return json{{"nodeid", t.nodeid},
+              {"worker", t.worker},
+              {"pid", t.pid},
+              {"start_ms", to_ms(t.started)},
+              {"end_ms", t.ended ? json(to_ms(*t.ended)) : json(nullptr)},
+              {"outcome", t.outcome},
+              {"processes", t.processes},
+              {"leaks", std::move(leaks)}};
+}
 
 json to_json(const Outcome& outcome) {
   json j;

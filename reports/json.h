@@ -41,6 +41,10 @@ nlohmann::json to_json(const ProcessDiagnosis& d);
 // clock: {offset_ms, uncertainty_ms, round_trip_ms, samples}, started_ms,
 // verdict, verdict_reason, processes, out_dir, checks}.
 nlohmann::json to_json(const NodeResult& n);
+// One pytest test: {nodeid, worker, pid, start_ms, end_ms (null: never
+// ended), outcome, processes: [pid...], leaks: [{kind, what, pid (not for
+// shm), name and bytes (shm: the entry; device: "GPU N")}]}.
+nlohmann::json to_json(const TestResult& t);
 // One scenario's statistics over its repeated runs: {name, runs, verdicts,
 // flaky, expects_failure, reproduced, failed, skipped, judged, rate_counts,
 // reproduction_rate, rate_ci95, outcomes, timings_ms}.

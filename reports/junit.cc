@@ -229,6 +229,69 @@ Counts render_testcases(const json& s, std::string& body) {
   return n;
 }
 
+// "tests/a/test_x.py::TestK::test_y[1]" -> classname "tests.a.test_x.TestK",
+// name "test_y[1]", as pytest's own JUnit names it.
+std::pair<std::string, std::string> junit_names(const std::string& nodeid) {
+  size_t bracket = nodeid.find('[');  // parameters may hold "::" themselves
+  size_t last = nodeid.rfind("::", bracket);
+  if (last == std::string::npos) return {"", nodeid};
+  std::string cls = nodeid.substr(0, last), name = nodeid.substr(last + 2);
+  size_t file_end = cls.find("::");
+  std::string file = cls.substr(0, file_end), rest = file_end == std::string::npos ? "" : cls.substr(file_end);
+  if (file.size() > 3 && file.compare(file.size() - 3, 3, ".py") == 0) file.resize(file.size() - 3);
+  std::replace(file.begin(), file.end(), '/', '.');
+  for (size_t at; (at = rest.find("::")) != std::string::npos;) rest.replace(at, 2, ".");
+  return {file + rest, name};
+}
+
+// A pytest suite run as the job: one testcase per test, what it left behind
+// as its failure, so CI names the test. Empty when the result has no tests.
+std::string pytest_suite(const json& s, Counts& total) {
+  std::string body;
+  Counts n;
+  double secs = 0;
+  for (const json* t : items(s, "tests")) {
+    ++n.tests;
+    auto [cls, name] = junit_names(str(*t, "nodeid", "?"));
+    auto start = num(*t, "start_ms"), end = num(*t, "end_ms");
+    double took = start && end ? std::max(0.0, *end - *start) / 1000.0 : 0.0;
+    secs += took;
+    body += "    <testcase classname=\"" + attr(cls) + "\" name=\"" + attr(name) + "\" time=\"" +
+            fixed3(took) + "\"";
+    std::string inner;
+    std::vector<std::string> whats;
+    for (const json* l : items(*t, "leaks")) whats.push_back(str(*l, "kind") + ": " + str(*l, "what"));
+    const std::string outcome = str(*t, "outcome");
+    if (!end) {
+      ++n.errors;
+      inner += "      <error message=\"the run ended during this test\" type=\"unfinished\"/>\n";
+    } else if (!whats.empty()) {
+      ++n.failures;
+      std::string all;
+      for (const auto& w : whats) all += (all.empty() ? "" : "\n") + w;
+      inner += "      <failure message=\"" + attr("left behind: " + whats[0] +
+                                                 (whats.size() > 1 ? " (and " + std::to_string(whats.size() - 1) + " more)" : "")) +
+               "\" type=\"leak\">" + xml_escape(all) + "</failure>\n";
+    } else if (outcome == "failed" || outcome == "error") {
+      ++n.failures;
+      inner += "      <failure message=\"the test " + std::string(outcome == "error" ? "errored" : "failed") +
+               " in pytest\" type=\"pytest\"/>\n";
+    } else if (outcome == "skipped") {
+      ++n.skipped;
+      inner += "      <skipped message=\"skipped in pytest\"/>\n";
+    }
+    const std::string worker = str(*t, "worker");
+    if (!worker.empty()) inner += "      <system-out>pytest-xdist worker " + xml_escape(worker) + "</system-out>\n";
+    body += inner.empty() ? "/>\n" : ">\n" + inner + "    </testcase>\n";
+  }
+  if (n.tests == 0) return "";
+  total.add(n);
+  return "  <testsuite name=\"" + attr(suite_name(s) + " (pytest tests)") + "\" tests=\"" +
+         std::to_string(n.tests) + "\" failures=\"" + std::to_string(n.failures) + "\" errors=\"" +
+         std::to_string(n.errors) + "\" skipped=\"" + std::to_string(n.skipped) + "\" time=\"" +
+         fixed3(secs) + "\">\n" + body + "  </testsuite>\n";
+}
+
 }  // namespace
 
 std::string render_junit(const json& result) {
@@ -270,6 +333,7 @@ std::string render_junit(const json& result) {
     const std::string started_at = str(s, "started_at");
     if (!started_at.empty()) suites += " timestamp=\"" + attr(started_at) + "\"";
     suites += ">\n    <properties>\n" + props + "    </properties>\n" + body + "  </testsuite>\n";
+    suites += pytest_suite(s, total);
   }
 
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";

@@ -1,5 +1,8 @@
 // JUnit XML for CI dashboards (Jenkins, GitLab). One <testsuite> per
-// scenario, one <testcase> per check. It renders a result.json document and
+// scenario, one <testcase> per check; a scenario whose job is a pytest suite
+// that reported its tests gets a second <testsuite> ("NAME (pytest tests)")
+// with one <testcase> per test, named as pytest names it, and what the test
+// left behind as its <failure>. It renders a result.json document and
 // never decides anything itself: an expected failure that reproduced is a
 // passing testcase because the verdict says so, not because this file
 // re-derives it.

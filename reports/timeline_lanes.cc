@@ -128,6 +128,29 @@ std::string life_end_marker(const Scale& s, const ProcessView& p, double end) {
          "</title></g>";
 }
 
+// The pytest tests this process ran (result.json "tests"): a thin band under
+// the life bar from each test's start to its end, a tick at each boundary,
+// red for a test that left something behind.
+std::string test_spans(const LaneContext& c, const ProcessView& p) {
+  const Scale& s = c.scale;
+  std::string out;
+  for (const json* t : report::items(c.scenario, "tests")) {
+    if (report::opt_int(*t, "pid").value_or(0) != p.pid) continue;
+    double t0 = num(*t, "start_ms").value_or(0);
+    auto t1 = num(*t, "end_ms");
+    size_t leaks = report::items(*t, "leaks").size();
+    std::string title = str(*t, "nodeid") + " " + format_ms(t0) + " \u2192 " +
+                        (t1 ? format_ms(*t1) : std::string("(never ended)")) +
+                        (str(*t, "outcome").empty() ? "" : ", " + str(*t, "outcome"));
+    for (const json* l : report::items(*t, "leaks")) title += "\nleft " + str(*l, "kind") + ": " + str(*l, "what");
+    std::string cls = leaks ? "test-span test-leak" : "test-span";
+    out += bar(s, t0, t1.value_or(s.end_ms), 15, 3, cls, title);
+    out += at_time(s, t0, "test-mark") + "<line x1=\"0\" x2=\"0\" y1=\"13\" y2=\"18\"/></g>";
+    if (t1) out += at_time(s, *t1, "test-mark") + "<line x1=\"0\" x2=\"0\" y1=\"13\" y2=\"18\"/></g>";
+  }
+  return out;
+}
+
 std::string lane(const LaneContext& c, const ProcessView& p, std::size_t i, double y) {
   const Scale& s = c.scale;
   std::string out =
@@ -142,6 +165,7 @@ std::string lane(const LaneContext& c, const ProcessView& p, std::size_t i, doub
   out += life_bars(s, p, s.end_ms);
   out += state_bars(c, p, lane_items(c.parts.lane_states, i));
   out += life_end_marker(s, p, s.end_ms);
+  out += test_spans(c, p);
   for (const json* e : lane_items(c.parts.lane_signals, i)) out += signal_marker(s, *e, 0);
   for (const json* f : lane_items(c.parts.lane_faults, i))
     out += fault_marker(s, num(*f, "t_ms").value_or(0), fault_title(*f), 4);

@@ -187,6 +187,19 @@ void add_scenario(json& events, const json& sc, int pid) {
 
   add_observations(events, sc, pid, add_process_tracks(events, sc, pid, end));
 
+  // A pytest suite's tests: a slice per test on the track of the process
+  // that ran it, nested in its life, with what the test left behind.
+  for (const json* t : items(sc, "tests")) {
+    auto t0 = num(*t, "start_ms");
+    auto tpid = report::opt_int(*t, "pid");
+    if (!t0 || !tpid) continue;
+    json left = json::array();
+    for (const json* l : items(*t, "leaks")) left.push_back(str(*l, "kind") + ": " + str(*l, "what"));
+    events.push_back(complete(str(*t, "nodeid", "test"), left.empty() ? "test" : "test,leak", pid, *tpid, *t0,
+                              num(*t, "end_ms").value_or(end),
+                              {{"outcome", str(*t, "outcome")}, {"worker", str(*t, "worker")}, {"left", left}}));
+  }
+
   // Device memory in use, one counter track per GPU (none without a GPU).
   for (const json* g : items(member(sc, "device"), "samples")) {
     auto t = num(*g, "t_ms");

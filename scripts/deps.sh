@@ -7,7 +7,7 @@ packages=(
   cmake ninja-build g++ pkg-config gdb python3-dbg
   libboost1.81-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libtorch-dev libgloo-dev python3-torch python3-psutil
+  libtorch-dev libgloo-dev python3-torch python3-psutil python3-pytest python3-pytest-xdist
   psmisc lsof
 )
 

@@ -5,6 +5,7 @@
 #include "harness/check/device_checks.h"
 #include "harness/check/memory_checks.h"
 #include "harness/check/shm_story.h"
+#include "harness/check/test_checks.h"
 #include "harness/check/tmp_checks.h"
 #include "harness/observe/python_stack.h"
 #include "harness/observe/roles.h"
@@ -446,6 +447,7 @@ const std::map<std::string, CheckFn>& catalogue() {
       {kDeviceMemoryReleased, device_memory_configured},
       {kNoDeviceHolders, [](const CheckInput& in) { return no_device_holders(in.timeline.device); }},
       {kDeviceAllocProbe, [](const CheckInput& in) { return device_alloc_probe(in.timeline.device); }},
+      {kTestsClean, tests_clean},
   };
   return c;
 }
@@ -507,6 +509,8 @@ std::vector<CheckResult> run_checks(const Scenario& sc, const Timeline& tl,
     // Only what the scenario enabled: every default, plus opt-in checks it named.
     auto it = sc.checks.find(name);
     if (it == sc.checks.end() || !it->second.enabled) continue;
+    // Per-test judgement applies only to a job that reported tests.
+    if (name == kTestsClean && !saw_tests(tl)) continue;
     auto r = run_check(name, in);
     r.expected_to_fail = sc.expect.failing.count(name) > 0;
     out.push_back(std::move(r));

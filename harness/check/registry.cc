@@ -201,6 +201,9 @@ const std::vector<CheckSpec>& specs() {
       {DeviceMemoryParams::kCheck, By::Default, {"grace", "tolerance", "deadline"}, parse_device_memory},
       {"no_device_holders", By::Default, {"grace"}, nullptr},
       {"device_alloc_probe", By::Default, {"grace"}, nullptr},
+      // Judged only when the job is a pytest suite that reports its tests
+      // (fixtures/points/aftermath_pytest.py); absent from other runs' results.
+      {"tests_clean", By::Default, {"grace"}, nullptr},
       // Judged by a multi-node run's coordinator (on there unless set false).
       {kDiedWithAgent, By::MultiNode, {"grace"}, nullptr},
   };

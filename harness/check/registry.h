@@ -18,7 +18,8 @@ const CheckCatalog& check_registry();
 // The names of every known check, in report order.
 const std::vector<std::string>& known_checks();
 // The default-enabled ones (all_exited, no_orphans, no_zombies, shm_clean, tmp_clean, job_exit,
-// no_hang, and the three device checks, which skip with the reason where there is no GPU);
+// no_hang, the three device checks, which skip with the reason where there is no GPU, and
+// tests_clean, which runs only when the job reported pytest tests);
 // the others (data_partition, collectives_matched, memory_growth) run only when
 // a scenario names them under checks:.
 const std::vector<std::string>& default_checks();

@@ -3,6 +3,7 @@
 //
 //   aftermath run [OPTIONS] SCENARIO.yaml|SUITE.suite...   (run_cmd.h)
 //   aftermath run [OPTIONS] -- COMMAND [ARGS...]
+//   aftermath pytest [OPTIONS] -- PYTEST ARGS...            (pytest_cmd.h)
 //   aftermath validate INPUTS... | aftermath list [DIR]   (scenarios_cmd.h)
 //   aftermath report RESULT.json | aftermath diff A B      (report_cmd.h)
 //   aftermath merge --out OUT DIR...                       (report_cmd.h)
@@ -22,6 +23,7 @@
 #include "harness/cluster/agent.h"
 #include "harness/cluster/witness.h"
 #include "harness/cli/inputs.h"
+#include "harness/cli/pytest_cmd.h"
 #include "harness/cli/report_cmd.h"
 #include "harness/cli/run_cmd.h"
 #include "harness/cli/scenarios_cmd.h"
@@ -83,6 +85,13 @@ int main(int argc, char** argv) {
   RunCliOptions run_options;
   auto* run = app.add_subcommand("run", "run scenario files, suites, or -- COMMAND as a job");
   add_run_options(run, run_options);
+
+  RunCliOptions pytest_options;
+  auto* pytest = app.add_subcommand(
+      "pytest", "run a pytest suite as the job (-- PYTEST ARGS), judging what each test left behind");
+  add_run_options(pytest, pytest_options);
+  std::string pytest_python = "python3";
+  pytest->add_option("--python", pytest_python, "the interpreter that has pytest (default: python3 on PATH)");
 
   auto* validate = app.add_subcommand("validate", "parse and validate scenario files and suites; launch nothing");
   std::vector<std::string> validate_inputs;
@@ -166,5 +175,7 @@ int main(int argc, char** argv) {
     return run_agent(agent_options);
   }
   if (witness_cmd->parsed()) return cmd_witness(witness_procs, witness_grace);
+  if (pytest->parsed())
+    return cmd_pytest(pytest_options, inv, pytest_python, (std::filesystem::path(bin_dir()).parent_path() / "python").string());
   return cmd_run(run_options, inv);
 }

@@ -192,6 +192,7 @@ Scenario command_scenario(const RunCliOptions& c, const RunInvocation& inv,
   sc.file = "<command line>";
   sc.job.argv = inv.job_command;
   sc.job.argv[0] = program;
+  sc.job.env = c.job_env;
   for (const auto& name : default_checks()) sc.checks[name] = CheckConfig{};
   for (size_t i = 0; i < c.faults.size(); ++i) {
     std::vector<Diagnostic> diags;

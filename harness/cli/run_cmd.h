@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,6 +39,8 @@ struct RunCliOptions {
   std::string expect_exit, expect_signal, expect_output, expect_fail;
   std::vector<std::string> checks;  // --check
   std::string name;                 // --name, -- COMMAND only
+  // Added to the environment of -- COMMAND's job (set by `aftermath pytest`).
+  std::map<std::string, std::string> job_env;
   std::string shard;                // --shard I/N ("" when not)
   bool slurm = false;               // --slurm: outside an allocation, ask Slurm for one
 };

@@ -73,6 +73,7 @@ void print_table(const RunResult& run, bool tty) {
                 fmt_ms(get("to_all_gone_ms")).c_str(), fmt_ms(get("to_shm_baseline_ms")).c_str());
     if (s.verdict != Verdict::Pass && s.verdict != Verdict::XFail)
       std::printf("    %s\n", s.verdict_reason.c_str());
+    for (const auto& line : leaking_test_lines(s)) std::printf("    %s\n", line.c_str());
   }
   std::map<Verdict, int> n;
   for (const auto& s : run.scenarios) n[s.verdict]++;
@@ -81,6 +82,23 @@ void print_table(const RunResult& run, bool tty) {
               n[Verdict::XPass], n[Verdict::Error]);
   if (n[Verdict::Skipped]) std::printf(", %d skipped", n[Verdict::Skipped]);
   std::printf("\n");
+}
+
+std::vector<std::string> leaking_test_lines(const ScenarioResult& r) {
+  std::vector<std::string> out;
+  for (const auto& t : r.tests) {
+    if (t.leaks.empty()) continue;
+    std::string line = "test " + t.nodeid + (t.worker.empty() ? "" : " [" + t.worker + "]") + " left ";
+    for (size_t i = 0; i < t.leaks.size(); ++i) {
+      if (i == 3) {
+        line += "; ... (" + std::to_string(t.leaks.size()) + " in all)";
+        break;
+      }
+      line += (i ? "; " : "") + t.leaks[i].kind + ": " + t.leaks[i].what;
+    }
+    out.push_back(std::move(line));
+  }
+  return out;
 }
 
 void print_aggregates(const RunResult& run) {

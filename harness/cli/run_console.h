@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "harness/core/result.h"
 #include "harness/scenario/scenario.h"
@@ -23,7 +24,13 @@ std::string run_label(const ScenarioResult& r);
 // its containment note after its first run. `live_line`: clear a status line.
 void print_scenario_done(const ScenarioResult& r, bool live_line);
 
-// The verdict table (colours on a terminal) and the count of each verdict.
+// One line per pytest test of `r` that left something behind (at most three
+// of its leaks named): "test tests/t.py::test_x [gw1] left orphan: worker 81
+// (python3) outlived its parent by 4.9s; zombie: ...". Empty without tests.
+std::vector<std::string> leaking_test_lines(const ScenarioResult& r);
+
+// The verdict table (colours on a terminal), a line under a scenario for each
+// of its leaking pytest tests, and the count of each verdict.
 void print_table(const RunResult& run, bool tty);
 
 // Per scenario over its repeated runs: verdict counts, FLAKY, the rate

@@ -53,6 +53,28 @@ struct NodeResult {
   int processes = 0;
 };
 
+// What one pytest test left behind, judged at its end.
+struct TestLeak {
+  std::string kind;       // "process" (still running), "orphan", "zombie", "shm", "device"
+  int pid = 0;            // all but shm: the process
+  std::string name;       // shm: the /dev/shm entry; device: "GPU N"
+  std::int64_t bytes = 0; // shm: its size; device: what the process held there
+  std::string what;       // one line for people: "worker 812 (python3) outlived its parent by 4.9s"
+};
+
+// One test of a pytest suite run as the job, as the suite reported it
+// (fixtures/points/aftermath_pytest.py), with what is attributed to it.
+struct TestResult {
+  std::string nodeid;             // pytest's node id: tests/test_x.py::test_y[param]
+  std::string worker;             // pytest-xdist's worker id (gw0); "" without xdist
+  int pid = 0;                    // the process that ran it (host pid)
+  Nanos started = 0;
+  std::optional<Nanos> ended;     // nullopt: the run ended during the test
+  std::string outcome;            // pytest's: passed, failed, skipped, error; "" if it never ended
+  std::vector<int> processes;     // the job processes it started (directly or below)
+  std::vector<TestLeak> leaks;    // empty: it left nothing behind
+};
+
 struct ScenarioResult {
   std::string name;
   std::string file;
@@ -89,6 +111,9 @@ struct ScenarioResult {
   // (sharing_strategy, start_method, torch_version, backend, ...); a key that
   // processes reported differently holds the distinct values, ", "-joined.
   std::map<std::string, std::string> job_environment;
+  // A pytest suite's tests, in the order they started (empty: the job
+  // reported none); judged per test by tests_clean.
+  std::vector<TestResult> tests;
   // A multi-node run (`nodes:`): each node's part; empty for one node. The
   // timeline, processes and checks above are then every node's, merged.
   std::vector<NodeResult> nodes;

@@ -321,18 +321,11 @@ std::vector<ProcessHistory> replay_histories(const Timeline& tl) {
 // With pid reuse a pid has several histories: the parent is the latest one
 // that started before the child.
 void mark_orphans_by_parent_end(std::vector<ProcessHistory>& out) {
-  std::multimap<int, size_t> by_pid;
-  for (size_t i = 0; i < out.size(); ++i) by_pid.emplace(out[i].pid, i);
-  for (auto& h : out) {
-    const ProcessHistory* found = nullptr;
-    auto [b, e] = by_pid.equal_range(h.first_ppid);
-    for (auto it = b; it != e; ++it) {
-      const ProcessHistory& cand = out[it->second];
-      if (&cand == &h || cand.started > h.started) continue;
-      if (!found || cand.started > found->started) found = &cand;
-    }
-    if (!found) continue;
-    const ProcessHistory& parent = *found;
+  std::vector<int> parents = parent_indices(out);
+  for (size_t i = 0; i < out.size(); ++i) {
+    ProcessHistory& h = out[i];
+    if (parents[i] < 0) continue;
+    const ProcessHistory& parent = out[parents[i]];
     auto pend = parent.end();
     if (!pend) continue;
     auto hend = h.end();
@@ -343,6 +336,22 @@ void mark_orphans_by_parent_end(std::vector<ProcessHistory>& out) {
 }
 
 }  // namespace
+
+std::vector<int> parent_indices(const std::vector<ProcessHistory>& procs) {
+  std::multimap<int, size_t> by_pid;
+  for (size_t i = 0; i < procs.size(); ++i) by_pid.emplace(procs[i].pid, i);
+  std::vector<int> out(procs.size(), -1);
+  for (size_t i = 0; i < procs.size(); ++i) {
+    const ProcessHistory& h = procs[i];
+    auto [b, e] = by_pid.equal_range(h.first_ppid);
+    for (auto it = b; it != e; ++it) {
+      const ProcessHistory& cand = procs[it->second];
+      if (it->second == i || cand.started > h.started) continue;
+      if (out[i] < 0 || cand.started > procs[out[i]].started) out[i] = static_cast<int>(it->second);
+    }
+  }
+  return out;
+}
 
 std::vector<ProcessHistory> build_histories(const Timeline& tl) {
   std::vector<ProcessHistory> out = replay_histories(tl);

@@ -210,6 +210,11 @@ struct ProcessHistory {
 
 std::vector<ProcessHistory> build_histories(const Timeline& tl);
 
+// For each process, the index in `procs` of its first parent (the latest
+// process with that pid seen no later than the child, since pids are reused),
+// or -1 when the parent was never seen (the reaper, a process outside the job).
+std::vector<int> parent_indices(const std::vector<ProcessHistory>& procs);
+
 // The time of the first Phase observation with this name, if any.
 std::optional<Nanos> phase_time(const Timeline& tl, std::string_view name);
 

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "harness/check/checks.h"
+#include "harness/check/test_checks.h"
 #include "harness/core/fnv1a.h"
 #include "harness/core/job_environment.h"
 #include "harness/core/shell_quote.h"
@@ -45,7 +46,13 @@ std::string repro_line(const Scenario& sc, const RunOptions& o, std::uint64_t se
   if (sc.file == "<command line>") {
     s += " --";
     for (const auto& a : sc.job.argv) s += " " + shell_quote(a);
-    return s;
+    // What the command's job was given on top of the environment (`aftermath
+    // pytest`'s PYTHONPATH, which finds the plugin), in front; the harness's
+    // own AFTERMATH_* variables it sets again.
+    std::string env;
+    for (const auto& [k, v] : sc.job.env)
+      if (k.rfind("AFTERMATH_", 0) != 0) env += k + "=" + shell_quote(v) + " ";
+    return env + s;
   }
   std::error_code ec;
   auto abs = std::filesystem::absolute(sc.file, ec);
@@ -176,6 +183,7 @@ void judge_run(ScenarioResult& r, const Scenario& sc, const RunOptions& o) {
   for (const auto& [pid, l] : logs) r.process_logs[process_key(-1, pid)] = l;
   r.job_environment = job_environment_from(r.timeline);
   r.checks = run_checks(sc, r.timeline, r.processes);
+  r.tests = judge_tests(make_check_input(sc, r.timeline, r.processes));
   r.verdict = decide_verdict(sc, r.checks, &r.verdict_reason);
   if (auto fv = fault_verdict(r.timeline.facts.faults)) {
     r.verdict = fv->verdict;

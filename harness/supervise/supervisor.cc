@@ -423,7 +423,7 @@ void Supervisor::handle_message(const EventSocket::Message& m) {
   JobMessage j = parse_job_message(m.text);
   const std::string& type = j.type;
   auto answer = [&](const std::string& a) {
-    if (type == "point") (void)sock_.reply(m, a);
+    if (type == "point" || type == "test") (void)sock_.reply(m, a);
   };
   if (type.empty()) {
     add(obs::note(now(), "malformed event from pid " + std::to_string(m.pid)));
@@ -447,6 +447,16 @@ void Supervisor::handle_message(const EventSocket::Message& m) {
   if (type == "event") {
     add(obs::event(now(), m.pid, j.name, j.fields));
     schedule_.on_phase_event(j.name);
+    return;
+  }
+  if (type == "test") {
+    // A test's start or end (fixtures/points/aftermath_pytest.py): the
+    // process table and /dev/shm are read first, so what the test started
+    // or left is on the timeline before its boundary; the answer lets the
+    // test go on only then.
+    sample();
+    add(obs::event(now(), m.pid, j.name, j.fields));
+    answer("ok");
     return;
   }
   if (type != "point") return;

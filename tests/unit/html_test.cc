@@ -245,6 +245,34 @@ TEST(Html, AliveProcessRunsToTheEnd) {
   EXPECT_THAT(sec, HasSubstr(">alive at end</text>"));
 }
 
+// A pytest suite's tests: a band per test on the lane of the process that
+// ran it (red for one that left something), and a table, leaking tests first.
+TEST(Html, PytestTestsAreMarkedOnTheirProcessLaneAndListed) {
+  json result = load_fixture();
+  json& sc = scenario(result, "hang");
+  json pid = sc["processes"][0]["pid"];
+  sc["tests"] = json::array(
+      {json{{"nodeid", "t.py::test_clean"}, {"worker", ""}, {"pid", pid}, {"start_ms", 10.0},
+            {"end_ms", 20.0}, {"outcome", "passed"}, {"processes", json::array()}, {"leaks", json::array()}},
+       json{{"nodeid", "t.py::test_<leaky>"}, {"worker", "gw1"}, {"pid", pid}, {"start_ms", 30.0},
+            {"end_ms", 40.0}, {"outcome", "passed"}, {"processes", json::array({77})},
+            {"leaks", json::array({json{{"kind", "zombie"}, {"pid", 77}, {"what", "unknown 77 (true) a zombie"}}})}}});
+  std::string sec = section(render_html(result), index_of(result, "hang"));
+  EXPECT_EQ(count(sec, "<rect class=\"test-span\" data-t0="), 1u);
+  EXPECT_EQ(count(sec, "<rect class=\"test-span test-leak\" data-t0="), 1u);
+  EXPECT_EQ(count(sec, "<g class=\"test-mark\""), 4u);
+  EXPECT_THAT(sec, HasSubstr("t.py::test_&lt;leaky&gt; 30.0 ms \u2192 40.0 ms, passed\nleft zombie: unknown 77 (true) a zombie"));
+  EXPECT_THAT(sec, HasSubstr("<h3>Tests (2, 1 left something behind)</h3>"));
+  size_t leaky = sec.find("<code>t.py::test_&lt;leaky&gt;</code>"), clean = sec.find("<code>t.py::test_clean</code>");
+  ASSERT_NE(leaky, std::string::npos);
+  EXPECT_LT(leaky, clean);
+  EXPECT_THAT(sec, HasSubstr("zombie: unknown 77 (true) a zombie"));
+  // Without tests: neither.
+  std::string other = section(render_html(load_fixture()), index_of(result, "hang"));
+  EXPECT_THAT(other, Not(HasSubstr("test-span")));
+  EXPECT_THAT(other, Not(HasSubstr("<h3>Tests")));
+}
+
 TEST(Html, EscapesEverythingItDidNotWrite) {
   json result = load_fixture();
   json& sc = scenario(result, "orphan-unexpected");

@@ -233,5 +233,34 @@ TEST(ReportsJson, EmptyRunIsValid) {
   EXPECT_NO_THROW(json::parse(write_json(RunResult{})));
 }
 
+// A pytest suite's tests: present only when the job reported some.
+TEST(ReportsJson, TestsAreWrittenOnlyWhenThereAreSome) {
+  RunResult run;
+  run.scenarios.push_back(ScenarioResult{});
+  EXPECT_FALSE(to_json(run)["scenarios"][0].contains("tests"));
+  TestResult t;
+  t.nodeid = "t.py::test_x";
+  t.worker = "gw0";
+  t.pid = 42;
+  t.started = 1500 * kMilli;
+  t.outcome = "passed";
+  t.processes = {43, 44};
+  t.leaks.push_back(TestLeak{"orphan", 44, "", 0, "worker 44 outlived its parent by 4.9s"});
+  t.leaks.push_back(TestLeak{"shm", 0, "torch_42_x_0", 4096, "/dev/shm/torch_42_x_0 left behind"});
+  run.scenarios[0].tests.push_back(t);
+  json j = to_json(run)["scenarios"][0]["tests"];
+  ASSERT_EQ(j.size(), 1u);
+  EXPECT_EQ(j[0]["nodeid"], "t.py::test_x");
+  EXPECT_EQ(j[0]["worker"], "gw0");
+  EXPECT_EQ(j[0]["pid"], 42);
+  EXPECT_EQ(j[0]["start_ms"], 1500.0);
+  EXPECT_TRUE(j[0]["end_ms"].is_null());
+  EXPECT_EQ(j[0]["processes"], json::array({43, 44}));
+  EXPECT_EQ(j[0]["leaks"][0], (json{{"kind", "orphan"}, {"pid", 44}, {"what", "worker 44 outlived its parent by 4.9s"}}));
+  EXPECT_EQ(j[0]["leaks"][1]["name"], "torch_42_x_0");
+  EXPECT_EQ(j[0]["leaks"][1]["bytes"], 4096);
+  EXPECT_FALSE(j[0]["leaks"][1].contains("pid"));
+}
+
 }  // namespace
 }  // namespace aftermath

@@ -483,5 +483,55 @@ TEST(ReportsJunitFromJson, AnOddDocumentDegradesAndUnknownIsRed) {
   EXPECT_EQ(render_junit(json::parse("[1, 2]")), write_junit(RunResult{}));
 }
 
+// A pytest suite run as the job: a second testsuite, one testcase per test
+// named as pytest names it, a leak as the test's failure.
+TEST(ReportsJunit, PytestTestsGetATestcaseEach) {
+  RunResult run;
+  ScenarioResult s;
+  s.name = "pytest-suite";
+  s.verdict = Verdict::Fail;
+  auto test = [](std::string nodeid, std::string outcome, std::optional<Nanos> end) {
+    TestResult t;
+    t.nodeid = std::move(nodeid);
+    t.worker = "gw1";
+    t.pid = 42;
+    t.started = 100 * kMilli;
+    t.ended = end;
+    t.outcome = std::move(outcome);
+    return t;
+  };
+  s.tests.push_back(test("tests/a/test_x.py::test_clean", "passed", 350 * kMilli));
+  TestResult leaky = test("tests/a/test_x.py::TestK::test_y[a::b]", "passed", 200 * kMilli);
+  leaky.leaks.push_back(TestLeak{"zombie", 77, "", 0, "unknown 77 (true) a zombie at the test's end"});
+  leaky.leaks.push_back(TestLeak{"shm", 0, "torch_1_x_0", 64, "/dev/shm/torch_1_x_0 (64 B) left behind"});
+  s.tests.push_back(leaky);
+  s.tests.push_back(test("test_z.py::test_skip", "skipped", 150 * kMilli));
+  s.tests.push_back(test("test_z.py::test_cut", "", std::nullopt));
+  run.scenarios.push_back(s);
+  const XmlNode root = parse_xml(write_junit(run));
+  const XmlNode& suite = suite_named(root, "pytest-suite (pytest tests)");
+  EXPECT_EQ(suite.attr("tests"), "4");
+  EXPECT_EQ(suite.attr("failures"), "1");
+  EXPECT_EQ(suite.attr("errors"), "1");
+  EXPECT_EQ(suite.attr("skipped"), "1");
+  const XmlNode& clean = case_named(suite, "test_clean");
+  EXPECT_EQ(clean.attr("classname"), "tests.a.test_x");
+  EXPECT_EQ(clean.attr("time"), "0.250");
+  EXPECT_EQ(clean.first("failure"), nullptr);
+  const XmlNode& y = case_named(suite, "test_y[a::b]");
+  EXPECT_EQ(y.attr("classname"), "tests.a.test_x.TestK");
+  ASSERT_NE(y.first("failure"), nullptr);
+  EXPECT_EQ(y.first("failure")->attr("type"), "leak");
+  EXPECT_EQ(y.first("failure")->attr("message"),
+            "left behind: zombie: unknown 77 (true) a zombie at the test's end (and 1 more)");
+  EXPECT_NE(y.first("failure")->text.find("shm: /dev/shm/torch_1_x_0"), std::string::npos);
+  EXPECT_NE(case_named(suite, "test_skip").first("skipped"), nullptr);
+  EXPECT_NE(case_named(suite, "test_cut").first("error"), nullptr);
+  EXPECT_EQ(root.attr("tests"), "5");  // and the scenario's verdict testcase
+  // Without tests, no such suite.
+  run.scenarios[0].tests.clear();
+  EXPECT_EQ(write_junit(run).find("(pytest tests)"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace aftermath

@@ -29,7 +29,7 @@ std::vector<std::string> parse(const std::string& text, std::map<std::string, Ch
 }
 
 TEST(CheckRegistry, NamesAndDefaultsInReportOrder) {
-  EXPECT_EQ(known_checks().size(), 14u);
+  EXPECT_EQ(known_checks().size(), 15u);
   EXPECT_EQ(known_checks().front(), "all_exited");
   for (const auto& d : default_checks())
     EXPECT_NE(std::find(known_checks().begin(), known_checks().end(), d), known_checks().end()) << d;

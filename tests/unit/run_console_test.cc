@@ -157,5 +157,29 @@ TEST(RunConsole, TableNumbersTheRunsOfARepeat) {
   EXPECT_EQ(run_label(once), "clean");
 }
 
+// A pytest suite's leaking tests each get a line under the scenario's row;
+// a clean test none.
+TEST(RunConsole, TableNamesEachLeakingTest) {
+  RunResult run;
+  ScenarioResult s = scenario("pytest-suite", Verdict::Fail, "failed: tests_clean");
+  TestResult clean;
+  clean.nodeid = "t.py::test_clean";
+  TestResult leaky;
+  leaky.nodeid = "t.py::test_leaky";
+  leaky.worker = "gw1";
+  for (int i = 0; i < 4; ++i)
+    leaky.leaks.push_back(TestLeak{"orphan", 80 + i, "", 0, "worker " + std::to_string(80 + i) + " outlived its parent"});
+  s.tests = {clean, leaky};
+  run.scenarios.push_back(s);
+  CaptureStdout();
+  print_table(run, false);
+  std::string out = GetCapturedStdout();
+  EXPECT_THAT(out, HasSubstr("    test t.py::test_leaky [gw1] left orphan: worker 80 outlived its parent; "
+                             "orphan: worker 81 outlived its parent; orphan: worker 82 outlived its "
+                             "parent; ... (4 in all)\n"));
+  EXPECT_THAT(out, Not(HasSubstr("test_clean")));
+  EXPECT_EQ(leaking_test_lines(scenario("plain", Verdict::Pass, "")).size(), 0u);
+}
+
 }  // namespace
 }  // namespace aftermath

@@ -123,11 +123,11 @@ TEST(ScenarioChecks, KnownChecksInReportOrder) {
               ElementsAre("all_exited", "no_orphans", "no_zombies", "shm_clean", "tmp_clean",
                           "job_exit", "no_hang", "data_partition", "collectives_matched",
                           "memory_growth", "device_memory_released", "no_device_holders",
-                          "device_alloc_probe", "died_with_agent"));
+                          "device_alloc_probe", "tests_clean", "died_with_agent"));
   EXPECT_THAT(default_checks(),
               ElementsAre("all_exited", "no_orphans", "no_zombies", "shm_clean", "tmp_clean",
                           "job_exit", "no_hang", "device_memory_released", "no_device_holders",
-                          "device_alloc_probe"));
+                          "device_alloc_probe", "tests_clean"));
 }
 
 TEST(Diagnostic, ToStringFull) {

@@ -113,6 +113,32 @@ TEST(Trace, OneNamedTrackPerJobProcess) {
   }
 }
 
+// A pytest suite's tests: a slice each on the track of the process that ran
+// it, a leaking one marked so.
+TEST(Trace, PytestTestsAreSlicesOnTheirProcessTrack) {
+  json result = load_fixture();
+  json& sc = result["scenarios"][0];
+  long long tid = sc["processes"][0]["pid"];
+  sc["tests"] = json::array(
+      {json{{"nodeid", "t.py::test_a"}, {"pid", tid}, {"start_ms", 10.0}, {"end_ms", 20.0}, {"outcome", "passed"},
+            {"worker", ""}, {"leaks", json::array()}},
+       json{{"nodeid", "t.py::test_b"}, {"pid", tid}, {"start_ms", 30.0}, {"end_ms", 45.5}, {"outcome", "passed"},
+            {"worker", "gw0"}, {"leaks", json::array({json{{"kind", "zombie"}, {"what", "unknown 7 (true)"}}})}}});
+  std::vector<json> tests;
+  for (const auto& e : events_where(render_trace(result), "X"))
+    if (e["cat"].get<std::string>().rfind("test", 0) == 0) tests.push_back(e);
+  ASSERT_EQ(tests.size(), 2u);
+  EXPECT_EQ(tests[0]["name"], "t.py::test_a");
+  EXPECT_EQ(tests[0]["cat"], "test");
+  EXPECT_EQ(tests[0]["pid"], 1);
+  EXPECT_EQ(tests[0]["tid"], tid);
+  EXPECT_NEAR(tests[0]["ts"].get<double>(), 10000, 0.01);
+  EXPECT_NEAR(tests[0]["dur"].get<double>(), 10000, 0.01);
+  EXPECT_EQ(tests[1]["cat"], "test,leak");
+  EXPECT_EQ(tests[1]["args"]["left"], json::array({"zombie: unknown 7 (true)"}));
+  EXPECT_EQ(tests[1]["args"]["worker"], "gw0");
+}
+
 TEST(Trace, TracksAreSortedByRole) {
   json result = load_fixture();
   json& sc = scenario(result, "clean-job");

@@ -1,0 +1,319 @@
+#include "harness/check/test_checks.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+
+namespace aftermath {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr std::string_view kStart = "pytest.test_start";
+constexpr std::string_view kEnd = "pytest.test_end";
+
+std::string field(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// The boundaries, paired per process: a start opens the process's window, the
+// end of the same node id closes it.
+std::vector<TestResult> windows(const Timeline& tl) {
+  std::vector<TestResult> tests;
+  std::map<int, size_t> open;  // pid -> index of its running test
+  for (const auto& o : tl.observations) {
+    if (o.kind != ObsKind::Event || (o.name != kStart && o.name != kEnd)) continue;
+    json f = json::parse(o.text, nullptr, false);
+    if (!f.is_object()) continue;
+    std::string nodeid = field(f, "nodeid");
+    if (nodeid.empty()) continue;
+    if (o.name == kStart) {
+      TestResult t;
+      t.nodeid = nodeid;
+      t.worker = field(f, "worker");
+      t.pid = o.pid;
+      t.started = o.t;
+      open[o.pid] = tests.size();
+      tests.push_back(std::move(t));
+      continue;
+    }
+    auto it = open.find(o.pid);
+    if (it == open.end() || tests[it->second].nodeid != nodeid) continue;
+    tests[it->second].ended = o.t;
+    tests[it->second].outcome = field(f, "outcome");
+    open.erase(it);
+  }
+  return tests;
+}
+
+// The test running in pytest process `pid` at time t, if any.
+std::optional<size_t> window_at(const std::vector<TestResult>& tests, int pid, Nanos t) {
+  for (size_t i = 0; i < tests.size(); ++i) {
+    const TestResult& w = tests[i];
+    if (w.pid == pid && w.started < t && (!w.ended || t <= *w.ended)) return i;
+  }
+  return std::nullopt;
+}
+
+// For each process, the index of the test it belongs to, or -1.
+std::vector<int> attribute_processes(const std::vector<TestResult>& tests,
+                                     const std::vector<ProcessHistory>& procs) {
+  std::set<int> pytest_pids;
+  for (const auto& t : tests) pytest_pids.insert(t.pid);
+  std::vector<int> parents = parent_indices(procs);
+  std::vector<int> owner(procs.size(), -2);  // -2: not yet known
+  std::function<int(size_t, int)> of = [&](size_t i, int depth) -> int {
+    if (owner[i] != -2) return owner[i];
+    int result = -1;
+    int p = parents[i];
+    if (pytest_pids.count(procs[i].pid)) {
+      result = -1;  // a pytest process is the suite's own, not a test's
+    } else if (p >= 0 && depth < 4096) {
+      if (pytest_pids.count(procs[p].pid)) {
+        auto w = window_at(tests, procs[p].pid, procs[i].started);
+        result = w ? static_cast<int>(*w) : -1;
+      } else {
+        result = of(static_cast<size_t>(p), depth + 1);
+      }
+    }
+    owner[i] = result;
+    return result;
+  };
+  for (size_t i = 0; i < procs.size(); ++i) of(i, 0);
+  return owner;
+}
+
+// The pid in a torch_<pid>_... name, if it has one.
+std::optional<int> pid_in_name(const std::string& name) {
+  if (name.rfind("torch_", 0) != 0) return std::nullopt;
+  size_t b = 6, e = b;
+  while (e < name.size() && name[e] >= '0' && name[e] <= '9') ++e;
+  if (e == b || e - b > 9 || e >= name.size() || name[e] != '_') return std::nullopt;
+  return std::atoi(name.substr(b, e - b).c_str());
+}
+
+// The process the job knew by `pid` at time t (the latest to start by then).
+const ProcessHistory* job_process(const std::vector<ProcessHistory>& procs, int pid, Nanos t,
+                                  size_t* index) {
+  const ProcessHistory* found = nullptr;
+  for (size_t i = 0; i < procs.size(); ++i) {
+    const ProcessHistory& h = procs[i];
+    int seen_as = h.job_pid != 0 ? h.job_pid : h.pid;
+    if (seen_as != pid || h.started > t) continue;
+    if (!found || h.started > found->started) {
+      found = &h;
+      *index = i;
+    }
+  }
+  return found;
+}
+
+struct ShmLife {
+  std::string name;
+  Nanos added = 0;
+  std::optional<Nanos> removed;
+  std::int64_t bytes = 0;
+};
+
+std::vector<ShmLife> shm_lives(const Timeline& tl) {
+  std::vector<ShmLife> out;
+  std::map<std::string, size_t> open;
+  for (const auto& o : tl.observations) {
+    if (o.kind == ObsKind::ShmAdd && !o.baseline) {
+      open[o.name] = out.size();
+      out.push_back(ShmLife{o.name, o.t, std::nullopt, o.value});
+    } else if (o.kind == ObsKind::ShmResize) {
+      if (auto it = open.find(o.name); it != open.end()) out[it->second].bytes = o.value;
+    } else if (o.kind == ObsKind::ShmRemove) {
+      if (auto it = open.find(o.name); it != open.end()) {
+        out[it->second].removed = o.t;
+        open.erase(it);
+      }
+    }
+  }
+  return out;
+}
+
+std::string describe(const ProcessHistory& p) {
+  return std::string(to_string(p.role)) + " " + std::to_string(p.pid) + " (" +
+         (p.comm.empty() ? p.cmdline.substr(0, 60) : p.comm) + ")";
+}
+
+// What process `h` of a test that ended at T left behind, if anything.
+std::optional<TestLeak> process_leak(const CheckInput& in, const ProcessHistory& h, Nanos T) {
+  auto end = h.end();
+  TestLeak l;
+  l.pid = h.pid;
+  // A zombie at the end, or one within the grace after it (a child that
+  // exits as its test ends and that nobody reaps).
+  Nanos zgrace = in.grace("no_zombies", h.role);
+  if (h.zombie_since && *h.zombie_since <= T + zgrace) {
+    Nanos from = std::max(*h.zombie_since, T);
+    Nanos until = h.gone_at ? *h.gone_at : in.end_at;
+    if (until - from > zgrace) {
+      l.kind = "zombie";
+      l.what = describe(h) + " a zombie " + (*h.zombie_since <= T ? "at" : "just after") +
+               " the test's end, unreaped for " +
+               (h.gone_at ? format_duration(until - from) : "the rest of the run");
+      return l;
+    }
+    if (*h.zombie_since <= T) return std::nullopt;
+  }
+  bool alive_at_end = !end || *end > T;
+  // Orphaned during the test (its tree broke before its end); one orphaned
+  // later, by an ancestor's exit after the test, is judged as still running.
+  if (h.orphaned_at && *h.orphaned_at <= T && *h.orphaned_at < in.teardown_at && alive_at_end) {
+    Nanos grace = in.grace("no_orphans", h.role);
+    bool survived = !end || *end > in.teardown_at;
+    Nanos life = std::max<Nanos>(0, (survived ? in.teardown_at : *end) - *h.orphaned_at);
+    if (survived || life > grace) {
+      l.kind = "orphan";
+      l.what = describe(h) + " outlived its parent by " +
+               (survived ? "≥ " + format_duration(life) + ", cut by teardown" : format_duration(life));
+      return l;
+    }
+  }
+  Nanos grace = in.grace("all_exited", h.role);
+  if (!end || *end > T + grace) {
+    l.kind = "process";
+    l.what = describe(h) + " still running " +
+             (end ? format_duration(*end - T) + " after the test's end"
+                  : "when the run ended");
+    return l;
+  }
+  return std::nullopt;
+}
+
+// Device memory a process of the test still held, by NVML, after the
+// test's end and its grace: the most it held on each GPU then.
+std::vector<TestLeak> device_leaks(const CheckInput& in, const ProcessHistory& h, Nanos T) {
+  Nanos grace = in.grace("all_exited", h.role);
+  std::map<int, std::int64_t> most;  // GPU index -> bytes
+  for (const GpuSample& s : in.timeline.device.samples) {
+    if (s.t <= T + grace || !s.error.empty()) continue;
+    for (const GpuProcess& p : s.processes)
+      if (p.pid == h.pid && p.used_bytes > 0) most[s.index] = std::max(most[s.index], p.used_bytes);
+  }
+  std::vector<TestLeak> out;
+  for (const auto& [gpu, bytes] : most) {
+    TestLeak l;
+    l.kind = "device";
+    l.pid = h.pid;
+    l.bytes = bytes;
+    l.name = "GPU " + std::to_string(gpu);
+    l.what = describe(h) + " held " + format_bytes(bytes) + " on GPU " + std::to_string(gpu) +
+             " after the test's end";
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
+}  // namespace
+
+bool saw_tests(const Timeline& tl) {
+  for (const auto& o : tl.observations)
+    if (o.kind == ObsKind::Event && (o.name == kStart || o.name == kEnd)) return true;
+  return false;
+}
+
+std::vector<TestResult> judge_tests(const CheckInput& in) {
+  std::vector<TestResult> tests = windows(in.timeline);
+  if (tests.empty()) return tests;
+  const auto& procs = in.processes;
+  std::vector<int> owner = attribute_processes(tests, procs);
+  for (size_t i = 0; i < procs.size(); ++i) {
+    if (owner[i] < 0) continue;
+    TestResult& t = tests[owner[i]];
+    t.processes.push_back(procs[i].pid);
+    if (!t.ended) continue;
+    if (auto l = process_leak(in, procs[i], *t.ended)) t.leaks.push_back(std::move(*l));
+    for (auto& l : device_leaks(in, procs[i], *t.ended)) t.leaks.push_back(std::move(l));
+  }
+  std::set<int> pytest_pids;
+  for (const auto& t : tests) pytest_pids.insert(t.pid);
+  Nanos shm_grace = in.grace("shm_clean");
+  for (const ShmLife& s : shm_lives(in.timeline)) {
+    std::optional<size_t> test;
+    if (auto pid = pid_in_name(s.name)) {
+      size_t index = 0;
+      if (const ProcessHistory* h = job_process(procs, *pid, s.added, &index)) {
+        if (pytest_pids.count(h->pid))
+          test = window_at(tests, h->pid, s.added);
+        else if (owner[index] >= 0)
+          test = static_cast<size_t>(owner[index]);
+      }
+    } else {
+      std::vector<size_t> running;
+      for (size_t i = 0; i < tests.size(); ++i)
+        if (tests[i].started < s.added && (!tests[i].ended || s.added <= *tests[i].ended))
+          running.push_back(i);
+      if (running.size() == 1) test = running[0];
+    }
+    if (!test || !tests[*test].ended) continue;
+    TestResult& t = tests[*test];
+    if (s.removed && *s.removed <= *t.ended + shm_grace) continue;
+    TestLeak l;
+    l.kind = "shm";
+    l.name = s.name;
+    l.bytes = s.bytes;
+    l.what = "/dev/shm/" + s.name + " (" + format_bytes(s.bytes) + ") " +
+             (s.removed ? "removed only " + format_duration(*s.removed - *t.ended) + " after the test's end"
+                        : "left behind");
+    t.leaks.push_back(std::move(l));
+  }
+  return tests;
+}
+
+CheckResult tests_clean(const CheckInput& in) {
+  CheckResult r;
+  std::vector<TestResult> tests = judge_tests(in);
+  r.measured["tests"] = tests.size();
+  json leaking = json::array(), unfinished = json::array();
+  std::vector<std::string> lines;
+  for (const auto& t : tests) {
+    if (!t.ended) unfinished.push_back(t.nodeid);
+    if (t.leaks.empty()) continue;
+    json leaks = json::array();
+    std::map<std::string, int> kinds;
+    for (const auto& l : t.leaks) {
+      json j{{"kind", l.kind}, {"what", l.what}};
+      if (l.kind == "shm" || l.kind == "device") {
+        j["name"] = l.name;
+        j["bytes"] = l.bytes;
+      }
+      if (l.kind != "shm") j["pid"] = l.pid;
+      leaks.push_back(j);
+      ++kinds[l.kind];
+    }
+    leaking.push_back(json{{"nodeid", t.nodeid}, {"worker", t.worker}, {"leaks", leaks}});
+    std::string counts;
+    for (const auto& [k, n] : kinds) counts += (counts.empty() ? "" : ", ") + std::to_string(n) + " " + k;
+    lines.push_back(t.nodeid + " (" + counts + ")");
+  }
+  r.measured["leaking"] = leaking;
+  r.measured["unfinished"] = unfinished;
+  std::string also;
+  if (!unfinished.empty())
+    also = "; " + std::to_string(unfinished.size()) + " test(s) still running when the run ended, not judged";
+  if (tests.empty()) {
+    r.status = CheckStatus::Skipped;
+    r.reason = "the job reported no tests (run a pytest suite with -p aftermath_pytest)";
+  } else if (lines.empty()) {
+    r.status = CheckStatus::Pass;
+    r.reason = std::to_string(tests.size()) + " test(s), none left anything behind" + also;
+  } else {
+    r.status = CheckStatus::Fail;
+    std::string list;
+    for (size_t i = 0; i < lines.size(); ++i) list += (i ? ", " : "") + lines[i];
+    r.reason = std::to_string(lines.size()) + " of " + std::to_string(tests.size()) +
+               " test(s) left something behind: " + list + also;
+  }
+  return r;
+}
+
+}  // namespace aftermath

@@ -1,0 +1,50 @@
+"""A pytest suite with one planted leak per test but the first, for the
+per-test attribution (tests/e2e/pytest_test.cc): aftermath must name exactly
+test_orphans_loader_workers, test_leaks_shm_segment and test_leaves_zombie.
+
+Every test passes in pytest's eyes; what they leave is invisible to it. They
+plant real leaks, so they run only under aftermath (AFTERMATH_EVENTS set),
+which cleans them up; elsewhere they skip.
+"""
+import os
+import secrets
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.skipif(not os.environ.get("AFTERMATH_EVENTS"),
+                                reason="plants real leaks: run it under aftermath")
+
+PROGRAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "programs")
+
+
+def test_clean():
+    # Starts and waits for a child of its own: a process is no leak.
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+
+
+def test_orphans_loader_workers():
+    # The training loop SIGKILLed at its sixth batch: its two DataLoader
+    # workers, idle then (an item takes 10 ms, the loop 20 ms a batch of
+    # one), are re-parented and live on until their watchdog's next look
+    # (MP_STATUS_CHECK_INTERVAL, 5 s), past the test's end.
+    r = subprocess.run([sys.executable, os.path.join(PROGRAMS, "loader_plain.py"),
+                        "--workers", "2", "--batch-size", "1", "--batches", "40", "--kill-at", "6"])
+    assert r.returncode == -9
+
+
+def test_leaks_shm_segment():
+    # What the file_system sharing strategy leaves when its owner dies before
+    # unlinking: /dev/shm/torch_<pid>_<rand>_<n>.
+    path = "/dev/shm/torch_%d_%s_0" % (os.getpid(), secrets.token_hex(5))
+    with open(path, "wb") as f:
+        f.write(b"\0" * 65536)
+
+
+def test_leaves_zombie(never_waited):
+    # A child that exits at once and is never waited for: a zombie until the
+    # process that runs the test exits (conftest.py keeps it 2 s more).
+    pid = os.posix_spawn("/bin/true", ["true"], dict(os.environ))
+    never_waited.append(pid)
+    os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)  # until it has exited; not reaped
