@@ -5,6 +5,10 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include <sys/wait.h>
+
+#include "harness/os/spawn.h"
+
 namespace aftermath {
 
 namespace fs = std::filesystem;
@@ -67,6 +71,19 @@ int cmd_pytest(RunCliOptions c, RunInvocation inv, const std::string& python,
   c.job_env["PYTHONPATH"] = pytest_pythonpath(plugin_dir, inherited);
   if (python.empty()) {
     std::fprintf(stderr, "aftermath pytest: --python: give an interpreter (a path or a name on PATH)\n");
+    return 2;
+  }
+  // An interpreter without pytest is said now, with the option, rather than
+  // found in the report of a job that failed at its first import.
+  CommandOutcome probe = run_command({python, "-c", "import pytest"}, 60 * kSecond, 4096);
+  if (!probe.started || probe.timed_out || !WIFEXITED(probe.status) || WEXITSTATUS(probe.status) != 0) {
+    std::string why = !probe.started ? "cannot be started (" + probe.output + ")"
+                      : probe.timed_out ? "did not answer `import pytest` within 60 s"
+                                        : "cannot import pytest";
+    std::fprintf(stderr,
+                 "aftermath pytest: --python %s %s; install pytest for it (Debian: python3-pytest "
+                 "python3-pytest-xdist, for /usr/bin/python3) or name one that has it with --python\n",
+                 python.c_str(), why.c_str());
     return 2;
   }
   inv.job_command = pytest_command(python, inv.job_command);

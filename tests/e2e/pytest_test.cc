@@ -145,6 +145,13 @@ TEST(PytestCommand, RefusesAMissingDoubleDashAndScenarioFiles) {
   auto files = e2e::aftermath(dir, {"pytest", "--out", dir / "out", "x.yaml", "--", "tests"});
   EXPECT_EQ(files.exit_code, 2);
   EXPECT_NE(files.err.find("takes no scenario files ('x.yaml')"), std::string::npos) << files.err;
+  // An interpreter without pytest, or none at all.
+  auto nopytest = e2e::aftermath(dir, {"pytest", "--out", dir / "out", "--python", "/bin/false", "--", "tests"});
+  EXPECT_EQ(nopytest.exit_code, 2);
+  EXPECT_NE(nopytest.err.find("--python /bin/false cannot import pytest"), std::string::npos) << nopytest.err;
+  auto missing = e2e::aftermath(dir, {"pytest", "--out", dir / "out", "--python", dir / "no-python", "--", "tests"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("cannot be started"), std::string::npos) << missing.err;
   EXPECT_FALSE(std::filesystem::exists(dir / "out/result.json"));
 }
 
