@@ -98,7 +98,6 @@ class FaultSchedule {
   boost::asio::steady_timer timer_;
   std::vector<std::unique_ptr<boost::asio::steady_timer>> resume_timers_;
   size_t next_ = 0;
-  bool started_ = false;
   bool stopped_ = false;
   bool job_ended_ = false;
   bool in_fire_ = false;  // fire() samples, and sampling retries a waiting fault

@@ -11,7 +11,19 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <string>
+#include <vector>
+
 namespace aftermath::testing_children {
+
+// argv as execv takes it, built before fork (nothing is allocated between
+// fork and exec): pointers into `args`, which must outlive them, then null.
+inline std::vector<char*> exec_argv(std::vector<std::string>& args) {
+  std::vector<char*> out;
+  for (auto& a : args) out.push_back(a.data());
+  out.push_back(nullptr);
+  return out;
+}
 
 // True when fd is readable (or at EOF) within timeout_ms.
 inline bool readable_within(int fd, int timeout_ms) {

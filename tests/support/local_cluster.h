@@ -193,9 +193,7 @@ class LocalCluster {
     int p[2];
     if (::pipe2(p, O_CLOEXEC) != 0) return r;
     std::vector<std::string> args = argv;
-    std::vector<char*> cargv;
-    for (auto& a : args) cargv.push_back(a.data());
-    cargv.push_back(nullptr);
+    std::vector<char*> cargv = testing_children::exec_argv(args);
     pid_t pid = ::fork();
     if (pid == 0) {  // between fork and exec: no allocation
       int devnull = ::open("/dev/null", O_RDONLY);

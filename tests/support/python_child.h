@@ -33,9 +33,7 @@ class PythonChild {
     }
     std::vector<std::string> argv{python};
     argv.insert(argv.end(), args.begin(), args.end());
-    std::vector<char*> cargv;
-    for (auto& a : argv) cargv.push_back(a.data());
-    cargv.push_back(nullptr);
+    std::vector<char*> cargv = testing_children::exec_argv(argv);
     pid_t pid = ::fork();
     if (pid == 0) {
       ::dup2(in[0], 0);

@@ -62,9 +62,7 @@ class PytestPlugin : public ::testing::Test {
   pid_t start(const std::vector<std::string>& args, const Env& env, const std::string& out) {
     std::vector<std::string> argv{"/usr/bin/python3"};
     argv.insert(argv.end(), args.begin(), args.end());
-    std::vector<char*> cargv;
-    for (auto& a : argv) cargv.push_back(a.data());
-    cargv.push_back(nullptr);
+    std::vector<char*> cargv = testing_children::exec_argv(argv);
     pid_t pid = ::fork();
     if (pid == 0) {
       int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
