@@ -5,6 +5,7 @@
 
 #include "harness/core/device_json.h"
 #include "harness/core/repeat_stats.h"
+#include "harness/core/test_json.h"
 
 namespace aftermath {
 
@@ -129,15 +130,7 @@ json scenario_json(const ScenarioResult& s) {
 
 json to_json(const TestResult& t) {
   json leaks = json::array();
-  for (const auto& l : t.leaks) {
-    json lj{{"kind", l.kind}, {"what", l.what}};
-    if (l.kind == "shm" || l.kind == "device") {
-      lj["name"] = l.name;
-      lj["bytes"] = l.bytes;
-    }
-    if (l.kind != "shm") lj["pid"] = l.pid;
-    leaks.push_back(std::move(lj));
-  }
+  for (const auto& l : t.leaks) leaks.push_back(to_json(l));
   return json{{"nodeid", t.nodeid},
               {"worker", t.worker},
               {"pid", t.pid},

@@ -7,6 +7,8 @@
 #include <optional>
 #include <set>
 
+#include "harness/core/test_json.h"
+
 namespace aftermath {
 
 using nlohmann::json;
@@ -51,30 +53,37 @@ std::vector<TestResult> windows(const Timeline& tl) {
   return tests;
 }
 
+// Whether test `w` was running at time t: after its start, up to and
+// including its end.
+bool running_at(const TestResult& w, Nanos t) { return w.started < t && (!w.ended || t <= *w.ended); }
+
 // The test running in pytest process `pid` at time t, if any.
 std::optional<size_t> window_at(const std::vector<TestResult>& tests, int pid, Nanos t) {
-  for (size_t i = 0; i < tests.size(); ++i) {
-    const TestResult& w = tests[i];
-    if (w.pid == pid && w.started < t && (!w.ended || t <= *w.ended)) return i;
-  }
+  for (size_t i = 0; i < tests.size(); ++i)
+    if (tests[i].pid == pid && running_at(tests[i], t)) return i;
   return std::nullopt;
 }
 
+// The processes that ran tests (pytest itself, xdist workers).
+std::set<int> pytest_pids(const std::vector<TestResult>& tests) {
+  std::set<int> out;
+  for (const auto& t : tests) out.insert(t.pid);
+  return out;
+}
+
 // For each process, the index of the test it belongs to, or -1.
-std::vector<int> attribute_processes(const std::vector<TestResult>& tests,
+std::vector<int> attribute_processes(const std::vector<TestResult>& tests, const std::set<int>& pytest,
                                      const std::vector<ProcessHistory>& procs) {
-  std::set<int> pytest_pids;
-  for (const auto& t : tests) pytest_pids.insert(t.pid);
   std::vector<int> parents = parent_indices(procs);
   std::vector<int> owner(procs.size(), -2);  // -2: not yet known
   std::function<int(size_t, int)> of = [&](size_t i, int depth) -> int {
     if (owner[i] != -2) return owner[i];
     int result = -1;
     int p = parents[i];
-    if (pytest_pids.count(procs[i].pid)) {
+    if (pytest.count(procs[i].pid)) {
       result = -1;  // a pytest process is the suite's own, not a test's
     } else if (p >= 0 && depth < 4096) {
-      if (pytest_pids.count(procs[p].pid)) {
+      if (pytest.count(procs[p].pid)) {
         auto w = window_at(tests, procs[p].pid, procs[i].started);
         result = w ? static_cast<int>(*w) : -1;
       } else {
@@ -225,7 +234,8 @@ std::vector<TestResult> judge_tests(const CheckInput& in) {
   std::vector<TestResult> tests = windows(in.timeline);
   if (tests.empty()) return tests;
   const auto& procs = in.processes;
-  std::vector<int> owner = attribute_processes(tests, procs);
+  const std::set<int> pytest = pytest_pids(tests);
+  std::vector<int> owner = attribute_processes(tests, pytest, procs);
   for (size_t i = 0; i < procs.size(); ++i) {
     if (owner[i] < 0) continue;
     TestResult& t = tests[owner[i]];
@@ -234,15 +244,13 @@ std::vector<TestResult> judge_tests(const CheckInput& in) {
     if (auto l = process_leak(in, procs[i], *t.ended)) t.leaks.push_back(std::move(*l));
     for (auto& l : device_leaks(in, procs[i], *t.ended)) t.leaks.push_back(std::move(l));
   }
-  std::set<int> pytest_pids;
-  for (const auto& t : tests) pytest_pids.insert(t.pid);
   Nanos shm_grace = in.grace("shm_clean");
   for (const ShmLife& s : shm_lives(in.timeline)) {
     std::optional<size_t> test;
     if (auto pid = pid_in_name(s.name)) {
       size_t index = 0;
       if (const ProcessHistory* h = job_process(procs, *pid, s.added, &index)) {
-        if (pytest_pids.count(h->pid))
+        if (pytest.count(h->pid))
           test = window_at(tests, h->pid, s.added);
         else if (owner[index] >= 0)
           test = static_cast<size_t>(owner[index]);
@@ -250,8 +258,7 @@ std::vector<TestResult> judge_tests(const CheckInput& in) {
     } else {
       std::vector<size_t> running;
       for (size_t i = 0; i < tests.size(); ++i)
-        if (tests[i].started < s.added && (!tests[i].ended || s.added <= *tests[i].ended))
-          running.push_back(i);
+        if (running_at(tests[i], s.added)) running.push_back(i);
       if (running.size() == 1) test = running[0];
     }
     if (!test || !tests[*test].ended) continue;
@@ -281,13 +288,7 @@ CheckResult tests_clean(const CheckInput& in) {
     json leaks = json::array();
     std::map<std::string, int> kinds;
     for (const auto& l : t.leaks) {
-      json j{{"kind", l.kind}, {"what", l.what}};
-      if (l.kind == "shm" || l.kind == "device") {
-        j["name"] = l.name;
-        j["bytes"] = l.bytes;
-      }
-      if (l.kind != "shm") j["pid"] = l.pid;
-      leaks.push_back(j);
+      leaks.push_back(to_json(l));
       ++kinds[l.kind];
     }
     leaking.push_back(json{{"nodeid", t.nodeid}, {"worker", t.worker}, {"leaks", leaks}});

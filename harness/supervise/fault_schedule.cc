@@ -144,7 +144,10 @@ std::string FaultSchedule::fire(size_t index, int self_pid, const std::string& p
   const RemoteFire* remote = nullptr;
   if (auto rf = remote_fires_.find(index); rf != remote_fires_.end() && self_pid == 0 && point.empty())
     remote = &rf->second;
-  std::vector<int> pids = f.action == FaultAction::Scancel ? step_tree()
+  // scancel: the step's tree among the live job processes; those outside it
+  // (reparented) are counted for the timeline.
+  const std::vector<int> live = f.action == FaultAction::Scancel ? live_job_pids() : std::vector<int>{};
+  std::vector<int> pids = f.action == FaultAction::Scancel ? driver_.step_tree(tracker_.top_pid(), live)
                                                             : select_targets(f.target, tracker_.view(), self_pid);
   if (wait_for_target(index, pids, self_pid)) return "continue";
   next_ = index + 1;
@@ -181,7 +184,7 @@ std::string FaultSchedule::fire(size_t index, int self_pid, const std::string& p
       resume_after(f, pids);
     if (f.action == FaultAction::Partition && act.status == FaultStatus::Injected) heal_after(f);
     if (f.action == FaultAction::Scancel && act.status == FaultStatus::Injected) {
-      if (size_t left = live_job_pids().size() - pids.size())
+      if (size_t left = live.size() - pids.size())
         hooks_.record(obs::note(now(), "scancel: " + std::to_string(left) +
                                            " job process(es) outside the step's tree (reparented) not signalled"));
       if (!f.step_signal) kill_after(f);
@@ -231,10 +234,6 @@ std::vector<int> FaultSchedule::live_job_pids() const {
   return out;
 }
 
-std::vector<int> FaultSchedule::step_tree() const {
-  return driver_.step_tree(tracker_.top_pid(), live_job_pids());
-}
-
 void FaultSchedule::kill_after(const FaultSpec& f) {
   auto t = std::make_unique<asio::steady_timer>(ctx_);
   t->expires_after(std::chrono::nanoseconds(f.kill_wait));
@@ -243,7 +242,7 @@ void FaultSchedule::kill_after(const FaultSpec& f) {
     // The tree as it is now: the task may be gone, and with it what hung
     // below it (reparented); Slurm finds only what is still below a live task.
     hooks_.sample();
-    std::vector<int> tree = step_tree();
+    std::vector<int> tree = driver_.step_tree(tracker_.top_pid(), live_job_pids());
     hooks_.record(obs::note(now(), "scancel: kill_wait over: SIGKILL to the " + std::to_string(tree.size()) +
                                        " process(es) still in the step's tree"));
     for (int pid : tree) {

@@ -84,8 +84,7 @@ class FaultSchedule {
   void heal_after(const FaultSpec& f);
   // scancel: SIGKILL to the step's tree as it is after the fault's kill_wait.
   void kill_after(const FaultSpec& f);
-  // The step's tree (FaultDriver::step_tree) among the live job processes.
-  std::vector<int> step_tree() const;
+  // The pids of the job processes alive in the tracker's view.
   std::vector<int> live_job_pids() const;
   void record_oom_kills(const std::vector<OomKillSeen>& kills);
 
