@@ -35,6 +35,24 @@ json parse_or_text(const std::string& text) {
   return j.is_discarded() ? json(text) : j;
 }
 
+// The job's Python and PyTorch, and the values the rules took from them.
+json python_facts_json(const PythonFacts& f) {
+  json j = {
+      {"interpreter", f.interpreter},
+      {"python", f.python},
+      {"torch", f.torch ? json(f.torch->text) : json(nullptr)},
+      {"source", f.source},
+      {"loader_status_interval_ms", to_ms(f.loader_status_interval)},
+      {"torchrun_monitor_interval_ms", to_ms(f.torchrun_monitor_interval)},
+      {"shm_manager_linger_ms", to_ms(f.shm_manager_linger)},
+      {"torchrun_signals_sessions", f.torchrun_signals_sessions},
+  };
+  if (f.torch) j["torch_cuda"] = f.torch_cuda;
+  if (!f.torch_error.empty()) j["torch_error"] = f.torch_error;
+  if (!f.probe_error.empty()) j["probe_error"] = f.probe_error;
+  return j;
+}
+
 json scenario_json(const ScenarioResult& s) {
   const RunFacts& facts = s.timeline.facts;
   json faults = json::array();
@@ -73,6 +91,9 @@ json scenario_json(const ScenarioResult& s) {
   };
   // Present only on a failed run, so its presence alone means "the run broke".
   if (!s.error.empty()) j["error"] = s.error;
+  j["python"] = python_facts_json(facts.python);
+  // Present only where the scenario's `torch:` range applied.
+  if (!s.torch_range.empty()) j["torch_range"] = s.torch_range;
 
   json checks = json::array();
   for (const auto& c : s.checks) checks.push_back(check_json(c));

@@ -161,7 +161,7 @@ std::optional<Nanos> parent_poll(const CheckInput& in, const ProcessHistory& zom
   if (!parent) return std::nullopt;
   std::optional<Nanos> poll = check_params<NoZombiesParams>(in.scenario).launcher_poll;
   if (poll && parent->role == Role::Launcher) return *poll;
-  return launcher_poll_interval(parent->cmdline);
+  return launcher_poll_interval(parent->cmdline, in.timeline.facts.python.torchrun_monitor_interval);
 }
 
 CheckResult no_zombies(const CheckInput& in) {
@@ -466,9 +466,11 @@ Nanos CheckInput::grace(const std::string& check, Role role) const {
     if (auto r = it->second.role_grace.find(role); r != it->second.role_grace.end()) return r->second;
   }
   if (auto r = scenario.role_grace.find(role); r != scenario.role_grace.end()) return r->second;
-  // A helper designed to linger (kHelperGrace) must not fail a stricter
-  // general grace; a more lenient one raises it too.
-  if (check == "no_orphans" && role == Role::Helper) return std::max(kHelperGrace, grace(check));
+  // A helper designed to linger (torch_shm_manager's wait, from the job's
+  // PyTorch) must not fail a stricter general grace; a more lenient one
+  // raises it too.
+  if (check == "no_orphans" && role == Role::Helper)
+    return std::max(helper_grace(timeline.facts.python), grace(check));
   return grace(check);
 }
 

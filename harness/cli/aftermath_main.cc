@@ -90,8 +90,6 @@ int main(int argc, char** argv) {
   auto* pytest = app.add_subcommand(
       "pytest", "run a pytest suite as the job (-- PYTEST ARGS), judging what each test left behind");
   add_run_options(pytest, pytest_options);
-  std::string pytest_python = "python3";
-  pytest->add_option("--python", pytest_python, "the interpreter that has pytest (default: python3 on PATH)");
 
   auto* validate = app.add_subcommand("validate", "parse and validate scenario files and suites; launch nothing");
   std::vector<std::string> validate_inputs;
@@ -176,6 +174,6 @@ int main(int argc, char** argv) {
   }
   if (witness_cmd->parsed()) return cmd_witness(witness_procs, witness_grace);
   if (pytest->parsed())
-    return cmd_pytest(pytest_options, inv, pytest_python, (std::filesystem::path(bin_dir()).parent_path() / "python").string());
+    return cmd_pytest(pytest_options, inv, (std::filesystem::path(bin_dir()).parent_path() / "python").string());
   return cmd_run(run_options, inv);
 }

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+
+#include "harness/os/find_program.h"
 
 namespace aftermath {
 
@@ -116,6 +119,28 @@ std::string self_path() {
 
 std::string bin_dir() { return fs::path(self_path()).parent_path().string(); }
 
-std::map<std::string, std::string> scenario_vars() { return {{"AFTERMATH_BIN", bin_dir()}}; }
+Expected<std::string> run_python(const std::string& given) {
+  auto resolve = [](const std::string& p, const std::string& from) -> Expected<std::string> {
+    std::string path = p;
+    if (p.find('/') == std::string::npos) path = find_program(p).value_or("");
+    else path = fs::absolute(p).lexically_normal().string();
+    if (path.empty() || !is_executable_file(path))
+      return Error{from + " '" + p + "': not found or not executable"};
+    return path;
+  };
+  if (!given.empty()) return resolve(given, "--python");
+  if (const char* env = std::getenv("AFTERMATH_PYTHON"); env && *env) return resolve(env, "$AFTERMATH_PYTHON");
+#ifdef AFTERMATH_DEFAULT_PYTHON
+  if (is_executable_file(AFTERMATH_DEFAULT_PYTHON)) return std::string(AFTERMATH_DEFAULT_PYTHON);
+#endif
+  if (std::string beside = bin_dir() + "/python"; is_executable_file(beside)) return beside;
+  return resolve("python3", "python3 on PATH");
+}
+
+std::map<std::string, std::string> scenario_vars(const std::string& python) {
+  std::map<std::string, std::string> vars = {{"AFTERMATH_BIN", bin_dir()}};
+  if (!python.empty()) vars["PYTHON"] = python;
+  return vars;
+}
 
 }  // namespace aftermath

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/os/expected.h"
+
 namespace aftermath {
 
 // The scenario files `inputs` name, in order: a folder gives its *.yaml files
@@ -33,7 +35,17 @@ std::string self_path();
 // The folder this program is in (where aftermath-reaper and aftermath-probe are).
 std::string bin_dir();
 
-// The variables scenario files may use: AFTERMATH_BIN (bin_dir()).
-std::map<std::string, std::string> scenario_vars();
+// The run's Python interpreter, named once: `given` (--python) when not
+// empty, else $AFTERMATH_PYTHON, else the project's own venv (the build's
+// AFTERMATH_DEFAULT_PYTHON, where it exists), else the `python` beside this
+// program (a venv's bin/, where pip put the wheel's entry point), else
+// python3 on PATH. A name without a '/' is looked up on PATH; the result is
+// an absolute path, or the error names where it came from ("--python
+// /nope: not found or not executable").
+Expected<std::string> run_python(const std::string& given);
+
+// The variables scenario files may use: AFTERMATH_BIN (bin_dir()) and
+// PYTHON (the run's interpreter, `python`).
+std::map<std::string, std::string> scenario_vars(const std::string& python = "");
 
 }  // namespace aftermath

@@ -7,6 +7,7 @@
 
 #include <sys/wait.h>
 
+#include "harness/cli/inputs.h"
 #include "harness/os/spawn.h"
 
 namespace aftermath {
@@ -43,8 +44,7 @@ std::string pytest_pythonpath(const std::string& plugin_dir, const char* inherit
   return plugin_dir + ":" + inherited;
 }
 
-int cmd_pytest(RunCliOptions c, RunInvocation inv, const std::string& python,
-               const std::string& plugin_dir) {
+int cmd_pytest(RunCliOptions c, RunInvocation inv, const std::string& plugin_dir) {
   if (!c.inputs.empty()) {
     std::fprintf(stderr, "aftermath pytest: takes no scenario files ('%s'); pytest's arguments go after --, "
                  "e.g. aftermath pytest -- tests/\n", c.inputs[0].c_str());
@@ -69,24 +69,28 @@ int cmd_pytest(RunCliOptions c, RunInvocation inv, const std::string& python,
   if (c.name.empty()) c.name = pytest_run_name(inv.job_command);
   const char* inherited = c.job_env.count("PYTHONPATH") ? c.job_env["PYTHONPATH"].c_str() : std::getenv("PYTHONPATH");
   c.job_env["PYTHONPATH"] = pytest_pythonpath(plugin_dir, inherited);
-  if (python.empty()) {
-    std::fprintf(stderr, "aftermath pytest: --python: give an interpreter (a path or a name on PATH)\n");
-    return 2;
+  // Each interpreter without pytest is said now, with the option, rather
+  // than found in the report of a job that failed at its first import.
+  for (const auto& given : c.pythons.empty() ? std::vector<std::string>{""} : c.pythons) {
+    auto python = run_python(given);
+    if (!python) {
+      std::fprintf(stderr, "aftermath pytest: %s\n", python.error().what.c_str());
+      return 2;
+    }
+    CommandOutcome probe = run_command({*python, "-c", "import pytest"}, 60 * kSecond, 4096);
+    if (!probe.started || probe.timed_out || !WIFEXITED(probe.status) || WEXITSTATUS(probe.status) != 0) {
+      std::string why = !probe.started ? "cannot be started (" + probe.output + ")"
+                        : probe.timed_out ? "did not answer `import pytest` within 60 s"
+                                          : "cannot import pytest";
+      std::fprintf(stderr,
+                   "aftermath pytest: --python %s %s; install pytest for it (pip install pytest pytest-xdist; "
+                   "Debian: python3-pytest python3-pytest-xdist, for /usr/bin/python3) or name one that has it "
+                   "with --python\n",
+                   python->c_str(), why.c_str());
+      return 2;
+    }
   }
-  // An interpreter without pytest is said now, with the option, rather than
-  // found in the report of a job that failed at its first import.
-  CommandOutcome probe = run_command({python, "-c", "import pytest"}, 60 * kSecond, 4096);
-  if (!probe.started || probe.timed_out || !WIFEXITED(probe.status) || WEXITSTATUS(probe.status) != 0) {
-    std::string why = !probe.started ? "cannot be started (" + probe.output + ")"
-                      : probe.timed_out ? "did not answer `import pytest` within 60 s"
-                                        : "cannot import pytest";
-    std::fprintf(stderr,
-                 "aftermath pytest: --python %s %s; install pytest for it (Debian: python3-pytest "
-                 "python3-pytest-xdist, for /usr/bin/python3) or name one that has it with --python\n",
-                 python.c_str(), why.c_str());
-    return 2;
-  }
-  inv.job_command = pytest_command(python, inv.job_command);
+  inv.job_command = pytest_command("${PYTHON}", inv.job_command);
   return cmd_run(c, inv);
 }
 

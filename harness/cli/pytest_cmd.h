@@ -1,13 +1,14 @@
 // The `pytest` subcommand: a pytest suite run as the job, each test's
 // processes and /dev/shm entries attributed to it (tests_clean).
 //
-//   aftermath pytest [RUN OPTIONS] [--python PYTHON] -- PYTEST ARGS...
+//   aftermath pytest [RUN OPTIONS] [--python PYTHON]... -- PYTEST ARGS...
 //
-// runs `PYTHON -m pytest -p aftermath_pytest PYTEST ARGS...` (PYTHON:
-// python3 on PATH unless given) exactly as
-// `aftermath run -- ...` would, with the folder holding the plugin
-// (fixtures/points/aftermath_pytest.py, copied by the build to
-// bin/../python) first on PYTHONPATH. Options as `run`'s for -- COMMAND.
+// runs `PYTHON -m pytest -p aftermath_pytest PYTEST ARGS...` (PYTHON: the
+// run's interpreter, as for `run`: --python, $AFTERMATH_PYTHON, the
+// project's venv, python3) exactly as `aftermath run -- ...` would, with the
+// folder holding the plugin (fixtures/points/aftermath_pytest.py, copied by
+// the build to bin/../python) first on PYTHONPATH. Options as `run`'s for
+// -- COMMAND; --python given more than once runs the suite on each.
 #pragma once
 
 #include <string>
@@ -35,7 +36,6 @@ std::string pytest_pythonpath(const std::string& plugin_dir, const char* inherit
 // --shard), then runs it as cmd_run does; an error names the option and
 // nothing is launched (exit 2). `plugin_dir` must hold aftermath_pytest.py
 // and aftermath_points.py.
-int cmd_pytest(RunCliOptions options, RunInvocation invocation, const std::string& python,
-               const std::string& plugin_dir);
+int cmd_pytest(RunCliOptions options, RunInvocation invocation, const std::string& plugin_dir);
 
 }  // namespace aftermath

@@ -27,6 +27,7 @@
 #include "harness/core/repeat_stats.h"
 #include "harness/core/shell_quote.h"
 #include "harness/observe/environment_facts.h"
+#include "harness/observe/python_probe.h"
 #include "harness/os/expected.h"
 #include "harness/os/find_program.h"
 #include "harness/os/spawn.h"
@@ -37,6 +38,7 @@
 #include "reports/junit.h"
 #include "reports/summary.h"
 #include "reports/trace.h"
+#include "reports/versions.h"
 
 namespace aftermath {
 
@@ -102,7 +104,7 @@ Expected<RunOptions> run_options(const RunCliOptions& c, const RunInvocation& in
   ro.self_path = self_path();
   const char* reaper_env = std::getenv("AFTERMATH_REAPER");
   ro.reaper_path = reaper_env ? reaper_env : bin_dir() + "/aftermath-reaper";
-  ro.scenario_vars = scenario_vars();
+  ro.scenario_vars = scenario_vars();  // PYTHON is added per interpreter (cmd_run)
   ro.multinode = [](const Scenario& sc, const RunOptions& o, int run_index, int runs) {
     return run_multinode(sc, o, run_index, runs);
   };
@@ -207,7 +209,8 @@ Scenario command_scenario(const RunCliOptions& c, const RunInvocation& inv,
 
 // The scenarios the input files name; options meant for -- COMMAND are
 // problems here, as are two scenarios of one name.
-std::vector<Scenario> file_scenarios(const RunCliOptions& c, std::vector<std::string>& errors) {
+std::vector<Scenario> file_scenarios(const RunCliOptions& c, const std::string& python,
+                                     std::vector<std::string>& errors) {
   std::vector<Scenario> scenarios;
   if (!c.faults.empty())
     errors.push_back("--fault works with -- COMMAND; scenario files list their faults under faults:");
@@ -221,7 +224,7 @@ std::vector<Scenario> file_scenarios(const RunCliOptions& c, std::vector<std::st
       errors.push_back(std::string(opt) + " works with -- COMMAND; scenario files state it under checks: and expect:");
   for (const auto& f : expand_inputs(c.inputs, errors)) {
     ParseContext ctx;
-    ctx.vars = scenario_vars();
+    ctx.vars = scenario_vars(python);
     auto r = load_scenario(f, ctx);
     for (const auto& d : r.diagnostics) errors.push_back(d.to_string());
     if (r.scenario) scenarios.push_back(std::move(*r.scenario));
@@ -270,6 +273,19 @@ int run_scenarios(const std::vector<Scenario>& scenarios, RunOptions ro, const R
   result.tool_version = AFTERMATH_VERSION;
   result.command_line = inv.command_line;
   result.environment = environment_facts();
+  // What the run's Python jobs run on: the run's interpreter and its PyTorch
+  // (each scenario's result names its job's own, which may differ).
+  if (!ro.python.empty()) {
+    PythonFacts py = probe_python(ro.python);
+    result.environment["python"] = ro.python;
+    if (!py.python.empty()) result.environment["python_version"] = py.python;
+    if (py.torch) {
+      result.environment["pytorch"] = py.torch->text;
+      result.environment["pytorch_cuda"] = py.torch_cuda;
+    } else {
+      result.environment["pytorch"] = "none";
+    }
+  }
   result.shard = std::move(shard);
   BatchOptions bo;
   bo.repeat = c.repeat;
@@ -414,6 +430,10 @@ void add_run_options(CLI::App* run, RunCliOptions& o) {
                   "500ms) or per role, '{default: 1s, helper: 5s}' (no_orphans gives helpers 5s unless told)");
   run->add_option("--settle", o.settle, "how long leftovers are watched after the top process exits");
   run->add_option("--seed", o.seed, "seed passed to the job as AFTERMATH_SEED");
+  run->add_option("--python", o.pythons,
+                  "the interpreter of Python jobs (${PYTHON} in scenario files and in -- COMMAND), a path or "
+                  "a name on PATH; default $AFTERMATH_PYTHON, else the project's venv, else python3. "
+                  "Repeat it to run everything once per interpreter, side by side (versions.md)");
   run->add_option("--name", o.name,
                   "-- COMMAND only: the scenario's name in the reports (default: cmd-SCRIPT, the "
                   "last .py/.sh argument, else cmd-PROGRAM)");
@@ -434,15 +454,60 @@ void add_run_options(CLI::App* run, RunCliOptions& o) {
       ->check(CLI::IsMember({"auto", "private", "host"}));
 }
 
+namespace {
+
+constexpr const char* kPythonVar = "${PYTHON}";
+
+// -- COMMAND with each "${PYTHON}" in its words replaced by `python`.
+std::vector<std::string> with_python(std::vector<std::string> argv, const std::string& python) {
+  for (auto& a : argv)
+    for (size_t at = a.find(kPythonVar); at != std::string::npos; at = a.find(kPythonVar, at + python.size()))
+      a.replace(at, std::string(kPythonVar).size(), python);
+  return argv;
+}
+
+bool names_python(const std::vector<std::string>& argv) {
+  return std::any_of(argv.begin(), argv.end(), [](const std::string& a) { return a.find(kPythonVar) != std::string::npos; });
+}
+
+// A folder name for an interpreter's part of a matrix run: "torch-2.13.0-cpu",
+// "no-torch-python-3.11.7"; made unique among `taken`.
+std::string version_dir(const PythonFacts& f, std::set<std::string>& taken) {
+  std::string base = f.torch ? "torch-" + f.torch->text : f.python.empty() ? "python" : "no-torch-python-" + f.python;
+  for (auto& ch : base)
+    if (!isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '_' && ch != '.') ch = '-';
+  std::string name = base;
+  for (int k = 2; !taken.insert(name).second; ++k) name = base + "-" + std::to_string(k);
+  return name;
+}
+
+// One interpreter's scenarios, validated: problems go to `errors`.
+std::vector<Scenario> scenarios_for(const RunCliOptions& c, const RunInvocation& inv, const std::string& python,
+                                    std::vector<std::string>& errors) {
+  std::vector<Scenario> scenarios;
+  if (!inv.job_command.empty()) {
+    RunInvocation one = inv;
+    one.job_command = with_python(inv.job_command, python);
+    auto program = resolve_program(one.job_command[0]);
+    if (!program) {
+      errors.push_back(program.error().what);
+      return scenarios;
+    }
+    scenarios.push_back(command_scenario(c, one, *program, errors));
+  } else {
+    scenarios = file_scenarios(c, python, errors);
+  }
+  return scenarios;
+}
+
+}  // namespace
+
 int cmd_run(const RunCliOptions& c, const RunInvocation& inv) {
   auto ro = run_options(c, inv);
   if (!ro) {
     std::fprintf(stderr, "aftermath run: %s\n", ro.error().what.c_str());
     return 2;
   }
-  // Parse and validate everything before launching anything.
-  std::vector<Scenario> scenarios;
-  std::vector<std::string> errors;
   if (!inv.job_command.empty()) {
     if (!c.shard.empty()) {
       std::fprintf(stderr, "aftermath run: --shard slices scenario files and suites, not -- COMMAND\n");
@@ -452,18 +517,40 @@ int cmd_run(const RunCliOptions& c, const RunInvocation& inv) {
       std::fprintf(stderr, "aftermath run: give scenario files or -- COMMAND, not both\n");
       return 2;
     }
-    auto program = resolve_program(inv.job_command[0]);
-    if (!program) {
-      std::fprintf(stderr, "%s\n", program.error().what.c_str());
+  } else if (c.inputs.empty()) {
+    std::fprintf(stderr, "aftermath run: give scenario files, suites, or -- COMMAND\n");
+    return 2;
+  }
+  // The interpreters, each resolved once: --python (repeatable), else the default.
+  std::vector<std::string> pythons;
+  for (const auto& given : c.pythons.empty() ? std::vector<std::string>{""} : c.pythons) {
+    auto py = run_python(given);
+    if (!py) {
+      std::fprintf(stderr, "aftermath run: %s\naftermath run: nothing was launched\n", py.error().what.c_str());
       return 2;
     }
-    scenarios.push_back(command_scenario(c, inv, *program, errors));
-  } else {
-    if (c.inputs.empty()) {
-      std::fprintf(stderr, "aftermath run: give scenario files, suites, or -- COMMAND\n");
+    if (std::find(pythons.begin(), pythons.end(), *py) != pythons.end()) {
+      std::fprintf(stderr, "aftermath run: --python %s is given twice\n", py->c_str());
       return 2;
     }
-    scenarios = file_scenarios(c, errors);
+    pythons.push_back(*py);
+  }
+  if (pythons.size() > 1 && !inv.job_command.empty() && !names_python(inv.job_command)) {
+    std::fprintf(stderr,
+                 "aftermath run: --python is given %zu times, but -- COMMAND does not name ${PYTHON} (quote it: "
+                 "aftermath run --python A --python B -- '${PYTHON}' train.py)\n",
+                 pythons.size());
+    return 2;
+  }
+  // Parse and validate everything, for every interpreter, before launching anything.
+  std::vector<std::vector<Scenario>> per_python;
+  std::vector<std::string> errors;
+  std::set<std::string> said;
+  for (const auto& py : pythons) {
+    std::vector<std::string> errs;
+    per_python.push_back(scenarios_for(c, inv, py, errs));
+    for (auto& e : errs)
+      if (said.insert(e).second) errors.push_back(e);
   }
   if (!errors.empty()) {
     for (const auto& e : errors) std::fprintf(stderr, "%s\n", e.c_str());
@@ -477,21 +564,24 @@ int cmd_run(const RunCliOptions& c, const RunInvocation& inv) {
       std::fprintf(stderr, "aftermath run: %s\n", shard.error().what.c_str());
       return 2;
     }
-    std::vector<Scenario> slice;
-    shard_info = ShardInfo{shard->index, shard->count, scenarios.size(), {}, {}};
-    for (std::size_t k : shard_positions(scenarios.size(), *shard)) {
-      shard_info->positions.push_back(k);
-      shard_info->names.push_back(scenarios[k].name);
-      slice.push_back(std::move(scenarios[k]));
+    for (auto& scenarios : per_python) {
+      std::vector<Scenario> slice;
+      shard_info = ShardInfo{shard->index, shard->count, scenarios.size(), {}, {}};
+      for (std::size_t k : shard_positions(scenarios.size(), *shard)) {
+        shard_info->positions.push_back(k);
+        shard_info->names.push_back(scenarios[k].name);
+        slice.push_back(std::move(scenarios[k]));
+      }
+      // An empty slice (more shards than scenarios) still writes its reports:
+      // a job array's merge finds every shard's folder.
+      scenarios = std::move(slice);
     }
-    std::printf("aftermath run --shard %d/%d: %zu of %zu scenario(s)\n", shard->index, shard->count, slice.size(),
-                scenarios.size());
-    for (const auto& sc : slice) std::printf("  %s\n", sc.name.c_str());
+    std::printf("aftermath run --shard %d/%d: %zu of %zu scenario(s)\n", shard->index, shard->count,
+                per_python[0].size(), shard_info->total);
+    for (const auto& sc : per_python[0]) std::printf("  %s\n", sc.name.c_str());
     std::fflush(stdout);
-    // An empty slice (more shards than scenarios) still writes its reports:
-    // a job array's merge finds every shard's folder.
-    scenarios = std::move(slice);
   }
+  const std::vector<Scenario>& scenarios = per_python[0];
   if (c.slurm && !c.dry_run) {
     if (auto code = run_in_new_allocation(scenarios, inv)) return *code;
   }
@@ -504,10 +594,48 @@ int cmd_run(const RunCliOptions& c, const RunInvocation& inv) {
     }
   }
   if (c.dry_run) {
-    std::printf("aftermath run --dry-run: %zu scenario(s) valid; nothing launched\n", scenarios.size());
+    std::printf("aftermath run --dry-run: %zu scenario(s) valid", scenarios.size());
+    if (pythons.size() > 1) std::printf(" on each of %zu interpreters", pythons.size());
+    std::printf("; nothing launched\n");
     return 0;
   }
-  return run_scenarios(scenarios, std::move(*ro), c, inv, std::move(shard_info));
+  if (pythons.size() == 1) {
+    ro->python = pythons[0];
+    ro->scenario_vars = scenario_vars(pythons[0]);
+    return run_scenarios(per_python[0], std::move(*ro), c, inv, std::move(shard_info));
+  }
+  // The version matrix: the whole run once per interpreter, side by side.
+  std::vector<VersionRun> runs;
+  std::set<std::string> taken;
+  int rc = 0;
+  for (size_t i = 0; i < pythons.size(); ++i) {
+    VersionRun v;
+    v.facts = probe_python(pythons[i]);
+    v.dir = version_dir(v.facts, taken);
+    std::printf("\n== %s (%s): %s\n", v.facts.label().c_str(), pythons[i].c_str(), v.dir.c_str());
+    std::fflush(stdout);
+    RunOptions one = *ro;
+    one.python = pythons[i];
+    one.scenario_vars = scenario_vars(pythons[i]);
+    RunCliOptions ci = c;
+    ci.out_dir = (fs::path(c.out_dir) / v.dir).string();
+    one.out_dir = ci.out_dir;
+    rc = std::max(rc, run_scenarios(per_python[i], std::move(one), ci, inv, shard_info));
+    std::error_code ec;
+    v.result_path = fs::absolute(fs::path(ci.out_dir) / "result.json", ec).string();
+    runs.push_back(std::move(v));
+    if (g_interrupted) break;
+  }
+  std::error_code ec;
+  std::string abs_out = fs::absolute(c.out_dir, ec).string();
+  auto written = write_versions(runs, abs_out);
+  if (!written) {
+    std::fprintf(stderr, "aftermath: %s\n", written.error().what.c_str());
+    return 1;
+  }
+  std::printf("\n%s", written->c_str());
+  std::printf("versions: %s/{versions.md, versions.json}\n", abs_out.c_str());
+  return g_interrupted ? 1 : rc;
 }
 
 }  // namespace aftermath

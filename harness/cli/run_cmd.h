@@ -42,6 +42,9 @@ struct RunCliOptions {
   // Added to the environment of -- COMMAND's job (set by `aftermath pytest`).
   std::map<std::string, std::string> job_env;
   std::string shard;                // --shard I/N ("" when not)
+  // --python, as given (repeatable): the interpreters of ${PYTHON}; with two
+  // or more, every scenario runs once on each (see cmd_run).
+  std::vector<std::string> pythons;
   bool slurm = false;               // --slurm: outside an allocation, ask Slurm for one
 };
 
@@ -83,7 +86,11 @@ std::string command_name(const std::vector<std::string>& command);
 
 // Validates everything, launches nothing on a problem (exit 2), else runs,
 // writes result.json, junit.xml, report.html, trace.json and summary.md under
-// --out and prints the verdict table; with --shard, result.json's "shard"
+// --out and prints the verdict table. With --python given more than once the
+// whole run is made once per interpreter, each one's reports under
+// --out/<torch-VERSION>/, and versions.md and versions.json under --out put
+// them side by side (a column per PyTorch version; `aftermath diff` between
+// two of them tells what changed); -- COMMAND must then name ${PYTHON}. with --shard, result.json's "shard"
 // records the slice (index, count, total, positions, names) for `aftermath
 // merge`. Installs SIGINT/SIGTERM/SIGHUP handlers that interrupt the run
 // (exit 1) and ignores SIGPIPE.

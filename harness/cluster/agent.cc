@@ -117,6 +117,9 @@ int run_agent(const AgentOptions& opt) {
   o.keep_leaks = start.value("keep_leaks", false);
   o.seed = start.value("seed", std::uint64_t{0});
   o.self_path = opt.bin_dir + "/aftermath";
+  // The run's interpreter, as the coordinator resolved it (${PYTHON}).
+  if (auto py = start.value("vars", json::object()).find("PYTHON"); py != start.value("vars", json::object()).end() && py->is_string())
+    o.python = py->get<std::string>();
   NftNetworkCut cut("aftermath_cut_" + std::to_string(::getpid()), KeptPeer{kept_address, coord_port},
                     o.exact_dir);
   o.network = &cut;

@@ -1,5 +1,7 @@
 #include "harness/cluster/coordinator.h"
 
+#include "harness/observe/python_probe.h"
+
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -293,7 +295,10 @@ std::optional<std::string> multinode_unavailable(int nodes) {
 
 ScenarioResult run_multinode(const Scenario& input, const RunOptions& o, int run_index, int runs,
                              const CoordinatorOptions& c) {
-  Scenario sc = with_overrides(input, o);
+  // Every node runs the same interpreter (${PYTHON}, or the job's own):
+  // its PyTorch decides the scenario's `torch:` range, as on one node.
+  PythonFacts facts = facts_for_job(input.job.argv, o.python);
+  Scenario sc = for_torch(with_overrides(input, o), facts.torch);
   std::uint64_t seed = choose_seed(sc, o);
   ScenarioResult r = begin_result(sc, o, seed, run_index, runs);
   std::error_code ec;
@@ -436,6 +441,7 @@ ScenarioResult run_multinode(const Scenario& input, const RunOptions& o, int run
 
   std::vector<NodeRun> runs_by_node;
   for (auto& a : agents) runs_by_node.push_back(std::move(a.run));
+  r.timeline.facts.python = facts;
   merge_nodes(r, sc, o, runs_by_node, origin);
   if (o.interrupted && *o.interrupted) {
     r.verdict = Verdict::Error;

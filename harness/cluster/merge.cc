@@ -177,6 +177,7 @@ void merge_nodes(ScenarioResult& r, const Scenario& sc, const RunOptions& o, std
   std::vector<std::optional<Nanos>> killed;
   for (const auto& n : nodes) killed.push_back(killed_by_fault(n));
   Timeline merged;
+  merged.facts.python = r.timeline.facts.python;
   r.nodes.clear();
   r.processes.clear();
   for (size_t k = 0; k < nodes.size(); ++k) {
@@ -203,6 +204,8 @@ void merge_nodes(ScenarioResult& r, const Scenario& sc, const RunOptions& o, std
     part.stdout_path = n.out_dir + "/stdout.log";
     part.stderr_path = n.out_dir + "/stderr.log";
     if (!n.have_result) n.timeline.facts.faults = streamed_faults(sc, n);
+    // Every node runs the coordinator's interpreter: its PyTorch's facts.
+    n.timeline.facts.python = r.timeline.facts.python;
     part.timeline = n.timeline;
     if (!n.have_result) {
       part.processes = build_histories(part.timeline);

@@ -84,6 +84,7 @@ struct ScenarioResult {
   std::string scenario_hash;     // FNV-1a 64 of scenario_text, hex
   std::uint64_t seed = 0;
   std::string expect;            // "pass" or "fail: a, b"
+  std::string torch_range;       // the scenario's `torch:` range that applied ("" when none)
   Verdict verdict = Verdict::Error;
   std::string verdict_reason;
   std::string error;             // set when verdict is error because the run itself failed

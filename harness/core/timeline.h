@@ -10,6 +10,7 @@
 
 #include "harness/core/device.h"
 #include "harness/core/fault_kind.h"
+#include "harness/core/python_facts.h"
 #include "harness/core/types.h"
 
 namespace aftermath {
@@ -170,6 +171,10 @@ struct RunFacts {
   std::vector<ProcessDiagnosis> diagnosis;  // taken at a hang, before teardown
   std::string diagnosis_note;               // e.g. "gdb not installed: no user stacks"
   Nanos diagnosis_took = 0;                 // from the hang's verdict to the last stack taken
+  // The job's Python and PyTorch: the facts the rules take their
+  // PyTorch-given values from (torchrun's monitor interval, the helpers'
+  // linger, the workers' watchdog period).
+  PythonFacts python = default_python_facts();
 };
 
 struct Timeline {

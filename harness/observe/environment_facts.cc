@@ -36,8 +36,8 @@ std::map<std::string, std::string> environment_facts() {
   }
   env["nproc"] = std::to_string(sysconf(_SC_NPROCESSORS_ONLN));
   env["uid"] = std::to_string(getuid());
-  // Versions of what jobs run on, read from files (importing torch would cost
-  // seconds per run): PyTorch, LibTorch, CUDA runtime, NCCL, the driver.
+  // Versions of what jobs run on, read from files: LibTorch, CUDA runtime,
+  // NCCL, the driver. PyTorch is the run's interpreter's (cli/run_cmd.cc).
   auto first_match = [](const std::string& path, const std::regex& re) -> std::string {
     std::ifstream f(path);
     std::string line;
@@ -46,16 +46,6 @@ std::map<std::string, std::string> environment_facts() {
       if (std::regex_search(line, m, re)) return m[1].str();
     return {};
   };
-  for (const char* py : {"/usr/lib/python3/dist-packages/torch/version.py",
-                         "/usr/local/lib/python3/dist-packages/torch/version.py"}) {
-    auto v = first_match(py, std::regex(R"(__version__\s*=\s*'([^']+)')"));
-    if (!v.empty()) {
-      env["pytorch"] = v;
-      auto cuda = first_match(py, std::regex(R"(^cuda\s*=\s*'([^']+)')"));
-      env["pytorch_cuda"] = cuda.empty() ? "none" : cuda;
-      break;
-    }
-  }
   auto libtorch = first_match("/usr/lib/x86_64-linux-gnu/cmake/Torch/TorchConfigVersion.cmake",
                               std::regex(R"(PACKAGE_VERSION \"([^\"]+)\")"));
   if (!libtorch.empty()) env["libtorch"] = libtorch;

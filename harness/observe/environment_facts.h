@@ -10,8 +10,8 @@ namespace aftermath {
 // kernel, machine, glibc, compiler, ulimit_n, /dev/shm size and usage
 // (dev_shm_size_bytes, dev_shm_used_bytes), nproc, uid; and the versions of
 // what jobs run on, read from files rather than by importing anything:
-// pytorch and pytorch_cuda ("none" for a CPU build), libtorch, cuda_toolkit,
-// nccl when installed, nvidia_driver always ("none" without a driver).
+// libtorch, cuda_toolkit, nccl when installed, nvidia_driver always ("none"
+// without a driver). PyTorch is the run's interpreter's (python_probe.h).
 // A fact that cannot be read is left out (nvidia_driver excepted).
 std::map<std::string, std::string> environment_facts();
 

@@ -63,9 +63,9 @@ bool is_spawn_child(std::string_view cmdline) {
          contains(cmdline, "--multiprocessing-fork");
 }
 
-std::optional<Nanos> launcher_poll_interval(std::string_view cmdline) {
+std::optional<Nanos> launcher_poll_interval(std::string_view cmdline, Nanos default_interval) {
   if (!is_torchrun_agent(cmdline)) return std::nullopt;
-  Nanos interval = 5 * kSecond;  // torch/distributed/run.py: --monitor_interval default
+  Nanos interval = default_interval;  // torch/distributed/run.py's --monitor-interval default
   auto w = words(cmdline);
   for (size_t i = 0; i < w.size(); ++i) {
     std::string_view a = w[i], value;

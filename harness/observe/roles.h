@@ -81,9 +81,11 @@ bool is_torchrun_agent(std::string_view cmdline);
 bool is_spawn_child(std::string_view cmdline);
 
 // How often a launcher reaps (polls) its children, read from its command
-// line: torchrun's `--monitor_interval` / `--monitor-interval` (5 s by
-// default in PyTorch 1.13). nullopt for a launcher not known to poll.
-std::optional<Nanos> launcher_poll_interval(std::string_view cmdline);
+// line: torchrun's `--monitor_interval` / `--monitor-interval`, else
+// `default_interval` (the running PyTorch's default: 5 s before 2.4, 0.1 s
+// since; PythonFacts::torchrun_monitor_interval). nullopt for a launcher not
+// known to poll.
+std::optional<Nanos> launcher_poll_interval(std::string_view cmdline, Nanos default_interval);
 
 // The role of a process that did not announce one. `parent` is null when the
 // parent is not a job process (the top's parent is the harness's reaper).

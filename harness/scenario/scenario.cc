@@ -28,8 +28,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const Keys kTopKeys = {"name",  "description",     "tags", "requires", "job",    "timeouts",
-                       "grace", "sample_interval", "seed", "checks",   "expect", "faults", "nodes"};
+const Keys kTopKeys = {"name",  "description",     "tags", "requires", "job",    "timeouts", "grace",
+                       "sample_interval", "seed", "checks", "expect", "faults", "nodes", "torch"};
+const Keys kTorchVariantKeys = {"checks", "expect"};
 // More nodes than a scenario on one test machine can mean; a real allocation
 // may be bigger, but a scenario names each node it faults.
 constexpr int kMaxNodes = 1024;
@@ -164,6 +165,37 @@ void parse_expect(FieldReader& r, const Entry& ee, const CheckCatalog& catalog,
   }
 }
 
+// `torch: {RANGE: {checks: ..., expect: ...}, ...}`: each range's checks
+// start from the base's; its expectation is its own (the base's when it
+// states none).
+void parse_torch_variants(FieldReader& r, const Entry& te, const CheckCatalog& catalog, const Scenario& base,
+                          std::vector<TorchVariant>* out) {
+  if (!te.value.IsMap() || te.value.size() == 0) {
+    r.wrong_type(te, "a map of version ranges ('>=2.2', '<2.0', '1.13') to {checks: ..., expect: ...}");
+    return;
+  }
+  for (const Entry& e : r.entries(te.value, te.path, nullptr)) {
+    auto range = TorchRange::parse(e.name);
+    if (!range) {
+      r.error(e.key.Mark(), e.path, range.error().what);
+      continue;
+    }
+    if (!e.value.IsMap()) {
+      r.wrong_type(e, "a map {checks: ..., expect: ...}");
+      continue;
+    }
+    TorchVariant v{*range, base.checks, base.expect};
+    Entries es = r.entries(e.value, e.path, &kTorchVariantKeys);
+    if (e.value.size() == 0) r.error(e.where(), e.path, "says nothing: give checks:, expect: or both");
+    if (const Entry* c = find(es, "checks")) parse_checks(r, *c, catalog, &v.checks);
+    if (const Entry* x = find(es, "expect")) {
+      v.expect = Expectation{};
+      parse_expect(r, *x, catalog, v.checks, &v.expect);
+    }
+    out->push_back(std::move(v));
+  }
+}
+
 // Where a tab first indents a line (YAML indents with spaces only, and
 // yaml-cpp's own message, "illegal map value", does not say so); nullopt
 // when no line is indented with one.
@@ -289,6 +321,7 @@ void parse_into(FieldReader& r, std::string_view text, const ParseContext& ctx,
   // After checks: expect.fail may only name enabled checks.
   if (const Entry* e = find(top, "expect")) parse_expect(r, *e, catalog, s->checks, &s->expect);
   if (const Entry* e = find(top, "faults")) parse_faults(r, *e, s->nodes, &s->faults);
+  if (const Entry* e = find(top, "torch")) parse_torch_variants(r, *e, catalog, *s, &s->torch_variants);
 }
 
 ParseResult parse_text(std::string_view text, const ParseContext& ctx, const CheckCatalog& catalog) {
@@ -425,6 +458,24 @@ bool valid_scenario_name(std::string_view name) {
   auto first_ok = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
   auto rest_ok = [&](char c) { return first_ok(c) || c == '.' || c == '_' || c == '-'; };
   return !name.empty() && first_ok(name[0]) && std::all_of(name.begin() + 1, name.end(), rest_ok);
+}
+
+}  // namespace aftermath
+
+namespace aftermath {
+
+Scenario for_torch(const Scenario& sc, const std::optional<TorchVersion>& torch) {
+  Scenario out = sc;
+  out.torch_range.clear();
+  if (!torch) return out;
+  for (const auto& v : sc.torch_variants) {
+    if (!v.range.contains(*torch)) continue;
+    out.checks = v.checks;
+    out.expect = v.expect;
+    out.torch_range = v.range.text();
+    break;
+  }
+  return out;
 }
 
 }  // namespace aftermath

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "harness/core/python_facts.h"
 #include "harness/core/types.h"
 #include "harness/os/expected.h"
 #include "harness/scenario/diagnostic.h"
@@ -28,15 +29,12 @@ struct Job {
   std::string cwd;                         // absolute; empty = the harness's cwd
 };
 
-// The quiet end of the settle: longer than the 5 s a DataLoader worker's
-// watchdog may sit idle before it notices its parent is gone.
-constexpr Nanos kSettleQuiet = 6 * kSecond;
 
 struct Timeouts {
   Nanos job = 60 * kSecond;     // deadline for the top process; past it: hang, teardown
   // After the top process exits, leftovers are watched until nothing of the
   // job is left (and /dev/shm is back), or nothing has changed for
-  // kSettleQuiet, or this bound passes; 0: judge right away. 10 s by
+  // settle_quiet() (core/python_facts.h), or this bound passes; 0: judge right away. 10 s by
   // default: PyTorch's own cleanup runs on its clocks (an orphaned
   // DataLoader worker notices its dead parent within MP_STATUS_CHECK_INTERVAL,
   // 5 s; torch_shm_manager unlinks 2 s after its last client, ~7 s after a
@@ -56,12 +54,6 @@ struct CheckConfig {
   std::any params;
 };
 
-// How long a helper may outlive its parent unless a scenario says otherwise:
-// PyTorch's torch_shm_manager outlives its last client by design (2000 ms,
-// then it cleans up and exits; 2.1-2.3 s measured on 2 cores, more under
-// load), and multiprocessing's resource_tracker lives until the last holder
-// of its pipe is gone. Only for no_orphans: a helper's zombie is no design.
-constexpr Nanos kHelperGrace = 5 * kSecond;
 
 // A grace given as one duration ("500ms": the default for every role not
 // named otherwise) or as a map of roles ("{default: 1s, helper: 3s}").
@@ -78,6 +70,15 @@ struct Expectation {
   std::string reason;               // optional free text: the bug it reproduces
 };
 
+// What a scenario says for the PyTorch releases of one range (`torch:` in
+// the file): its checks (the base's, with each check named here replacing
+// the base's configuration of that check) and its expectation.
+struct TorchVariant {
+  TorchRange range;
+  std::map<std::string, CheckConfig> checks;
+  Expectation expect;
+};
+
 struct Scenario {
   std::string name;
   std::string description;
@@ -89,11 +90,18 @@ struct Scenario {
   Timeouts timeouts;
   Nanos grace = 1 * kSecond;            // how long a process may outlive its parent / stay a zombie
   // Per role, over `grace` (`grace: {default: 1s, helper: 3s}`). Without
-  // one, no_orphans gives helpers kHelperGrace (see CheckInput::grace).
+  // one, no_orphans gives helpers helper_grace() of the job's PyTorch
+  // (core/python_facts.h; see CheckInput::grace).
   std::map<Role, Nanos> role_grace;
   Nanos sample_interval = 20 * kMilli;  // /proc and /dev/shm sampling period
   std::map<std::string, CheckConfig> checks;
   Expectation expect;
+  // `torch:`: where behaviour differs by PyTorch release, what the scenario
+  // checks and expects on each range, in file order (the first range that
+  // holds the job's torch applies; none: `checks` and `expect` above).
+  std::vector<TorchVariant> torch_variants;
+  // Set by for_torch(): the range that applied, empty when none did.
+  std::string torch_range;
   std::optional<std::uint64_t> seed;     // `seed:`; the CLI's --seed wins
   std::vector<FaultSpec> faults;         // in firing order
   // `nodes: N`: the job runs on N nodes of a Slurm allocation, one agent per
@@ -106,6 +114,11 @@ struct Scenario {
   std::vector<std::pair<size_t, TriggerSpec>> remote_triggers;
 };
 
+// The scenario as it applies to a job on PyTorch `torch` (nullopt: none
+// known): the checks and expectation of the first variant whose range holds
+// it, torch_range naming that range; else the scenario unchanged.
+Scenario for_torch(const Scenario& sc, const std::optional<TorchVersion>& torch);
+
 // The variables a multi-node scenario's job may use, resolved on each node
 // when its agent starts the node's part: the head node's host name (node 0,
 // where torchrun's rendezvous lives), this node's index, and the node count.
@@ -117,8 +130,9 @@ struct ParseContext {
   std::string file;          // for diagnostics and relative paths
   std::string scenario_dir;  // base for relative commands and cwd; default: dirname(file)
   // Values for ${NAME} in commands, args, env values and cwd. AFTERMATH_BIN is
-  // the build's bin dir; SCENARIO_DIR the scenario's folder. Unknown names fall
-  // back to the process environment; still unknown is a diagnostic.
+  // the build's bin dir; SCENARIO_DIR the scenario's folder; PYTHON the run's
+  // interpreter (--python). Unknown names fall back to the process
+  // environment; still unknown is a diagnostic.
   std::map<std::string, std::string> vars;
   // When false, the command's existence is not checked (used by `list`).
   bool check_command = true;

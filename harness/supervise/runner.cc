@@ -13,6 +13,7 @@
 #include "harness/core/fnv1a.h"
 #include "harness/core/job_environment.h"
 #include "harness/core/shell_quote.h"
+#include "harness/observe/python_probe.h"
 #include "harness/observe/requirements_probe.h"
 #include "harness/supervise/process_logs.h"
 
@@ -84,6 +85,7 @@ ScenarioResult begin_result(const Scenario& sc, const RunOptions& o, std::uint64
   r.scenario_text = sc.text;
   r.scenario_hash = fnv1a_hex(sc.text);
   r.seed = seed;
+  r.torch_range = sc.torch_range;
   if (sc.expect.expect_pass) {
     r.expect = "pass";
   } else {
@@ -219,7 +221,10 @@ ScenarioResult run_scenario(const Scenario& input, const RunOptions& o, int run_
     return harness_error(begin_result(input, o, choose_seed(input, o), run_index, runs),
                          "a multi-node scenario needs a coordinator (`aftermath run`)");
   }
-  Scenario sc = with_overrides(input, o);
+  // The job's PyTorch decides what the scenario expects of it (`torch:`)
+  // and the rules' PyTorch-given values (core/python_facts.h).
+  PythonFacts facts = facts_for_job(input.job.argv, o.python);
+  Scenario sc = for_torch(with_overrides(input, o), facts.torch);
   std::uint64_t seed = choose_seed(sc, o);
   sc.job.env["AFTERMATH_SEED"] = std::to_string(seed);
   sc.job.env["AFTERMATH_SCENARIO"] = sc.name;
@@ -232,7 +237,9 @@ ScenarioResult run_scenario(const Scenario& input, const RunOptions& o, int run_
   r.stderr_path = r.out_dir + "/stderr.log";
   use_log_dir(sc, r.out_dir);
   if (!o.ignore_requirements) {
-    if (auto why = unmet_requirements(sc.requires_, sc.job.argv)) {
+    RequirementEnv env;
+    if (!o.python.empty()) env.python = o.python;
+    if (auto why = unmet_requirements(sc.requires_, sc.job.argv, env)) {
       r.verdict = Verdict::Skipped;
       r.verdict_reason = "not launched: requires " + *why;
       return r;
@@ -241,6 +248,7 @@ ScenarioResult run_scenario(const Scenario& input, const RunOptions& o, int run_
 
   OwnDevice own;
   SupervisorOptions so = supervisor_options(sc, o, r, own);
+  so.python = facts;
   try {
     r.timeline = supervise(sc, so);
   } catch (const std::exception& e) {

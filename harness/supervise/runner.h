@@ -57,6 +57,9 @@ struct RunOptions {
   std::function<std::vector<RemoteFireRequest>()> remote_fires;                // see SupervisorOptions
   NetworkCut* network = nullptr;
   std::function<void()> end_agent;  // agent_kill (see SupervisorOptions)
+  // The run's Python (--python, resolved): the facts of a job that runs no
+  // Python of its own are this one's (observe/python_probe.h). Empty: none.
+  std::string python;
   // The values of ${NAME} the scenarios were parsed with (AFTERMATH_BIN ...),
   // for a multi-node run's agents to parse them with again.
   std::map<std::string, std::string> scenario_vars;

@@ -495,6 +495,7 @@ void Supervisor::diagnose_hang() {
 // teardown, the after-run settling of records) are the story of a run.
 Timeline Supervisor::run() {
   t0_ = monotonic_now();
+  tl_.facts.python = opt_.python;
   // The host's /dev/shm before anything starts; replaced by an empty baseline
   // if the job gets a private one (see the Mode record).
   shm_.take_baseline(opt_.shm_dir);
@@ -549,10 +550,13 @@ Timeline Supervisor::run() {
     phase("settle");
     Nanos bound = now() + sc_.timeouts.settle;
     auto clean_now = [&] { return tracker_.present_count() == 0 && shm_.at_baseline(); };
-    bool clean = pump(bound, [&] { return clean_now() || now() - last_change_ >= kSettleQuiet; });
+    // Quiet for longer than a DataLoader worker's watchdog period of this
+    // PyTorch: an orphaned worker is seen to notice its dead parent.
+    const Nanos quiet = settle_quiet(opt_.python);
+    bool clean = pump(bound, [&] { return clean_now() || now() - last_change_ >= quiet; });
     if (!clean_now())
       add(obs::note(now(), clean ? "settle ended: nothing of the job changed for " +
-                                       format_duration(kSettleQuiet)
+                                       format_duration(quiet)
                                  : "settle ended at its " + format_duration(sc_.timeouts.settle) +
                                        " bound with job processes or /dev/shm entries left"));
   } else if (interrupted()) {

@@ -111,6 +111,10 @@ struct SupervisorOptions {
   // agent_kill: ends the multi-node agent this run belongs to, at once (it
   // never returns). Null: agent_kill is skipped (no agent).
   std::function<void()> end_agent;
+  // The job's Python and PyTorch (observe/python_probe.h): recorded in the
+  // timeline's facts for the checks; the settle's quiet period follows its
+  // DataLoader watchdog period.
+  PythonFacts python = default_python_facts();
   // Set from a signal handler to stop the run early (teardown still happens).
   const volatile bool* interrupted = nullptr;
 };

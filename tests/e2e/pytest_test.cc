@@ -74,8 +74,11 @@ class PytestSuite : public ::testing::Test {
     EXPECT_EQ(l["test_leaks_shm_segment"], std::multiset<std::string>{"shm"});
     EXPECT_EQ(l["test_leaves_zombie"], std::multiset<std::string>{"zombie"});
     // The clean test's own child, where a sample saw it, is its and no leak.
-    for (const auto& t : sc.at("tests"))
-      if (short_name(t) == "test_clean") EXPECT_LE(t.at("processes").size(), 1u) << t.dump();
+    for (const auto& t : sc.at("tests")) {
+      if (short_name(t) == "test_clean") {
+        EXPECT_LE(t.at("processes").size(), 1u) << t.dump();
+      }
+    }
 
     const json c = e2e::check(r, "tests_clean");
     EXPECT_EQ(c.at("status"), "fail");

@@ -731,7 +731,8 @@ TEST(GraceByRole, ADefaultGraceDoesNotLowerTheHelpersButRaisesTheRest) {
   std::vector<ProcessHistory> procs;
   auto in = make_check_input(sc, tl, procs);
   EXPECT_EQ(in.grace("no_orphans", Role::Worker), msec(100));
-  EXPECT_EQ(in.grace("no_orphans", Role::Helper), kHelperGrace);
+  EXPECT_EQ(in.grace("no_orphans", Role::Helper), helper_grace(tl.facts.python));
+  EXPECT_EQ(helper_grace(tl.facts.python), 5 * kSecond);
   // A helper's zombie is no design: the plain grace.
   EXPECT_EQ(in.grace("no_zombies", Role::Helper), msec(100));
   sc.checks["no_orphans"].grace = 8 * kSecond;
@@ -740,10 +741,13 @@ TEST(GraceByRole, ADefaultGraceDoesNotLowerTheHelpersButRaisesTheRest) {
   EXPECT_EQ(in2.grace("no_orphans", Role::Rank), 8 * kSecond);
 }
 
-// torchrun reaps its ranks on its monitor interval (5 s in 1.13): a rank
-// sitting as a zombie under it that long is its design, not a leak.
-Timeline zombie_under(const std::string& parent_cmdline, Nanos zombie_for) {
+// torchrun reaps its ranks on its monitor interval (5 s in 1.13, 0.1 s since
+// 2.4: the job's PyTorch's, from the run's facts): a rank sitting as a
+// zombie under it that long is its design, not a leak.
+Timeline zombie_under(const std::string& parent_cmdline, Nanos zombie_for,
+                      Nanos monitor_interval = 5 * kSecond) {
   Timeline tl = skeleton();
+  tl.facts.python.torchrun_monitor_interval = monitor_interval;
   tl.observations.erase(std::remove_if(tl.observations.begin(), tl.observations.end(),
                                  [](const Observation& o) { return o.kind == ObsKind::ProcStart; }),
                   tl.observations.end());
@@ -768,6 +772,13 @@ TEST(NoZombies, ATorchrunRankIsJudgedAgainstTheAgentsPollInterval) {
   auto fast = check("no_zombies", make_scenario(),
                     zombie_under(agent + " --monitor_interval 0.5", 4 * kSecond));
   EXPECT_EQ(fast.status, CheckStatus::Fail);
+  // torchrun 2.4 and later polls every 0.1 s: the same 4 s zombie is a leak,
+  // and 0.9 s (the interval plus the 1 s grace) is not.
+  auto current = check("no_zombies", make_scenario(), zombie_under(agent, 4 * kSecond, 100 * kMilli));
+  EXPECT_EQ(current.status, CheckStatus::Fail);
+  EXPECT_DOUBLE_EQ(current.measured["zombies"][0]["parent_poll_ms"].get<double>(), 100.0);
+  EXPECT_EQ(check("no_zombies", make_scenario(), zombie_under(agent, msec(900), 100 * kMilli)).status,
+            CheckStatus::Pass);
   // Another launcher's interval, stated in the scenario.
   Scenario sc = make_scenario();
   mutable_check_params<NoZombiesParams>(sc).launcher_poll = 5 * kSecond;

@@ -43,11 +43,13 @@ TEST(Roles, TorchrunAgentInItsForms) {
   EXPECT_FALSE(is_torchrun_agent("/usr/bin/python3 train.py --log torchrun.txt"));
 }
 
-TEST(Roles, TorchrunPollIntervalFromItsCommandLine) {
-  EXPECT_EQ(launcher_poll_interval("torchrun --nproc_per_node 2 t.py"), 5 * kSecond);
-  EXPECT_EQ(launcher_poll_interval("torchrun --monitor_interval 0.5 t.py"), 500 * kMilli);
-  EXPECT_EQ(launcher_poll_interval("torchrun --monitor-interval=2 t.py"), 2 * kSecond);
-  EXPECT_EQ(launcher_poll_interval("/usr/bin/python3 train.py"), std::nullopt);
+TEST(Roles, TorchrunPollIntervalFromItsCommandLineElseTheRunningTorchsDefault) {
+  // 1.13's default (5 s), then 2.4's and later (0.1 s): the caller's.
+  EXPECT_EQ(launcher_poll_interval("torchrun --nproc_per_node 2 t.py", 5 * kSecond), 5 * kSecond);
+  EXPECT_EQ(launcher_poll_interval("torchrun --nproc_per_node 2 t.py", 100 * kMilli), 100 * kMilli);
+  EXPECT_EQ(launcher_poll_interval("torchrun --monitor_interval 0.5 t.py", 100 * kMilli), 500 * kMilli);
+  EXPECT_EQ(launcher_poll_interval("torchrun --monitor-interval=2 t.py", 100 * kMilli), 2 * kSecond);
+  EXPECT_EQ(launcher_poll_interval("/usr/bin/python3 train.py", 5 * kSecond), std::nullopt);
 }
 
 TEST(Roles, RankFromRankInTheEnvironmentButNotForItsChildren) {

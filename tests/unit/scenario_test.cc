@@ -253,7 +253,7 @@ TEST(ParseScenario, DefaultsWhenOptionalFieldsAreAbsent) {
   EXPECT_EQ(s.job.cwd, "");
   EXPECT_EQ(s.timeouts.job, 60 * kSecond);
   EXPECT_EQ(s.timeouts.settle, 10 * kSecond);  // PyTorch's own cleanup takes ~7 s
-  EXPECT_TRUE(s.role_grace.empty());  // no_orphans gives helpers kHelperGrace itself
+  EXPECT_TRUE(s.role_grace.empty());  // no_orphans gives helpers helper_grace() itself
   EXPECT_EQ(s.timeouts.teardown, 2 * kSecond);
   EXPECT_EQ(s.grace, 1 * kSecond);
   EXPECT_EQ(s.sample_interval, 20 * kMilli);
@@ -1015,6 +1015,72 @@ TEST(LoadScenario, ManyErrorsDataFile) {
                           Diag("checks.no_such_check", 11, 3), Diag("expect.fail[1]", 13, 21)))
       << Dump(r);
   for (const Diagnostic& d : r.diagnostics) EXPECT_EQ(d.file, file);
+}
+
+}  // namespace
+}  // namespace aftermath
+
+namespace aftermath {
+namespace {
+
+// `torch:` states what differs by PyTorch release; the first range holding
+// the job's torch applies, each check named there replacing the base's.
+TEST(ScenarioTorch, TheFirstRangeHoldingTheJobsTorchGivesChecksAndExpectation) {
+  Scenario s = ParseOk(Base("checks:\n"
+                            "  job_exit: {code: 1, output_regex: 'Bus error'}\n"
+                            "expect: {fail: [no_orphans], reason: old}\n"
+                            "torch:\n"
+                            "  '>=2.10':\n"
+                            "    checks: {job_exit: {code: 1, output_regex: 'unable to allocate'}}\n"
+                            "    expect: pass\n"
+                            "  '>=2.2':\n"
+                            "    expect: {fail: [tmp_clean], reason: killpg}\n"));
+  ASSERT_EQ(s.torch_variants.size(), 2u);
+  auto on = [&](const char* v) { return for_torch(s, parse_torch_version(v)); };
+  Scenario old = on("1.13.0a0");
+  EXPECT_EQ(old.torch_range, "");
+  EXPECT_FALSE(old.expect.expect_pass);
+  EXPECT_EQ(JE(old.checks.at("job_exit")).output_regex, "Bus error");
+  Scenario mid = on("2.6.0");
+  EXPECT_EQ(mid.torch_range, ">=2.2");
+  EXPECT_THAT(mid.expect.failing, ElementsAre("tmp_clean"));
+  EXPECT_EQ(JE(mid.checks.at("job_exit")).output_regex, "Bus error");  // the base's, not replaced
+  Scenario now = on("2.13.0+cpu");
+  EXPECT_EQ(now.torch_range, ">=2.10");
+  EXPECT_TRUE(now.expect.expect_pass);
+  EXPECT_EQ(JE(now.checks.at("job_exit")).output_regex, "unable to allocate");
+  // No torch known: the base.
+  EXPECT_EQ(for_torch(s, std::nullopt).torch_range, "");
+}
+
+TEST(ScenarioTorch, BadRangesAndEntriesAreReportedWithTheirPlace) {
+  ParseResult r = parse_scenario(Base("torch:\n"
+                                      "  '>=2.x': {expect: pass}\n"
+                                      "  '<2.0': {expect: {fail: [no_such_check]}}\n"
+                                      "  '2.1': {}\n"
+                                      "  '2.2': {timeouts: {job: 1s}}\n"),
+                                 NoCheck());
+  EXPECT_THAT(r.diagnostics,
+              ElementsAre(Diag("torch.>=2.x", 6, 3, "'2.x' is not a version"),
+                          Diag("torch.<2.0.expect.fail[0]", 7, 28, "unknown check 'no_such_check'"),
+                          Diag("torch.2.1", 8, 10, "says nothing"),
+                          Diag("torch.2.2.timeouts", 9, 11, "unknown key 'timeouts'")))
+      << Dump(r);
+  ParseResult list = parse_scenario(Base("torch: [a]\n"), NoCheck());
+  EXPECT_THAT(list.diagnostics, ElementsAre(Diag("torch", 5, 8, "a map of version ranges"))) << Dump(list);
+}
+
+TEST(ScenarioTorch, PythonIsAVariableOfTheRun) {
+  TempDir dir("aftermath-scenario-python");
+  std::string py = dir.path() + "/python3";
+  { std::ofstream(py) << "#!/bin/sh\n"; }
+  ::chmod(py.c_str(), 0755);
+  ParseContext ctx;
+  ctx.file = dir.path() + "/t.yaml";
+  ctx.vars = {{"PYTHON", py}};
+  Scenario s = ParseOk("name: t\ndescription: d\njob:\n  command: ${PYTHON}\n  args: ['-c', 'pass']\n", ctx);
+  ASSERT_FALSE(s.job.argv.empty());
+  EXPECT_EQ(s.job.argv[0], py);
 }
 
 }  // namespace

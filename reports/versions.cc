@@ -1,0 +1,206 @@
+#include "reports/versions.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "reports/summary.h"
+
+namespace aftermath {
+
+namespace {
+
+using json = nlohmann::json;
+
+std::string ms_text(double ms) {
+  char buf[32];
+  if (ms >= 1000) std::snprintf(buf, sizeof buf, "%.2f s", ms / 1000);
+  else std::snprintf(buf, sizeof buf, "%.0f ms", ms);
+  return buf;
+}
+
+const json* check_of(const json& scenario, const std::string& name) {
+  if (!scenario.contains("checks") || !scenario["checks"].is_array()) return nullptr;
+  for (const auto& c : scenario["checks"])
+    if (c.value("name", "") == name) return &c;
+  return nullptr;
+}
+
+std::vector<std::string> failed_checks(const json& scenario) {
+  std::vector<std::string> out;
+  if (scenario.contains("checks") && scenario["checks"].is_array())
+    for (const auto& c : scenario["checks"])
+      if (c.value("status", "") == "fail") out.push_back(c.value("name", "?"));
+  return out;
+}
+
+// One scenario on one version: the figures the table shows.
+json cell(const json& s) {
+  json c;
+  c["verdict"] = s.value("verdict", "error");
+  c["failed"] = failed_checks(s);
+  c["expect"] = s.value("expect", "");
+  if (s.contains("torch_range") && s["torch_range"].is_string()) c["torch_range"] = s["torch_range"];
+  int orphans = 0, helpers = 0;
+  double longest = 0, linger = 0;
+  if (const json* no = check_of(s, "no_orphans"); no && no->contains("measured")) {
+    for (const auto& o : (*no)["measured"].value("orphans", json::array())) {
+      double life = o.value("orphan_lifetime_ms", 0.0);
+      if (o.value("role", "") == "helper") {
+        ++helpers;
+        linger = std::max(linger, life);
+      } else {
+        ++orphans;
+        longest = std::max(longest, life);
+      }
+    }
+  }
+  c["orphans"] = orphans;
+  c["longest_orphan_ms"] = longest;
+  c["helpers_orphaned"] = helpers;
+  c["helper_linger_ms"] = linger;
+  const json& t = s.value("timings_ms", json::object());
+  for (const char* k : {"to_all_gone_ms", "to_shm_baseline_ms", "job_ms"})
+    if (t.contains(k) && t[k].is_number()) c[k] = t[k];
+  if (s.contains("top") && s["top"].contains("outcome") && s["top"]["outcome"].is_object())
+    c["exit"] = s["top"]["outcome"].value("text", "");
+  else if (s.contains("top") && s["top"].value("deadline_hit", false))
+    c["exit"] = "still running at the deadline";
+  return c;
+}
+
+std::string cell_md(const json& c) {
+  if (c.is_null()) return "not run";
+  std::string v = c.value("verdict", "error");
+  std::vector<std::string> failed = c.value("failed", std::vector<std::string>{});
+  std::string text = "**" + v + "**";
+  if (!failed.empty()) {
+    text += " (";
+    for (size_t i = 0; i < failed.size(); ++i) text += (i ? ", " : "") + failed[i];
+    text += ")";
+  }
+  std::vector<std::string> parts;
+  if (int n = c.value("orphans", 0))
+    parts.push_back(std::to_string(n) + " orphan" + (n == 1 ? "" : "s") + " ≤ " + ms_text(c.value("longest_orphan_ms", 0.0)));
+  if (int n = c.value("helpers_orphaned", 0))
+    parts.push_back(std::to_string(n) + " helper" + (n == 1 ? "" : "s") + " linger ≤ " + ms_text(c.value("helper_linger_ms", 0.0)));
+  if (c.contains("to_all_gone_ms")) parts.push_back("all gone " + ms_text(c["to_all_gone_ms"].get<double>()));
+  if (c.contains("to_shm_baseline_ms") && c["to_shm_baseline_ms"].get<double>() > 0)
+    parts.push_back("shm back " + ms_text(c["to_shm_baseline_ms"].get<double>()));
+  if (c.contains("exit")) parts.push_back("exit " + c["exit"].get<std::string>());
+  for (const auto& p : parts) text += "; " + p;
+  return md_cell(text);
+}
+
+bool write_file(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << text;
+  return static_cast<bool>(f);
+}
+
+}  // namespace
+
+json versions_json(const std::vector<VersionRun>& runs, const std::vector<json>& results) {
+  json doc;
+  doc["schema"] = "aftermath-versions";
+  doc["schema_version"] = 1;
+  json versions = json::array();
+  std::vector<std::string> order;  // scenario names, first seen first
+  std::map<std::string, std::vector<json>> cells;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const auto& f = runs[i].facts;
+    json v;
+    v["label"] = f.label();
+    v["interpreter"] = f.interpreter;
+    v["python"] = f.python;
+    v["torch"] = f.torch ? json(f.torch->text) : json(nullptr);
+    if (!f.torch) v["torch_error"] = f.torch_error.empty() ? f.probe_error : f.torch_error;
+    v["dir"] = runs[i].dir;
+    v["result"] = runs[i].result_path;
+    const json& r = i < results.size() ? results[i] : json();
+    v["finished"] = r.is_object();
+    if (r.is_object() && r.contains("summary")) v["summary"] = r["summary"];
+    versions.push_back(v);
+    if (!r.is_object() || !r.contains("scenarios")) continue;
+    for (const auto& s : r["scenarios"]) {
+      std::string name = s.value("name", "?");
+      if (s.value("runs", 1) > 1) name += " run " + std::to_string(s.value("run_index", 0) + 1);
+      if (!cells.count(name)) {
+        order.push_back(name);
+        cells[name] = std::vector<json>(runs.size());
+      }
+      cells[name][i] = cell(s);
+    }
+  }
+  doc["versions"] = versions;
+  json scenarios = json::array();
+  for (const auto& name : order) {
+    json row;
+    row["name"] = name;
+    row["cells"] = cells[name];
+    std::set<std::string> shapes;
+    for (const auto& c : cells[name]) {
+      if (c.is_null()) {
+        shapes.insert("not run");
+        continue;
+      }
+      std::string shape = c.value("verdict", "") + ":";
+      for (const auto& f : c.value("failed", std::vector<std::string>{})) shape += f + ",";
+      shapes.insert(shape);
+    }
+    row["differs"] = shapes.size() > 1;
+    scenarios.push_back(row);
+  }
+  doc["scenarios"] = scenarios;
+  return doc;
+}
+
+std::string render_versions_md(const json& doc) {
+  std::ostringstream md;
+  md << "# aftermath: one run on " << doc["versions"].size() << " Python interpreters\n\n";
+  for (const auto& v : doc["versions"]) {
+    md << "- **" << v.value("label", "?") << "**: `" << v.value("interpreter", "?") << "` (python "
+       << v.value("python", "?") << "), reports in `" << v.value("dir", "?") << "/`";
+    if (!v.value("finished", false)) md << " (did not finish)";
+    md << "\n";
+  }
+  md << "\n| scenario |";
+  for (const auto& v : doc["versions"]) md << " " << md_cell(v.value("label", "?")) << " |";
+  md << " differs |\n|---|";
+  for (size_t i = 0; i < doc["versions"].size(); ++i) md << "---|";
+  md << "---|\n";
+  int differ = 0;
+  for (const auto& row : doc["scenarios"]) {
+    md << "| " << md_cell(row.value("name", "?")) << " |";
+    for (const auto& c : row["cells"]) md << " " << cell_md(c) << " |";
+    bool d = row.value("differs", false);
+    differ += d;
+    md << (d ? " **yes** |" : " |") << "\n";
+  }
+  md << "\n" << differ << " of " << doc["scenarios"].size()
+     << " scenario(s) differ in verdict or failed checks between the versions.";
+  if (doc["versions"].size() >= 2)
+    md << " Every check and timing of two columns: `aftermath diff " << doc["versions"][0].value("dir", "A")
+       << "/result.json " << doc["versions"][1].value("dir", "B") << "/result.json`.";
+  md << "\n";
+  return md.str();
+}
+
+Expected<std::string> write_versions(const std::vector<VersionRun>& runs, const std::string& out) {
+  std::vector<json> results;
+  for (const auto& r : runs) {
+    std::ifstream in(r.result_path);
+    json j = json::parse(in, nullptr, false);
+    results.push_back(j.is_discarded() ? json() : j);
+  }
+  json doc = versions_json(runs, results);
+  std::string md = render_versions_md(doc);
+  if (!write_file(out + "/versions.json", doc.dump(2) + "\n") || !write_file(out + "/versions.md", md))
+    return Error{"cannot write versions.json and versions.md under " + out};
+  return md;
+}
+
+}  // namespace aftermath
