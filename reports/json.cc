@@ -304,6 +304,7 @@ json to_json(const Observation& o) {
     case ObsKind::TmpReclaim:
       j["path"] = o.name;
       j["bytes"] = o.value;
+      if (!o.text.empty()) j["moved_to"] = o.text;
       break;
   }
   return j;

@@ -192,6 +192,13 @@ std::string render_summary_md(const json& result) {
     }
     std::string repro = str(*sc, "repro");
     if (!repro.empty()) out += "- repro: " + md_code(code_line(repro)) + "\n";
+    // The job's own last words: often the whole story ("No module named 'torch'").
+    std::string tail = report::last_lines(str(member(*sc, "top"), "stderr_tail"), 5);
+    if (!tail.empty()) {
+      std::string fence = "```";
+      while (tail.find(fence) != std::string::npos) fence += "`";
+      out += "- the job's last stderr lines:\n\n" + fence + "\n" + tail + fence + "\n";
+    }
     out += hang_summary_md(*sc);
   }
   // A hang that was expected (a reproduced bug: xfail) still shows where the

@@ -76,7 +76,7 @@ std::string cell_md(const json& c) {
   if (c.is_null()) return "not run";
   std::string v = c.value("verdict", "error");
   std::vector<std::string> failed = c.value("failed", std::vector<std::string>{});
-  std::string text = "**" + v + "**";
+  std::string text;
   if (!failed.empty()) {
     text += " (";
     for (size_t i = 0; i < failed.size(); ++i) text += (i ? ", " : "") + failed[i];
@@ -92,7 +92,7 @@ std::string cell_md(const json& c) {
     parts.push_back("shm back " + ms_text(c["to_shm_baseline_ms"].get<double>()));
   if (c.contains("exit")) parts.push_back("exit " + c["exit"].get<std::string>());
   for (const auto& p : parts) text += "; " + p;
-  return md_cell(text);
+  return "**" + md_cell(v) + "**" + md_cell(text);
 }
 
 bool write_file(const std::string& path, const std::string& text) {

@@ -121,6 +121,22 @@ bool verdict_ok(std::string_view verdict) { return verdict == "pass" || verdict 
 
 bool check_failed(std::string_view status) { return status == "fail" || status == "error"; }
 
+std::string last_lines(std::string_view text, size_t n) {
+  std::vector<std::string_view> lines;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(start, end - start);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.find_first_not_of(" \t") != std::string_view::npos) lines.push_back(line);
+    start = end + 1;
+  }
+  std::string out;
+  for (size_t i = lines.size() > n ? lines.size() - n : 0; i < lines.size(); ++i) out += std::string(lines[i]) + "\n";
+  return out;
+}
+
 int role_rank(std::string_view role) {
   if (role == "launcher") return 0;
   if (role == "rank") return 1;

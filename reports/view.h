@@ -47,6 +47,9 @@ bool verdict_ok(std::string_view verdict);
 // fail and error are the statuses that make a check count as failed.
 bool check_failed(std::string_view status);
 
+// The last `n` non-empty lines of `text`, each ending in '\n' ("" for none).
+std::string last_lines(std::string_view text, size_t n);
+
 // A process's key (harness/core/result.h's process_key) from a processes[] or
 // timeline entry: its pid, unique across the nodes of a multi-node run.
 long long process_key(const json& item);

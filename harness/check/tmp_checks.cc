@@ -20,15 +20,19 @@ std::string entries(size_t n) { return n == 1 ? "entry" : "entries"; }
 CheckResult tmp_clean(const CheckInput& in) {
   CheckResult r;
   std::set<std::string> reclaimed;
+  std::map<std::string, std::string> moved;  // torchrun's log folders: path -> where they went
   for (const auto& o : in.timeline.observations) {
     if (o.kind == ObsKind::Note && o.text.rfind("tmp unavailable", 0) == 0) {
       r.status = CheckStatus::Skipped;
       r.reason = "the temp dir could not be observed: " + o.text.substr(o.text.find(':') + 2);
       return r;
     }
-    if (o.kind == ObsKind::TmpReclaim) reclaimed.insert(o.name);
+    if (o.kind == ObsKind::TmpReclaim) {
+      if (o.text.empty()) reclaimed.insert(o.name);
+      else moved[o.name] = o.text;
+    }
   }
-  json left = json::array(), outside = json::array(), other = json::array();
+  json left = json::array(), outside = json::array(), other = json::array(), torchrun_logs = json::array();
   size_t other_count = 0;
   std::int64_t left_bytes = 0;
   std::vector<std::string> names;
@@ -38,6 +42,10 @@ CheckResult tmp_clean(const CheckInput& in) {
     if (o.pid != 0) {
       e["held_by"] = o.pid;
       outside.push_back(e);
+    } else if (o.text == "torchelastic") {
+      // torchrun makes one on every run and never removes it: its design.
+      if (auto m = moved.find(o.name); m != moved.end()) e["moved_to"] = m->second;
+      torchrun_logs.push_back(e);
     } else if (o.text == "other") {
       if (other.size() < kOtherListed) other.push_back(e);
       ++other_count;
@@ -55,7 +63,12 @@ CheckResult tmp_clean(const CheckInput& in) {
   r.measured["held_outside_job"] = outside;
   r.measured["other"] = other;
   r.measured["other_count"] = other_count;
+  r.measured["torchrun_logs"] = torchrun_logs;
   std::string also;
+  if (!torchrun_logs.empty())
+    also += "; torchrun's log folder" + std::string(torchrun_logs.size() == 1 ? "" : "s") +
+            " (torchelastic_*, kept by torchrun's design" +
+            (moved.empty() ? std::string(")") : ", moved to the run's logs/)") + " not judged";
   if (other_count)
     also += "; " + std::to_string(other_count) + " other new " + entries(other_count) +
             " reported, not judged";

@@ -81,6 +81,13 @@ int main(int argc, char** argv) {
   inv.argv.assign(argv, argv + argc);
   CLI::App app{"aftermath: fault injection and leftovers checks for multi-process training jobs"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("aftermath ") + AFTERMATH_VERSION);
+  app.footer(
+      "Exit status: 0 when every verdict is pass, xfail or skipped (inspect: the machine is clean);\n"
+      "1 when any is fail, xpass or error, the run was interrupted or a report could not be written\n"
+      "(inspect/reap: something is left, or --require-gpu and the GPUs could not be inspected);\n"
+      "2 for usage or scenario errors, and then nothing is launched.\n"
+      "Reports: result.json, junit.xml, report.html, trace.json, summary.md under --out.");
 
   RunCliOptions run_options;
   auto* run = app.add_subcommand("run", "run scenario files, suites, or -- COMMAND as a job");
@@ -89,7 +96,7 @@ int main(int argc, char** argv) {
   RunCliOptions pytest_options;
   auto* pytest = app.add_subcommand(
       "pytest", "run a pytest suite as the job (-- PYTEST ARGS), judging what each test left behind");
-  add_run_options(pytest, pytest_options);
+  add_run_options(pytest, pytest_options, RunOptionsFor::Pytest);
 
   auto* validate = app.add_subcommand("validate", "parse and validate scenario files and suites; launch nothing");
   std::vector<std::string> validate_inputs;

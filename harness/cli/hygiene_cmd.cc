@@ -110,12 +110,26 @@ void add_hygiene_options(CLI::App* sub, HygieneCliOptions& o) {
                   "where host_oom's fault cgroups are made: auto (found as a run finds it), a "
                   "directory, or none")
       ->capture_default_str();
+  sub->add_flag("--require-gpu", o.require_gpu,
+                "fail (exit 1) when the GPUs could not be inspected (no driver, no NVML), rather "
+                "than report the rest clean: for GPU runners' pre- and post-steps");
 }
+
+namespace {
+
+// --require-gpu: the GPUs not inspected is a problem of its own.
+void require_gpu(InspectReport& r, const HygieneCliOptions& c) {
+  if (c.require_gpu && !r.gpu_unavailable.empty())
+    r.problems.push_back("GPU not inspected (--require-gpu): " + r.gpu_unavailable);
+}
+
+}  // namespace
 
 int cmd_inspect(bool json, const HygieneCliOptions& c) {
   Built b;
   if (!build_or_say("inspect", c, b)) return 2;
   InspectReport r = inspect_machine(b.options);
+  require_gpu(r, c);
   if (json)
     std::printf("%s\n", inspect_json(r).dump(2).c_str());
   else
@@ -135,6 +149,7 @@ int cmd_reap(bool dry_run, bool yes, bool all_users, bool json, const HygieneCli
   ro.uid = ::getuid();
   InspectReport before = inspect_machine(b.options);
   ReapPlan plan = plan_reap(before, ro);
+  require_gpu(before, c);
   const bool act = yes && !dry_run;
   if (!act) {
     if (json) {
@@ -154,6 +169,7 @@ int cmd_reap(bool dry_run, bool yes, bool all_users, bool json, const HygieneCli
     return before.clean() ? 0 : 1;
   }
   ReapResult done = execute_reap(std::move(plan), b.options, ro);
+  require_gpu(done.after, c);
   if (json) {
     std::printf("%s\n", nlohmann::json{{"before", inspect_json(before)},
                                        {"plan", reap_plan_json(done.plan)},

@@ -1,8 +1,8 @@
 // The `inspect` and `reap` subcommands: thin glue over harness/hygiene, with
 // reports/inspect.h rendering what they print.
 //
-//   aftermath inspect [--json] [HYGIENE OPTIONS]   (also as `aftermath check`)
-//   aftermath reap [--dry-run] [--yes] [--all-users] [--json] [HYGIENE OPTIONS]
+//   aftermath inspect [--json] [--require-gpu] [HYGIENE OPTIONS]   (also as `aftermath check`)
+//   aftermath reap [--dry-run] [--yes] [--all-users] [--json] [--require-gpu] [HYGIENE OPTIONS]
 //
 // HYGIENE OPTIONS (add_hygiene_options): --proc-root, --shm-dir,
 // --device-pattern, --orphan-parent PID (repeatable), --no-probe,
@@ -10,7 +10,10 @@
 // --tmp-dir DIR|auto|none, --tmp-min-age DURATION, --nvml-pid-level N,
 // --cgroup-dir.
 //
-// Exit status: 0 clean (after reaping, for reap); 1 not clean; 2 usage.
+// Exit status: 0 clean (after reaping, for reap); 1 not clean, or (with
+// --require-gpu) the GPUs could not be inspected; 2 usage. `reap` without
+// --yes (or with --dry-run) does nothing and exits as `inspect` would: 1 when
+// there is something to clean.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -32,6 +35,9 @@ struct HygieneCliOptions {
   std::string tmp_min_age = "30s";
   int nvml_pid_level = 0;
   std::string cgroup_dir = "auto";
+  // A GPU runner's pre/post step must not pass blind: the GPUs not
+  // inspected (no driver, NVML failed) is a failure, not a skip.
+  bool require_gpu = false;
 };
 
 // Registers the options shared by `inspect` and `reap` on `sub`.

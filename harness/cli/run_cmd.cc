@@ -99,6 +99,13 @@ Expected<RunOptions> run_options(const RunCliOptions& c, const RunInvocation& in
   ro.seed = c.seed;
   ro.containment = c.contain;
   ro.fault_texts = c.faults;
+  for (const auto& [opt, value] : {std::pair<const char*, const std::string&>{"--name", c.name},
+                                   {"--expect-exit", c.expect_exit},
+                                   {"--expect-signal", c.expect_signal},
+                                   {"--expect-output", c.expect_output},
+                                   {"--expect-fail", c.expect_fail}})
+    if (!value.empty()) ro.verdict_options.insert(ro.verdict_options.end(), {opt, value});
+  for (const auto& check : c.checks) ro.verdict_options.insert(ro.verdict_options.end(), {"--check", check});
   ro.shm = c.shm;
   ro.command_line = inv.command_line;
   ro.self_path = self_path();
@@ -401,14 +408,18 @@ std::vector<std::string> salloc_command(const std::string& salloc, const std::st
   return out;
 }
 
-void add_run_options(CLI::App* run, RunCliOptions& o) {
-  run->add_flag("--slurm", o.slurm,
-                "outside a Slurm allocation, ask for one with as many nodes as the largest "
-                "multi-node scenario needs (salloc; $SALLOC_PARTITION, $SALLOC_TIMELIMIT ... "
-                "apply) and run there; inside one, use it");
-  run->add_option("--shard", o.shard,
-                  "I/N: run only the I-th of N deterministic slices of the scenarios (every N-th, "
-                  "from the I-th), for a CI matrix or a Slurm job array");
+void add_run_options(CLI::App* run, RunCliOptions& o, RunOptionsFor which) {
+  const bool pytest = which == RunOptionsFor::Pytest;
+  // What only scenario files and suites take: not `aftermath pytest`'s.
+  if (!pytest) {
+    run->add_flag("--slurm", o.slurm,
+                  "outside a Slurm allocation, ask for one with as many nodes as the largest "
+                  "multi-node scenario needs (salloc; $SALLOC_PARTITION, $SALLOC_TIMELIMIT ... "
+                  "apply) and run there; inside one, use it");
+    run->add_option("--shard", o.shard,
+                    "I/N: run only the I-th of N deterministic slices of the scenarios (every N-th, "
+                    "from the I-th), for a CI matrix or a Slurm job array");
+  }
   run->add_option("--expect-exit", o.expect_exit, "-- COMMAND is expected to exit with this code (0..255)");
   run->add_option("--expect-signal", o.expect_signal, "-- COMMAND is expected to die by this signal (SIGKILL, 9)");
   run->add_option("--expect-output", o.expect_output,
@@ -420,9 +431,12 @@ void add_run_options(CLI::App* run, RunCliOptions& o) {
                   "3s}}', 'memory_growth: true', 'shm_clean: false'); repeatable");
   run->add_flag("--dry-run", o.dry_run, "parse and validate everything, launch nothing (exit 0 or 2)");
   run->add_option("--fault", o.faults,
-                  "inject a fault, as a YAML map: '{action: SIGKILL, target: launcher, at: {after: "
-                  "2s}}' (repeatable; fires in order)");
-  run->add_option("inputs", o.inputs, "scenario .yaml files, .suite files or directories");
+                  std::string(pytest ? "" : "-- COMMAND only: ") +
+                      "inject a fault, as a YAML map: '{action: SIGKILL, target: launcher, at: {after: "
+                      "2s}}' (repeatable; fires in order)");
+  // pytest refuses them with a clear message (cmd_pytest); not in its help.
+  run->add_option("inputs", o.inputs, "scenario .yaml files, .suite files or directories")
+      ->group(pytest ? "" : "Positionals");
   run->add_option("--out", o.out_dir, "report folder (result.json, junit.xml, per-scenario logs)");
   run->add_option("--timeout", o.timeout, "job deadline, overrides the scenario's (e.g. 30s)");
   run->add_option("--grace", o.grace,
@@ -493,7 +507,11 @@ std::vector<Scenario> scenarios_for(const RunCliOptions& c, const RunInvocation&
       errors.push_back(program.error().what);
       return scenarios;
     }
-    scenarios.push_back(command_scenario(c, one, *program, errors));
+    // One name on every interpreter: ${PYTHON} named as "python".
+    RunCliOptions named = c;
+    if (named.name.empty() && names_python(inv.job_command))
+      named.name = command_name(with_python(inv.job_command, "python"));
+    scenarios.push_back(command_scenario(named, one, *program, errors));
   } else {
     scenarios = file_scenarios(c, python, errors);
   }

@@ -75,8 +75,11 @@ struct RunInvocation {
 std::vector<std::string> salloc_command(const std::string& salloc, const std::string& self,
                                         const std::vector<std::string>& argv, int nodes);
 
-// Registers the `run` options on `run`, writing into `options`.
-void add_run_options(CLI::App* run, RunCliOptions& options);
+// Registers the `run` options on `run`, writing into `options`; for
+// `aftermath pytest` without what only scenario files take (--shard,
+// --slurm, scenario inputs).
+enum class RunOptionsFor { Run, Pytest };
+void add_run_options(CLI::App* run, RunCliOptions& options, RunOptionsFor which = RunOptionsFor::Run);
 
 // The default name of a `-- COMMAND` scenario: "cmd-" and the script it runs
 // (its last argument naming a .py or .sh file), else its program, with

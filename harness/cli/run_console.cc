@@ -1,5 +1,7 @@
 #include "harness/cli/run_console.h"
 
+#include "reports/view.h"
+
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -71,8 +73,20 @@ void print_table(const RunResult& run, bool tty) {
     std::printf("%-36s %-*s %-30s %10s %10s %10s\n", run_label(s).c_str(), pad, v.c_str(),
                 failed.c_str(), fmt_ms(get("job_ms")).c_str(),
                 fmt_ms(get("to_all_gone_ms")).c_str(), fmt_ms(get("to_shm_baseline_ms")).c_str());
-    if (s.verdict != Verdict::Pass && s.verdict != Verdict::XFail)
+    if (s.verdict != Verdict::Pass && s.verdict != Verdict::XFail) {
       std::printf("    %s\n", s.verdict_reason.c_str());
+      // Each failed check's own reason, then the job's last words: together
+      // they say why ("job_exit: exited(1), expected 0" and "ModuleNotFoundError: No module named 'torch'").
+      for (const auto& c : s.checks)
+        if (c.status == CheckStatus::Fail || c.status == CheckStatus::Error)
+          std::printf("    %s: %s\n", c.name.c_str(), c.reason.c_str());
+      std::string tail = report::last_lines(s.timeline.facts.stderr_text, 3);
+      for (size_t at = 0; at < tail.size();) {
+        size_t nl = tail.find('\n', at);
+        std::printf("    | %s\n", tail.substr(at, nl - at).c_str());
+        at = nl + 1;
+      }
+    }
     for (const auto& line : leaking_test_lines(s)) std::printf("    %s\n", line.c_str());
   }
   std::map<Verdict, int> n;

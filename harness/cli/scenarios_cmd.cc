@@ -34,7 +34,7 @@ int cmd_list(const std::string& dir) {
   std::printf("%-36s %-24s %-14s %s\n", "scenario", "tags", "requires", "description");
   for (const auto& f : files) {
     ParseContext ctx;
-    ctx.vars = scenario_vars();
+    ctx.vars = scenario_vars(run_python("").value_or("python3"));
     ctx.check_command = false;
     auto r = load_scenario(f, ctx);
     if (!r.scenario) {
@@ -57,7 +57,7 @@ int cmd_validate(const std::vector<std::string>& inputs) {
   int n = 0;
   for (const auto& f : expand_inputs(inputs, errors)) {
     ParseContext ctx;
-    ctx.vars = scenario_vars();
+    ctx.vars = scenario_vars(run_python("").value_or("python3"));
     auto r = load_scenario(f, ctx);
     for (const auto& d : r.diagnostics) errors.push_back(d.to_string());
     if (r.scenario) ++n;

@@ -118,8 +118,8 @@ int run_agent(const AgentOptions& opt) {
   o.seed = start.value("seed", std::uint64_t{0});
   o.self_path = opt.bin_dir + "/aftermath";
   // The run's interpreter, as the coordinator resolved it (${PYTHON}).
-  if (auto py = start.value("vars", json::object()).find("PYTHON"); py != start.value("vars", json::object()).end() && py->is_string())
-    o.python = py->get<std::string>();
+  const json vars = start.value("vars", json::object());
+  if (auto py = vars.find("PYTHON"); py != vars.end() && py->is_string()) o.python = py->get<std::string>();
   NftNetworkCut cut("aftermath_cut_" + std::to_string(::getpid()), KeptPeer{kept_address, coord_port},
                     o.exact_dir);
   o.network = &cut;

@@ -212,10 +212,11 @@ Observation tmp_left(Nanos t, std::string path, std::int64_t bytes, unsigned own
   o.pid = outside_holder;
   return o;
 }
-Observation tmp_reclaim(Nanos t, std::string path, std::int64_t bytes) {
+Observation tmp_reclaim(Nanos t, std::string path, std::int64_t bytes, std::string moved_to) {
   auto o = make(t, ObsKind::TmpReclaim);
   o.name = std::move(path);
   o.value = bytes;
+  o.text = std::move(moved_to);
   return o;
 }
 }  // namespace obs

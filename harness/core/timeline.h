@@ -39,7 +39,7 @@ enum class ObsKind {
   RoleInferred,  // pid, role, value=rank, value2=worker, text=why: a role read from what the kernel shows (no announcement)
   OomKill,     // pid=the fault's target, value=fault index, value2=kills so far, text=cgroup, name=the kernel's log line: the kernel OOM killer acted in a fault's cgroup
   TmpLeft,     // name=path, value=bytes, value2=owner uid, text=kind (pymp | torch-shm-dir | torchelastic | other), pid=a process outside the job that holds (or held) it, 0: none: a temp-dir entry new since launch, still there after teardown
-  TmpReclaim,  // name=path, value=bytes: the harness removed a left temp-dir entry after the run
+  TmpReclaim,  // name=path, value=bytes, text=where it was moved ("": removed): the harness took a left temp-dir entry away after the run
 };
 std::string_view to_string(ObsKind k);
 
@@ -91,7 +91,7 @@ Observation oom_kill(Nanos t, int index, int pid, long long kills, std::string c
                      std::string kernel_line = "");
 Observation tmp_left(Nanos t, std::string path, std::int64_t bytes, unsigned owner,
                      std::string kind, int outside_holder = 0);
-Observation tmp_reclaim(Nanos t, std::string path, std::int64_t bytes);
+Observation tmp_reclaim(Nanos t, std::string path, std::int64_t bytes, std::string moved_to = "");
 }  // namespace obs
 
 // What became of one of the scenario's faults.

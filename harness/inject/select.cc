@@ -64,6 +64,12 @@ bool predicate_holds(const Predicate& p, const std::vector<JobProcess>& procs, i
     }
     case Predicate::Kind::ShmEntries:
       return new_shm_entries >= p.count;
+    case Predicate::Kind::Orphans: {
+      int n = 0;
+      for (const auto& q : procs)
+        if (q.alive && q.orphaned) ++n;
+      return n >= p.count;
+    }
     case Predicate::Kind::State:
       for (const auto& q : procs)
         if (q.state == p.state && (q.alive || p.state == 'Z')) return true;

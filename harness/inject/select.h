@@ -23,6 +23,7 @@ struct JobProcess {
   int depth = 0;
   bool is_top = false;
   bool alive = true;  // not yet exited
+  bool orphaned = false;  // its parent exited while it lived (reparented to the job's init)
 };
 
 // The live processes a target names. `self_pid` is the process at the point

@@ -18,6 +18,14 @@ namespace aftermath {
 
 std::string find_gdb() { return find_program("gdb").value_or(""); }
 
+std::string find_py_spy(const std::string& python, const std::string& extra_dir) {
+  if (!python.empty()) {
+    std::string beside = python.substr(0, python.rfind('/') + 1) + "py-spy";
+    if (python.find('/') != std::string::npos && is_executable_file(beside)) return beside;
+  }
+  return find_program("py-spy", extra_dir).value_or("");
+}
+
 std::string find_debugger(const std::string& dev_root) {
   // On a GPU machine cuda-gdb (a gdb that also understands CUDA contexts)
   // when the toolkit has one; gdb otherwise.
@@ -29,11 +37,36 @@ std::string find_debugger(const std::string& dev_root) {
 
 namespace {
 
-// What the diagnosis needs to know about one process before gdb runs.
+// What the diagnosis needs to know about one process before its tool runs.
 struct Target {
   std::string python_version;  // "3.11" for a Python interpreter, else empty
   std::string script;          // its libpython gdb extension, where found
+  bool py_spy = false;         // its stacks come from py-spy
 };
+
+// Fills `d` from one `py-spy dump --native` run.
+void take_py_spy(ProcessDiagnosis& d, const BatchedCommand& run, Nanos bound) {
+  const CommandOutcome& c = run.outcome;
+  if (!c.started) {
+    d.user_stacks = "(cannot start py-spy: " + c.output + ")";
+    d.python_note = "no Python stacks: py-spy could not start";
+    return;
+  }
+  auto threads = parse_py_spy_dump(c.output);
+  for (const auto& th : threads) d.user_stacks += th.header + "\n" + th.text;
+  for (const auto& th : threads)
+    if (!th.frames.empty()) d.python_stacks += th.header + "\n" + th.text;
+  if (const PythonThreadStack* h = hang_thread(threads, d.pid)) d.python_frames = h->frames;
+  if (c.timed_out) {
+    d.python_note = "py-spy timed out after " + format_duration(bound);
+  } else if (threads.empty()) {
+    std::string said = c.output.substr(0, c.output.find('\n'));
+    d.user_stacks = "(no stacks: " + said + ")";
+    d.python_note = "no Python stacks: py-spy: " + said;
+  } else if (d.python_frames.empty()) {
+    d.python_note = "no Python frames in any thread";
+  }
+}
 
 // The executable a process runs, as a path, from /proc/PID/exe.
 std::string link_target(const std::string& path) {
@@ -114,16 +147,20 @@ std::vector<ProcessDiagnosis> diagnose(const std::vector<int>& pids, const Diagn
     Target t;
     std::string exe = link_target(base + "/exe");
     t.python_version = python_version_of(exe);
-    if (!t.python_version.empty() && !o.gdb.empty())
+    t.py_spy = !t.python_version.empty() && !o.py_spy.empty();
+    if (!t.python_version.empty() && !t.py_spy && !o.gdb.empty())
       t.script = find_libpython_script(o.gdb_data_root, exe, t.python_version);
     d.took = monotonic_now() - t0;
     out.push_back(std::move(d));
     targets.push_back(std::move(t));
   }
-  if (o.gdb.empty()) {
+  bool any_tool = false;
+  for (const auto& t : targets) any_tool = any_tool || t.py_spy || !o.gdb.empty();
+  if (!any_tool) {
     for (size_t i = 0; i < out.size(); ++i)
-      if (!targets[i].python_version.empty()) out[i].python_note = "no Python stacks: gdb is not installed";
-    if (note) *note = "gdb not installed: no user-space stacks";
+      if (!targets[i].python_version.empty())
+        out[i].python_note = "no Python stacks: neither py-spy (pip install py-spy) nor gdb is installed";
+    if (note) *note = out.empty() ? "" : "neither py-spy nor gdb installed: no user-space stacks";
     return out;
   }
 
@@ -134,22 +171,40 @@ std::vector<ProcessDiagnosis> diagnose(const std::vector<int>& pids, const Diagn
   b.while_waiting = o.while_waiting;
   auto argvs = [&](const std::vector<size_t>& which, bool load_all) {
     std::vector<std::vector<std::string>> a;
-    for (size_t i : which)
-      a.push_back(gdb_stacks_argv({o.gdb, out[i].pid, targets[i].script, load_all}));
+    for (size_t i : which) {
+      if (targets[i].py_spy)
+        a.push_back({o.py_spy, "dump", "--native", "--full-filenames", "--pid", std::to_string(out[i].pid)});
+      else
+        a.push_back(gdb_stacks_argv({o.gdb, out[i].pid, targets[i].script, load_all}));
+    }
     return a;
   };
 
-  std::vector<size_t> all(out.size());
-  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+  // Each process with its tool: py-spy for a Python interpreter where it is
+  // installed, gdb for the rest where it is.
+  std::vector<size_t> all;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (targets[i].py_spy || !o.gdb.empty()) all.push_back(i);
+    else if (!targets[i].python_version.empty()) out[i].python_note = "no Python stacks: py-spy is not installed";
+  }
   b.total = o.total - (monotonic_now() - start);
   auto runs = run_commands(argvs(all, false), b);
+  if (o.gdb.empty()) {
+    int without = 0;
+    for (size_t i = 0; i < out.size(); ++i) without += targets[i].python_version.empty();
+    if (note && without) *note = "gdb not installed: no user-space stacks of " + std::to_string(without) + " non-Python process(es)";
+  }
   // A gdb whose loader did not run (no Python in that gdb) printed stacks
   // without the libraries' symbols: those processes again, every library loaded.
-  std::vector<GdbStacksOutput> split;
+  std::map<size_t, GdbStacksOutput> split;
+  std::map<size_t, size_t> run_of;  // process index -> index into runs
   std::vector<size_t> again;
-  for (size_t i : all) {
-    const CommandOutcome& c = runs[i].outcome;
-    split.push_back(split_gdb_stacks(c.output));
+  for (size_t k = 0; k < all.size(); ++k) {
+    size_t i = all[k];
+    run_of[i] = k;
+    if (targets[i].py_spy) continue;
+    const CommandOutcome& c = runs[k].outcome;
+    split[i] = split_gdb_stacks(c.output);
     if (c.started && !c.timed_out && !split[i].loaded) again.push_back(i);
   }
   if (!again.empty()) {
@@ -157,8 +212,9 @@ std::vector<ProcessDiagnosis> diagnose(const std::vector<int>& pids, const Diagn
     auto second = run_commands(argvs(again, true), b);
     for (size_t j = 0; j < again.size(); ++j) {
       if (!second[j].ran) continue;  // the budget ran out: the first stacks are better than none
-      out[again[j]].took += runs[again[j]].took;
-      runs[again[j]] = second[j];
+      size_t k = run_of[again[j]];
+      out[again[j]].took += runs[k].took;
+      runs[k] = second[j];
       split[again[j]] = split_gdb_stacks(second[j].outcome.output);
     }
   }
@@ -166,13 +222,15 @@ std::vector<ProcessDiagnosis> diagnose(const std::vector<int>& pids, const Diagn
   int skipped = 0;
   for (size_t i : all) {
     ProcessDiagnosis& d = out[i];
-    if (!runs[i].ran) {
+    const BatchedCommand& run = runs[run_of[i]];
+    if (!run.ran) {
       ++skipped;
       if (!targets[i].python_version.empty()) d.python_note = "no Python stacks: the diagnosis budget ran out";
       continue;
     }
-    d.took += runs[i].took;
-    take_stacks(d, targets[i], runs[i], split[i], o.per_process, o.gdb_data_root);
+    d.took += run.took;
+    if (targets[i].py_spy) take_py_spy(d, run, o.per_process);
+    else take_stacks(d, targets[i], run, split[i], o.per_process, o.gdb_data_root);
   }
   if (note && skipped)
     *note = std::to_string(skipped) + " process(es) without user stacks: the " + format_duration(o.total) +

@@ -1,9 +1,12 @@
 // Hang diagnosis: what every live process of a hung job is doing, taken
-// before teardown: state, wchan, kernel stack, and with gdb the C stacks of
-// every thread and, for a Python interpreter, its Python stacks, in one
-// attach per process (harness/observe/gdb_stacks.h). Several gdbs run at
-// once. Each step has a time bound: a wedged process (state D, a stuck
-// driver) must not wedge the harness.
+// before teardown: state, wchan and kernel stack always; for a Python
+// interpreter its Python stacks with the native frames between them from
+// py-spy (`py-spy dump --native`: no debug package, any interpreter, a
+// fraction of a second), else from gdb with the interpreter's libpython
+// extension; for any other process (or a Python one without py-spy) the C
+// stacks of every thread from gdb (harness/observe/gdb_stacks.h), in one
+// attach per process. Several run at once. Each step has a time bound: a
+// wedged process (state D, a stuck driver) must not wedge the harness.
 #pragma once
 
 #include <functional>
@@ -17,7 +20,8 @@ namespace aftermath {
 
 struct DiagnoseOptions {
   std::string proc_root = "/proc";
-  std::string gdb;                      // path to gdb; empty: no user stacks
+  std::string gdb;                      // path to gdb; empty: none
+  std::string py_spy;                   // path to py-spy; empty: Python stacks from gdb
   // Where gdb keeps its data: the libpython extension is looked for under
   // its auto-load folder (harness/observe/python_stack.h).
   std::string gdb_data_root = "/usr/share/gdb";
@@ -32,6 +36,10 @@ struct DiagnoseOptions {
 
 // Finds gdb on PATH (empty if absent).
 std::string find_gdb();
+// py-spy for the jobs of `python` (an interpreter's path): the one beside it
+// (a venv's bin/, where pip puts it), else on PATH, else in `extra_dir`;
+// empty when there is none.
+std::string find_py_spy(const std::string& python, const std::string& extra_dir = "");
 // The debugger for user stacks: cuda-gdb where there is a GPU (dev_root holds
 // nvidiactl) and cuda-gdb is on PATH or in /usr/local/cuda/bin, else gdb.
 std::string find_debugger(const std::string& dev_root = "/dev");

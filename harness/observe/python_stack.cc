@@ -117,6 +117,37 @@ std::vector<PythonThreadStack> parse_py_bt(std::string_view text) {
   return out;
 }
 
+std::vector<PythonThreadStack> parse_py_spy_dump(std::string_view text) {
+  static const std::regex header(R"re(^Thread (?:0x[0-9a-fA-F]+|(\d+)) .*)re");
+  static const std::regex frame(R"re(^\s+(.*) \((.*):(\d+)\)$)re");
+  std::vector<PythonThreadStack> out;
+  std::stringstream in{std::string(text)};
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    std::smatch m;
+    if (std::regex_match(line, m, header)) {
+      PythonThreadStack t;
+      t.header = line;
+      t.lwp = m[1].matched ? std::stoi(m[1].str()) : 0;
+      out.push_back(std::move(t));
+      continue;
+    }
+    if (out.empty() || line.empty()) continue;  // the "Process ..." and "Python v..." lines
+    PythonThreadStack& t = out.back();
+    t.text += line + "\n";
+    // A native frame with debug information has a file and line too: only
+    // Python source ("x.py", "<string>", "<frozen runpy>") makes a frame.
+    if (std::regex_match(line, m, frame)) {
+      std::string file = m[2].str();
+      bool python = file.size() > 3 && file.compare(file.size() - 3, 3, ".py") == 0;
+      if (python || (!file.empty() && file[0] == '<'))
+        t.frames.push_back(PythonFrame{file, std::stoi(m[3].str()), m[1].str(), ""});
+    }
+  }
+  return out;
+}
+
 const PythonThreadStack* hang_thread(const std::vector<PythonThreadStack>& threads, int pid) {
   const PythonThreadStack* main = nullptr;
   for (const auto& t : threads)

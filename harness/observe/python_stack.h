@@ -1,6 +1,8 @@
-// Python stacks of a hung process, as gdb's libpython extension prints them
-// (`py-bt`), and where that extension lives. Parsing is apart from I/O: the
-// parsers take gdb's text, the finder takes the folder to look in.
+// Python stacks of a hung process, as py-spy prints them (`py-spy dump`: no
+// debug package needed, any interpreter) or as gdb's libpython extension
+// prints them (`py-bt`), and where that extension lives. Parsing is apart
+// from I/O: the parsers take the tools' text, the finder takes the folder
+// to look in.
 //
 // The extension ships with the interpreter's debug package (Debian:
 // python3-dbg, which installs python3.X-gdb.py and libpython3.X.so.1.0-gdb.py
@@ -40,6 +42,13 @@ struct PythonThreadStack {
 // single thread with lwp 0). C calls (<built-in method ...>) and frames
 // py-bt could not read are kept in `text` only; they are not frames.
 std::vector<PythonThreadStack> parse_py_bt(std::string_view text);
+
+// Parses `py-spy dump --native --full-filenames` of one process: a thread
+// per "Thread TID (state): \"name\"" header; "function (file:line)" lines are
+// Python frames, others (native frames: "function (library)", "0x7f..
+// (library)") are kept in `text` only. Without --native there are only
+// Python frames.
+std::vector<PythonThreadStack> parse_py_spy_dump(std::string_view text);
 
 // The thread whose Python stack most likely holds the hang: the main thread
 // (lwp == pid, or the only one shown) when it runs Python and is not idle;

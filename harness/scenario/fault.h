@@ -47,10 +47,10 @@ std::optional<TargetSpec> parse_target(const std::string& text, std::string* err
 
 // A condition over observations.
 struct Predicate {
-  enum class Kind { Workers, Processes, ShmEntries, State };
+  enum class Kind { Workers, Processes, ShmEntries, State, Orphans };
   Kind kind = Kind::Processes;
   int rank = -1;     // Workers: of this rank only (-1: any)
-  int count = 0;     // Workers / Processes / ShmEntries: at least this many
+  int count = 0;     // Workers / Processes / ShmEntries / Orphans: at least this many
   char state = 0;    // State: some job process is in this /proc state (D, Z, T, ...)
   std::string text;
 };

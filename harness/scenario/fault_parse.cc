@@ -15,7 +15,7 @@ const Keys kFaultKeys = {"action", "target",   "node",    "at",    "duration", "
                          "signal", "kill_wait", "mechanism", "share", "bytes",    "device",
                          "headroom", "optional"};
 const Keys kTriggerKeys = {"point", "labels", "hit", "after", "when", "phase"};
-const Keys kPredicateKeys = {"workers", "processes", "shm_entries", "state"};
+const Keys kPredicateKeys = {"workers", "processes", "shm_entries", "state", "orphans"};
 const Keys kPhases = {"startup", "steady", "shutdown"};
 
 using Entries = std::vector<Entry>;
@@ -309,6 +309,10 @@ void parse_predicate(FieldReader& r, const Entry& p, Predicate* pr) {
     pr->kind = Predicate::Kind::Processes;
     pr->count = count_of(r, p);
     pr->text = "processes >= " + std::to_string(pr->count);
+  } else if (p.name == "orphans") {
+    pr->kind = Predicate::Kind::Orphans;
+    pr->count = count_of(r, p);
+    pr->text = "orphans >= " + std::to_string(pr->count);
   } else if (p.name == "shm_entries") {
     pr->kind = Predicate::Kind::ShmEntries;
     pr->count = count_of(r, p);
@@ -363,7 +367,7 @@ void parse_trigger(FieldReader& r, const Entry& te, TriggerSpec* t) {
   t->kind = TriggerSpec::Kind::When;
   if (!w->value.IsMap()) {
     r.wrong_type(*w, "a map: {workers: {rank: R, count: N}} | {processes: N} | {shm_entries: N} | "
-                     "{state: D}");
+                     "{orphans: N} | {state: D}");
     return;
   }
   Entries ps = r.entries(w->value, w->path, &kPredicateKeys);

@@ -363,7 +363,11 @@ std::map<int, int> JobTracker::refresh_tracked() {
       ++summed;
       std::uint64_t cpu = st->utime + st->stime;
       auto [it, fresh] = cpu_seen_.try_emplace(pid, cpu);
-      if (!fresh && cpu > it->second) cpu_ticks_ += static_cast<std::int64_t>(cpu - it->second);
+      // Housekeeping is no progress: torchrun's agent polling its ranks
+      // (every 0.1 s since PyTorch 2.4) or a helper's (torch_shm_manager,
+      // multiprocessing's trackers). Any other process's CPU time is work.
+      bool works = tr.role != Role::Helper && !is_torchrun_agent(tr.cmdline);
+      if (!fresh && cpu > it->second && works) cpu_ticks_ += static_cast<std::int64_t>(cpu - it->second);
       it->second = cpu;
     }
     if (!st || (tr.starttime && st->starttime != tr.starttime)) {
@@ -379,6 +383,9 @@ std::map<int, int> JobTracker::refresh_tracked() {
     if (tr.starttime == 0) tr.starttime = st->starttime;
     if (st->ppid != tr.ppid) {
       tr.ppid = st->ppid;
+      // Reparented to the job's init (the reaper, or a subreaper's 1): its
+      // parent is gone while it lives on.
+      if (!tr.is_top && (st->ppid == reaper_pid_ || st->ppid == init_pid_ || st->ppid == 1)) tr.orphaned = true;
       record(obs::proc_parent(now(), pid, st->ppid));
       int parent = st->ppid == reaper_pid_ ? 0 : known.count(st->ppid) ? known[st->ppid] : -1;
       if (parent >= 0) {

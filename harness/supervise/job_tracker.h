@@ -118,6 +118,9 @@ class JobTracker {
   bool has_process_events() const { return events_ != nullptr; }
 
   // CPU time (clock ticks) the job consumed since reset (no_hang's stall rule).
+  // CPU time (clock ticks) of the job's working processes (all but helpers
+  // and torchrun's agent, whose polling is housekeeping) since
+  // reset_cpu_ticks().
   std::int64_t cpu_ticks() const { return cpu_ticks_; }
   void reset_cpu_ticks() { cpu_ticks_ = 0; }
 

@@ -45,6 +45,7 @@ std::string repro_line(const Scenario& sc, const RunOptions& o, std::uint64_t se
   if (o.shm != "auto") s += " --shm " + o.shm;
   for (const auto& f : o.fault_texts) s += " --fault " + shell_quote(f);
   if (sc.file == "<command line>") {
+    for (const auto& w : o.verdict_options) s += " " + shell_quote(w);
     s += " --";
     for (const auto& a : sc.job.argv) s += " " + shell_quote(a);
     // What the command's job was given on top of the environment (`aftermath
@@ -55,6 +56,8 @@ std::string repro_line(const Scenario& sc, const RunOptions& o, std::uint64_t se
       if (k.rfind("AFTERMATH_", 0) != 0) env += k + "=" + shell_quote(v) + " ";
     return env + s;
   }
+  // ${PYTHON} in the file is this interpreter again.
+  if (!o.python.empty()) s += " --python " + shell_quote(o.python);
   std::error_code ec;
   auto abs = std::filesystem::absolute(sc.file, ec);
   return s + " " + shell_quote(ec ? sc.file : abs.string());

@@ -45,6 +45,10 @@ struct RunOptions {
   std::optional<std::uint64_t> seed;
   std::string command_line;   // how the harness was invoked (for the repro line)
   std::vector<std::string> fault_texts;  // --fault values, for the repro line
+  // The -- COMMAND options that change its verdict (--expect-exit 1,
+  // --expect-fail no_orphans, --check ..., --name ...), as given: the repro
+  // line repeats them, so rerunning it judges the same way.
+  std::vector<std::string> verdict_options;
   std::string self_path;      // the aftermath binary (for the repro line)
   const volatile bool* interrupted = nullptr;
   std::function<void(const Scenario&, const LiveStatus&)> on_status;

@@ -471,6 +471,7 @@ void Supervisor::diagnose_hang() {
   DiagnoseOptions d;
   d.proc_root = opt_.proc_root;
   d.gdb = find_debugger(opt_.dev_root);
+  d.py_spy = find_py_spy(opt_.python.interpreter, std::filesystem::path(opt_.reaper_path).parent_path().string());
   // Keep reading the job's events (and exits) while gdb looks at it: a job
   // that reports progress must not block on a full event socket, which would
   // change the very stacks being taken.
@@ -610,6 +611,7 @@ void Supervisor::tmp_start() {
   o.dir = job_tmp_dir(env);
   o.proc_root = opt_.proc_root;
   o.keep_leaks = opt_.keep_leaks;
+  if (!opt_.out_dir.empty()) o.logs_dir = opt_.out_dir + "/logs";
   if (Status st = tmp_.start(o); !st) {
     add(obs::note(now(), "tmp unavailable: " + st.error().what));
     return;

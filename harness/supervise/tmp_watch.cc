@@ -121,6 +121,24 @@ std::vector<Observation> TmpDirWatch::finish(Nanos now) {
     auto again = stat_tmp(opt_.dir, e.name, kListOnly);
     if (!again || again->inode != e.inode) continue;  // gone or replaced meanwhile
     std::error_code ec;
+    if (e.kind == TmpKind::Torchelastic) {
+      // torchrun's logs, kept: with the run's other logs, not in the temp dir.
+      if (opt_.logs_dir.empty()) continue;
+      std::string to = opt_.logs_dir + "/" + e.name;
+      std::filesystem::create_directories(opt_.logs_dir, ec);
+      if (!ec) std::filesystem::rename(path, to, ec);
+      if (ec == std::errc::cross_device_link) {
+        ec.clear();
+        std::filesystem::copy(path, to, std::filesystem::copy_options::recursive, ec);
+        if (!ec) std::filesystem::remove_all(path, ec);
+      }
+      if (ec) {
+        out.push_back(obs::note(now, "cannot move torchrun's log folder " + path + " to " + to + ": " + ec.message()));
+        continue;
+      }
+      out.push_back(obs::tmp_reclaim(now, path, e.bytes, to));
+      continue;
+    }
     std::filesystem::remove_all(path, ec);
     if (ec) {
       out.push_back(obs::note(now, "cannot remove leftover temp-dir entry " + path + ": " + ec.message()));

@@ -40,6 +40,10 @@ class TmpDirWatch {
     std::string dir;                   // the job's temp dir (job_tmp_dir())
     std::string proc_root = "/proc";
     bool keep_leaks = false;
+    // Where torchrun's log folders (torchelastic_*, which torchrun makes on
+    // every run and never removes: its ranks' logs and error files) are moved
+    // after the run, to stay with the run's other logs; empty: left in place.
+    std::string logs_dir;
   };
 
   // The baseline, before launch. On failure (the dir cannot be listed) an
@@ -55,7 +59,8 @@ class TmpDirWatch {
   void poll(Nanos now, const std::function<std::vector<int>()>& job_pids);
 
   // After teardown: TmpLeft for each entry new since the baseline and still
-  // there, TmpReclaim for the residue removed, notes for what could not be.
+  // there, TmpReclaim for the residue removed (or, for torchrun's log
+  // folders, moved into logs_dir), notes for what could not be.
   std::vector<Observation> finish(Nanos now);
 
  private:

@@ -450,8 +450,8 @@ TEST_F(Cli, RepeatsThatFailDifferentChecksAreFlaky) {
 // The job's resident memory is on the timeline: a job that touches 96 MiB
 // is seen holding at least that much, and the report draws it.
 TEST_F(Cli, JobMemoryIsSampledOnTheTimeline) {
-  if (::access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "/usr/bin/python3 is not installed";
-  auto r = run_cmd({}, {"/usr/bin/python3", "-c",
+  if (::access(e2e::python().c_str(), X_OK) != 0) GTEST_SKIP() << e2e::python() << " is not installed";
+  auto r = run_cmd({}, {e2e::python(), "-c",
                         "import time\n"
                         "b = bytearray(96 << 20)\n"
                         "for i in range(0, len(b), 4096): b[i] = 1\n"
@@ -754,10 +754,38 @@ TEST_F(Cli, StallRuleLeavesASlowButProgressingJobAlone) {
       "    time.sleep(2.0)\n"
       "    t = time.process_time()\n"
       "    while time.process_time() - t < 0.2: pass\n";
-  auto r = run_cmd({"--timeout", "60s", "--check", "no_hang: {stall: 3s}"}, {"/usr/bin/python3", "-c", slow});
+  auto r = run_cmd({"--timeout", "60s", "--check", "no_hang: {stall: 3s}"}, {e2e::python(), "-c", slow});
   ASSERT_FALSE(r.result.is_null()) << r.err;
   EXPECT_EQ(e2e::check_status(r, "no_hang"), "pass") << e2e::check(r, "no_hang")["reason"];
   EXPECT_EQ(r.result["scenarios"][0]["verdict"], "pass") << r.result["scenarios"][0]["verdict_reason"];
+}
+
+}  // namespace
+
+namespace {
+
+// The repro line of a run keeps every option that changes its verdict: run
+// again as printed, an xfail run is an xfail again (the same name, the same
+// expectations and checks), not a failure.
+TEST(CliRepro, TheReproLineKeepsTheVerdictsOptions) {
+  TempDir dir;
+  auto r = e2e::aftermath(dir, {"run", "--out", dir / "out", "--name", "orphan-known", "--grace", "100ms",
+                                "--expect-fail", "no_orphans", "--check", "no_hang: {stall: 20s}", "--",
+                                e2e::bin("tc_orphan"), "--child-life", "1500ms"});
+  ASSERT_FALSE(r.result.is_null()) << r.err;
+  const auto& s = r.result["scenarios"][0];
+  ASSERT_EQ(s["verdict"], "xfail") << s["verdict_reason"];
+  std::string repro = s["repro"];
+  for (const char* part : {"--name orphan-known", "--expect-fail no_orphans", "--grace 100ms",
+                           "--check 'no_hang: {stall: 20s}'"})
+    EXPECT_NE(repro.find(part), std::string::npos) << part << " not in: " << repro;
+  // Rerun exactly as printed, in a folder of its own (the default --out).
+  TempDir again;
+  e2e::Child c = e2e::spawn({"/bin/sh", "-c", "cd " + again.path() + " && " + repro}, again / "o", again / "e");
+  ASSERT_GE(e2e::wait_for(c, std::chrono::seconds(60)), 0);
+  auto rerun = nlohmann::json::parse(e2e::slurp(again / "aftermath-out/result.json"));
+  EXPECT_EQ(rerun["scenarios"][0]["name"], "orphan-known");
+  EXPECT_EQ(rerun["scenarios"][0]["verdict"], "xfail") << rerun["scenarios"][0]["verdict_reason"];
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -320,21 +321,57 @@ inline void kill_leftovers(const std::vector<int>& pids) {
   }
 }
 
-// Why /usr/bin/python3 cannot run PyTorch here ("" when it can): its
-// `import torch`, once per test binary, with a deadline.
-inline const std::string& torch_unavailable() {
-  static const std::string why = [] {
-    if (::access("/usr/bin/python3", X_OK) != 0) return std::string("/usr/bin/python3 is not installed");
+// The interpreter Python jobs run on by default: the project's venv with
+// its pinned PyTorch 2.x (scripts/venv.sh), as the CLI's default.
+inline std::string python() {
+#ifdef AFTERMATH_DEFAULT_PYTHON
+  return AFTERMATH_DEFAULT_PYTHON;
+#else
+  return "/usr/bin/python3";
+#endif
+}
+
+// The PyTorch installations a version matrix runs on: the project's venv
+// (the default) and Debian's python3-torch behind /usr/bin/python3 (1.13 on
+// Debian 12, 2.6 on Debian 13). Fixed names (test-name suffixes), no probing
+// at registration: a missing one skips its tests with torch_unavailable().
+struct TorchPython {
+  std::string name;  // "venv" | "debian"
+  std::string path;
+};
+inline std::vector<TorchPython> torch_pythons() { return {{"venv", python()}, {"debian", "/usr/bin/python3"}}; }
+inline std::string torch_python_name(const ::testing::TestParamInfo<TorchPython>& info) { return info.param.name; }
+
+// Why `py` cannot run PyTorch here ("" when it can): its `import torch`, once
+// per interpreter and test binary, with a deadline.
+inline std::string torch_unavailable(const std::string& py = python()) {
+  static std::map<std::string, std::string> cache;
+  if (auto it = cache.find(py); it != cache.end()) return it->second;
+  std::string why = [&] {
+    if (::access(py.c_str(), X_OK) != 0) return py + " is not installed";
     TempDir d;
-    Child c = spawn({"/usr/bin/python3", "-c", "import torch"}, d / "out", d / "err");
-    if (c.pid <= 0) return std::string("cannot start /usr/bin/python3");
+    Child c = spawn({py, "-c", "import torch"}, d / "out", d / "err");
+    if (c.pid <= 0) return "cannot start " + py;
     int status = wait_for(c, std::chrono::seconds(60));
-    if (status < 0) return std::string("/usr/bin/python3 -c 'import torch' did not finish in 60 s");
+    if (status < 0) return py + " -c 'import torch' did not finish in 60 s";
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-      return "/usr/bin/python3 cannot import torch: " + slurp(d / "err").substr(0, 300);
+      return py + " cannot import torch: " + slurp(d / "err").substr(0, 300);
     return std::string();
   }();
-  return why;
+  return cache[py] = why;
+}
+
+// The major and minor PyTorch version a run's scenario ran on (its
+// result.json "python" block), {0, 0} when none is known.
+inline std::pair<int, int> torch_of(const nlohmann::json& scenario) {
+  if (!scenario.contains("python") || !scenario["python"]["torch"].is_string()) return {0, 0};
+  std::string v = scenario["python"]["torch"];
+  int major = 0, minor = 0;
+  std::sscanf(v.c_str(), "%d.%d", &major, &minor);
+  return {major, minor};
+}
+inline bool torch_at_least(const nlohmann::json& scenario, int major, int minor) {
+  return torch_of(scenario) >= std::make_pair(major, minor);
 }
 
 }  // namespace e2e

@@ -506,14 +506,14 @@ TEST_F(Faults, PointClientNeverHangsOnADeadOrSilentHarness) {
 }
 
 TEST_F(Faults, PythonClientTakesPartToo) {
-  if (!std::filesystem::exists("/usr/bin/python3")) GTEST_SKIP() << "no /usr/bin/python3";
+  if (!std::filesystem::exists(e2e::python())) GTEST_SKIP() << "no " << e2e::python();
   std::string script = dir / "job.py";
   std::ofstream(script) << "import sys\nsys.path.insert(0, '" << e2e::src("fixtures/points")
                         << "')\nimport aftermath_points as ap\nap.announce('rank', rank=0)\n"
                         << "for step in range(1, 6):\n    ap.point('step', hit=step)\n"
                         << "    print('step', step, flush=True)\n";
   auto r = run({"{action: SIGKILL, target: self, at: {point: step, hit: 3}}"},
-               {"/usr/bin/python3", script});
+               {e2e::python(), script});
   json f = fault(r);
   EXPECT_EQ(f["status"], "injected");
   EXPECT_EQ(f["target_role"], "rank");

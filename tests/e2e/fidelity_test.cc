@@ -24,18 +24,18 @@ namespace {
 
 namespace reaper = aftermath::reaper;
 
-const char* const kPython = "/usr/bin/python3";
+const std::string kPython = e2e::python();
 
 std::string program() { return e2e::src("tests/data/python/kill_child_found_in_proc.py"); }
 
 // Why the program cannot run here with this finder ("" when it can).
 std::string unavailable(const std::string& find) {
-  if (::access(kPython, X_OK) != 0) return std::string(kPython) + " is not installed";
+  if (::access(kPython.c_str(), X_OK) != 0) return kPython + " is not installed";
   if (find != "psutil") return "";
   TempDir d;
   e2e::Child c = e2e::spawn({kPython, "-c", "import psutil"}, d / "o", d / "e");
   int status = e2e::wait_for(c, 30s);
-  return status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? "" : "no psutil for " + std::string(kPython);
+  return status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? "" : "no psutil for " + kPython;
 }
 
 // The program's report line, "self=S getpid=G found=F outcome=O".

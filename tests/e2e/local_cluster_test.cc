@@ -291,12 +291,13 @@ TEST_F(LocalClusterTest, TorchrunAllReduceAcrossNodes) {
                                  "os.write(1, line.encode())  # one write: the node's 2 ranks share a pipe\n"
                                  "dist.destroy_process_group()\n");
   std::filesystem::create_directories(dir / "tmp");
-  // torchrun through the shim: Debian's torchrun 1.13 cannot start on Python 3.11.
+  // Plain torchrun of the project's PyTorch, its logs where we say (else it
+  // leaves a torchelastic_* folder in $TMPDIR on every run, by design).
   Cmd r = srun(c, "torchrun",
-               {"-N2", "--ntasks-per-node=1", "--kill-on-bad-exit=1", "/usr/bin/python3",
-                e2e::src("fixtures/python/torchrun_shim.py"), "--nnodes", "2", "--nproc_per_node", "2",
+               {"-N2", "--ntasks-per-node=1", "--kill-on-bad-exit=1", e2e::python(), "-m",
+                "torch.distributed.run", "--nnodes", "2", "--nproc_per_node", "2",
                 "--rdzv_backend", "c10d", "--rdzv_endpoint", c.nodes()[0].hostname + ":29400", "--rdzv_id",
-                c.name(), script},
+                c.name(), "--log-dir", dir / "torchrun-logs", script},
                90s, {"GLOO_SOCKET_IFNAME=" + c.node_ifname(), "TMPDIR=" + dir / "tmp", "AFTERMATH_LOG_DIR="});
   RecordProperty("torchrun_ms", std::to_string(r.took.count()));
   std::cout << "[ measure  ] torchrun, 2 nodes x 2 gloo ranks, all_reduce: " << r.took.count() << " ms\n";
@@ -327,6 +328,7 @@ TEST_F(LocalClusterTest, TorchrunAllReduceAcrossNodes) {
     EXPECT_TRUE(others_in_netns_of(daemons[i]).empty()) << "left on " << c.nodes()[i - 1].hostname;
   }
   EXPECT_TRUE(std::filesystem::is_empty(dir / "tmp")) << "torchrun's temporary files stayed";
+  EXPECT_FALSE(std::filesystem::is_empty(dir / "torchrun-logs"));
 }
 
 }  // namespace

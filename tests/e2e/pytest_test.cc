@@ -17,32 +17,35 @@ using nlohmann::json;
 
 namespace {
 
-const char* kPython = "/usr/bin/python3";
-
-// Why pytest (with pytest-xdist) cannot run here, or "".
-const std::string& pytest_unavailable() {
-  static const std::string why = [] {
-    if (!e2e::torch_unavailable().empty()) return e2e::torch_unavailable();
+// Why pytest (with pytest-xdist) cannot run under `py` here, or "".
+std::string pytest_unavailable(const std::string& py) {
+  static std::map<std::string, std::string> cache;
+  if (auto it = cache.find(py); it != cache.end()) return it->second;
+  std::string why = [&] {
+    if (!e2e::torch_unavailable(py).empty()) return e2e::torch_unavailable(py);
     TempDir d;
-    e2e::Child c = e2e::spawn({kPython, "-c", "import pytest, xdist"}, d / "out", d / "err");
-    if (c.pid <= 0) return std::string("cannot start /usr/bin/python3");
+    e2e::Child c = e2e::spawn({py, "-c", "import pytest, xdist"}, d / "out", d / "err");
+    if (c.pid <= 0) return "cannot start " + py;
     int status = e2e::wait_for(c, 60s);
     if (status < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-      return "pytest or pytest-xdist is not installed for /usr/bin/python3 (scripts/deps.sh): " +
+      return "pytest or pytest-xdist is not installed for " + py + " (scripts/deps.sh): " +
              e2e::slurp(d / "err").substr(0, 300);
     return std::string();
   }();
-  return why;
+  return cache[py] = why;
 }
 
-class PytestSuite : public ::testing::Test {
+// The suite under each PyTorch this machine has (pytest from the venv, and
+// Debian's python3-pytest beside python3-torch).
+class PytestSuite : public ::testing::TestWithParam<e2e::TorchPython> {
  protected:
   void SetUp() override {
-    if (!pytest_unavailable().empty()) GTEST_SKIP() << pytest_unavailable();
+    if (!pytest_unavailable(py()).empty()) GTEST_SKIP() << pytest_unavailable(py());
   }
+  static const std::string& py() { return GetParam().path; }
   TempDir dir;
   e2e::Run run(std::vector<std::string> pytest_args) {
-    std::vector<std::string> a{"pytest", "--out", dir / "out", "--python", kPython, "--",
+    std::vector<std::string> a{"pytest", "--out", dir / "out", "--python", py(), "--",
                                e2e::src("tests/pytest_leaks"), "-q", "-p", "no:cacheprovider"};
     a.insert(a.end(), pytest_args.begin(), pytest_args.end());
     // Nothing written into the source tree (no __pycache__ beside the suite).
@@ -113,7 +116,7 @@ class PytestSuite : public ::testing::Test {
   }
 };
 
-TEST_F(PytestSuite, NamesExactlyTheLeakingTests) {
+TEST_P(PytestSuite, NamesExactlyTheLeakingTests) {
   auto r = run({});
   expect_exactly_the_leaking_tests(r);
   if (r.result.is_null()) return;
@@ -123,7 +126,7 @@ TEST_F(PytestSuite, NamesExactlyTheLeakingTests) {
   }
 }
 
-TEST_F(PytestSuite, NamesExactlyTheLeakingTestsUnderXdist) {
+TEST_P(PytestSuite, NamesExactlyTheLeakingTestsUnderXdist) {
   auto r = run({"-n", "2"});
   expect_exactly_the_leaking_tests(r);
   if (r.result.is_null()) return;
@@ -154,8 +157,11 @@ TEST(PytestCommand, RefusesAMissingDoubleDashAndScenarioFiles) {
   EXPECT_NE(nopytest.err.find("--python /bin/false cannot import pytest"), std::string::npos) << nopytest.err;
   auto missing = e2e::aftermath(dir, {"pytest", "--out", dir / "out", "--python", dir / "no-python", "--", "tests"});
   EXPECT_EQ(missing.exit_code, 2);
-  EXPECT_NE(missing.err.find("cannot be started"), std::string::npos) << missing.err;
+  EXPECT_NE(missing.err.find("--python '" + dir / "no-python" + "': not found or not executable"), std::string::npos)
+      << missing.err;
   EXPECT_FALSE(std::filesystem::exists(dir / "out/result.json"));
 }
+
+INSTANTIATE_TEST_SUITE_P(Versions, PytestSuite, ::testing::ValuesIn(e2e::torch_pythons()), e2e::torch_python_name);
 
 }  // namespace

@@ -1,9 +1,10 @@
 // End-to-end: ordinary PyTorch programs written with no knowledge of the
-// harness (tests/data/programs/), run as `aftermath run -- python3 ...` with
-// default options. PyTorch's designed behaviour passes; roles come from what
-// the kernel shows; the settle watches long enough to see PyTorch's own
-// cleanup; rank and worker targets hit the right processes of a real
-// torchrun job.
+// harness (tests/data/programs/), run as `aftermath run -- PYTHON ...` and
+// `aftermath run -- torchrun ...` with default options, on every PyTorch this
+// machine has (the project's venv, Debian's python3-torch). PyTorch's
+// designed behaviour passes; roles come from what the kernel shows; the
+// settle watches long enough to see PyTorch's own cleanup; rank and worker
+// targets hit the right processes of a real torchrun job.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include <set>
 
 #include "e2e_util.h"
+#include "harness/observe/python_probe.h"
 
 using namespace std::chrono_literals;
 using e2e::TempDir;
@@ -20,11 +22,14 @@ using nlohmann::json;
 namespace {
 
 
-class RealPrograms : public ::testing::Test {
+class RealPrograms : public ::testing::TestWithParam<e2e::TorchPython> {
  protected:
   void SetUp() override {
-    if (!e2e::torch_unavailable().empty()) GTEST_SKIP() << e2e::torch_unavailable();
+    if (!e2e::torch_unavailable(py()).empty()) GTEST_SKIP() << e2e::torch_unavailable(py());
   }
+  static const std::string& py() { return GetParam().path; }
+  // This interpreter's PyTorch, as the harness reads it.
+  static aftermath::PythonFacts facts() { return aftermath::probe_python(py()); }
   TempDir dir;
   static std::string program(const std::string& name) { return e2e::src("tests/data/programs/" + name); }
   e2e::Run run(std::vector<std::string> opts, std::vector<std::string> cmd,
@@ -47,10 +52,31 @@ class RealPrograms : public ::testing::Test {
       if (c["status"] != "pass" && c["status"] != "skipped") out.push_back(c["name"].get<std::string>() + ": " + c["reason"].get<std::string>());
     return out;
   }
+  // torchrun as a user runs it: the `torchrun` beside the interpreter (a
+  // venv's), else `python -m torch.distributed.run`; --standalone where it
+  // picks a free port (2.x; 1.13's takes 29400, which parallel tests would
+  // share). Only torch 1.x under Python 3.11 runs through the shim (its
+  // torchrun dies at start there).
+  static bool needs_shim() {
+    auto f = facts();
+    return f.torch && f.torch->major < 2 && f.python.rfind("3.11", 0) == 0;
+  }
   std::vector<std::string> torchrun(std::vector<std::string> script_args) {
-    std::vector<std::string> cmd{"/usr/bin/python3", e2e::src("fixtures/python/torchrun_shim.py"),
-                                 "--nnodes", "1", "--nproc_per_node", "2", "--master_addr", "127.0.0.1",
-                                 "--master_port", std::to_string(e2e::free_port()), program("ddp_plain.py")};
+    std::vector<std::string> cmd;
+    std::string beside = std::filesystem::path(py()).parent_path() / "torchrun";
+    if (needs_shim())
+      cmd = {py(), e2e::src("fixtures/python/torchrun_shim.py")};
+    else if (::access(beside.c_str(), X_OK) == 0 && std::filesystem::path(py()).parent_path() != "/usr/bin")
+      cmd = {beside};
+    else
+      cmd = {py(), "-m", "torch.distributed.run"};
+    if (facts().torch && facts().torch->major >= 2) {
+      cmd.insert(cmd.end(), {"--standalone", "--nproc_per_node", "2"});
+    } else {
+      cmd.insert(cmd.end(), {"--nnodes", "1", "--nproc_per_node", "2", "--master_addr", "127.0.0.1",
+                             "--master_port", std::to_string(e2e::free_port())});
+    }
+    cmd.push_back(program("ddp_plain.py"));
     cmd.insert(cmd.end(), script_args.begin(), script_args.end());
     return cmd;
   }
@@ -59,8 +85,8 @@ class RealPrograms : public ::testing::Test {
 // A clean file_system loader run: each worker's torch_shm_manager outlives it
 // by its designed 2 s. Every default check passes, and the processes are
 // named for what they are.
-TEST_F(RealPrograms, CleanFileSystemLoaderPassesEveryDefaultCheck) {
-  auto r = run({}, {"/usr/bin/python3", program("loader_plain.py"), "--workers", "4", "--strategy",
+TEST_P(RealPrograms, CleanFileSystemLoaderPassesEveryDefaultCheck) {
+  auto r = run({}, {py(), program("loader_plain.py"), "--workers", "4", "--strategy",
                     "file_system", "--batches", "12"});
   ASSERT_FALSE(r.result.is_null()) << r.err << r.out;
   EXPECT_EQ(scenario(r)["verdict"], "pass") << scenario(r)["verdict_reason"] << "\n"
@@ -91,10 +117,10 @@ TEST_F(RealPrograms, CleanFileSystemLoaderPassesEveryDefaultCheck) {
 
 // The same with the managers stopped: a helper that never exits is still a
 // failure.
-TEST_F(RealPrograms, StoppedShmManagersFail) {
+TEST_P(RealPrograms, StoppedShmManagersFail) {
   auto r = run({"--timeout", "40s", "--fault",
                 "{action: SIGSTOP, target: 'match:torch_shm_manager', at: {when: {shm_entries: 1}}}"},
-               {"/usr/bin/python3", program("loader_plain.py"), "--workers", "4", "--strategy",
+               {py(), program("loader_plain.py"), "--workers", "4", "--strategy",
                 "file_system", "--batches", "12"});
   ASSERT_FALSE(r.result.is_null()) << r.err << r.out;
   EXPECT_EQ(scenario(r)["faults"][0]["status"], "injected") << scenario(r)["faults"][0].dump();
@@ -105,8 +131,8 @@ TEST_F(RealPrograms, StoppedShmManagersFail) {
 // A main process SIGKILLed with 16 file_system workers: with default options
 // the harness watches until PyTorch has cleaned up by itself (workers' 5 s
 // watchdog, the managers' 2 s), and reports the truth, not its own teardown.
-TEST_F(RealPrograms, KilledFileSystemLoaderIsWatchedUntilPyTorchCleansUp) {
-  auto r = run({}, {"/usr/bin/python3", program("loader_plain.py"), "--workers", "16", "--strategy",
+TEST_P(RealPrograms, KilledFileSystemLoaderIsWatchedUntilPyTorchCleansUp) {
+  auto r = run({}, {py(), program("loader_plain.py"), "--workers", "16", "--strategy",
                     "file_system", "--batches", "60", "--kill-at", "5"});
   ASSERT_FALSE(r.result.is_null()) << r.err << r.out;
   const json& s = scenario(r);
@@ -129,10 +155,10 @@ TEST_F(RealPrograms, KilledFileSystemLoaderIsWatchedUntilPyTorchCleansUp) {
 }
 
 // A clean torchrun job (2 ranks, 2 DataLoader workers each): torchrun reaps
-// its ranks on its monitor interval, so they sit as zombies for seconds by
-// design. Every default check passes; ranks and workers are found without
-// the job announcing anything.
-TEST_F(RealPrograms, CleanTorchrunJobPassesAndItsRanksAreKnown) {
+// its ranks on its monitor interval (5 s in 1.13, 0.1 s since 2.4), so they
+// may sit as zombies that long by design. Every default check passes; ranks
+// and workers are found without the job announcing anything.
+TEST_P(RealPrograms, CleanTorchrunJobPassesAndItsRanksAreKnown) {
   auto r = run({}, torchrun({"--workers", "2", "--steps", "10"}));
   ASSERT_FALSE(r.result.is_null()) << r.err << r.out;
   EXPECT_EQ(scenario(r)["verdict"], "pass") << scenario(r)["verdict_reason"] << "\n"
@@ -147,10 +173,32 @@ TEST_F(RealPrograms, CleanTorchrunJobPassesAndItsRanksAreKnown) {
   EXPECT_EQ(workers, (std::set<std::pair<int, int>>{{0, 0}, {0, 1}, {1, 0}, {1, 1}}));
 }
 
-// A SIGKILLed torchrun agent runs no exit handler, yet the shim leaves
-// nothing in $TMPDIR: under aftermath the agent's log folder is kept with the
-// run's logs, where a report can point at it.
-TEST_F(RealPrograms, ASigkilledTorchrunAgentLeavesNothingInTmp) {
+// `torchrun --standalone --nproc_per_node 2` of a plain DDP script with 4
+// file_system DataLoader workers per rank, as its user runs it: every
+// default check passes (torchrun's own log folder is its design, not a leak:
+// it lands in the run's logs).
+TEST_P(RealPrograms, PlainTorchrunWithFileSystemWorkersPassesEveryDefaultCheck) {
+  auto r = run({}, torchrun({"--workers", "4", "--strategy", "file_system", "--steps", "12"}));
+  ASSERT_FALSE(r.result.is_null()) << r.err << r.out;
+  const json& s = scenario(r);
+  EXPECT_EQ(s["verdict"], "pass") << s["verdict_reason"] << "\n" << ::testing::PrintToString(failed_checks(r));
+  EXPECT_EQ(r.exit_code, 0);
+  auto n = roles(r);
+  EXPECT_EQ(n["rank"], 2) << s["processes"].dump(1);
+  EXPECT_EQ(n["worker"], 8) << s["processes"].dump(1);
+  EXPECT_GE(n["helper"], 2);  // the workers' torch_shm_managers
+  EXPECT_GT(e2e::check(r, "shm_clean")["measured"]["created"].get<int>(), 0);
+  EXPECT_EQ(s["python"]["interpreter"], py()) << s["python"].dump();
+  // Nothing of torchrun's is left in the job's temp dir.
+  for (const auto& e : std::filesystem::directory_iterator(dir / "tmp"))
+    ADD_FAILURE() << "left in TMPDIR: " << e.path();
+}
+
+// A SIGKILLed torchrun agent runs no exit handler, yet nothing is left in
+// $TMPDIR: under aftermath the agent's log folder is kept with the run's
+// logs, where a report can point at it (the shim's torchrun-PID/ on 1.13,
+// torchrun's own torchelastic_*/ moved there on 2.x).
+TEST_P(RealPrograms, ASigkilledTorchrunAgentLeavesNothingInTmp) {
   // Once both ranks have their DataLoader worker: the agent has written its
   // attempt's folder by then, however slowly torch imports on a loaded machine.
   auto r = run({"--fault", "{action: SIGKILL, target: launcher, at: {when: {workers: 2}}}"},
@@ -161,17 +209,20 @@ TEST_F(RealPrograms, ASigkilledTorchrunAgentLeavesNothingInTmp) {
   EXPECT_EQ(scenario(r)["top"]["outcome"]["signal"], "SIGKILL");
   const json& tmp = e2e::check(r, "tmp_clean");
   EXPECT_EQ(tmp["measured"].dump().find("aftermath-torchrun"), std::string::npos) << tmp.dump(1);
+  const std::string prefix = needs_shim() ? "torchrun-" : "torchelastic_";
   int agent_dirs = 0;
   for (const auto& e : std::filesystem::directory_iterator(scenario(r)["out_dir"].get<std::string>() + "/logs"))
-    if (e.is_directory() && e.path().filename().string().rfind("torchrun-", 0) == 0 &&
+    if (e.is_directory() && e.path().filename().string().rfind(prefix, 0) == 0 &&
         !std::filesystem::is_empty(e.path()))
       ++agent_dirs;
-  EXPECT_EQ(agent_dirs, 1);
+  EXPECT_EQ(agent_dirs, 1) << tmp.dump(1);
+  for (const auto& e : std::filesystem::directory_iterator(dir / "tmp"))
+    if (e.path().filename().string().rfind("torchelastic_", 0) == 0) ADD_FAILURE() << "left in TMPDIR: " << e.path();
 }
 
 // rank:1 and worker:0/1 on a job that never announces itself hit exactly
 // the process torchrun made rank 1, and rank 0's second DataLoader worker.
-TEST_F(RealPrograms, RankAndWorkerTargetsHitTheRightProcessOfATorchrunJob) {
+TEST_P(RealPrograms, RankAndWorkerTargetsHitTheRightProcessOfATorchrunJob) {
   auto r = run({"--fault", "{action: SIGKILL, target: rank:1, at: {after: 1s}}"},
                torchrun({"--workers", "2", "--steps", "400"}));
   ASSERT_FALSE(r.result.is_null()) << r.err << r.out;
@@ -212,6 +263,53 @@ TEST_F(RealPrograms, RankAndWorkerTargetsHitTheRightProcessOfATorchrunJob) {
   for (const auto& [pid2, p] : by_pid)
     if (p["ppid"] == parent && p["role"] == "worker" && p["started_ms"] < by_pid[wpid]["started_ms"]) ++younger;
   EXPECT_EQ(younger, 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Versions, RealPrograms, ::testing::ValuesIn(e2e::torch_pythons()),
+                         e2e::torch_python_name);
+
+// --python given twice: the same command once on each interpreter, each
+// run's reports in a folder named for its PyTorch, and versions.md /
+// versions.json side by side.
+TEST(VersionMatrix, OneRunPerInterpreterSideBySide) {
+  std::vector<std::string> have;
+  for (const auto& p : e2e::torch_pythons())
+    if (e2e::torch_unavailable(p.path).empty()) have.push_back(p.path);
+  if (have.size() < 2) GTEST_SKIP() << "needs two interpreters with torch";
+  TempDir dir;
+  auto r = e2e::aftermath(dir, {"run", "--out", dir / "out", "--python", have[0], "--python", have[1], "--",
+                                "${PYTHON}", "-c", "import torch; print(torch.__version__)"},
+                          120s);
+  EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
+  json v = json::parse(e2e::slurp(dir / "out/versions.json"));
+  ASSERT_EQ(v["versions"].size(), 2u) << v.dump(1);
+  std::set<std::string> dirs;
+  for (size_t i = 0; i < 2; ++i) {
+    const json& ver = v["versions"][i];
+    EXPECT_EQ(ver["interpreter"], have[i]);
+    EXPECT_TRUE(ver["torch"].is_string());
+    dirs.insert(ver["dir"].get<std::string>());
+    json res = json::parse(e2e::slurp(dir / ("out/" + ver["dir"].get<std::string>() + "/result.json")));
+    const json& s = res["scenarios"][0];
+    EXPECT_EQ(s["verdict"], "pass") << s["verdict_reason"];
+    EXPECT_EQ(s["python"]["interpreter"], have[i]);
+    // ${PYTHON} became this interpreter in the job's command.
+    EXPECT_NE(s["repro"].get<std::string>().find(have[i]), std::string::npos) << s["repro"];
+    EXPECT_NE(e2e::slurp(s["stdout_path"].get<std::string>()).find(ver["torch"].get<std::string>()), std::string::npos);
+  }
+  EXPECT_EQ(dirs.size(), 2u);
+  ASSERT_EQ(v["scenarios"].size(), 1u);
+  EXPECT_EQ(v["scenarios"][0]["differs"], false);
+  std::string md = e2e::slurp(dir / "out/versions.md");
+  EXPECT_NE(md.find("| scenario |"), std::string::npos) << md;
+  EXPECT_NE(r.out.find("versions: "), std::string::npos) << r.out;
+  // A command that does not name ${PYTHON} cannot run on two: said, nothing launched.
+  TempDir d2;
+  auto bad = e2e::aftermath(d2, {"run", "--out", d2 / "out", "--python", have[0], "--python", have[1], "--",
+                                 have[0], "-c", "pass"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("does not name ${PYTHON}"), std::string::npos) << bad.err;
+  EXPECT_FALSE(std::filesystem::exists(d2 / "out"));
 }
 
 }  // namespace

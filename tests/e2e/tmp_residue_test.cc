@@ -26,7 +26,7 @@ namespace {
 class TmpResidue : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (::access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "/usr/bin/python3 is not installed";
+    if (::access(e2e::python().c_str(), X_OK) != 0) GTEST_SKIP() << e2e::python() << " is not installed";
     fs::create_directories(tmp());
   }
   std::string tmp() const { return dir / "tmp"; }
@@ -35,7 +35,7 @@ class TmpResidue : public ::testing::Test {
     std::string yaml = "name: tmp-leak-" + how + "\n" +
                        "description: a multiprocessing Listener's pymp-* folder, left or not\n" +
                        "job:\n"
-                       "  command: /usr/bin/python3\n"
+                       "  command: " + e2e::python() + "\n"
                        "  args: [\"" + e2e::src("fixtures/python/tmp_leak_job.py") + "\", --how, " + how + "]\n" +
                        "  env: {TMPDIR: \"" + tmp() + "\"}\n" +
                        "timeouts: {job: 20s, settle: 500ms, teardown: 2s}\n";

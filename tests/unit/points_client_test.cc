@@ -1,8 +1,9 @@
 // The points clients end to end against a real EventSocket: the C++ header
 // (fixtures/points/aftermath_points.h), each scenario in its own forked child
 // since the client reads its environment once per process, and the Python
-// module (fixtures/points/aftermath_points.py) under /usr/bin/python3.
+// module (fixtures/points/aftermath_points.py) under the project's python.
 #include "tests/support/children.h"
+#include "tests/support/python.h"
 #include "fixtures/points/aftermath_points.h"
 
 #include <fcntl.h>
@@ -504,10 +505,11 @@ TEST_F(PointsClient, APassedLabelWinsOverTheAnnouncedOne) {
 
 // --- the Python client ------------------------------------------------------------------
 
-// Runs /usr/bin/python3 -c `code` with `env` added; stdout comes back through a pipe.
+// Runs the project's python -c `code` with `env` added; stdout comes back through a pipe.
 class PythonChild {
  public:
   PythonChild(const Env& env, const std::string& code) {
+    const std::string py = aftermath::testing::default_python();
     int p[2];
     if (::pipe2(p, O_CLOEXEC) != 0) return;
     pid_t pid = ::fork();
@@ -517,7 +519,7 @@ class PythonChild {
                             "AFTERMATH_LOG_DIR"})
         ::unsetenv(v);
       for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
-      ::execl("/usr/bin/python3", "python3", "-c", code.c_str(), static_cast<char*>(nullptr));
+      ::execl(py.c_str(), "python3", "-c", code.c_str(), static_cast<char*>(nullptr));
       ::_exit(127);
     }
     ::close(p[1]);
@@ -567,7 +569,7 @@ std::string python_prelude() {
 class PythonPoints : public PointsClient {
  protected:
   void SetUp() override {
-    if (::access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "/usr/bin/python3 is not installed";
+    if (::access(aftermath::testing::default_python().c_str(), X_OK) != 0) GTEST_SKIP() << aftermath::testing::default_python() << " is not installed";
     PointsClient::SetUp();
   }
 };

@@ -5,6 +5,7 @@
 //   (merge_process_output);
 // - result.json carries both, and the HTML, trace and summary show them.
 #include "tests/support/children.h"
+#include "tests/support/python.h"
 #include "fixtures/points/aftermath_points.h"
 
 #include <fcntl.h>
@@ -123,6 +124,7 @@ TEST(ProcessLogsClient, AnnounceMovesStdoutAndStderrToTheProcesssOwnFiles) {
   ASSERT_FALSE(sock.open());
   const std::string logs = dir / "logs";
   int status = -1;
+  const std::string py = aftermath::testing::default_python();
   pid_t pid = run_child(
       {{"AFTERMATH_LOG_DIR", logs}, {"AFTERMATH_EVENTS", sock.address()}}, dir / "shared.out",
       dir / "shared.err",
@@ -191,6 +193,7 @@ TEST(ProcessLogsClient, AnnounceMovesStdoutAndStderrToTheProcesssOwnFiles) {
 TEST(ProcessLogsClient, AnnouncingTwiceUnderTheSameNameKeepsTheFiles) {
   TempDir dir;
   int status = -1;
+  const std::string py = aftermath::testing::default_python();
   pid_t pid = run_child({{"AFTERMATH_LOG_DIR", dir / "logs"}}, dir / "shared.out", dir / "shared.err",
                         [] {
                           ap::announce("rank", 2);
@@ -217,6 +220,7 @@ TEST(ProcessLogsClient, APipeOnStdoutStaysWhereItIs) {
   int pipefd[2];
   ASSERT_EQ(::pipe(pipefd), 0);
   int status = -1;
+  const std::string py = aftermath::testing::default_python();
   pid_t pid = run_child({{"AFTERMATH_LOG_DIR", dir / "logs"}}, dir / "shared.out",
                         dir / "shared.err",
                         [&] {
@@ -255,6 +259,7 @@ TEST_P(ProcessLogsOff, NothingIsRedirected) {
   std::vector<std::pair<std::string, std::string>> env;
   if (GetParam()) env.emplace_back("AFTERMATH_LOG_DIR", "");
   int status = -1;
+  const std::string py = aftermath::testing::default_python();
   pid_t pid = run_child(env, dir / "shared.out", dir / "shared.err",
                         [] {
                           ap::announce("launcher");
@@ -275,7 +280,7 @@ INSTANTIATE_TEST_SUITE_P(UnsetOrEmpty, ProcessLogsOff, ::testing::Values(false, 
 // --- the Python client --------------------------------------------------------------------
 
 TEST(ProcessLogsPython, AnnounceMovesStdoutAndStderrAndStreamsFollow) {
-  if (::access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "/usr/bin/python3 is not installed";
+  if (::access(aftermath::testing::default_python().c_str(), X_OK) != 0) GTEST_SKIP() << aftermath::testing::default_python() << " is not installed";
   TempDir dir;
   EventSocket sock;
   ASSERT_FALSE(sock.open());
@@ -298,10 +303,11 @@ TEST(ProcessLogsPython, AnnounceMovesStdoutAndStderrAndStreamsFollow) {
       "print('rank out 2 %d' % pid)\n"
       "os._exit(0)\n";
   int status = -1;
+  const std::string py = aftermath::testing::default_python();
   pid_t pid = run_child({{"AFTERMATH_LOG_DIR", logs}, {"AFTERMATH_EVENTS", sock.address()}},
                         dir / "shared.out", dir / "shared.err",
                         [&] {
-                          ::execl("/usr/bin/python3", "python3", "-c", code.c_str(),
+                          ::execl(py.c_str(), "python3", "-c", code.c_str(),
                                   static_cast<char*>(nullptr));
                           return 127;
                         },
@@ -338,16 +344,17 @@ TEST(ProcessLogsPython, AnnounceMovesStdoutAndStderrAndStreamsFollow) {
 }
 
 TEST(ProcessLogsPython, EmptyVariableIsTheOptOut) {
-  if (::access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "/usr/bin/python3 is not installed";
+  if (::access(aftermath::testing::default_python().c_str(), X_OK) != 0) GTEST_SKIP() << aftermath::testing::default_python() << " is not installed";
   TempDir dir;
   const std::string code = std::string("import sys; sys.path.insert(0, '") + AFTERMATH_SOURCE_DIR +
                            "/fixtures/points'); import aftermath_points as ap\n"
                            "ap.announce('rank', rank=0)\n"
                            "print('out line'); print('err line', file=sys.stderr)\n";
   int status = -1;
+  const std::string py = aftermath::testing::default_python();
   pid_t pid = run_child({{"AFTERMATH_LOG_DIR", ""}}, dir / "shared.out", dir / "shared.err",
                         [&] {
-                          ::execl("/usr/bin/python3", "python3", "-c", code.c_str(),
+                          ::execl(py.c_str(), "python3", "-c", code.c_str(),
                                   static_cast<char*>(nullptr));
                           return 127;
                         },

@@ -1,5 +1,5 @@
 // Tests for the pytest plugin (fixtures/points/aftermath_pytest.py), run by a
-// real pytest under /usr/bin/python3 against the event socket: each test's
+// real pytest under the project's python against the event socket: each test's
 // start and end, answered one by one, with its node id and outcome; nothing
 // at all without AFTERMATH_EVENTS; no file descriptor left between tests; the
 // same output either way; a harness that never answers costs a bounded wait.
@@ -18,6 +18,7 @@
 
 #include "harness/supervise/event_socket.h"
 #include "tests/support/children.h"
+#include "tests/support/python.h"
 #include "tests/support/files.h"
 #include "tests/support/temp_dir.h"
 
@@ -50,17 +51,17 @@ def test_skipped():
 class PytestPlugin : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (::access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "/usr/bin/python3 is not installed";
+    if (::access(aftermath::testing::default_python().c_str(), X_OK) != 0) GTEST_SKIP() << aftermath::testing::default_python() << " is not installed";
     if (testing_children::reap_within(start({"-c", "import pytest"}, {}, dir_ / "probe.out"), 60000) != 0)
-      GTEST_SKIP() << "pytest is not installed for /usr/bin/python3 (scripts/deps.sh)";
+      GTEST_SKIP() << "pytest is not installed for " << aftermath::testing::default_python() << " (scripts/deps.sh)";
     std::ofstream(dir_ / "test_suite.py") << kSuite;
     ASSERT_FALSE(sock_.open());
   }
 
-  // /usr/bin/python3 ARGS with only `env` of ours (no AFTERMATH_* of the
-  // test's own environment), stdout and stderr to `out`.
+  // The project's python ARGS with only `env` of ours (no AFTERMATH_* of
+  // the test's own environment), stdout and stderr to `out`.
   pid_t start(const std::vector<std::string>& args, const Env& env, const std::string& out) {
-    std::vector<std::string> argv{"/usr/bin/python3"};
+    std::vector<std::string> argv{aftermath::testing::default_python()};
     argv.insert(argv.end(), args.begin(), args.end());
     std::vector<char*> cargv = testing_children::exec_argv(argv);
     pid_t pid = ::fork();

@@ -145,6 +145,41 @@ PythonThreadStack thread(int lwp, std::vector<PythonFrame> frames) {
   return t;
 }
 
+// What `py-spy dump --native --full-filenames` printed for a rank stuck in
+// its all_reduce (PyTorch 2.13 in a venv), with a watchdog thread beside it.
+TEST(ParsePySpyDump, ThreadsPythonFramesAndNativeFramesKeptAsText) {
+  const std::string dump =
+      "Process 4242: /v/bin/python -u /home/me/train.py\n"
+      "Python v3.11.7 (/root/.pyenv/versions/3.11.7/bin/python3.11)\n"
+      "\n"
+      "Thread 4242 (active): \"MainThread\"\n"
+      "    c10d::ProcessGroupGloo::AsyncWork::wait (libtorch_cpu.so)\n"
+      "    all_reduce (/v/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py:3010)\n"
+      "    wrapper (/v/lib/python3.11/site-packages/torch/distributed/c10d_logger.py:81)\n"
+      "    time_sleep (Modules/timemodule.c:2048)\n"
+      "    main (/home/me/train.py:40)\n"
+      "    <module> (/home/me/train.py:52)\n"
+      "    0x7f00deadbeef (libc.so.6)\n"
+      "Thread 4250 (idle): \"Thread-1 (watch)\"\n"
+      "    wait (/root/.pyenv/versions/3.11.7/lib/python3.11/threading.py:324)\n"
+      "    run (/home/me/train.py:12)\n";
+  auto t = parse_py_spy_dump(dump);
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_EQ(t[0].lwp, 4242);
+  EXPECT_EQ(t[0].header, "Thread 4242 (active): \"MainThread\"");
+  ASSERT_EQ(t[0].frames.size(), 4u);  // a C file with a line is a native frame
+  EXPECT_EQ(t[0].frames[0].function, "all_reduce");
+  EXPECT_EQ(t[0].frames[0].line, 3010);
+  EXPECT_EQ(t[0].frames[2].file, "/home/me/train.py");
+  EXPECT_NE(t[0].text.find("ProcessGroupGloo::AsyncWork::wait (libtorch_cpu.so)"), std::string::npos);
+  EXPECT_NE(t[0].text.find("0x7f00deadbeef"), std::string::npos);
+  EXPECT_EQ(t[1].lwp, 4250);
+  EXPECT_EQ(hang_thread(t, 4242), &t[0]);
+  EXPECT_EQ(python_where(hang_thread(t, 4242)->frames), "all_reduce (distributed_c10d.py:3010) called from train.py:40");
+  // py-spy's complaint, not a dump: nothing.
+  EXPECT_TRUE(parse_py_spy_dump("Error: Failed to find python version from target process\n").empty());
+}
+
 TEST(HangThread, TheMainThreadUnlessItIsIdle) {
   PythonFrame user{"/home/me/train.py", 42, "step", ""};
   PythonFrame join{"/usr/lib/python3.11/threading.py", 1112, "_wait_for_tstate_lock", ""};

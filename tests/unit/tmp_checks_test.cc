@@ -33,17 +33,33 @@ TEST(TmpClean, FailsNamingTheResidueItsKindOwnerAndSize) {
   auto r = check("tmp_clean", make_scenario(), tmp_leaky_run());
   EXPECT_EQ(r.status, CheckStatus::Fail);
   const json& left = r.measured["left"];
-  ASSERT_EQ(left.size(), 3u);
+  ASSERT_EQ(left.size(), 2u);
   EXPECT_EQ(left[0]["path"], "/tmp/pymp-k2x9ab");
   EXPECT_EQ(left[0]["residue"], "pymp");
   EXPECT_EQ(left[0]["owner"], 1000);
   EXPECT_EQ(left[0]["reclaimed"], true);
   EXPECT_EQ(left[1]["reclaimed"], false);
-  EXPECT_EQ(left[2]["bytes"], 6144);
-  EXPECT_EQ(r.measured["left_bytes"].get<std::int64_t>(), 6144);
+  EXPECT_EQ(left[1]["residue"], "torch-shm-dir");
+  EXPECT_EQ(r.measured["left_bytes"].get<std::int64_t>(), 0);
   EXPECT_EQ(r.measured["reclaimed_by_harness"], true);
-  EXPECT_THAT(r.reason, HasSubstr("3 temp-dir entries left behind: /tmp/pymp-k2x9ab (pymp, uid 1000, 0 B)"));
-  EXPECT_THAT(r.reason, HasSubstr("/tmp/torchelastic_ab_c (torchelastic, uid 0, 6.0 KiB)"));
+  EXPECT_THAT(r.reason, HasSubstr("2 temp-dir entries left behind: /tmp/pymp-k2x9ab (pymp, uid 1000, 0 B)"));
+  // torchrun's log folder is listed apart, never the job's leak.
+  ASSERT_EQ(r.measured["torchrun_logs"].size(), 1u);
+  EXPECT_EQ(r.measured["torchrun_logs"][0]["bytes"], 6144);
+  EXPECT_THAT(r.reason, HasSubstr("torchrun's log folder (torchelastic_*, kept by torchrun's design) not judged"));
+}
+
+// torchrun makes a log folder on every run and never removes it: a clean
+// torchrun job passes, its folder reported with where the harness moved it.
+TEST(TmpClean, TorchrunsLogFolderAloneIsNoLeak) {
+  Timeline tl = skeleton();
+  tl.add(obs::tmp_left(kTeardown + msec(50), "/tmp/torchelastic_q1", 4096, 0, "torchelastic"));
+  tl.add(obs::tmp_reclaim(kTeardown + msec(51), "/tmp/torchelastic_q1", 4096, "/out/s/logs/torchelastic_q1"));
+  auto r = check("tmp_clean", make_scenario(), tl);
+  EXPECT_EQ(r.status, CheckStatus::Pass) << r.reason;
+  EXPECT_EQ(r.measured["torchrun_logs"][0]["moved_to"], "/out/s/logs/torchelastic_q1");
+  EXPECT_EQ(r.measured["reclaimed_by_harness"], false);
+  EXPECT_THAT(r.reason, HasSubstr("moved to the run's logs/"));
 }
 
 // A job's outputs may live in the temp dir: other new entries are reported,

@@ -64,14 +64,36 @@ TEST_F(TmpWatch, ResidueTheJobLeftIsRecordedThenRemovedAndOtherEntriesOnlyReport
   EXPECT_EQ(left(out, tmp_ + "/torch-shm-dir-x")->text, "torch-shm-dir");
   EXPECT_EQ(left(out, tmp_ + "/torchelastic_y")->value, 5);
   EXPECT_EQ(left(out, tmp_ + "/results.csv")->text, "other");
-  for (const char* n : {"pymp-left", "torch-shm-dir-x", "torchelastic_y"}) {
+  for (const char* n : {"pymp-left", "torch-shm-dir-x"}) {
     EXPECT_TRUE(reclaimed(out, tmp_ + "/" + n)) << n;
     EXPECT_FALSE(fs::exists(tmp_ + "/" + n)) << n;
   }
+  // torchrun's log folder is its design, not residue: with nowhere to move
+  // it (no logs_dir), it stays.
+  EXPECT_FALSE(reclaimed(out, tmp_ + "/torchelastic_y"));
+  EXPECT_TRUE(fs::exists(tmp_ + "/torchelastic_y/attempt_0/0/error.json"));
   EXPECT_FALSE(reclaimed(out, tmp_ + "/results.csv"));
   EXPECT_TRUE(fs::exists(tmp_ + "/results.csv")) << "only known residue is removed";
   EXPECT_TRUE(fs::exists(tmp_ + "/pymp-before"));
   EXPECT_TRUE(w.finish(2 * kSecond).empty()) << "finish() once";
+}
+
+// torchrun's logs (its ranks' error files) go with the run's other logs,
+// and the temp dir is left as it was.
+TEST_F(TmpWatch, TorchrunsLogFolderIsMovedIntoTheRunsLogs) {
+  o_.logs_dir = d_ / "out/logs";
+  TmpDirWatch w;
+  ASSERT_TRUE(w.start(o_));
+  d_.write("tmp/torchelastic_z/none_ab/attempt_0/1/error.json", "{\"message\": \"x\"}");
+  auto out = w.finish(kSecond);
+  ASSERT_NE(left(out, tmp_ + "/torchelastic_z"), nullptr);
+  const Observation* moved = nullptr;
+  for (const auto& o : out)
+    if (o.kind == ObsKind::TmpReclaim && o.name == tmp_ + "/torchelastic_z") moved = &o;
+  ASSERT_NE(moved, nullptr);
+  EXPECT_EQ(moved->text, o_.logs_dir + "/torchelastic_z");
+  EXPECT_FALSE(fs::exists(tmp_ + "/torchelastic_z"));
+  EXPECT_TRUE(fs::exists(o_.logs_dir + "/torchelastic_z/none_ab/attempt_0/1/error.json"));
 }
 
 TEST_F(TmpWatch, KeepLeaksKeepsTheResidue) {

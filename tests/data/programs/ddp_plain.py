@@ -4,6 +4,7 @@ the harness: gloo on loopback, a DataLoader with forked workers per rank,
 all_reduce every step, destroy_process_group at the end.
 
     torchrun --nproc_per_node 2 ddp_plain.py [--workers 2] [--steps 20] [--step-time 0.05]
+        [--strategy file_system]
 """
 import argparse
 import os
@@ -29,7 +30,10 @@ def main():
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--step-time", type=float, default=0.05)
+    ap.add_argument("--strategy", choices=["file_descriptor", "file_system"])
     args = ap.parse_args()
+    if args.strategy:
+        torch.multiprocessing.set_sharing_strategy(args.strategy)
     dist.init_process_group("gloo")
     rank = dist.get_rank()
     data = Items()
