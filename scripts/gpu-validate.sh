@@ -13,6 +13,10 @@
 # summary.txt. The build goes to $AFTERMATH_GPU_BUILD (default build-gpu).
 # Exit status: 0 when everything ran and the machine is clean; 1 otherwise.
 set -uo pipefail
+case "${1:-}" in
+  -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -*) echo "scripts/gpu-validate.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+esac
 out=${1:?usage: scripts/gpu-validate.sh OUT_DIR}
 mkdir -p "$out" && out=$(cd "$out" && pwd)
 cd "$(dirname "$0")/.."

@@ -1,11 +1,22 @@
 #!/usr/bin/env bash
-# Command 2: install what is missing, build, run every test through ctest.
+# Command 2: install what is missing, build everything, run every test through
+# ctest (on every PyTorch the machine has: the project's venv and Debian's
+# python3-torch).
+#
+#   scripts/test.sh [--help] [CTEST ARGS...]    e.g. scripts/test.sh -R MultiNode
+#
 # The suite must leave the temp dir as it found it: PyTorch's and
 # multiprocessing's residue (pymp-*, torch-shm-dir-*, torchelastic_*) that
 # appears during the run and is still there after it fails the run, by name.
 set -euo pipefail
+case "${1:-}" in
+  -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+esac
 cd "$(dirname "$0")/.."
+step() { printf '\n== %s (%s)\n' "$1" "$(date +%T)"; }
+step "installing what is missing"
 scripts/deps.sh --test
+step "building everything"
 scripts/build.sh
 
 # The residue in each temp dir a test may use ($TMPDIR and /tmp), one path a line.
@@ -13,13 +24,14 @@ residue() {
   local d
   for d in $(printf '%s\n' "${TMPDIR:-/tmp}" /tmp | sort -u); do
     find "$d" -mindepth 1 -maxdepth 1 \
-      \( -name 'pymp-?*' -o -name 'torch-shm-dir-?*' -o -name 'torchelastic_?*' \) 2>/dev/null
+      \( -name 'pymp-?*' -o -name 'torch-shm-dir-?*' -o -name 'torchelastic_?*' -o -name 'aftermath-torchrun-?*' \) 2>/dev/null
   done | sort
 }
 
+step "running every test"
 before=$(residue)
 rc=0
-ctest --test-dir build --output-on-failure -j "$(nproc)" --timeout 300 || rc=$?
+ctest --test-dir build --output-on-failure -j "$(nproc)" --timeout 300 "$@" || rc=$?
 left=$(comm -13 <(printf '%s\n' "$before") <(residue) | sed '/^$/d')
 echo "temp-dir residue: $(printf '%s' "$before" | grep -c . || true) before the tests," \
      "$(printf '%s' "$left" | grep -c . || true) new after them"

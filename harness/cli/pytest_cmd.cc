@@ -58,17 +58,19 @@ int cmd_pytest(RunCliOptions c, RunInvocation inv, const std::string& plugin_dir
     std::fprintf(stderr, "aftermath pytest: --shard slices scenario files and suites, not a pytest run\n");
     return 2;
   }
+  // The plugin: beside the build's programs (bin/../python, where the build
+  // copies fixtures/points/), else installed with the wheel in the
+  // interpreter's own environment (then it must import there).
   std::error_code ec;
-  for (const char* file : {"aftermath_pytest.py", "aftermath_points.py"}) {
-    if (!fs::is_regular_file(fs::path(plugin_dir) / file, ec)) {
-      std::fprintf(stderr, "aftermath pytest: the plugin's %s is not in %s (build the project: the build "
-                   "copies fixtures/points/ there)\n", file, plugin_dir.c_str());
-      return 2;
-    }
-  }
+  bool beside = true;
+  for (const char* file : {"aftermath_pytest.py", "aftermath_points.py"})
+    beside = beside && fs::is_regular_file(fs::path(plugin_dir) / file, ec);
   if (c.name.empty()) c.name = pytest_run_name(inv.job_command);
-  const char* inherited = c.job_env.count("PYTHONPATH") ? c.job_env["PYTHONPATH"].c_str() : std::getenv("PYTHONPATH");
-  c.job_env["PYTHONPATH"] = pytest_pythonpath(plugin_dir, inherited);
+  if (beside) {
+    const char* inherited = c.job_env.count("PYTHONPATH") ? c.job_env["PYTHONPATH"].c_str() : std::getenv("PYTHONPATH");
+    c.job_env["PYTHONPATH"] = pytest_pythonpath(plugin_dir, inherited);
+  }
+  const std::string imports = beside ? "import pytest" : "import pytest, aftermath_pytest";
   // Each interpreter without pytest is said now, with the option, rather
   // than found in the report of a job that failed at its first import.
   for (const auto& given : c.pythons.empty() ? std::vector<std::string>{""} : c.pythons) {
@@ -77,11 +79,13 @@ int cmd_pytest(RunCliOptions c, RunInvocation inv, const std::string& plugin_dir
       std::fprintf(stderr, "aftermath pytest: %s\n", python.error().what.c_str());
       return 2;
     }
-    CommandOutcome probe = run_command({*python, "-c", "import pytest"}, 60 * kSecond, 4096);
+    CommandOutcome probe = run_command({*python, "-c", imports}, 60 * kSecond, 4096);
     if (!probe.started || probe.timed_out || !WIFEXITED(probe.status) || WEXITSTATUS(probe.status) != 0) {
       std::string why = !probe.started ? "cannot be started (" + probe.output + ")"
-                        : probe.timed_out ? "did not answer `import pytest` within 60 s"
-                                          : "cannot import pytest";
+                        : probe.timed_out ? "did not answer `" + imports + "` within 60 s"
+                        : beside          ? "cannot import pytest"
+                                          : "cannot import pytest and the plugin (aftermath_pytest: install the "
+                                            "aftermath wheel into its environment)";
       std::fprintf(stderr,
                    "aftermath pytest: --python %s %s; install pytest for it (pip install pytest pytest-xdist; "
                    "Debian: python3-pytest python3-pytest-xdist, for /usr/bin/python3) or name one that has it "

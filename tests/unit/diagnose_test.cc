@@ -207,7 +207,7 @@ TEST(DiagnoseProcess, ASleepingChildWithoutGdb) {
   }
   EXPECT_FALSE(d.kernel_stack.empty());  // the stack, or "(not readable)"
   EXPECT_THAT(d.user_stacks, IsEmpty());
-  EXPECT_EQ(note, "gdb not installed: no user-space stacks");
+  EXPECT_EQ(note, "neither py-spy nor gdb installed: no user-space stacks");
   EXPECT_EQ(child.state(), 'S');  // diagnosis leaves it as it was
 }
 
@@ -541,14 +541,72 @@ TEST(DiagnosePython, WhyThereAreNoPythonStacks) {
   ds = diagnose({4242}, f.options(refused), nullptr);
   EXPECT_EQ(ds[0].python_note, "no Python stacks: ptrace: Operation not permitted.");
   EXPECT_EQ(ds[0].user_stacks, "(no stacks: ptrace: Operation not permitted.)");
-  // No gdb at all.
+  // No gdb at all (and no py-spy).
   ds = diagnose({4242}, f.options(""), nullptr);
-  EXPECT_EQ(ds[0].python_note, "no Python stacks: gdb is not installed");
+  EXPECT_EQ(ds[0].python_note, "no Python stacks: neither py-spy (pip install py-spy) nor gdb is installed");
   // The extension is asked for by the interpreter's version.
   std::filesystem::remove(f.script);
   ds = diagnose({4242}, f.options(no_frames), nullptr);
   EXPECT_THAT(ds[0].python_note, HasSubstr("for Python 3.11"));
   EXPECT_THAT(ds[0].python_note, HasSubstr("python3.11-dbg"));
+}
+
+// With py-spy a Python process's stacks need no debug package: its dump
+// (Python frames with the native ones between them) gives the frames, and
+// gdb, slower, is left for the processes that are not Python. A py-spy that
+// complains gives the reason.
+TEST(DiagnosePython, PySpyGivesThePythonStacksWithoutGdb) {
+  FakePythonProcs f({4242, 4243});
+  f.proc.write("4243/stat", "4243 (tc_hang) S 1 1 1 0 -1 0\n");
+  std::filesystem::remove(f.proc / "4243/exe");
+  std::filesystem::create_symlink("/usr/bin/tc_hang", f.proc / "4243/exe");
+  TempDir bin;
+  std::string calls = bin.path() + "/calls";
+  std::string py_spy = bin.write("py-spy",
+                                 "#!/bin/sh\n"
+                                 "echo \"py-spy $*\" >>" + calls + "\n"
+                                 "echo 'Process 4242: python3 train.py'\n"
+                                 "echo 'Python v3.11.7 (/usr/bin/python3.11)'\n"
+                                 "echo\n"
+                                 "echo 'Thread 4242 (active): \"MainThread\"'\n"
+                                 "echo '    recv (libc.so.6)'\n"
+                                 "echo '    all_reduce (/v/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py:3010)'\n"
+                                 "echo '    step (/home/me/train.py:42)'\n",
+                                 0755);
+  std::string gdb = bin.write("gdb",
+                              "#!/bin/sh\n"
+                              "echo \"gdb $*\" >>" + calls + "\n"
+                              "echo aftermath-gdb:loaded 1\n"
+                              "echo aftermath-gdb:c-stacks\n"
+                              "echo '#0  0x00007f in hang_forever ()'\n"
+                              "echo aftermath-gdb:c-end\n",
+                              0755);
+  DiagnoseOptions o = f.options(gdb);
+  o.py_spy = py_spy;
+  std::string note;
+  auto ds = diagnose({4242, 4243}, o, &note);
+  ASSERT_EQ(ds.size(), 2u);
+  EXPECT_EQ(ds[0].python_note, "");
+  ASSERT_EQ(ds[0].python_frames.size(), 2u);
+  EXPECT_EQ(ds[0].python_frames[0].function, "all_reduce");
+  EXPECT_THAT(ds[0].user_stacks, HasSubstr("recv (libc.so.6)"));  // the native frames kept
+  EXPECT_THAT(ds[1].user_stacks, HasSubstr("hang_forever"));       // gdb for the other
+  std::string log = aftermath::testing::slurp(calls);
+  EXPECT_THAT(log, HasSubstr("py-spy dump --native --full-filenames --pid 4242"));
+  EXPECT_THAT(log, Not(HasSubstr("-p 4242")));  // gdb never attached to the Python one
+  EXPECT_EQ(note, "");
+  // Without gdb: the Python one still has its stacks; the note says what is missing.
+  o.gdb = "";
+  ds = diagnose({4242, 4243}, o, &note);
+  EXPECT_EQ(ds[0].python_frames.size(), 2u);
+  EXPECT_EQ(ds[1].user_stacks, "");
+  EXPECT_EQ(note, "gdb not installed: no user-space stacks of 1 non-Python process(es)");
+  // py-spy refused.
+  std::string refused = bin.write("py-spy-refused",
+                                  "#!/bin/sh\necho 'Error: Failed to attach: Operation not permitted'\nexit 1\n", 0755);
+  o.py_spy = refused;
+  ds = diagnose({4242}, o, nullptr);
+  EXPECT_EQ(ds[0].python_note, "no Python stacks: py-spy: Error: Failed to attach: Operation not permitted");
 }
 
 // Where gdb could not load the libraries selectively (a gdb without Python
