@@ -1,127 +1,199 @@
 #!/usr/bin/env bash
-# Validates the GPU side on a machine with an NVIDIA GPU: builds aftermath
-# there against the PyTorch it carries (LibTorch from torch.utils.cmake_prefix_path;
-# the CUDA toolkit when present; nothing is downloaded), then runs the
-# allocation probe, `aftermath inspect --json`, the GPU scenarios and the
-# GPU-side unit tests.
+# The GPU check, run from the wheel: nothing of the harness is compiled
+# where it runs; only the LibTorch trainer is built there, against that
+# machine's PyTorch. On a machine without a GPU every GPU step is skipped
+# with its reason and every other step runs for real (the dry run).
 #
-#   scripts/gpu-validate.sh OUT_DIR
+#   scripts/gpu-validate.sh WHEEL OUT
 #
-# OUT_DIR receives: env.txt (GPUs, driver, toolchain), build.log, probe.jsonl
-# (one JSON line per GPU), check.json and check.txt, gpu-suite/ (the reports
-# of scenarios/nightly-gpu.suite) and gpu-suite.log, unit-tests.log, and
-# summary.txt. The build goes to $AFTERMATH_GPU_BUILD (default build-gpu).
-# Exit status: 0 when everything ran and the machine is clean; 1 otherwise.
+# Steps, in order, each bounded, each recorded (OUT/steps.tsv: name, status,
+# exit, seconds, note) with its output (OUT/<step>.log) even when a later one
+# fails:
+#   facts      driver, GPUs, CUDA, torch and NCCL versions, py-spy/gdb/cuda-gdb
+#   install    the wheel, `pip install --target` (the runner's venv untouched)
+#   inspect    `aftermath inspect --json --require-gpu` and aftermath-probe
+#   unit       the GPU side's unit tests (a unit_tests binary carried along)
+#   gpu-suite  scenarios/nightly-gpu.suite (what needs two GPUs is skipped by
+#              its requires:)
+#   seed       the seed story: 16 DataLoader workers holding the GPU, their
+#              main process SIGKILLed; under aftermath, then bare: inspect
+#              names the holders, reap --yes frees them, the probe succeeds
+#   trainer    the LibTorch trainer built against this torch, NCCL at world
+#              size 1, its rank SIGKILLed mid-step
+#   cpu-suite  the CPU catalogue on this machine's torch
+# and OUT.tar.gz holds all of it.
+#
+# Environment: AFTERMATH_GPU_PYTHON (the runner's interpreter; default
+# python3 on PATH), AFTERMATH_GPU_UNIT_TESTS (default build/bin/unit_tests),
+# AFTERMATH_GPU_CPU_SUITE (default scenarios/torch-cpu.suite),
+# AFTERMATH_GPU_BUDGET_S (the whole script's bound, default 540).
+# Exit status: 0 when no step failed (skipped steps are not failures).
 set -uo pipefail
 case "${1:-}" in
-  -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   -*) echo "scripts/gpu-validate.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 esac
-out=${1:?usage: scripts/gpu-validate.sh OUT_DIR}
-mkdir -p "$out" && out=$(cd "$out" && pwd)
+[ $# -eq 2 ] || { echo "usage: scripts/gpu-validate.sh WHEEL OUT (see --help)" >&2; exit 2; }
+wheel=$(realpath "$1" 2>/dev/null) && [ -f "$wheel" ] || { echo "scripts/gpu-validate.sh: no wheel at $1" >&2; exit 2; }
+mkdir -p "$2" && out=$(cd "$2" && pwd)
 cd "$(dirname "$0")/.."
-build=${AFTERMATH_GPU_BUILD:-build-gpu}
-status=0
-summary() { echo "$*" | tee -a "$out/summary.txt"; }
+src=$PWD
+py=${AFTERMATH_GPU_PYTHON:-$(command -v python3)}
+unit=${AFTERMATH_GPU_UNIT_TESTS:-$src/build/bin/unit_tests}
+cpu_suite=${AFTERMATH_GPU_CPU_SUITE:-$src/scenarios/torch-cpu.suite}
+budget=${AFTERMATH_GPU_BUDGET_S:-540}
+start=$(date +%s)
+kit=$out/kit
+failed=0
+: >"$out/steps.tsv"
 : >"$out/summary.txt"
 
-# --- the machine
-torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null || true)
-{
+have_gpu=0
+gpu_why="no NVIDIA device (/dev/nvidiactl absent)"
+if [ -e /dev/nvidiactl ]; then
+  if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then have_gpu=1; gpu_why=""
+  else gpu_why="nvidia-smi cannot list the GPUs"; fi
+fi
+
+record() {  # name status rc seconds note
+  printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5" >>"$out/steps.tsv"
+  printf '%-10s %-7s %5ss  %s\n' "$1" "$2" "$4" "$5" | tee -a "$out/summary.txt"
+}
+skip() { record "$1" skipped - 0 "$2"; }
+seconds_since() { local ms=$(( ($(date +%s%N) - $1) / 1000000 )); printf '%d.%03d' $((ms / 1000)) $((ms % 1000)); }
+
+left() { echo $((budget - ($(date +%s) - start))); }
+# step NAME LIMIT_S CMD...: runs CMD with its output in OUT/NAME.log, bounded
+# by its limit and what is left of the budget.
+step() {
+  local name=$1 limit=$2
+  shift 2
+  local rest
+  rest=$(left)
+  if [ "$rest" -le 5 ]; then skip "$name" "the ${budget}s budget ran out"; return 1; fi
+  [ "$limit" -le "$rest" ] || limit=$rest
+  # `fn F`: a function of this script, run by a bash of its own (timeout
+  # runs programs).
+  if [ "$1" = fn ]; then set -- bash -c "$(declare -f seconds_since "$2"); $2"; fi
+  local t0 rc
+  t0=$(date +%s%N)
+  timeout --kill-after=10 "$limit" "$@" >"$out/$name.log" 2>&1
+  rc=$?
+  local took
+  took=$(seconds_since "$t0")
+  if [ $rc -eq 0 ]; then record "$name" ok 0 "$took" "$(tail -n 1 "$out/$name.log" | cut -c1-160)"
+  elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then record "$name" FAILED $rc "$took" "timed out after ${limit}s"; failed=1
+  else record "$name" FAILED $rc "$took" "$(tail -n 1 "$out/$name.log" | cut -c1-160)"; failed=1; fi
+  return $rc
+}
+
+# --- facts
+facts() {
   echo "date: $(date -u +%FT%TZ)"
   echo "kernel: $(uname -r)"
-  command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=index,name,uuid,pci.bus_id,memory.used,memory.total,compute_mode,driver_version --format=csv
-  python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "gpus", torch.cuda.device_count())' 2>&1
-  echo "torch cmake prefix: ${torch_prefix:-none}"
-  echo "nvcc: $(command -v nvcc || echo none)"
-  cmake --version | head -1
-  c++ --version | head -1
-  ldconfig -p | grep -E 'libnvidia-ml.so.1|libcudart.so' || true
-  ls -l /dev/nvidia* 2>&1
-} >"$out/env.txt" 2>&1
-
-# The probe loads libcudart at run time: where the system has none, use the
-# one PyTorch ships.
-if ! ldconfig -p | grep -q 'libcudart.so' && [ -z "${AFTERMATH_CUDART:-}" ]; then
-  AFTERMATH_CUDART=$(python3 - <<'EOF' 2>/dev/null
-import glob, os, torch
-root = os.path.dirname(os.path.dirname(torch.__file__))
-hits = sorted(glob.glob(os.path.join(root, "nvidia", "**", "libcudart.so*"), recursive=True))
-print(hits[0] if hits else "")
+  echo "python: $py ($("$py" --version 2>&1))"
+  "$py" - <<'EOF' 2>&1
+import torch
+print("torch", torch.__version__, "cuda", torch.version.cuda, "gpus", torch.cuda.device_count() if torch.cuda.is_available() else 0)
+try:
+    print("nccl", ".".join(map(str, torch.cuda.nccl.version())) if torch.cuda.is_available() else "none (no GPU)")
+except Exception as e:
+    print("nccl unknown:", e)
+print("cmake prefix", torch.utils.cmake_prefix_path)
 EOF
-  )
-  [ -n "$AFTERMATH_CUDART" ] && export AFTERMATH_CUDART && echo "libcudart: $AFTERMATH_CUDART (PyTorch's)" >>"$out/env.txt"
-fi
-
-# --- build
-cmake_args=(-S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo)
-if [ -n "$torch_prefix" ]; then
-  cmake_args+=("-DCMAKE_PREFIX_PATH=$torch_prefix" "-DTorch_DIR=$torch_prefix/Torch")
-fi
-if cmake "${cmake_args[@]}" >"$out/build.log" 2>&1 &&
-   cmake --build "$build" -j "$(nproc)" >>"$out/build.log" 2>&1; then
-  summary "build: ok ($build${torch_prefix:+, LibTorch from PyTorch})"
-else
-  summary "build: FAILED: $(grep -m1 -E 'error:|Error' "$out/build.log")"
-  status=1
-  # The GPU side needs no LibTorch: build without it, so that its validation
-  # still runs when only a LibTorch fixture fails against this PyTorch.
-  build="$build-nolibtorch"
-  if cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-       -DCMAKE_DISABLE_FIND_PACKAGE_Torch=ON >>"$out/build.log" 2>&1 &&
-     cmake --build "$build" -j "$(nproc)" >>"$out/build.log" 2>&1; then
-    summary "build: ok without LibTorch ($build)"
+  if [ "$have_gpu" = 1 ]; then
+    nvidia-smi --query-gpu=index,name,memory.used,memory.total,driver_version --format=csv
   else
-    summary "build: FAILED without LibTorch too"
+    echo "gpu: $gpu_why"
   fi
-fi
+  echo "nvcc: $(command -v nvcc >/dev/null && nvcc --version | tail -n 1 || echo none)"
+  for t in py-spy gdb cuda-gdb; do
+    echo "$t: $(command -v "$t" || ls "$(dirname "$py")/$t" 2>/dev/null || echo none)"
+  done
+  echo "facts: done"
+}
+export py src out kit have_gpu gpu_why
+step facts 60 fn facts
 
-# --- the probe (built by the project, else on its own: it needs no library)
-probe="$build/bin/aftermath-probe"
-if [ ! -x "$probe" ]; then
-  probe="$out/aftermath-probe"
-  c++ -O2 -std=c++20 -I. harness/observe/probe/probe_main.cc -ldl -o "$probe" >>"$out/build.log" 2>&1 ||
-    summary "probe: cannot build even on its own"
-  export AFTERMATH_PROBE="$probe"  # where `aftermath inspect` finds it
-fi
-if [ -x "$probe" ]; then
-  timeout 120 "$probe" >"$out/probe.jsonl" 2>>"$out/build.log"
-  rc=$?
-  summary "probe: exit $rc, $(grep -c '"status":"ok"' "$out/probe.jsonl") GPU(s) ok"
-  [ $rc -eq 0 ] || status=1
-fi
+# --- the wheel, beside the runner's venv rather than in it
+step install 180 "$py" -m pip install --disable-pip-version-check --no-deps --target "$kit" "$wheel" || {
+  echo "the wheel did not install: nothing else can run" | tee -a "$out/summary.txt"
+  tar -C "$(dirname "$out")" -czf "$out.tar.gz" "$(basename "$out")"
+  exit 1
+}
+af=$kit/bin/aftermath
+export af
+export PYTHONPATH="$kit${PYTHONPATH:+:$PYTHONPATH}"  # the points client and the pytest plugin
 
-# --- aftermath inspect
-cli="$build/bin/aftermath"
-# `inspect --help` would print the top help and succeed: look for the subcommand.
-if [ -x "$cli" ] && "$cli" --help 2>&1 | grep -qE '^[[:space:]]+inspect[[:space:],]'; then
-  timeout 300 "$cli" inspect --json >"$out/check.json" 2>>"$out/build.log"
-  rc=$?
-  timeout 300 "$cli" inspect >"$out/check.txt" 2>&1
-  summary "aftermath inspect: exit $rc ($([ $rc -eq 0 ] && echo clean || echo NOT clean))"
-  [ $rc -eq 0 ] || status=1
+# --- inspect and the probe
+if [ "$have_gpu" = 1 ]; then
+  step inspect 120 "$af" inspect --json --require-gpu
+  step probe 120 "$kit/bin/aftermath-probe"
 else
-  summary "aftermath inspect: not available in this build"
-  status=1
+  step inspect 120 "$af" inspect --json  # the rest of the machine, for real
+  skip probe "$gpu_why"
 fi
 
-# --- the GPU scenarios: device OOM by interposer, orphaned workers holding
-# device memory, NCCL rank death and watchdog, the pin-memory exit stall.
-# /usr/bin/python3 must be the runner's CUDA PyTorch; scenarios whose
-# requirements are not met (e.g. one GPU for the NCCL pair) are skipped.
-if [ -x "$cli" ]; then
-  timeout 900 "$cli" run --out "$out/gpu-suite" scenarios/nightly-gpu.suite >"$out/gpu-suite.log" 2>&1
-  rc=$?
-  summary "GPU suite: exit $rc, $(grep -E '^[0-9]+ scenario\(s\):' "$out/gpu-suite.log" | tail -1)"
-  [ $rc -eq 0 ] || status=1
+# --- the GPU side's unit tests
+if [ "$have_gpu" = 0 ]; then
+  skip unit "$gpu_why"
+elif [ ! -x "$unit" ]; then
+  skip unit "no unit_tests binary at $unit (AFTERMATH_GPU_UNIT_TESTS)"
+else
+  step unit 180 "$unit" --gtest_filter='Device*:Nvml*:Holder*:Probe*:Hygiene*:Reap*:CudaDevices*'
 fi
 
-# --- the GPU-side unit tests (NVML, probe and checks for real where a driver is)
-if [ -x "$build/bin/unit_tests" ]; then
-  timeout 300 "$build/bin/unit_tests" --gtest_filter='Device*:Nvml*:Holder*:Probe*:Hygiene*:Reap*' \
-    >"$out/unit-tests.log" 2>&1
-  rc=$?
-  summary "unit tests (GPU side): exit $rc, $(grep -E '^\[  (PASSED|FAILED)  \]' "$out/unit-tests.log" | head -2 | tr '\n' ' ')"
-  [ $rc -eq 0 ] || status=1
-fi
-exit $status
+# --- the single-GPU scenarios (skipped by their requires: without a GPU)
+step gpu-suite 300 "$af" run --python "$py" --out "$out/gpu-suite" "$src/scenarios/nightly-gpu.suite"
+
+# --- the seed story
+seed() {
+  set -e
+  echo "== under aftermath"
+  "$af" run --python "$py" --out "$out/seed-run" "$src/scenarios/gpu-loader-main-kill-device-workers.yaml" || true
+  echo "== bare: 16 workers on the GPU, their main process SIGKILLed"
+  "$py" "$src/fixtures/python/loader_job.py" --workers 16 --batches 100000 --batch-size 2 \
+    --step-time 50ms --worker-device-mb 64 >"$out/seed-job.log" 2>&1 &
+  local main=$! holders=0 i
+  for i in $(seq 1 600); do  # until 16 processes hold the GPU, 60 s at most
+    holders=$(nvidia-smi --query-compute-apps=pid --format=csv,noheader 2>/dev/null | grep -c . || true)
+    [ "$holders" -ge 16 ] && break
+    sleep 0.1
+  done
+  echo "holders before the kill: $holders"
+  local t0
+  t0=$(date +%s%N)
+  kill -KILL "$main"
+  wait "$main" 2>/dev/null || true
+  "$af" inspect --json >"$out/seed-inspect.json" || echo "inspect: NOT clean (as expected)"
+  echo "inspect after the kill: $(seconds_since "$t0") s"
+  "$af" reap --yes --json >"$out/seed-reap.json" || true
+  echo "reap --yes done: $(seconds_since "$t0") s after the kill"
+  "$kit/bin/aftermath-probe" >"$out/seed-probe.jsonl"
+  echo "probe after reap: ok, $(seconds_since "$t0") s after the kill"
+}
+if [ "$have_gpu" = 1 ]; then step seed 180 fn seed; else skip seed "$gpu_why"; fi
+
+# --- the LibTorch trainer with NCCL, built here against this torch
+trainer() {
+  set -e
+  local prefix
+  prefix=$("$py" -c 'import torch; print(torch.utils.cmake_prefix_path)')
+  cmake -S "$src/fixtures/cpp" -B "$out/trainer-build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix"
+  cmake --build "$out/trainer-build" -j "$(nproc)"
+  "$out/trainer-build/bin/aftermath-trainer" --help | tail -n 1
+  "$af" run --python "$py" --out "$out/trainer-run" --expect-fail no_orphans \
+    --fault '{action: SIGKILL, target: rank:0, at: {point: step, labels: {rank: 0}, hit: 5}}' \
+    -- "$out/trainer-build/bin/aftermath-trainer" launch --backend nccl --world-size 1 --workers 2 \
+    --dataset-size 512 || true
+  grep -o '"verdict": "[a-z]*"' "$out/trainer-run/result.json" | head -n 1
+}
+if [ "$have_gpu" = 1 ]; then step trainer 360 fn trainer; else skip trainer "$gpu_why"; fi
+
+# --- the CPU catalogue on this machine's torch
+step cpu-suite 300 "$af" run --python "$py" --jobs "$(( $(nproc) > 4 ? 4 : 1 ))" --out "$out/cpu-suite" "$cpu_suite"
+
+echo "total: $(( $(date +%s) - start ))s of the ${budget}s budget" | tee -a "$out/summary.txt"
+tar -C "$(dirname "$out")" -czf "$out.tar.gz" "$(basename "$out")"
+echo "archive: $out.tar.gz" | tee -a "$out/summary.txt"
+exit $failed

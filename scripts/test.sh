@@ -18,6 +18,8 @@ step "installing what is missing"
 scripts/deps.sh --test
 step "building everything"
 scripts/build.sh
+step "packaging the wheel (what was just built, nothing compiled again)"
+scripts/wheel.sh --reuse-build
 
 # The residue in each temp dir a test may use ($TMPDIR and /tmp), one path a line.
 residue() {

@@ -27,7 +27,7 @@ if [ "$reuse" = 1 ]; then
   [ -f build/CMakeCache.txt ] || { echo "scripts/wheel.sh: --reuse-build: no build/ (run scripts/build.sh)" >&2; exit 2; }
   # The tree as scripts/build.sh configured it: the same options, so only the
   # install step runs.
-  settings=(-C build-dir=build
+  settings=(-C "build-dir=$PWD/build"
             -C cmake.define.AFTERMATH_BUILD_TESTS=ON -C cmake.define.AFTERMATH_BUILD_BENCHMARKS=ON
             -C cmake.define.AFTERMATH_BUILD_FIXTURES=ON
             -C "cmake.define.AFTERMATH_DEFAULT_PYTHON=$(sed -n 's/^AFTERMATH_DEFAULT_PYTHON:FILEPATH=//p' build/CMakeCache.txt)")

@@ -52,7 +52,7 @@ done
 "$bin/python" -c 'import aftermath_points, aftermath_pytest' || fail "the modules do not import"
 cd "$work"
 # A clean job: pass, exit 0.
-"$bin/aftermath" run --out clean --settle 0 -- "$bin/python" -c 'print("clean")' >clean.log 2>&1 ||
+"$bin/aftermath" run --out clean --settle 0s -- "$bin/python" -c 'print("clean")' >clean.log 2>&1 ||
   { cat clean.log; fail "a clean job did not pass"; }
 grep -q '"verdict": "pass"' clean/result.json || fail "clean: no pass in result.json"
 # Its interpreter is the venv's own (the python beside the program).
