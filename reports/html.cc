@@ -118,6 +118,9 @@ std::string checks_table(const json& sc) {
   std::string out =
       "<table class=\"checks\"><thead><tr><th>check</th><th>status</th><th>reason</th>"
       "<th>measured</th></tr></thead><tbody>";
+  // The same reason for several skipped checks (the three device checks on
+  // a machine without a GPU) is said once: the others point at the first.
+  std::map<std::string, std::string> first_skipped_with;
   for (const json* c : checks) {
     std::string status = str(*c, "status", "?");
     bool expected =
@@ -126,7 +129,12 @@ std::string checks_table(const json& sc) {
     out += "<td><code>" + esc(str(*c, "name", "?")) + "</code></td>";
     out += "<td><span class=\"status\">" + esc(status) + "</span>" +
            (expected ? "<br><span class=\"muted\">expected to fail</span>" : "") + "</td>";
-    out += "<td class=\"reason\">" + esc(str(*c, "reason")) + "</td>";
+    std::string reason = str(*c, "reason");
+    if (status == "skipped" && !reason.empty()) {
+      auto [it, first] = first_skipped_with.emplace(reason, str(*c, "name", "?"));
+      if (!first) reason = "as " + it->second + ": skipped for the same reason";
+    }
+    out += "<td class=\"reason\">" + esc(reason) + "</td>";
     const json& m = member(*c, "measured");
     if (m.is_null() || (m.is_object() && m.empty())) {
       out += "<td class=\"muted\">-</td>";

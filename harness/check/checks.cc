@@ -201,24 +201,48 @@ CheckResult no_zombies(const CheckInput& in) {
   return r;
 }
 
+// A process alive when the teardown began that is itself a leftover: an
+// orphan already past its no_orphans grace then (an escaped daemon, a
+// worker that never noticed its dead parent). What it holds is the job's
+// leak, not something the teardown cut short. The reason it is one, or "".
+std::string leftover_at_teardown(const CheckInput& in, const ProcessHistory& p) {
+  if (!p.orphaned_at || *p.orphaned_at > in.teardown_at) return "";
+  Nanos orphaned_for = in.teardown_at - *p.orphaned_at;
+  Nanos grace = in.grace("no_orphans", p.role);
+  if (orphaned_for <= grace) return "";
+  return "pid " + std::to_string(p.pid) + " (" + std::string(to_string(p.role)) + ", " + p.comm +
+         "), orphaned " + format_duration(orphaned_for) + " when the teardown began, past its " +
+         format_duration(grace) + " grace";
+}
+
 // Who owned a /dev/shm entry when the teardown began: a live job process
 // mapping or holding it, or (a torch_* segment) a live torch_shm_manager of
 // the job, which unlinks what it tracked once its clients are gone. Such an
-// entry was cut short by the harness, not left behind by the job.
-std::map<std::string, std::string> owned_at_teardown(const CheckInput& in) {
+// entry was cut short by the harness, not left behind by the job, as long as
+// its owner was itself within its grace (a manager in its designed linger);
+// an owner that is a leftover (leftover_at_teardown) makes it a leak, named
+// in `leftover_holders`.
+std::map<std::string, std::string> owned_at_teardown(const CheckInput& in,
+                                                     std::map<std::string, std::string>* leftover_holders) {
   std::map<std::string, std::string> owner;
+  std::map<int, const ProcessHistory*> by_pid;
+  for (const auto& p : in.processes) by_pid[p.pid] = &p;
   for (const auto& o : in.timeline.observations) {
     if (o.kind != ObsKind::ShmHeld || o.t < in.teardown_at) continue;
     if (o.name.rfind("/dev/shm/", 0) != 0) continue;
     std::string name = o.name.substr(9);
-    std::string& who = owner[name];
-    who += (who.empty() ? "" : ", ") + std::string("pid ") + std::to_string(o.pid) + " (" + o.text + ")";
+    auto it = by_pid.find(o.pid);
+    std::string leftover = it == by_pid.end() ? "" : leftover_at_teardown(in, *it->second);
+    std::string& who = leftover.empty() ? owner[name] : (*leftover_holders)[name];
+    who += (who.empty() ? "" : ", ") +
+           (leftover.empty() ? std::string("pid ") + std::to_string(o.pid) + " (" + o.text + ")" : leftover);
   }
   std::string managers;
   for (const auto& p : in.processes) {
     bool manager = p.comm == "torch_shm_manag" || p.cmdline.find("torch_shm_manager") != std::string::npos;
     auto end = p.end();
-    if (manager && p.started <= in.teardown_at && (!end || *end > in.teardown_at))
+    if (manager && p.started <= in.teardown_at && (!end || *end > in.teardown_at) &&
+        leftover_at_teardown(in, p).empty())
       managers += (managers.empty() ? "" : ", ") + std::to_string(p.pid);
   }
   if (!managers.empty()) owner["torch_*"] = "torch_shm_manager " + managers;
@@ -233,7 +257,8 @@ CheckResult shm_clean(const CheckInput& in) {
     r.reason = "/dev/shm could not be read on this machine";
     return r;
   }
-  auto owners = owned_at_teardown(in);
+  std::map<std::string, std::string> leftover_holders;
+  auto owners = owned_at_teardown(in, &leftover_holders);
   json leaked = json::array(), held = json::array();
   std::int64_t bytes = 0, held_bytes = 0;
   std::vector<std::string> names;
@@ -245,9 +270,15 @@ CheckResult shm_clean(const CheckInput& in) {
       held_bytes += b;
       continue;
     }
-    leaked.push_back(json{{"name", name}, {"bytes", b}});
+    json l = {{"name", name}, {"bytes", b}};
+    std::string shown = "/dev/shm/" + name;
+    if (auto h = leftover_holders.find(name); h != leftover_holders.end()) {
+      l["held_by_leftover"] = h->second;
+      shown += " (held by " + h->second + ")";
+    }
+    leaked.push_back(l);
     bytes += b;
-    names.push_back("/dev/shm/" + name);
+    names.push_back(shown);
   }
   // Shared memory orphans and survivors kept after the top exited, unlinked
   // or not (file_descriptor segments, memfds): by process, until it let go.
@@ -293,7 +324,9 @@ CheckResult shm_clean(const CheckInput& in) {
   } else {
     r.status = CheckStatus::Fail;
     r.reason = std::to_string(leaked.size()) + " /dev/shm entr" + (leaked.size() == 1 ? "y" : "ies") +
-               " left behind with no live owner (" + std::to_string(bytes) + " bytes): " +
+               " left behind with no live owner" +
+               std::string(leftover_holders.empty() ? "" : " but a leftover") + " (" + std::to_string(bytes) +
+               " bytes): " +
                first_lines(names, 3) + also;
   }
   return r;

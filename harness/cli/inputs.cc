@@ -139,6 +139,10 @@ Expected<std::string> run_python(const std::string& given) {
 
 std::map<std::string, std::string> scenario_vars(const std::string& python) {
   std::map<std::string, std::string> vars = {{"AFTERMATH_BIN", bin_dir()}};
+  // The LibTorch trainer: $AFTERMATH_TRAINER (one built against another
+  // LibTorch: fixtures/cpp builds on its own), else the build's.
+  const char* trainer = std::getenv("AFTERMATH_TRAINER");
+  vars["AFTERMATH_TRAINER"] = trainer && *trainer ? std::string(trainer) : bin_dir() + "/aftermath-trainer";
   if (!python.empty()) vars["PYTHON"] = python;
   return vars;
 }

@@ -44,8 +44,9 @@ std::string bin_dir();
 // /nope: not found or not executable").
 Expected<std::string> run_python(const std::string& given);
 
-// The variables scenario files may use: AFTERMATH_BIN (bin_dir()) and
-// PYTHON (the run's interpreter, `python`).
+// The variables scenario files may use: AFTERMATH_BIN (bin_dir()),
+// AFTERMATH_TRAINER ($AFTERMATH_TRAINER, else bin_dir()'s aftermath-trainer)
+// and PYTHON (the run's interpreter, `python`).
 std::map<std::string, std::string> scenario_vars(const std::string& python = "");
 
 }  // namespace aftermath

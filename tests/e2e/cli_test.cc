@@ -106,6 +106,28 @@ TEST_F(Cli, DoubleForkedSetsidDaemonIsStillFound) {
   e2e::kill_leftovers(all);
 }
 
+// An escaped daemon holding 1 MiB of /dev/shm when the teardown comes is
+// itself a leftover (an orphan long past its grace): what it holds is the
+// job's leak, named with its holder, not "cut by teardown".
+TEST_F(Cli, ShmHeldByAnEscapedDaemonIsALeakNamingIt) {
+  std::string pids = dir / "pids";
+  e2e::PidSink sink(pids);
+  auto r = run_cmd({"--grace", "200ms", "--settle", "2s"},
+                   {e2e::bin("tc_daemon"), "--life", "30s", "--shm-bytes", "1048576", "--pidfile", pids});
+  EXPECT_EQ(r.exit_code, 1);
+  expect_only_failing(r, {"no_orphans", "all_exited", "shm_clean"});
+  auto all = e2e::read_pids(pids);
+  ASSERT_EQ(all.size(), 2u);
+  auto m = e2e::check(r, "shm_clean")["measured"];
+  ASSERT_EQ(m["leaked"].size(), 1u) << m.dump(1);
+  EXPECT_EQ(m["leaked"][0]["bytes"], 1048576);
+  EXPECT_NE(m["leaked"][0]["held_by_leftover"].get<std::string>().find("orphaned"), std::string::npos)
+      << m.dump(1);
+  EXPECT_TRUE(m["held_at_teardown"].empty()) << m.dump(1);
+  EXPECT_TRUE(e2e::all_gone_within(all, 2s));
+  e2e::kill_leftovers(all);
+}
+
 TEST_F(Cli, ShmLeakIsRecordedThenRemoved) {
   auto r = run_cmd({"--settle", "300ms"}, {e2e::bin("tc_shm_leak"), "--count", "3", "--bytes", "65536"});
   EXPECT_EQ(r.exit_code, 1);

@@ -29,12 +29,30 @@ constexpr bool kHaveTrainer = true;
 constexpr bool kHaveTrainer = false;
 #endif
 
-std::string trainer() { return e2e::bin("aftermath-trainer"); }
+// The trainer builds the scenarios run on: the build's own, against its
+// LibTorch (Debian's libtorch-dev), and, where scripts/build.sh made it, the
+// same sources built alone against the project venv's PyTorch 2.x LibTorch.
+struct TrainerBuild {
+  std::string name;  // "debian" | "venv"
+  std::string path;
+};
+std::vector<TrainerBuild> trainer_builds() {
+  std::vector<TrainerBuild> v{{"debian", e2e::bin("aftermath-trainer")}};
+#ifdef AFTERMATH_TRAINER_VENV
+  v.push_back({"venv", AFTERMATH_TRAINER_VENV});
+#endif
+  return v;
+}
+std::string trainer_build_name(const ::testing::TestParamInfo<TrainerBuild>& i) { return i.param.name; }
 
-// Runs one scenario file; its single scenario's result (or null).
+std::string g_trainer;  // the one the current test runs (set in SetUp)
+std::string trainer() { return g_trainer; }
+
+// Runs one scenario file (its ${AFTERMATH_TRAINER} the current build); its
+// single scenario's result (or null).
 json run_scenario(const TempDir& dir, const std::string& file, e2e::Run* out = nullptr) {
-  e2e::Run r =
-      e2e::aftermath(dir, {"run", "--out", dir / "out", e2e::src("scenarios/" + file)}, 120s);
+  e2e::Run r = e2e::aftermath(dir, {"run", "--out", dir / "out", e2e::src("scenarios/" + file)}, 120s,
+                              {"AFTERMATH_TRAINER=" + g_trainer});
   if (out) *out = r;
   if (r.result.is_null() || r.result["scenarios"].empty()) return nullptr;
   return r.result["scenarios"][0];
@@ -68,16 +86,18 @@ std::vector<json> processes_with_role(const json& s, const std::string& role) {
   return v;
 }
 
-class TrainerScenario : public ::testing::Test {
+class TrainerScenario : public ::testing::TestWithParam<TrainerBuild> {
  protected:
   void SetUp() override {
     if (!kHaveTrainer) GTEST_SKIP() << "built without LibTorch: no aftermath-trainer";
+    g_trainer = GetParam().path;
+    if (::access(g_trainer.c_str(), X_OK) != 0) GTEST_SKIP() << "no trainer at " << g_trainer;
   }
   TempDir dir;
   e2e::Run run;
 };
 
-TEST_F(TrainerScenario, Clean) {
+TEST_P(TrainerScenario, Clean) {
   json s = run_scenario(dir, "trainer-clean.yaml", &run);
   expect_verdict_and_clean_end(s, run);
   std::string out = e2e::job_output(s, "stdout");
@@ -99,7 +119,7 @@ TEST_F(TrainerScenario, Clean) {
   }
 }
 
-TEST_F(TrainerScenario, RankKillOrphans) {
+TEST_P(TrainerScenario, RankKillOrphans) {
   json s = run_scenario(dir, "trainer-rank-kill-orphans.yaml", &run);
   expect_verdict_and_clean_end(s, run);
   EXPECT_EQ(s["faults"][0]["status"], "injected");
@@ -119,7 +139,7 @@ TEST_F(TrainerScenario, RankKillOrphans) {
         std::regex_match(l["name"].get<std::string>(), std::regex("torch_[0-9]+_[0-9]+_[0-9]+")));
 }
 
-TEST_F(TrainerScenario, RankKillClean) {
+TEST_P(TrainerScenario, RankKillClean) {
   json s = run_scenario(dir, "trainer-rank-kill-clean.yaml", &run);
   expect_verdict_and_clean_end(s, run);
   // The managers (helpers) reclaimed what was in flight: created, none left.
@@ -128,7 +148,7 @@ TEST_F(TrainerScenario, RankKillClean) {
   EXPECT_NE(s["timings_ms"]["to_shm_baseline_ms"], nullptr);
 }
 
-TEST_F(TrainerScenario, UnevenHangIsDiagnosedPerRank) {
+TEST_P(TrainerScenario, UnevenHangIsDiagnosedPerRank) {
   json s = run_scenario(dir, "trainer-uneven-hang.yaml", &run);
   expect_verdict_and_clean_end(s, run);
   std::map<int, std::string> waiting;
@@ -144,7 +164,7 @@ TEST_F(TrainerScenario, UnevenHangIsDiagnosedPerRank) {
   }
 }
 
-TEST_F(TrainerScenario, UnevenJoinFinishes) {
+TEST_P(TrainerScenario, UnevenJoinFinishes) {
   json s = run_scenario(dir, "trainer-uneven-join.yaml", &run);
   expect_verdict_and_clean_end(s, run);
   int shadow = 0;
@@ -198,19 +218,19 @@ void expect_rank1_kill_recovery(const json& s, bool signals, bool group) {
   }
 }
 
-TEST_F(TrainerScenario, Rank1KillTorchrun) {
+TEST_P(TrainerScenario, Rank1KillTorchrun) {
   json s = run_scenario(dir, "trainer-rank1-kill-torchrun.yaml", &run);
   expect_verdict_and_clean_end(s, run);
   expect_rank1_kill_recovery(s, /*signals=*/true, /*group=*/true);
 }
 
-TEST_F(TrainerScenario, Rank1KillSpawn) {
+TEST_P(TrainerScenario, Rank1KillSpawn) {
   json s = run_scenario(dir, "trainer-rank1-kill-spawn.yaml", &run);
   expect_verdict_and_clean_end(s, run);
   expect_rank1_kill_recovery(s, /*signals=*/true, /*group=*/false);
 }
 
-TEST_F(TrainerScenario, Rank1KillNaive) {
+TEST_P(TrainerScenario, Rank1KillNaive) {
   json s = run_scenario(dir, "trainer-rank1-kill-naive.yaml", &run);
   expect_verdict_and_clean_end(s, run);
   expect_rank1_kill_recovery(s, /*signals=*/false, false);
@@ -218,7 +238,7 @@ TEST_F(TrainerScenario, Rank1KillNaive) {
                                 std::regex("Connection (closed|reset) by peer")));
 }
 
-TEST_F(TrainerScenario, Rank1KillNaiveHang) {
+TEST_P(TrainerScenario, Rank1KillNaiveHang) {
   json s = run_scenario(dir, "trainer-rank1-kill-naive-hang.yaml", &run);
   expect_verdict_and_clean_end(s, run);
   std::string rank0;
@@ -227,7 +247,7 @@ TEST_F(TrainerScenario, Rank1KillNaiveHang) {
   EXPECT_EQ(rank0.rfind("allreduce #", 0), 0u) << s["hang_diagnosis"].dump();
 }
 
-TEST_F(TrainerScenario, LauncherKillTorchrunOrphansTheRanks) {
+TEST_P(TrainerScenario, LauncherKillTorchrunOrphansTheRanks) {
   json s = run_scenario(dir, "trainer-launcher-kill-torchrun.yaml", &run);
   expect_verdict_and_clean_end(s, run);
   // Orphaned, they trained on to the end (their own report says so).
@@ -238,7 +258,7 @@ TEST_F(TrainerScenario, LauncherKillTorchrunOrphansTheRanks) {
   EXPECT_EQ(finished, 2);
 }
 
-TEST_F(TrainerScenario, LauncherKillSpawnTakesTheRanksAlong) {
+TEST_P(TrainerScenario, LauncherKillSpawnTakesTheRanksAlong) {
   json s = run_scenario(dir, "trainer-launcher-kill-spawn.yaml", &run);
   expect_verdict_and_clean_end(s, run);
   // Their parent-death SIGINT ended them (where the reaper saw the status).
@@ -256,7 +276,7 @@ TEST_F(TrainerScenario, LauncherKillSpawnTakesTheRanksAlong) {
 // kept batches are what fills the table), says PyTorch's EMFILE message,
 // exits 1; rank 0's exit 1 follows (or the launcher's SIGTERM), and the
 // launcher reports the first exit 1, rank 1's: exit 11.
-TEST_F(TrainerScenario, FdEmfileKeptBatches) {
+TEST_P(TrainerScenario, FdEmfileKeptBatches) {
   json s = run_scenario(dir, "trainer-fd-emfile.yaml", &run);
   expect_verdict_and_clean_end(s, run);
   EXPECT_EQ(s["top"]["outcome"]["code"], 11);
@@ -277,7 +297,7 @@ TEST_F(TrainerScenario, FdEmfileKeptBatches) {
 // Host OOM in rank 1 at step 5: the harness lowered its RLIMIT_AS at the
 // point, the 256 MiB tensor after it failed in LibTorch's allocator, rank 1
 // exited 3 and the torchrun launcher reacted (exit 11, rank 0 ended).
-TEST_F(TrainerScenario, Rank1HostOom) {
+TEST_P(TrainerScenario, Rank1HostOom) {
   json s = run_scenario(dir, "trainer-rank1-host-oom.yaml", &run);
   expect_verdict_and_clean_end(s, run);
   ASSERT_EQ(s["faults"].size(), 1u);
@@ -333,7 +353,7 @@ class TrainerCgroupOom : public TrainerScenario {
   }
 };
 
-TEST_F(TrainerCgroupOom, PollWatchdogWorkersOutliveTheKilledRank) {
+TEST_P(TrainerCgroupOom, PollWatchdogWorkersOutliveTheKilledRank) {
   json s = run_scenario(dir, "trainer-rank1-host-oom-cgroup.yaml", &run);
   auto workers = expect_rank1_oom_killed(s);
   EXPECT_EQ(check_status(s, "no_orphans"), "fail");
@@ -344,7 +364,7 @@ TEST_F(TrainerCgroupOom, PollWatchdogWorkersOutliveTheKilledRank) {
   EXPECT_EQ(orphans, 16);
 }
 
-TEST_F(TrainerCgroupOom, PdeathsigWorkersDieWithTheKilledRank) {
+TEST_P(TrainerCgroupOom, PdeathsigWorkersDieWithTheKilledRank) {
   json s = run_scenario(dir, "trainer-rank1-host-oom-cgroup-pdeathsig.yaml", &run);
   expect_rank1_oom_killed(s);
   EXPECT_EQ(check_status(s, "no_orphans"), "pass");
@@ -353,7 +373,7 @@ TEST_F(TrainerCgroupOom, PdeathsigWorkersDieWithTheKilledRank) {
 
 // The broken sampler: data_partition fails, and the events themselves show
 // why (every index consumed by both ranks).
-TEST_F(TrainerScenario, BrokenSamplerOverlaps) {
+TEST_P(TrainerScenario, BrokenSamplerOverlaps) {
   e2e::Run r = e2e::aftermath(dir, {"run", "--out", dir / "out",
                                     e2e::src("scenarios/trainer-broken-sampler.yaml")}, 120s);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
@@ -379,7 +399,7 @@ TEST_F(TrainerScenario, BrokenSamplerOverlaps) {
 // A backend this build left out (fixtures/cpp/CMakeLists.txt builds each
 // only where LibTorch's header for it compiles) is one clear error before any
 // rank starts: exit 2, one line, no process left.
-TEST_F(TrainerScenario, MissingBackendIsOneErrorAtStartup) {
+TEST_P(TrainerScenario, MissingBackendIsOneErrorAtStartup) {
   e2e::Child h = e2e::spawn({trainer(), "--help"}, dir / "help.out", dir / "help.err");
   ASSERT_EQ(e2e::wait_for(h, 30s), 0);
   std::smatch m;
@@ -417,11 +437,14 @@ std::string losses(const TempDir& dir, const std::string& name, const std::strin
   return out;
 }
 
-TEST_F(TrainerScenario, SameSeedSameLosses) {
+TEST_P(TrainerScenario, SameSeedSameLosses) {
   std::string a = losses(dir, "a", "5"), b = losses(dir, "b", "5"), c = losses(dir, "c", "6");
   EXPECT_EQ(std::count(a.begin(), a.end(), '\n'), 12);
   EXPECT_EQ(a, b);
   EXPECT_NE(a, c);
 }
+
+INSTANTIATE_TEST_SUITE_P(LibTorch, TrainerScenario, ::testing::ValuesIn(trainer_builds()), trainer_build_name);
+INSTANTIATE_TEST_SUITE_P(LibTorch, TrainerCgroupOom, ::testing::ValuesIn(trainer_builds()), trainer_build_name);
 
 }  // namespace

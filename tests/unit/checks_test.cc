@@ -796,7 +796,7 @@ namespace {
 // the job's leak: mapped by a live job process, or a torch_* segment of a
 // live torch_shm_manager (which unlinks it 2 s after its clients go).
 TEST(ShmClean, EntriesOwnedAtTeardownAreNotTheJobsLeak) {
-  Timeline tl = skeleton();
+  Timeline tl = skeleton(std::nullopt);  // a hang: the teardown cuts the whole job
   tl.add(obs::shm_add(msec(30), "torch_5_1_0", 4096));
   tl.add(obs::shm_add(msec(31), "psm_mapped", 8192));
   tl.add(obs::shm_add(msec(32), "psm_orphaned", 100));
@@ -817,6 +817,43 @@ TEST(ShmClean, EntriesOwnedAtTeardownAreNotTheJobsLeak) {
   bare.add(obs::shm_add(msec(30), "torch_5_1_0", 4096));
   bare.add(obs::shm_add(msec(31), "psm_mapped", 8192));
   EXPECT_EQ(check("shm_clean", make_scenario(), bare).measured["leaked"].size(), 2u);
+}
+
+// An entry held at teardown by a process that is itself a leftover (an
+// escaped daemon orphaned long before, past its grace) is the job's leak,
+// and names its holder; a torch_shm_manager still within its designed
+// linger keeps its segments "cut by teardown".
+TEST(ShmClean, AnEntryHeldByALeftoverIsALeakNamingItsHolder) {
+  Timeline tl = skeleton();
+  tl.add(obs::shm_add(msec(30), "daemon_1m", 1 << 20));
+  tl.add(obs::shm_add(msec(31), "torch_7_1_0", 4096));
+  // The daemon: escaped (setsid, its parent gone at once), alive at teardown.
+  life(tl, 110, kTop, msec(25), std::nullopt, std::nullopt, "daemon", Role::Unknown);
+  tl.add(obs::proc_parent(msec(26), 110, kInit));
+  // A manager orphaned 1 s before the teardown: within the helpers' 5 s.
+  life(tl, 111, kTop, msec(25), std::nullopt, std::nullopt, "torch_shm_manag", Role::Helper);
+  tl.add(obs::proc_parent(kTeardown - kSecond, 111, kInit));
+  tl.add(obs::shm_held(kTeardown, 110, "/dev/shm/daemon_1m", 1 << 20, "mapped", false));
+  auto r = check("shm_clean", make_scenario(), sorted(tl));
+  EXPECT_EQ(r.status, CheckStatus::Fail);
+  ASSERT_EQ(r.measured["leaked"].size(), 1u) << r.measured.dump();
+  EXPECT_EQ(r.measured["leaked"][0]["name"], "daemon_1m");
+  EXPECT_THAT(r.measured["leaked"][0]["held_by_leftover"].get<std::string>(),
+              HasSubstr("pid 110 (unknown, daemon), orphaned"));
+  EXPECT_THAT(r.reason, HasSubstr("left behind with no live owner but a leftover"));
+  EXPECT_THAT(r.reason, HasSubstr("held by pid 110"));
+  ASSERT_EQ(r.measured["held_at_teardown"].size(), 1u);
+  EXPECT_EQ(r.measured["held_at_teardown"][0]["name"], "torch_7_1_0");
+  // The same daemon orphaned only just before the teardown (its parent,
+  // alive until then, the top's child), within its 1 s grace: what it holds
+  // was cut short, not judged.
+  Timeline young = skeleton();
+  young.add(obs::shm_add(msec(30), "daemon_1m", 1 << 20));
+  life(young, 120, kInit, msec(21), kTeardown - msec(200), kTeardown - msec(199), "server", Role::Unknown);
+  life(young, 110, 120, msec(25), std::nullopt, std::nullopt, "daemon", Role::Unknown);
+  young.add(obs::proc_parent(kTeardown - msec(199), 110, kInit));
+  young.add(obs::shm_held(kTeardown, 110, "/dev/shm/daemon_1m", 1 << 20, "mapped", false));
+  EXPECT_EQ(check("shm_clean", make_scenario(), sorted(young)).status, CheckStatus::Pass);
 }
 
 // Shared memory held through fds and mappings (file_descriptor segments are

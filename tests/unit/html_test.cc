@@ -566,3 +566,22 @@ TEST(HtmlHang, StoppedAndUninterruptibleLanesHaveTheirOwnColourAndLegend) {
 
 }  // namespace
 }  // namespace aftermath
+
+namespace aftermath {
+namespace {
+
+// The three device checks skipped for one reason (no GPU here): the reason is
+// said once, the others point at it.
+TEST(Html, ASkipReasonSharedByChecksIsSaidOnce) {
+  nlohmann::json result = testing_reports::load_fixture();
+  auto& sc = result["scenarios"][0];
+  const std::string why = "no GPU to check: no NVIDIA driver: cannot load libnvidia-ml.so.1";
+  for (const char* name : {"device_memory_released", "no_device_holders", "device_alloc_probe"})
+    sc["checks"].push_back({{"name", name}, {"status", "skipped"}, {"reason", why}, {"measured", nlohmann::json::object()}});
+  std::string html = render_html(result, "/tmp/run");
+  EXPECT_EQ(testing_reports::count(html, why), 1u);
+  EXPECT_EQ(testing_reports::count(html, "as device_memory_released: skipped for the same reason"), 2u);
+}
+
+}  // namespace
+}  // namespace aftermath
