@@ -219,7 +219,7 @@ void shm_table(const InspectReport& r, TableText& t) {
 
 void tmp_table(const InspectReport& r, TableText& t) {
   if (r.tmp_dir.empty()) return;
-  t.out += "\n" + r.tmp_dir + " (pymp-*, torch-shm-dir-*, torchelastic_*)\n";
+  t.out += "\n" + r.tmp_dir + " (pymp-*, torch-shm-dir-*, torchelastic_*, aftermath-torchrun-*)\n";
   if (r.tmp.empty()) {
     t.out += "  none\n";
     return;

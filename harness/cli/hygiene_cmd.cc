@@ -98,7 +98,7 @@ void add_hygiene_options(CLI::App* sub, HygieneCliOptions& o) {
       ->capture_default_str();
   sub->add_option("--tmp-dir", o.tmp_dir,
                   "temp dir whose PyTorch/multiprocessing residue (pymp-*, torch-shm-dir-*, "
-                  "torchelastic_*) is judged: auto ($TMPDIR, else /tmp), a directory, or none")
+                  "torchelastic_*, aftermath-torchrun-*) is judged: auto ($TMPDIR, else /tmp), a directory, or none")
       ->capture_default_str();
   sub->add_option("--tmp-min-age", o.tmp_min_age,
                   "younger temp-dir residue is a leftover only when its maker is provably gone")

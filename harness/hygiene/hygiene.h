@@ -8,7 +8,7 @@
 //    (torch_<pid>_... names carry it) and whether it is alive, and which live
 //    processes map (/proc/*/maps) or hold (/proc/*/fd) them;
 //  - the temp dir ($TMPDIR or /tmp): PyTorch's and multiprocessing's residue
-//    (pymp-*, torch-shm-dir-*, torchelastic_*; observe/tmp_residue.h) with
+//    (pymp-*, torch-shm-dir-*, torchelastic_*, aftermath-torchrun-*; observe/tmp_residue.h) with
 //    size, owner, age and who still holds it;
 //  - leftover processes: an orphan (its parent is init or a given reaper,
 //    and it is not a known daemon) that holds a GPU device file, GPU memory or

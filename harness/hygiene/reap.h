@@ -12,7 +12,7 @@
 //    process maps or holds: unlinked, after re-checking at removal time that
 //    it is the same file (inode) and still unused. An entry used only by
 //    leftover processes is removed once they are gone.
-//  - temp-dir residue (pymp-*, torch-shm-dir-*, torchelastic_*) the check
+//  - temp-dir residue (pymp-*, torch-shm-dir-*, torchelastic_*, aftermath-torchrun-*) the check
 //    called a leftover: removed with everything in it, after re-checking at
 //    removal time that it is the same entry (inode) and that no live process
 //    holds it (fds, cwd, bound sockets). Residue held only by leftover

@@ -94,6 +94,8 @@ std::string_view to_string(TmpKind k) {
       return "torch-shm-dir";
     case TmpKind::Torchelastic:
       return "torchelastic";
+    case TmpKind::TorchrunShim:
+      return "torchrun-shim";
     case TmpKind::Other:
       break;
   }
@@ -105,6 +107,7 @@ TmpKind classify_tmp_name(std::string_view name) {
   if (starts("pymp-")) return TmpKind::Pymp;
   if (starts("torch-shm-dir-")) return TmpKind::TorchShmDir;
   if (starts("torchelastic_")) return TmpKind::Torchelastic;
+  if (starts("aftermath-torchrun-")) return TmpKind::TorchrunShim;
   return TmpKind::Other;
 }
 

@@ -11,6 +11,9 @@
 //    manager removes it when it exits by itself, not when it is killed.
 //  - torchelastic_*: torchrun's log folder (tempfile.mkdtemp), which it never
 //    removes.
+//  - aftermath-torchrun-*: fixtures/python/torchrun_shim.py's log folder
+//    where it runs without aftermath; removed when its agent exits, left
+//    when the agent is SIGKILLed.
 // Anything else that appears is only reported: a job's outputs may live there.
 //
 // "Held" means a live process still uses the entry: an open fd under it, its
@@ -32,8 +35,8 @@
 
 namespace aftermath {
 
-enum class TmpKind { Pymp, TorchShmDir, Torchelastic, Other };
-// "pymp" | "torch-shm-dir" | "torchelastic" | "other"
+enum class TmpKind { Pymp, TorchShmDir, Torchelastic, TorchrunShim, Other };
+// "pymp" | "torch-shm-dir" | "torchelastic" | "torchrun-shim" | "other"
 std::string_view to_string(TmpKind k);
 TmpKind classify_tmp_name(std::string_view name);
 inline bool known_residue(TmpKind k) { return k != TmpKind::Other; }

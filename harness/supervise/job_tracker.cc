@@ -1,5 +1,7 @@
 #include "harness/supervise/job_tracker.h"
 
+#include <set>
+
 #include <signal.h>
 #include <unistd.h>
 
@@ -355,6 +357,9 @@ std::map<int, int> JobTracker::refresh_tracked() {
   // cost the job's size, never the machine's.
   auto known = known_levels();
   std::int64_t rss_pages = 0, summed = 0;
+  std::set<int> parents;  // of the live job processes: who has children now
+  for (const auto& [pid, tr] : procs_)
+    if (!tr.gone && tr.alive) parents.insert(tr.ppid);
   for (auto& [pid, tr] : procs_) {
     if (tr.gone) continue;
     auto st = reader_.stat(pid);
@@ -363,10 +368,12 @@ std::map<int, int> JobTracker::refresh_tracked() {
       ++summed;
       std::uint64_t cpu = st->utime + st->stime;
       auto [it, fresh] = cpu_seen_.try_emplace(pid, cpu);
-      // Housekeeping is no progress: torchrun's agent polling its ranks
-      // (every 0.1 s since PyTorch 2.4) or a helper's (torch_shm_manager,
-      // multiprocessing's trackers). Any other process's CPU time is work.
-      bool works = tr.role != Role::Helper && !is_torchrun_agent(tr.cmdline);
+      // Housekeeping is no progress: torchrun's agent polling the ranks it
+      // started (every 0.1 s since PyTorch 2.4; before it has any, it
+      // imports torch and takes part in the rendezvous: work) or a helper's
+      // (torch_shm_manager, multiprocessing's trackers). Any other process's
+      // CPU time is work.
+      bool works = tr.role != Role::Helper && !(is_torchrun_agent(tr.cmdline) && parents.count(pid));
       if (!fresh && cpu > it->second && works) cpu_ticks_ += static_cast<std::int64_t>(cpu - it->second);
       it->second = cpu;
     }

@@ -266,10 +266,17 @@ TEST_F(HygieneTmpFake, ResidueNobodyHoldsIsALeftover) {
   age_tree("torchelastic_young", kSecond);
   dir_.write("tmp/torchelastic_old/attempt_0/0/error.json", std::string(2048, 'e'));
   age_tree("torchelastic_old", 3600 * kSecond);
+  // The torchrun shim's own folder, its agent SIGKILLed outside aftermath.
+  dir_.write("tmp/aftermath-torchrun-x1/none_ab/attempt_0/0/stderr.log", std::string(100, 'l'));
+  age_tree("aftermath-torchrun-x1", 3600 * kSecond);
   dir_.write("tmp/results.csv", "a,b\n");  // not residue: never listed
   InspectReport r = inspect_machine(opts_);
   EXPECT_EQ(r.tmp_dir, tmp_);
-  ASSERT_EQ(r.tmp.size(), 5u);
+  ASSERT_EQ(r.tmp.size(), 6u);
+  const auto* shim = find_tmp(r, "aftermath-torchrun-x1");
+  ASSERT_NE(shim, nullptr);
+  EXPECT_EQ(shim->kind, TmpKind::TorchrunShim);
+  EXPECT_TRUE(shim->leftover);
   EXPECT_EQ(find_tmp(r, "results.csv"), nullptr);
   const auto* gone = find_tmp(r, "pymp-gone");
   EXPECT_TRUE(gone->leftover);
@@ -289,14 +296,16 @@ TEST_F(HygieneTmpFake, ResidueNobodyHoldsIsALeftover) {
   EXPECT_TRUE(old->leftover);
   EXPECT_EQ(old->bytes, 2048);
   EXPECT_EQ(old->why, "leftover: nobody holds it, older than 30s");
-  ASSERT_EQ(r.problems.size(), 2u) << ::testing::PrintToString(r.problems);
-  EXPECT_EQ(r.problems[0].rfind(tmp_ + "/pymp-gone (pymp, 0 B, uid ", 0), 0u) << r.problems[0];
-  EXPECT_NE(r.problems[1].find("torchelastic_old (torchelastic, 2.0 KiB"), std::string::npos);
+  ASSERT_EQ(r.problems.size(), 3u) << ::testing::PrintToString(r.problems);
+  EXPECT_NE(::testing::PrintToString(r.problems).find("aftermath-torchrun-x1 (torchrun-shim, 100 B"), std::string::npos)
+      << ::testing::PrintToString(r.problems);
+  EXPECT_NE(::testing::PrintToString(r.problems).find(tmp_ + "/pymp-gone (pymp, 0 B, uid "), std::string::npos);
+  EXPECT_NE(::testing::PrintToString(r.problems).find("torchelastic_old (torchelastic, 2.0 KiB"), std::string::npos);
   std::string table = inspect_table(r);
-  EXPECT_NE(table.find(tmp_ + " (pymp-*, torch-shm-dir-*, torchelastic_*)"), std::string::npos) << table;
+  EXPECT_NE(table.find(tmp_ + " (pymp-*, torch-shm-dir-*, torchelastic_*, aftermath-torchrun-*)"), std::string::npos) << table;
   EXPECT_NE(table.find("LEFTOVER leftover: its maker is gone"), std::string::npos) << table;
   auto j = inspect_json(r);
-  EXPECT_EQ(j["tmp"].size(), 5u);
+  EXPECT_EQ(j["tmp"].size(), 6u);
   EXPECT_EQ(j["roots"]["tmp"], tmp_);
   // "" looks nowhere.
   opts_.tmp_dir = "";

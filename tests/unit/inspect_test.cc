@@ -186,7 +186,7 @@ TEST(InspectTable, ShmEntriesWithCreatorAndEveryUserOnce) {
 
 TEST(InspectTable, TempDirCgroupsNotesAndProblems) {
   std::string t = inspect_table(dirty_report());
-  EXPECT_THAT(t, HasSubstr("\n/tmp (pymp-*, torch-shm-dir-*, torchelastic_*)\n"));
+  EXPECT_THAT(t, HasSubstr("\n/tmp (pymp-*, torch-shm-dir-*, torchelastic_*, aftermath-torchrun-*)\n"));
   EXPECT_THAT(t, HasSubstr("2.0 KiB+"));  // a size that could not all be read
   EXPECT_THAT(t, HasSubstr(" socket "));  // held by a bound socket, no pid known
   EXPECT_THAT(t, HasSubstr("its maker still listens\n"));

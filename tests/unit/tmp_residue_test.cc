@@ -40,6 +40,10 @@ TEST(TmpResidue, KindsByName) {
   EXPECT_EQ(classify_tmp_name("pymp-k2x9ab"), TmpKind::Pymp);
   EXPECT_EQ(classify_tmp_name("torch-shm-dir-AbC123"), TmpKind::TorchShmDir);
   EXPECT_EQ(classify_tmp_name("torchelastic_3y_8a"), TmpKind::Torchelastic);
+  // The torchrun shim's folder where its agent was SIGKILLed outside aftermath.
+  EXPECT_EQ(classify_tmp_name("aftermath-torchrun-k2j4"), TmpKind::TorchrunShim);
+  EXPECT_TRUE(known_residue(TmpKind::TorchrunShim));
+  EXPECT_EQ(to_string(TmpKind::TorchrunShim), "torchrun-shim");
   EXPECT_EQ(classify_tmp_name("pymp-"), TmpKind::Other);  // the bare prefix is not mkdtemp's
   EXPECT_EQ(classify_tmp_name("tmpab12cd"), TmpKind::Other);
   EXPECT_EQ(classify_tmp_name("my-pymp-1"), TmpKind::Other);
