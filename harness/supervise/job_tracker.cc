@@ -95,6 +95,29 @@ void JobTracker::track_new(int pid, const ProcStat& st, int depth) {
   tr.pid = pid;
   tr.starttime = st.starttime;
   tr.ppid = st.ppid;
+  // First seen already reparented to the job's init: its parent forked it
+  // and exited before any look (a daemon's double fork). The fork events
+  // say who that was: its first tracked ancestor is its parent for the
+  // timeline, and the moment the chain left that ancestor its start, so the
+  // histories (and a pytest test's attribution) see where it came from.
+  int born_of = st.ppid;
+  Nanos born_at = now();
+  const bool reparented = pid != top_pid_ && (st.ppid == reaper_pid_ || st.ppid == init_pid_ || st.ppid == 1);
+  if (reparented) {
+    int child = pid;
+    for (int hops = 0; hops < 64; ++hops) {
+      auto f = forked_.find(child);
+      if (f == forked_.end()) break;
+      auto anc = procs_.find(f->second.parent);
+      if (anc != procs_.end() && !anc->second.gone) {
+        born_of = f->second.parent;
+        born_at = f->second.t;
+        break;
+      }
+      child = f->second.parent;
+    }
+  }
+  forked_.erase(pid);
   tr.state = st.state;
   tr.depth = depth;
   tr.comm = st.comm;
@@ -110,9 +133,10 @@ void JobTracker::track_new(int pid, const ProcStat& st, int depth) {
       inner_to_host_[ns.back()] = pid;
     }
   }
-  record(obs::proc_start(now(), pid, st.ppid, st.comm, cmd, tr.role, depth,
+  record(obs::proc_start(born_at, pid, born_of, st.comm, cmd, tr.role, depth,
                          static_cast<std::int64_t>(st.starttime), st.state,
                          tr.inner_pid != pid ? tr.inner_pid : 0));
+  if (born_of != st.ppid) record(obs::proc_parent(now(), pid, st.ppid));  // reparented since
   // Watch its exit through a pidfd, then prove the pidfd names the process we
   // scanned (same start time), not a successor that reused the pid.
   UniqueFd fd;
@@ -123,7 +147,7 @@ void JobTracker::track_new(int pid, const ProcStat& st, int depth) {
       watch_exit(tr);
     }
   }
-  tr.first_ppid = st.ppid;
+  tr.first_ppid = born_of;
   tr.seen_at = now();
   auto& stored = procs_[pid] = std::move(tr);
   classify(stored);
@@ -232,7 +256,12 @@ void JobTracker::drain_events(bool* forked) {
   bool complete = events_->drain([&](const ProcEvent& e) {
     if (e.pid != e.tgid) return;  // a thread's own event
     if (e.kind == ProcEvent::Kind::Fork) {
-      if (in_job(e.parent_tgid)) born_.push_back(e.tgid);
+      if (in_job(e.parent_tgid)) {
+        born_.push_back(e.tgid);
+        // Bounded: a job that forks without end must not grow this forever.
+        if (forked_.size() >= 4096) forked_.erase(forked_.begin());
+        forked_[e.tgid] = Forked{e.parent_tgid, now()};
+      }
     } else if (e.kind == ProcEvent::Kind::Exec || e.kind == ProcEvent::Kind::Comm) {
       if (procs_.count(e.tgid)) execd_.insert(e.tgid);
     } else if (e.kind == ProcEvent::Kind::Exit) {

@@ -158,6 +158,15 @@ class JobTracker {
   int quiet_ticks_ = 0;     // ticks since the last walk
   int last_pid_seen_ = -1;  // /proc/loadavg's last pid at the last tick
   std::vector<int> born_;   // job processes announced by fork events, not yet looked at
+  // Who forked each job process, by the kernel's fork events, and when the
+  // event was read: a process first seen already reparented (its parent
+  // forked it and exited at once: a daemon's double fork) still gets its
+  // real ancestry, and its birth time, from here (track_new).
+  struct Forked {
+    int parent = 0;
+    Nanos t = 0;
+  };
+  std::map<int, Forked> forked_;
   std::set<int> execd_;     // job processes that exec'd or renamed themselves since
   std::map<int, int> exit_status_;  // pid -> wait status, from the kernel's exit events
   std::set<int> foreign_;   // pids seen outside the job (listing without children files)

@@ -1,6 +1,7 @@
 """A pytest suite with one planted leak per test but the first, for the
 per-test attribution (tests/e2e/pytest_test.cc): aftermath must name exactly
-test_orphans_loader_workers, test_leaks_shm_segment and test_leaves_zombie.
+test_orphans_loader_workers, test_leaks_shm_segment, test_leaves_zombie and
+test_daemon_grandchild.
 
 Every test passes in pytest's eyes; what they leave is invisible to it. They
 plant real leaks, so they run only under aftermath (AFTERMATH_EVENTS set),
@@ -48,3 +49,16 @@ def test_leaves_zombie(never_waited):
     pid = os.posix_spawn("/bin/true", ["true"], dict(os.environ))
     never_waited.append(pid)
     os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)  # until it has exited; not reaped
+
+
+def test_daemon_grandchild():
+    # The daemon pattern: a child forks a grandchild and exits at once, so the
+    # grandchild is re-parented before any sample can see it under its
+    # parent. It lives on 3 s, past the test's end. The kernel's fork events
+    # make it this test's, whatever test runs when it is first seen.
+    r = subprocess.run([sys.executable, "-c",
+                        "import os, time\n"
+                        "if os.fork() == 0:\n"
+                        "    time.sleep(3)\n"
+                        "    os._exit(0)\n"])
+    assert r.returncode == 0
