@@ -95,21 +95,24 @@ void JobTracker::track_new(int pid, const ProcStat& st, int depth) {
   tr.pid = pid;
   tr.starttime = st.starttime;
   tr.ppid = st.ppid;
-  // First seen already reparented to the job's init: its parent forked it
-  // and exited before any look (a daemon's double fork). The fork events
-  // say who that was: its first tracked ancestor is its parent for the
-  // timeline, and the moment the chain left that ancestor its start, so the
-  // histories (and a pytest test's attribution) see where it came from.
+  // Its parent not tracked: already reparented to the job's init (its
+  // parent forked it and exited before any look: a daemon's double fork), or
+  // a parent alive but not looked at yet. The fork events say where it came
+  // from: its first tracked ancestor is its parent for the timeline, and the
+  // moment the chain left that ancestor its start, so the histories (and a
+  // pytest test's attribution) see it there.
   int born_of = st.ppid;
   Nanos born_at = now();
   const bool reparented = pid != top_pid_ && (st.ppid == reaper_pid_ || st.ppid == init_pid_ || st.ppid == 1);
-  if (reparented) {
+  if (pid != top_pid_ && !procs_.count(st.ppid)) {
     int child = pid;
     for (int hops = 0; hops < 64; ++hops) {
       auto f = forked_.find(child);
       if (f == forked_.end()) break;
+      // A tracked ancestor, alive or already gone (a parent seen before it
+      // exited is still the one the histories know).
       auto anc = procs_.find(f->second.parent);
-      if (anc != procs_.end() && !anc->second.gone) {
+      if (anc != procs_.end()) {
         born_of = f->second.parent;
         born_at = f->second.t;
         break;
@@ -117,7 +120,7 @@ void JobTracker::track_new(int pid, const ProcStat& st, int depth) {
       child = f->second.parent;
     }
   }
-  forked_.erase(pid);
+
   tr.state = st.state;
   tr.depth = depth;
   tr.comm = st.comm;
@@ -136,7 +139,7 @@ void JobTracker::track_new(int pid, const ProcStat& st, int depth) {
   record(obs::proc_start(born_at, pid, born_of, st.comm, cmd, tr.role, depth,
                          static_cast<std::int64_t>(st.starttime), st.state,
                          tr.inner_pid != pid ? tr.inner_pid : 0));
-  if (born_of != st.ppid) record(obs::proc_parent(now(), pid, st.ppid));  // reparented since
+  if (born_of != st.ppid && reparented) record(obs::proc_parent(now(), pid, st.ppid));  // reparented since
   // Watch its exit through a pidfd, then prove the pidfd names the process we
   // scanned (same start time), not a successor that reused the pid.
   UniqueFd fd;
@@ -247,10 +250,12 @@ void JobTracker::on_pidfd(int pid) {
 }
 
 void JobTracker::drain_events(bool* forked) {
+  // A job process: tracked (a fork event read after its maker exited is
+  // still its fork), announced by an earlier fork event and not yet looked
+  // at, or known only by its fork (it exited before any look).
   auto in_job = [&](int pid) {
     if (pid == reaper_pid_ || pid == init_pid_) return true;
-    auto it = procs_.find(pid);
-    if (it != procs_.end()) return !it->second.gone;
+    if (procs_.count(pid) || forked_.count(pid)) return true;
     return std::find(born_.begin(), born_.end(), pid) != born_.end();
   };
   bool complete = events_->drain([&](const ProcEvent& e) {
@@ -369,6 +374,12 @@ void JobTracker::refresh_commands() {
 }
 
 void JobTracker::walk() {
+  // The fork events read first: a process the walk finds already
+  // re-parented gets its ancestry from them (track_new).
+  if (events_) {
+    bool forked = false;
+    drain_events(&forked);
+  }
   dirty_ = false;
   quiet_ticks_ = 0;
   born_.clear();  // the walk below finds them
