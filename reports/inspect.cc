@@ -242,9 +242,17 @@ void closing_table(const InspectReport& r, TableText& t) {
       t.out += "  " + g.dir.substr(g.dir.rfind('/') + 1) + "  " + (g.leftover ? "LEFTOVER " : "") +
                g.why + "\n";
   }
-  if (!r.notes.empty()) {
+  // The GPU section above already says why the GPUs or the probe were not
+  // looked at: each reason once.
+  std::vector<std::string> notes;
+  for (const auto& n : r.notes) {
+    bool said = (!r.gpu_unavailable.empty() && n.find(r.gpu_unavailable) != std::string::npos) ||
+                (!r.probe_unavailable.empty() && n.find(r.probe_unavailable) != std::string::npos);
+    if (!said) notes.push_back(n);
+  }
+  if (!notes.empty()) {
     t.out += "\nNotes\n";
-    for (const auto& n : r.notes) t.out += "  - " + n + "\n";
+    for (const auto& n : notes) t.out += "  - " + n + "\n";
   }
   t.out += "\n";
   if (r.clean()) {
@@ -289,9 +297,12 @@ std::string format_reap_plan(const ReapPlan& plan, bool executed) {
     if (executed)
       out += "      -> " + (s.result.empty() ? std::string("not attempted") : s.result) + "\n";
   }
-  if (!plan.untouched.empty()) {
+  if (!plan.untouched.empty() || !plan.in_use.empty()) {
     out += "Left alone:\n";
     for (const auto& u : plan.untouched) out += "  " + u + "\n";
+    if (!plan.in_use.empty())
+      out += "  " + std::to_string(plan.in_use.size()) + " process(es) in use: no leftover (" +
+             (executed ? "each listed below" : "each listed above") + ")\n";
   }
   return out;
 }
@@ -318,7 +329,9 @@ nlohmann::json reap_plan_json(const ReapPlan& plan) {
     }
     steps.push_back(j);
   }
-  return json{{"steps", steps}, {"untouched", plan.untouched}};
+  json untouched = plan.untouched;
+  for (const auto& u : plan.in_use) untouched.push_back(u);
+  return json{{"steps", steps}, {"untouched", untouched}};
 }
 
 }  // namespace aftermath

@@ -17,6 +17,7 @@ namespace {
 
 constexpr std::string_view kStart = "pytest.test_start";
 constexpr std::string_view kEnd = "pytest.test_end";
+constexpr std::string_view kSessionEnd = "pytest.session_end";
 
 std::string field(const json& j, const char* key) {
   auto it = j.find(key);
@@ -62,6 +63,15 @@ std::optional<size_t> window_at(const std::vector<TestResult>& tests, int pid, N
   for (size_t i = 0; i < tests.size(); ++i)
     if (tests[i].pid == pid && running_at(tests[i], t)) return i;
   return std::nullopt;
+}
+
+// When each pytest process said its session was over (its last test and
+// the session's fixtures done), by pid.
+std::map<int, Nanos> session_ends(const Timeline& tl) {
+  std::map<int, Nanos> out;
+  for (const auto& o : tl.observations)
+    if (o.kind == ObsKind::Event && o.name == kSessionEnd) out[o.pid] = o.t;
+  return out;
 }
 
 // The processes that ran tests (pytest itself, xdist workers).
@@ -153,8 +163,30 @@ std::string describe(const ProcessHistory& p) {
          (p.comm.empty() ? p.cmdline.substr(0, 60) : p.comm) + ")";
 }
 
-// What process `h` of a test that ended at T left behind, if anything.
-std::optional<TestLeak> process_leak(const CheckInput& in, const ProcessHistory& h, Nanos T) {
+// Whether the pytest process itself still held process i at time S: i was
+// running then, and so was every ancestor between it and a pytest process
+// (its first parents), so that only the session's end would end it. A
+// DataLoader worker of an iterator kept in a global is; a worker whose own
+// parent was killed during the test is not (it is judged as an orphan).
+bool held_by_pytest(const std::vector<ProcessHistory>& procs, const std::vector<int>& parents,
+                    const std::set<int>& pytest, size_t i, Nanos S) {
+  auto alive_at = [&](const ProcessHistory& h) {
+    auto end = h.end();
+    return (!end || *end > S) && !(h.orphaned_at && *h.orphaned_at <= S);
+  };
+  if (!alive_at(procs[i])) return false;
+  for (int j = parents[i], depth = 0; j >= 0 && depth < 4096; j = parents[j], ++depth) {
+    if (pytest.count(procs[j].pid)) return true;
+    if (!alive_at(procs[j])) return false;
+  }
+  return false;
+}
+
+// What process `h` of a test that ended at T left behind, if anything; S:
+// when the pytest process that ran the test ended its session, where it said
+// so and still held `h` then (held_by_pytest).
+std::optional<TestLeak> process_leak(const CheckInput& in, const ProcessHistory& h, Nanos T,
+                                     std::optional<Nanos> S) {
   auto end = h.end();
   TestLeak l;
   l.pid = h.pid;
@@ -193,6 +225,15 @@ std::optional<TestLeak> process_leak(const CheckInput& in, const ProcessHistory&
     l.what = describe(h) + " still running " +
              (end ? format_duration(*end - T) + " after the test's end"
                   : "when the run ended");
+    return l;
+  }
+  // Alive at the test's end and still alive when the session was over: it
+  // lived as long as the session (the workers of a DataLoader iterator kept
+  // in a global end only at exit), however soon after the test that came.
+  if (S && *S >= T && alive_at_end) {
+    l.kind = "process";
+    l.what = describe(h) + " still running when the session ended, " + format_duration(*S - T) +
+             " after the test's end";
     return l;
   }
   return std::nullopt;
@@ -236,12 +277,18 @@ std::vector<TestResult> judge_tests(const CheckInput& in) {
   const auto& procs = in.processes;
   const std::set<int> pytest = pytest_pids(tests);
   std::vector<int> owner = attribute_processes(tests, pytest, procs);
+  const std::map<int, Nanos> session_end = session_ends(in.timeline);
+  const std::vector<int> parents = parent_indices(procs);
   for (size_t i = 0; i < procs.size(); ++i) {
     if (owner[i] < 0) continue;
     TestResult& t = tests[owner[i]];
     t.processes.push_back(procs[i].pid);
     if (!t.ended) continue;
-    if (auto l = process_leak(in, procs[i], *t.ended)) t.leaks.push_back(std::move(*l));
+    std::optional<Nanos> S;
+    if (auto it = session_end.find(t.pid);
+        it != session_end.end() && held_by_pytest(procs, parents, pytest, i, it->second))
+      S = it->second;
+    if (auto l = process_leak(in, procs[i], *t.ended, S)) t.leaks.push_back(std::move(*l));
     for (auto& l : device_leaks(in, procs[i], *t.ended)) t.leaks.push_back(std::move(l));
   }
   Nanos shm_grace = in.grace("shm_clean");

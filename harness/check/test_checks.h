@@ -26,7 +26,11 @@
 //     no_zombies' grace after T) and stayed unreaped for more than the grace;
 //   - orphan: one orphaned by T (its parent gone) and alive at T outlived its
 //     parent by more than no_orphans' grace (as the no_orphans check counts it);
-//   - process: one was still running all_exited's grace after T;
+//   - process: one was still running all_exited's grace after T, or alive at
+//     T and still held by its pytest process when that process ended the
+//     session (the "pytest.session_end" event: it and every ancestor up to
+//     pytest still running), however soon after T that was: a process that
+//     lives as long as the session is the test's, whatever ran next;
 //   - shm: an entry of the test still there shm_clean's grace after T;
 //   - device: a process of the test that NVML saw holding memory on a GPU
 //     all_exited's grace after T (where the device observer has samples).

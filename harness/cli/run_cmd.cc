@@ -420,8 +420,9 @@ void add_run_options(CLI::App* run, RunCliOptions& o, RunOptionsFor which) {
                     "I/N: run only the I-th of N deterministic slices of the scenarios (every N-th, "
                     "from the I-th), for a CI matrix or a Slurm job array");
   }
-  run->add_option("--expect-exit", o.expect_exit, "-- COMMAND is expected to exit with this code (0..255)");
-  run->add_option("--expect-signal", o.expect_signal, "-- COMMAND is expected to die by this signal (SIGKILL, 9)");
+  const std::string job = pytest ? "the pytest run" : "-- COMMAND";
+  run->add_option("--expect-exit", o.expect_exit, job + " is expected to exit with this code (0..255)");
+  run->add_option("--expect-signal", o.expect_signal, job + " is expected to die by this signal (SIGKILL, 9)");
   run->add_option("--expect-output", o.expect_output,
                   "a regex the job's output must match (ECMAScript, searched in stdout and stderr)");
   run->add_option("--expect-fail", o.expect_fail,
@@ -445,19 +446,23 @@ void add_run_options(CLI::App* run, RunCliOptions& o, RunOptionsFor which) {
   run->add_option("--settle", o.settle, "how long leftovers are watched after the top process exits");
   run->add_option("--seed", o.seed, "seed passed to the job as AFTERMATH_SEED");
   run->add_option("--python", o.pythons,
-                  "the interpreter of Python jobs (${PYTHON} in scenario files and in -- COMMAND), a path or "
-                  "a name on PATH; default $AFTERMATH_PYTHON, else the project's venv, else python3. "
-                  "Repeat it to run everything once per interpreter, side by side (versions.md)");
+                  pytest ? "the interpreter that runs pytest (its -m pytest), a path or a name on PATH; default "
+                           "$AFTERMATH_PYTHON, else the project's venv, else python3. Repeat it to run the "
+                           "suite once per interpreter, side by side (versions.md)"
+                         : "the interpreter of Python jobs (${PYTHON} in scenario files and in -- COMMAND), a "
+                           "path or a name on PATH; default $AFTERMATH_PYTHON, else the project's venv, else "
+                           "python3. Repeat it to run everything once per interpreter, side by side (versions.md)");
   run->add_option("--name", o.name,
-                  "-- COMMAND only: the scenario's name in the reports (default: cmd-SCRIPT, the "
-                  "last .py/.sh argument, else cmd-PROGRAM)");
+                  pytest ? "the run's name in the reports (default: pytest-PATH, the first path pytest is given)"
+                         : "-- COMMAND only: the scenario's name in the reports (default: cmd-SCRIPT, the "
+                           "last .py/.sh argument, else cmd-PROGRAM)");
   run->add_option("--repeat", o.repeat,
                   "run each scenario N times (run 1/N, 2/N ...): timings as distributions, how "
                   "often a known bug reproduced (or a scenario failed) with a 95% interval, flaky "
                   "when runs differ in verdict or failed checks")
       ->check(CLI::Range(1, 10000));
-  run->add_option("--jobs", o.jobs, "run N scenarios side by side")->check(CLI::Range(1, 256));
-  run->add_flag("--keep-leaks", o.keep_leaks, "leave leaked /dev/shm entries and temp-dir residue (pymp-*, torch-shm-dir-*, torchelastic_*) in place (still reported)");
+  if (!pytest) run->add_option("--jobs", o.jobs, "run N scenarios side by side")->check(CLI::Range(1, 256));
+  run->add_flag("--keep-leaks", o.keep_leaks, "leave leaked /dev/shm entries and temp-dir residue (pymp-*, torch-shm-dir-*) in place (still reported), and torchrun's log folders (torchelastic_*) in the temp dir");
   run->add_flag("--ignore-requires", o.ignore_requires,
                 "launch scenarios whose requires: are not met here (normally skipped)");
   run->add_option("--contain", o.contain, "containment: auto, pidns or subreaper")

@@ -92,7 +92,7 @@ std::set<int> plan_processes(const InspectReport& r, const ReapOptions& o, ReapP
       continue;
     }
     if (!p.leftover) {
-      plan.untouched.push_back(name + ": " + p.why);
+      plan.in_use.push_back(name + ": " + p.why);
       continue;
     }
     if (p.proc.pid <= 1) continue;  // never init, whatever the report says

@@ -65,6 +65,10 @@ struct ReapStep {
 struct ReapPlan {
   std::vector<ReapStep> steps;  // terminations (deepest first), removals, temp dir, cgroups
   std::vector<std::string> untouched;  // what the check found and reap leaves, and why
+  // Processes left alone because they are no leftover ("pid N (comm, uid U):
+  // why", the check's own verdict): the report's table already lists each,
+  // so the text names them once, there (the JSON lists them with the rest).
+  std::vector<std::string> in_use;
 };
 
 // The plan for what `report` found. Pure.

@@ -811,3 +811,37 @@ TEST(CliRepro, TheReproLineKeepsTheVerdictsOptions) {
 }
 
 }  // namespace
+
+namespace {
+
+// What a first-time user reads: the version, the exit codes, a pytest help
+// that is pytest's, scripts that answer --help without building anything.
+TEST(CliHelp, VersionExitCodesAndHelpThatFitTheCommand) {
+  TempDir dir;
+  auto v = e2e::aftermath(dir, {"--version"});
+  EXPECT_EQ(v.exit_code, 0) << v.err;
+  EXPECT_EQ(v.out.rfind("aftermath ", 0), 0u) << v.out;
+  auto h = e2e::aftermath(dir, {"--help"});
+  EXPECT_EQ(h.exit_code, 0);
+  EXPECT_NE(h.out.find("Exit status: 0 when every verdict is pass"), std::string::npos) << h.out;
+  auto p = e2e::aftermath(dir, {"pytest", "--help"});
+  EXPECT_EQ(p.exit_code, 0);
+  for (const char* run_only : {"--shard", "--slurm", "--jobs", "scenario .yaml files", "-- COMMAND"})
+    EXPECT_EQ(p.out.find(run_only), std::string::npos) << run_only << " in pytest's help:\n" << p.out;
+  EXPECT_NE(p.out.find("the pytest run is expected to exit"), std::string::npos) << p.out;
+  auto r = e2e::aftermath(dir, {"run", "--help"});
+  EXPECT_NE(r.out.find("--shard"), std::string::npos);
+  // The scripts: --help prints their usage at once, builds and makes nothing.
+  for (const char* script : {"scripts/quickstart.sh", "scripts/test.sh", "scripts/build.sh", "scripts/deps.sh",
+                             "scripts/venv.sh", "scripts/wheel.sh", "scripts/gpu-validate.sh"}) {
+    TempDir cwd;
+    e2e::Child c = e2e::spawn({"/bin/sh", "-c", "cd " + cwd.path() + " && " + e2e::src(script) + " --help"},
+                              cwd / "o", cwd / "e");
+    int status = e2e::wait_for(c, std::chrono::seconds(20));
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << script << ": " << e2e::slurp(cwd / "e");
+    EXPECT_FALSE(e2e::slurp(cwd / "o").empty()) << script;
+    EXPECT_FALSE(std::filesystem::exists(cwd / "--help")) << script << " took --help for a folder";
+  }
+}
+
+}  // namespace

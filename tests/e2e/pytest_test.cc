@@ -1,7 +1,8 @@
 // End-to-end: a real pytest suite (tests/pytest_leaks/) run by `aftermath
-// pytest`, one clean test and three that each plant a leak (orphaned
-// DataLoader workers, a /dev/shm segment, a zombie). aftermath must name
-// exactly the three leaking tests, each with what it left, in result.json,
+// pytest`, one clean test and five that each plant a leak (workers kept alive
+// by a global iterator until the session ends, orphaned DataLoader workers, a
+// /dev/shm segment, a zombie, a daemon's grandchild). aftermath must name
+// exactly the five leaking tests, each with what it left, in result.json,
 // junit.xml, the terminal and the HTML report, alone and under pytest-xdist.
 #include <gtest/gtest.h>
 
@@ -70,12 +71,16 @@ class PytestSuite : public ::testing::TestWithParam<e2e::TorchPython> {
   void expect_exactly_the_leaking_tests(const e2e::Run& r) {
     ASSERT_FALSE(r.result.is_null()) << r.err << r.out;
     const json& sc = scenario(r);
-    ASSERT_EQ(sc.at("tests").size(), 5u) << sc.at("tests").dump(1);
+    ASSERT_EQ(sc.at("tests").size(), 6u) << sc.at("tests").dump(1);
     for (const auto& t : sc.at("tests")) EXPECT_EQ(t.at("outcome"), "passed") << t.dump();
     auto l = leaks(r);
     EXPECT_TRUE(l["test_clean"].empty()) << sc.at("tests").dump(1);
+    // The iterator kept in a global: both its workers, alive until the
+    // session ended, though other tests ran after it.
+    EXPECT_EQ(l["test_keeps_loader_iterator"], (std::multiset<std::string>{"process", "process"}))
+        << sc.at("tests").dump(1);
     EXPECT_FALSE(l["test_orphans_loader_workers"].empty());
-    for (const auto& k : l["test_orphans_loader_workers"]) EXPECT_EQ(k, "orphan");
+    for (const auto& k : l["test_orphans_loader_workers"]) EXPECT_EQ(k, "orphan") << sc.at("tests").dump(1);
     EXPECT_EQ(l["test_leaks_shm_segment"], std::multiset<std::string>{"shm"});
     EXPECT_EQ(l["test_leaves_zombie"], std::multiset<std::string>{"zombie"});
     // The daemon pattern's grandchild, re-parented before any sample: its
@@ -91,7 +96,7 @@ class PytestSuite : public ::testing::TestWithParam<e2e::TorchPython> {
     const json c = e2e::check(r, "tests_clean");
     EXPECT_EQ(c.at("status"), "fail");
     std::string reason = c.at("reason");
-    EXPECT_NE(reason.find("4 of 5 test(s) left something behind"), std::string::npos) << reason;
+    EXPECT_NE(reason.find("5 of 6 test(s) left something behind"), std::string::npos) << reason;
     EXPECT_EQ(reason.find("test_clean"), std::string::npos) << reason;
     EXPECT_EQ(sc.at("verdict"), "fail");
     EXPECT_EQ(r.exit_code, 1);
@@ -103,7 +108,8 @@ class PytestSuite : public ::testing::TestWithParam<e2e::TorchPython> {
     EXPECT_NE(repro.find(" -m pytest -p aftermath_pytest "), std::string::npos) << repro;
 
     // The terminal: one line per leaking test, none for the clean one.
-    for (const char* line : {R"(test \S+::test_orphans_loader_workers( \[gw\d\])? left orphan: )",
+    for (const char* line : {R"(test \S+::test_keeps_loader_iterator( \[gw\d\])? left process: )",
+                             R"(test \S+::test_orphans_loader_workers( \[gw\d\])? left orphan: )",
                              R"(test \S+::test_leaks_shm_segment( \[gw\d\])? left shm: /dev/shm/torch_)",
                              R"(test \S+::test_leaves_zombie( \[gw\d\])? left zombie: )"})
       EXPECT_TRUE(std::regex_search(r.out, std::regex(line))) << line << "\n" << r.out;
@@ -111,13 +117,13 @@ class PytestSuite : public ::testing::TestWithParam<e2e::TorchPython> {
 
     // JUnit: one testcase per test, the leaking ones failed.
     std::string junit = e2e::slurp(dir / "out/junit.xml");
-    EXPECT_NE(junit.find("tests=\"5\" failures=\"4\""), std::string::npos) << junit;
+    EXPECT_NE(junit.find("tests=\"6\" failures=\"5\""), std::string::npos) << junit;
     EXPECT_NE(junit.find("test_leaks\" name=\"test_clean\" time="), std::string::npos) << junit;
     EXPECT_NE(junit.find("name=\"test_leaves_zombie\""), std::string::npos);
     // HTML: the boundaries on the timeline, the table of tests.
     std::string html = e2e::slurp(dir / "out/report.html");
     EXPECT_NE(html.find("test-span test-leak"), std::string::npos);
-    EXPECT_NE(html.find("<h3>Tests (5, 4 left something behind)</h3>"), std::string::npos);
+    EXPECT_NE(html.find("<h3>Tests (6, 5 left something behind)</h3>"), std::string::npos);
   }
 };
 

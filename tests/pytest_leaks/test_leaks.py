@@ -1,7 +1,7 @@
 """A pytest suite with one planted leak per test but the first, for the
 per-test attribution (tests/e2e/pytest_test.cc): aftermath must name exactly
-test_orphans_loader_workers, test_leaks_shm_segment, test_leaves_zombie and
-test_daemon_grandchild.
+test_keeps_loader_iterator, test_orphans_loader_workers,
+test_leaks_shm_segment, test_leaves_zombie and test_daemon_grandchild.
 
 Every test passes in pytest's eyes; what they leave is invisible to it. They
 plant real leaks, so they run only under aftermath (AFTERMATH_EVENTS set),
@@ -23,6 +23,20 @@ PROGRAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data"
 def test_clean():
     # Starts and waits for a child of its own: a process is no leak.
     subprocess.run([sys.executable, "-c", "pass"], check=True)
+
+
+_kept = []
+
+
+def test_keeps_loader_iterator():
+    # A DataLoader iterator kept in a module global: its two workers stay
+    # alive past the test's end and end only when the session does (the
+    # iterator is collected at exit). They are this test's, whatever runs
+    # next.
+    from torch.utils.data import DataLoader
+    it = iter(DataLoader(range(8), batch_size=2, num_workers=2))
+    assert next(it).tolist() == [0, 1]
+    _kept.append(it)
 
 
 def test_orphans_loader_workers():

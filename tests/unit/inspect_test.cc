@@ -152,6 +152,13 @@ TEST(InspectTable, GpusNotInspectedSayWhy) {
   r.probe_unavailable = "no CUDA runtime";
   std::string t = inspect_table(r);
   EXPECT_THAT(t, HasSubstr("GPUs\n  not inspected: no NVIDIA driver\n  probe: no CUDA runtime\n"));
+  // The same reasons in the notes (as the judge writes them) are not said twice.
+  r.notes = {"GPU memory not inspected: no NVIDIA driver", "no allocation probe: no CUDA runtime",
+             "temp dir not inspected: permission denied"};
+  t = inspect_table(r);
+  EXPECT_THAT(t, HasSubstr("\nNotes\n  - temp dir not inspected: permission denied\n\n"));
+  EXPECT_THAT(t, Not(HasSubstr("GPU memory not inspected")));
+  EXPECT_THAT(t, Not(HasSubstr("no allocation probe")));
 }
 
 TEST(InspectTable, GpuRowsWithTheirProbes) {
@@ -311,6 +318,13 @@ TEST(ReapPlanText, NothingToReap) {
   ReapPlan only_untouched;
   only_untouched.untouched = {"x: in use"};
   EXPECT_EQ(format_reap_plan(only_untouched, false), "Nothing to reap.\nLeft alone:\n  x: in use\n");
+  // Processes in use are in the report's table already: counted, not listed again.
+  ReapPlan in_use;
+  in_use.in_use = {"pid 7 (python3, uid 0): in use: its parent 6 is alive",
+                   "pid 8 (python3, uid 0): in use: its parent 6 is alive"};
+  EXPECT_EQ(format_reap_plan(in_use, false),
+            "Nothing to reap.\nLeft alone:\n  2 process(es) in use: no leftover (each listed above)\n");
+  EXPECT_EQ(reap_plan_json(in_use)["untouched"].size(), 2u);
 }
 
 TEST(ReapPlanText, EveryKindOfStepWithWhy) {

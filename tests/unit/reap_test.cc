@@ -67,7 +67,8 @@ TEST(ReapPlan, ChildrenBeforeParentsAndNothingElse) {
   EXPECT_EQ(order, (std::vector<int>{102, 101, 100})) << "deepest first; never pid 1";
   EXPECT_EQ(step_for(plan, 100)->start_ticks, 1100u);
   std::string untouched = ::testing::PrintToString(plan.untouched);
-  EXPECT_NE(untouched.find("pid 200 (p200, uid 1000): in use"), std::string::npos) << untouched;
+  EXPECT_EQ(plan.in_use, std::vector<std::string>{"pid 200 (p200, uid 1000): in use: its parent is alive"});
+  EXPECT_EQ(untouched.find("pid 200"), std::string::npos) << "listed once, as in use: " << untouched;
   EXPECT_NE(untouched.find("pid 103 (p103, uid 1000): zombie; it is reaped once its parent 100"),
             std::string::npos)
       << untouched;

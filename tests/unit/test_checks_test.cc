@@ -101,6 +101,37 @@ TEST(TestsClean, AnOrphanIsTheTestsWhoseProcessLeftIt) {
   EXPECT_EQ(r.measured["leaking"][0]["leaks"][0]["pid"], 203);
 }
 
+// test_a keeps a DataLoader iterator in a global: its worker, alive at
+// test_a's end, ends only with the session (its pytest process says so at
+// 850 ms), 600 ms after test_a, within the 1 s grace: still test_a's leak,
+// and only test_a's, though test_b and test_c ran meanwhile.
+TEST(TestsClean, AProcessThatLivesAsLongAsTheSessionIsItsTestsLeak) {
+  Timeline tl = session();
+  tl.add(obs::event(msec(850), kTop, "pytest.session_end", json{{"nodeid", ""}}.dump()));
+  life(tl, 205, kTop, msec(200), msec(900), msec(901), "python3", Role::Worker);
+  auto ts = judge(tl);
+  EXPECT_THAT(leaking(ts), ElementsAre("t.py::test_a"));
+  const TestResult& a = test_named(ts, "t.py::test_a");
+  ASSERT_EQ(a.leaks.size(), 1u);
+  EXPECT_EQ(a.leaks[0].kind, "process");
+  EXPECT_EQ(a.leaks[0].pid, 205);
+  EXPECT_THAT(a.leaks[0].what, HasSubstr("still running when the session ended, 550ms after the test's end"));
+  EXPECT_THAT(ts.size(), 3u);
+  // Gone before the session ended (at 700 ms, within the grace): no leak.
+  Timeline early = session();
+  early.add(obs::event(msec(850), kTop, "pytest.session_end", json{{"nodeid", ""}}.dump()));
+  life(early, 205, kTop, msec(200), msec(700), msec(701), "python3", Role::Worker);
+  EXPECT_THAT(leaking(judge(early)), IsEmpty());
+  // A worker of test_c's subprocess, which was SIGKILLed during test_c: it
+  // dies on its own 60 ms after the test (within the grace), just after the
+  // session ended. Its parent was gone: not held by pytest, no leak.
+  Timeline killed = session();
+  killed.add(obs::event(msec(810), kTop, "pytest.session_end", json{{"nodeid", ""}}.dump()));
+  life(killed, 206, kTop, msec(710), msec(750), msec(751), "python3", Role::Unknown);
+  life(killed, 207, 206, msec(720), msec(860), msec(861), "python3", Role::Worker);
+  EXPECT_THAT(leaking(judge(killed)), IsEmpty());
+}
+
 // The same worker gone 500 ms after its parent: within the 1 s grace.
 TEST(TestsClean, AnOrphanWithinItsGraceIsNoLeak) {
   Timeline tl = session();
