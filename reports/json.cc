@@ -5,7 +5,7 @@
 
 #include "harness/core/device_json.h"
 #include "harness/core/repeat_stats.h"
-#include "harness/core/test_json.h"
+#include "harness/core/per_test_json.h"
 
 namespace aftermath {
 
@@ -305,6 +305,11 @@ json to_json(const Observation& o) {
       j["path"] = o.name;
       j["bytes"] = o.value;
       if (!o.text.empty()) j["moved_to"] = o.text;
+      break;
+    case ObsKind::HarnessFailure:
+      j["part"] = o.name;
+      j["why"] = o.text;
+      if (o.pid) j["pid"] = o.pid;
       break;
   }
   return j;

@@ -31,6 +31,10 @@ if [ "$reuse" = 1 ]; then
             -C cmake.define.AFTERMATH_BUILD_TESTS=ON -C cmake.define.AFTERMATH_BUILD_BENCHMARKS=ON
             -C cmake.define.AFTERMATH_BUILD_FIXTURES=ON
             -C "cmake.define.AFTERMATH_DEFAULT_PYTHON=$(sed -n 's/^AFTERMATH_DEFAULT_PYTHON:FILEPATH=//p' build/CMakeCache.txt)")
+  # scikit-build-core puts the venv's site-packages on CMAKE_PREFIX_PATH: keep
+  # the LibTorch build/ was configured with, so its trainer does not switch.
+  torch_dir=$(sed -n 's/^Torch_DIR:[A-Z]*=//p' build/CMakeCache.txt)
+  case "$torch_dir" in ""|*NOTFOUND) ;; *) settings+=(-C "cmake.define.Torch_DIR=$torch_dir") ;; esac
 fi
 rm -f dist/aftermath-*.whl
 if ! "$py" -m pip wheel --no-deps --disable-pip-version-check -w dist "${settings[@]}" harness/python >"$log" 2>&1; then

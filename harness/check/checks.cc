@@ -5,7 +5,7 @@
 #include "harness/check/device_checks.h"
 #include "harness/check/memory_checks.h"
 #include "harness/check/shm_story.h"
-#include "harness/check/test_checks.h"
+#include "harness/check/per_test_checks.h"
 #include "harness/check/tmp_checks.h"
 #include "harness/observe/python_stack.h"
 #include "harness/observe/roles.h"

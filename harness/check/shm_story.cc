@@ -22,8 +22,8 @@ ShmStory shm_story(const Timeline& tl) {
       case ObsKind::ShmRemove:
         if (extra.erase(o.name) && extra.empty()) s.back_to_baseline = o.t;
         break;
-      case ObsKind::Note:
-        if (o.text.rfind("shm unavailable", 0) == 0) s.unavailable = true;
+      case ObsKind::HarnessFailure:
+        if (harness_failed(o, HarnessPart::ShmDir)) s.unavailable = true;
         break;
       default:
         break;

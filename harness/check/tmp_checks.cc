@@ -22,9 +22,9 @@ CheckResult tmp_clean(const CheckInput& in) {
   std::set<std::string> reclaimed;
   std::map<std::string, std::string> moved;  // torchrun's log folders: path -> where they went
   for (const auto& o : in.timeline.observations) {
-    if (o.kind == ObsKind::Note && o.text.rfind("tmp unavailable", 0) == 0) {
+    if (harness_failed(o, HarnessPart::TmpDir)) {
       r.status = CheckStatus::Skipped;
-      r.reason = "the temp dir could not be observed: " + o.text.substr(o.text.find(':') + 2);
+      r.reason = "the temp dir could not be observed: " + o.text;
       return r;
     }
     if (o.kind == ObsKind::TmpReclaim) {

@@ -14,7 +14,7 @@
 // measured values but never fail: a job's outputs may live there. Entries
 // held by a process outside the job (a run beside it shares the temp dir)
 // are listed apart, never blamed. Skipped when the temp dir could not be read
-// (a "tmp unavailable: ..." note).
+// (a HarnessFailure of HarnessPart::TmpDir).
 #pragma once
 
 #include "harness/check/checks.h"

@@ -80,9 +80,9 @@ int cmd_pytest(RunCliOptions c, RunInvocation inv, const std::string& plugin_dir
       return 2;
     }
     CommandOutcome probe = run_command({*python, "-c", imports}, 60 * kSecond, 4096);
-    if (!probe.started || probe.timed_out || !WIFEXITED(probe.status) || WEXITSTATUS(probe.status) != 0) {
-      std::string why = !probe.started ? "cannot be started (" + probe.output + ")"
-                        : probe.timed_out ? "did not answer `" + imports + "` within 60 s"
+    if (!probe.exited_zero()) {
+      std::string why = !probe.started() ? "cannot be started (" + probe.output + ")"
+                        : probe.timed_out() ? "did not answer `" + imports + "` within 60 s"
                         : beside          ? "cannot import pytest"
                                           : "cannot import pytest and the plugin (aftermath_pytest: install the "
                                             "aftermath wheel into its environment)";

@@ -294,7 +294,7 @@ int run_scenarios(const std::vector<Scenario>& scenarios, RunOptions ro, const R
     }
   }
   result.shard = std::move(shard);
-  BatchOptions bo;
+  ScenarioBatchOptions bo;
   bo.repeat = c.repeat;
   bo.jobs = c.jobs;
   // With parallel jobs a single rewritten status line would interleave: print
@@ -349,7 +349,7 @@ std::optional<int> run_in_new_allocation(const std::vector<Scenario>& scenarios,
   if (const char* conf = std::getenv("SLURM_CONF"); conf && *conf && !std::filesystem::exists(conf))
     return refuse(std::string("$SLURM_CONF names ") + conf + ", which does not exist");
   CommandOutcome ping = run_command({"scontrol", "ping"}, 20 * kSecond, 4096);
-  if (ping.timed_out) return refuse("no Slurm controller answers (scontrol ping gave no answer within 20s)");
+  if (ping.timed_out()) return refuse("no Slurm controller answers (scontrol ping gave no answer within 20s)");
   if (!ping.exited_zero() || ping.output.find("is UP") == std::string::npos) {
     // Its last line says it best ("fatal: Could not establish a configuration source").
     std::string said = ping.output;

@@ -29,9 +29,23 @@ std::string_view to_string(ObsKind k) {
     case ObsKind::ShmHeld: return "shm_held";
     case ObsKind::TmpLeft: return "tmp_left";
     case ObsKind::TmpReclaim: return "tmp_reclaim";
+    case ObsKind::HarnessFailure: return "harness_failure";
     case ObsKind::Note: break;
   }
   return "note";
+}
+
+std::string_view to_string(HarnessPart p) {
+  switch (p) {
+    case HarnessPart::Teardown: return "teardown";
+    case HarnessPart::TmpDir: return "tmp";
+    case HarnessPart::ShmDir: return "shm";
+  }
+  return "teardown";
+}
+
+bool harness_failed(const Observation& o, HarnessPart part) {
+  return o.kind == ObsKind::HarnessFailure && o.value == static_cast<std::int64_t>(part);
 }
 
 namespace obs {
@@ -217,6 +231,14 @@ Observation tmp_reclaim(Nanos t, std::string path, std::int64_t bytes, std::stri
   o.name = std::move(path);
   o.value = bytes;
   o.text = std::move(moved_to);
+  return o;
+}
+Observation harness_failure(Nanos t, HarnessPart part, std::string why, int pid) {
+  auto o = make(t, ObsKind::HarnessFailure);
+  o.value = static_cast<std::int64_t>(part);
+  o.name = std::string(to_string(part));
+  o.text = std::move(why);
+  o.pid = pid;
   return o;
 }
 }  // namespace obs

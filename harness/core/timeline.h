@@ -40,8 +40,18 @@ enum class ObsKind {
   OomKill,     // pid=the fault's target, value=fault index, value2=kills so far, text=cgroup, name=the kernel's log line: the kernel OOM killer acted in a fault's cgroup
   TmpLeft,     // name=path, value=bytes, value2=owner uid, text=kind (pymp | torch-shm-dir | torchelastic | other), pid=a process outside the job that holds (or held) it, 0: none: a temp-dir entry new since launch, still there after teardown
   TmpReclaim,  // name=path, value=bytes, text=where it was moved ("": removed): the harness took a left temp-dir entry away after the run
+  HarnessFailure,  // value=the HarnessPart, name=its word, pid (teardown: a process still alive), text=why: the harness itself could not do or see something
 };
 std::string_view to_string(ObsKind k);
+
+// What of the harness's own work failed (ObsKind::HarnessFailure): the checks
+// that depend on it read the kind, never a note's text.
+enum class HarnessPart {
+  Teardown,  // a process of the job outlived the teardown: the run is an error
+  TmpDir,    // the job's temp dir could not be read: tmp_clean is skipped
+  ShmDir,    // /dev/shm could not be read: shm_clean is skipped
+};
+std::string_view to_string(HarnessPart p);
 
 struct Observation {
   Nanos t = 0;
@@ -61,6 +71,9 @@ struct Observation {
   // run had one node.
   int node = -1;
 };
+
+// Whether `o` says that `part` failed.
+bool harness_failed(const Observation& o, HarnessPart part);
 
 // Builders, so hand-made timelines in tests read like the real thing.
 namespace obs {
@@ -92,6 +105,7 @@ Observation oom_kill(Nanos t, int index, int pid, long long kills, std::string c
 Observation tmp_left(Nanos t, std::string path, std::int64_t bytes, unsigned owner,
                      std::string kind, int outside_holder = 0);
 Observation tmp_reclaim(Nanos t, std::string path, std::int64_t bytes, std::string moved_to = "");
+Observation harness_failure(Nanos t, HarnessPart part, std::string why, int pid = 0);
 }  // namespace obs
 
 // What became of one of the scenario's faults.

@@ -47,7 +47,7 @@ struct Target {
 // Fills `d` from one `py-spy dump --native` run.
 void take_py_spy(ProcessDiagnosis& d, const BatchedCommand& run, Nanos bound) {
   const CommandOutcome& c = run.outcome;
-  if (!c.started) {
+  if (!c.started()) {
     d.user_stacks = "(cannot start py-spy: " + c.output + ")";
     d.python_note = "no Python stacks: py-spy could not start";
     return;
@@ -57,7 +57,7 @@ void take_py_spy(ProcessDiagnosis& d, const BatchedCommand& run, Nanos bound) {
   for (const auto& th : threads)
     if (!th.frames.empty()) d.python_stacks += th.header + "\n" + th.text;
   if (const PythonThreadStack* h = hang_thread(threads, d.pid)) d.python_frames = h->frames;
-  if (c.timed_out) {
+  if (c.timed_out()) {
     d.python_note = "py-spy timed out after " + format_duration(bound);
   } else if (threads.empty()) {
     std::string said = c.output.substr(0, c.output.find('\n'));
@@ -94,7 +94,7 @@ void take_stacks(ProcessDiagnosis& d, const Target& t, const BatchedCommand& run
                  const GdbStacksOutput& g, Nanos bound, const std::string& gdb_data_root) {
   const CommandOutcome& c = run.outcome;
   const bool python = !t.python_version.empty();
-  if (!c.started) {
+  if (!c.started()) {
     d.user_stacks = "(cannot start gdb: " + c.output + ")";
     if (python) d.python_note = "no Python stacks: gdb could not start";
     return;
@@ -104,7 +104,7 @@ void take_stacks(ProcessDiagnosis& d, const Target& t, const BatchedCommand& run
   // Killed at its own bound, or earlier, when the whole diagnosis's ran out.
   const std::string timed_out = run.took >= bound ? "gdb timed out after " + format_duration(bound)
                                                   : "gdb stopped when the diagnosis budget ran out";
-  if (c.timed_out) d.user_stacks += "(" + timed_out + ")\n";
+  if (c.timed_out()) d.user_stacks += "(" + timed_out + ")\n";
   if (!python) return;
   if (t.script.empty()) {
     d.python_note = "no Python stacks: no libpython gdb extension for Python " + t.python_version + " under " +
@@ -116,8 +116,8 @@ void take_stacks(ProcessDiagnosis& d, const Target& t, const BatchedCommand& run
     if (!th.frames.empty()) d.python_stacks += th.header + "\n" + th.text;
   if (const PythonThreadStack* h = hang_thread(threads, d.pid)) d.python_frames = h->frames;
   if (!d.python_frames.empty()) {
-    if (c.timed_out && !g.python_done) d.python_note = timed_out + ": the Python stacks may be incomplete";
-  } else if (c.timed_out) {
+    if (c.timed_out() && !g.python_done) d.python_note = timed_out + ": the Python stacks may be incomplete";
+  } else if (c.timed_out()) {
     d.python_note = "no Python stacks: " + timed_out;
   } else if (!g.c_done && !g.errors.empty()) {
     d.python_note = "no Python stacks: " + first_line(g.errors);
@@ -164,7 +164,7 @@ std::vector<ProcessDiagnosis> diagnose(const std::vector<int>& pids, const Diagn
     return out;
   }
 
-  BatchOptions b;
+  CommandBatchOptions b;
   b.parallel = o.parallel > 0 ? o.parallel : default_parallel();
   b.per_command = o.per_process;
   b.min_start = kSecond;  // less than a second cannot attach and take a stack
@@ -205,7 +205,7 @@ std::vector<ProcessDiagnosis> diagnose(const std::vector<int>& pids, const Diagn
     if (targets[i].py_spy) continue;
     const CommandOutcome& c = runs[k].outcome;
     split[i] = split_gdb_stacks(c.output);
-    if (c.started && !c.timed_out && !split[i].loaded) again.push_back(i);
+    if (c.started() && !c.timed_out() && !split[i].loaded) again.push_back(i);
   }
   if (!again.empty()) {
     b.total = o.total - (monotonic_now() - start);

@@ -76,11 +76,11 @@ PythonFacts run_probe(const std::string& interpreter) {
     auto nl = s.rfind('\n');
     return nl == std::string::npos ? s : s.substr(nl + 1);
   };
-  if (!c.started) {
+  if (!c.started()) {
     f.probe_error = interpreter + " cannot run: " + last_line();
     return f;
   }
-  if (c.timed_out) {
+  if (c.timed_out()) {
     f.probe_error = interpreter + " did not answer within 60s";
     return f;
   }

@@ -65,8 +65,8 @@ std::optional<std::string> python_check(const std::string& python, const std::st
   return cached("py:" + python + ":" + code, [&]() -> std::optional<std::string> {
     CommandOutcome c = run_command({python, "-c", code}, kProbeDeadline, 4096);
     if (c.exited_zero()) return std::nullopt;
-    if (!c.started) return python + " cannot run: " + c.output;
-    if (c.timed_out) return python + " did not answer within 60s";
+    if (!c.started()) return python + " cannot run: " + c.output;
+    if (c.timed_out()) return python + " did not answer within 60s";
     std::string last = c.output;
     while (!last.empty() && (last.back() == '\n' || last.back() == ' ')) last.pop_back();
     if (auto nl = last.rfind('\n'); nl != std::string::npos) last = last.substr(nl + 1);

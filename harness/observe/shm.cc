@@ -22,10 +22,12 @@ ShmEntry entry_of(std::string name, const struct stat& st) {
 }
 }  // namespace
 
-ShmTable scan_shm(const std::string& dir) {
+ShmTable scan_shm(const std::string& dir) { return read_shm(dir).value_or({}); }
+
+Expected<ShmTable> read_shm(const std::string& dir) {
   ShmTable out;
   DIR* d = ::opendir(dir.c_str());
-  if (!d) return out;
+  if (!d) return sys_error("cannot open " + dir);
   int dfd = ::dirfd(d);
   while (dirent* e = ::readdir(d)) {
     std::string name(e->d_name);

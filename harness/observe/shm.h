@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/os/expected.h"
+
 namespace aftermath {
 
 struct ShmEntry {
@@ -22,7 +24,10 @@ struct ShmEntry {
 using ShmTable = std::map<std::string, ShmEntry>;
 
 // Lists regular files (and sockets/fifos: anything but . and ..) in `dir`.
-// Subdirectories (torch-shm-dir-*) are listed by name with bytes 0.
+// Subdirectories (torch-shm-dir-*) are listed by name with bytes 0. An error
+// when `dir` cannot be opened.
+Expected<ShmTable> read_shm(const std::string& dir);
+// read_shm, with an unreadable `dir` read as empty.
 ShmTable scan_shm(const std::string& dir);
 
 // One entry of `dir` by name, as scan_shm would list it; nullopt if absent.

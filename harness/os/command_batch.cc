@@ -19,7 +19,7 @@ struct Running {
 }  // namespace
 
 std::vector<BatchedCommand> run_commands(const std::vector<std::vector<std::string>>& argvs,
-                                         const BatchOptions& o) {
+                                         const CommandBatchOptions& o) {
   std::vector<BatchedCommand> out(argvs.size());
   const size_t parallel = static_cast<size_t>(std::max(1, o.parallel));
   const Nanos end = monotonic_now() + o.total;

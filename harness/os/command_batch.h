@@ -13,7 +13,7 @@
 
 namespace aftermath {
 
-struct BatchOptions {
+struct CommandBatchOptions {
   int parallel = 1;                  // at most this many at once (less than 1 counts as 1)
   Nanos per_command = 10 * kSecond;  // each command's deadline, from its own start
   Nanos total = 30 * kSecond;        // from the call: no command runs past it
@@ -36,6 +36,6 @@ struct BatchedCommand {
 // (through its pidfd) and reaped at min(its start + per_command, the call +
 // total). Returns once every command has ended; nothing is left running.
 std::vector<BatchedCommand> run_commands(const std::vector<std::vector<std::string>>& argvs,
-                                         const BatchOptions& options);
+                                         const CommandBatchOptions& options);
 
 }  // namespace aftermath

@@ -117,8 +117,17 @@ Expected<pid_t> spawn(const SpawnOptions& o) {
   return sys_error("cannot run " + o.argv[0], child_errno);
 }
 
-bool CommandOutcome::exited_zero() const {
-  return started && !timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+std::string CommandOutcome::describe() const {
+  switch (end) {
+    case End::NotStarted: return "not started: " + output;
+    case End::TimedOut: return "timed out";
+    case End::Exited: return "exited " + std::to_string(code);
+    case End::Signaled: {
+      const char* name = ::sigabbrev_np(code);
+      return std::string("killed by ") + (name ? std::string("SIG") + name : "signal " + std::to_string(code));
+    }
+  }
+  return "not started";
 }
 
 Expected<StartedCommand> start_command(const std::vector<std::string>& argv) {
@@ -146,14 +155,22 @@ Expected<StartedCommand> start_command(const std::vector<std::string>& argv) {
 
 CommandOutcome finish_command(StartedCommand& c, bool kill, size_t max_output) {
   CommandOutcome r;
-  r.started = true;
   if (kill || c.pidfd < 0) {
-    r.timed_out = true;
     // No pidfd: the child is ours and not yet reaped, so its pid still names it.
     if (c.pidfd >= 0) ::syscall(SYS_pidfd_send_signal, c.pidfd, SIGKILL, nullptr, 0);
     else ::kill(c.pid, SIGKILL);
   }
-  while (::waitpid(c.pid, &r.status, 0) < 0 && errno == EINTR) {
+  int status = 0;
+  while (::waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (kill || c.pidfd < 0) {
+    r.end = CommandOutcome::End::TimedOut;
+  } else if (WIFSIGNALED(status)) {
+    r.end = CommandOutcome::End::Signaled;
+    r.code = WTERMSIG(status);
+  } else {
+    r.end = CommandOutcome::End::Exited;
+    r.code = WEXITSTATUS(status);
   }
   if (c.pidfd >= 0) ::close(c.pidfd);
   char buf[4096];

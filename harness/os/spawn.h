@@ -39,12 +39,22 @@ struct SpawnOptions {
 // exec: the error comes back before this returns).
 Expected<pid_t> spawn(const SpawnOptions& options);
 
+// How a short-lived command ended, closed: every reader sees one of four.
 struct CommandOutcome {
-  bool started = false;    // false: the command could not start (then `output` says why)
-  bool timed_out = false;  // killed at the deadline
-  int status = -1;         // the wait status (WIFEXITED ...), -1 when not started
-  std::string output;      // stdout and stderr, interleaved, at most max_output bytes
-  bool exited_zero() const;
+  enum class End {
+    NotStarted,  // it could not start: `output` says why
+    TimedOut,    // killed at its deadline (SIGKILL) and reaped
+    Exited,      // it exited by itself: `code` is its exit status
+    Signaled,    // a signal it did not catch ended it: `code` is the signal
+  };
+  End end = End::NotStarted;
+  int code = 0;        // Exited: the exit status; Signaled: the signal; else 0
+  std::string output;  // stdout and stderr, interleaved, at most max_output bytes
+  bool started() const { return end != End::NotStarted; }
+  bool timed_out() const { return end == End::TimedOut; }
+  bool exited_zero() const { return end == End::Exited && code == 0; }
+  // "exited 3", "killed by SIGSEGV", "timed out", "not started: ..."
+  std::string describe() const;
 };
 
 // A command started by start_command: its stdout and stderr go to one

@@ -10,7 +10,12 @@ JobShm::JobShm(std::function<Nanos()> now, std::function<void(Observation)> reco
 
 void JobShm::take_baseline(const std::string& dir) {
   dir_ = dir;
-  baseline_ = scan_shm(dir_);
+  auto table = read_shm(dir_);
+  if (!table) {
+    record_(obs::harness_failure(now_(), HarnessPart::ShmDir, table.error().what));
+    return;
+  }
+  baseline_ = std::move(*table);
 }
 
 void JobShm::set_place(bool private_shm, int reaper_pid) {
@@ -19,6 +24,8 @@ void JobShm::set_place(bool private_shm, int reaper_pid) {
   if (private_shm) {
     dir_ = "/proc/" + std::to_string(reaper_pid) + "/root/dev/shm";
     baseline_.clear();
+    if (auto table = read_shm(dir_); !table)
+      record_(obs::harness_failure(now_(), HarnessPart::ShmDir, table.error().what));
   }
   now_table_ = baseline_;
   for (const auto& [name, e] : baseline_) record_(obs::shm_add(0, name, e.bytes, true));

@@ -19,7 +19,9 @@ class JobShm {
   // `now`: run time; `record`: where the observations go.
   JobShm(std::function<Nanos()> now, std::function<void(Observation)> record);
 
-  // Before the launch: the machine's /dev/shm (as `dir` shows it) is the baseline.
+  // Before the launch: the machine's /dev/shm (as `dir` shows it) is the
+  // baseline. A `dir` that cannot be read (here, or the private one in
+  // set_place) is recorded as a HarnessFailure of HarnessPart::ShmDir.
   void take_baseline(const std::string& dir);
   // The reaper said where the job's /dev/shm is: a private tmpfs (seen as
   // /proc/<reaper_pid>/root/dev/shm, baseline empty) or the host's. The

@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "harness/check/checks.h"
-#include "harness/check/test_checks.h"
+#include "harness/check/per_test_checks.h"
 #include "harness/core/fnv1a.h"
 #include "harness/core/job_environment.h"
 #include "harness/core/shell_quote.h"
@@ -200,10 +200,10 @@ void judge_run(ScenarioResult& r, const Scenario& sc, const RunOptions& o) {
     r.verdict_reason = "the run was interrupted";
   }
   for (const auto& ev : r.timeline.observations) {
-    if (ev.kind == ObsKind::Note && ev.text.rfind("teardown failed", 0) == 0) {
+    if (harness_failed(ev, HarnessPart::Teardown)) {
       r.verdict = Verdict::Error;
-      r.error = ev.text;
-      r.verdict_reason = ev.text;
+      r.error = "teardown failed: " + ev.text;
+      r.verdict_reason = r.error;
     }
   }
   auto t = compute_timings(r.timeline, r.processes);
@@ -262,7 +262,7 @@ ScenarioResult run_scenario(const Scenario& input, const RunOptions& o, int run_
 }
 
 std::vector<ScenarioResult> run_batch(const std::vector<Scenario>& scenarios, const RunOptions& o,
-                                      const BatchOptions& b,
+                                      const ScenarioBatchOptions& b,
                                       const std::function<void(const ScenarioResult&)>& on_done) {
   struct Item {
     size_t scenario;

@@ -96,7 +96,7 @@ ScenarioResult harness_error(ScenarioResult r, std::string why);
 ScenarioResult run_scenario(const Scenario& scenario, const RunOptions& options, int run_index = 0,
                             int runs = 1);
 
-struct BatchOptions {
+struct ScenarioBatchOptions {
   int repeat = 1;  // each scenario this many times
   int jobs = 1;    // scenarios side by side (each job has its own PID namespace and /dev/shm)
 };
@@ -104,7 +104,7 @@ struct BatchOptions {
 // Runs every scenario `repeat` times on `jobs` threads; results in input
 // order (scenario, then run). `on_done` is called (serialised) as each ends.
 std::vector<ScenarioResult> run_batch(const std::vector<Scenario>& scenarios, const RunOptions& o,
-                                      const BatchOptions& b,
+                                      const ScenarioBatchOptions& b,
                                       const std::function<void(const ScenarioResult&)>& on_done);
 
 }  // namespace aftermath

@@ -393,7 +393,7 @@ void Supervisor::teardown() {
   // Prove it: nothing we ever saw is still there.
   sample();
   for (int pid : tracker_.still_running())
-    add(obs::note(now(), "teardown failed: pid " + std::to_string(pid) + " is still alive"));
+    add(obs::harness_failure(now(), HarnessPart::Teardown, "pid " + std::to_string(pid) + " is still alive", pid));
 }
 
 void Supervisor::record_shm_held() {
@@ -613,7 +613,7 @@ void Supervisor::tmp_start() {
   o.keep_leaks = opt_.keep_leaks;
   if (!opt_.out_dir.empty()) o.logs_dir = opt_.out_dir + "/logs";
   if (Status st = tmp_.start(o); !st) {
-    add(obs::note(now(), "tmp unavailable: " + st.error().what));
+    add(obs::harness_failure(now(), HarnessPart::TmpDir, st.error().what));
     return;
   }
   tmp_timer_ = std::make_unique<asio::steady_timer>(ctx_);

@@ -99,7 +99,7 @@ std::vector<Observation> TmpDirWatch::finish(Nanos now) {
   std::string error;
   auto table = scan_tmp(opt_.dir, &error);
   if (!table) {
-    out.push_back(obs::note(now, "tmp unavailable: " + error));
+    out.push_back(obs::harness_failure(now, HarnessPart::TmpDir, error));
     return out;
   }
   auto fresh = new_tmp_entries(baseline_, *table);

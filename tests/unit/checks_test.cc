@@ -367,7 +367,7 @@ TEST(ShmClean, ReclaimedByTheHarnessIsStillALeak) {
 
 TEST(ShmClean, SkippedWhenShmIsUnavailable) {
   Timeline tl = leaky_run();
-  tl.add(obs::note(0, "shm unavailable: /dev/shm is not a directory"));
+  tl.add(obs::harness_failure(0, HarnessPart::ShmDir, "cannot open /dev/shm: Not a directory"));
   auto r = check("shm_clean", make_scenario(), tl);
   EXPECT_EQ(r.status, CheckStatus::Skipped);
   EXPECT_THAT(r.reason, HasSubstr("/dev/shm"));

@@ -90,5 +90,28 @@ TEST_F(ShmTest, APrivateTmpfsStartsEmptyAndIsSeenThroughTheReaper) {
   EXPECT_EQ(job.dir(), "/proc/4321/root/dev/shm");
 }
 
+TEST_F(ShmTest, AShmDirThatCannotBeReadIsTheHarnessesFailureNotAnEmptyBaseline) {
+  job.take_baseline(shm / "absent");
+  auto failed = of(ObsKind::HarnessFailure);
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_TRUE(harness_failed(failed[0], HarnessPart::ShmDir));
+  EXPECT_NE(failed[0].text.find("absent"), std::string::npos) << failed[0].text;
+  EXPECT_NE(failed[0].text.find("No such file"), std::string::npos) << failed[0].text;
+
+  seen.clear();
+  job.take_baseline(shm.path());
+  EXPECT_TRUE(of(ObsKind::HarnessFailure).empty());
+}
+
+TEST_F(ShmTest, APrivateTmpfsThatCannotBeSeenIsTheHarnessesFailure) {
+  job.take_baseline(shm.path());
+  // A reaper pid that names no process: its /proc/PID/root cannot be read.
+  job.set_place(true, 0x3fffffff);
+  auto failed = of(ObsKind::HarnessFailure);
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_TRUE(harness_failed(failed[0], HarnessPart::ShmDir));
+  EXPECT_FALSE(harness_failed(failed[0], HarnessPart::TmpDir));
+}
+
 }  // namespace
 }  // namespace aftermath

@@ -304,7 +304,7 @@ TEST_F(ReapReal, NeverTouchesAHolderWhoseParentIsAlive) {
   EXPECT_TRUE(plan.steps.empty());
   auto done = execute_reap(plan, opts_, reap_);
   EXPECT_TRUE(testing::alive(holder));
-  EXPECT_NE(::testing::PrintToString(plan.untouched).find("in use: its parent"), std::string::npos);
+  EXPECT_NE(::testing::PrintToString(plan.in_use).find("in use: its parent"), std::string::npos);
 }
 
 TEST_F(ReapReal, RefusesAPidWhoseStartTimeChanged) {

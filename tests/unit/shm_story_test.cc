@@ -92,14 +92,14 @@ TEST(ShmStory, ANameCreatedTwiceCountsTwiceAndLeavesItsLastSize) {
   EXPECT_EQ(s.leaked, (Sizes{{"a", 2}}));
 }
 
-TEST(ShmStory, UnavailableOnlyFromTheShmUnavailableNote) {
+TEST(ShmStory, UnavailableOnlyFromTheHarnessFailingToReadShm) {
   Timeline other;
-  other.add(obs::note(0, "tmp unavailable: cannot open /tmp"));
-  other.add(obs::note(0, "note: shm unavailable elsewhere"));  // not at the start
+  other.add(obs::harness_failure(0, HarnessPart::TmpDir, "cannot open /tmp: No such file or directory"));
+  other.add(obs::note(0, "shm unavailable: a note's text is not a failure"));
   EXPECT_FALSE(shm_story(other).unavailable);
 
   Timeline tl;
-  tl.add(obs::note(0, "shm unavailable: /dev/shm is not a directory"));
+  tl.add(obs::harness_failure(0, HarnessPart::ShmDir, "cannot open /dev/shm: Not a directory"));
   EXPECT_TRUE(shm_story(tl).unavailable);
 }
 

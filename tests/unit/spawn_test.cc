@@ -126,10 +126,11 @@ TEST(Spawn, ChildDiesWithItsParent) {
 
 TEST(RunCommand, CapturesOutputAndStatus) {
   CommandOutcome c = run_command({"/bin/sh", "-c", "echo out; echo err >&2; exit 3"}, 10 * kSecond);
-  EXPECT_TRUE(c.started);
-  EXPECT_FALSE(c.timed_out);
-  ASSERT_TRUE(WIFEXITED(c.status));
-  EXPECT_EQ(WEXITSTATUS(c.status), 3);
+  EXPECT_TRUE(c.started());
+  EXPECT_FALSE(c.timed_out());
+  ASSERT_EQ(c.end, CommandOutcome::End::Exited) << c.describe();
+  EXPECT_EQ(c.code, 3);
+  EXPECT_EQ(c.describe(), "exited 3");
   EXPECT_FALSE(c.exited_zero());
   EXPECT_THAT(c.output, HasSubstr("out\n"));
   EXPECT_THAT(c.output, HasSubstr("err\n"));
@@ -140,16 +141,24 @@ TEST(RunCommand, KillsAndReapsAtTheDeadline) {
   Nanos start = monotonic_now();
   CommandOutcome c = run_command({"/bin/sleep", "30"}, 200 * kMilli);
   Nanos took = monotonic_now() - start;
-  EXPECT_TRUE(c.started);
-  EXPECT_TRUE(c.timed_out);
-  ASSERT_TRUE(WIFSIGNALED(c.status));  // reaped: its status is known
-  EXPECT_EQ(WTERMSIG(c.status), SIGKILL);
+  EXPECT_TRUE(c.started());
+  EXPECT_TRUE(c.timed_out());
+  EXPECT_EQ(c.describe(), "timed out");
   EXPECT_LT(took, 10 * kSecond);
+}
+
+TEST(RunCommand, ASignalThatEndsItIsNamed) {
+  CommandOutcome c = run_command({"/bin/sh", "-c", "kill -SEGV $$"}, 10 * kSecond);
+  ASSERT_EQ(c.end, CommandOutcome::End::Signaled) << c.describe();
+  EXPECT_EQ(c.code, SIGSEGV);
+  EXPECT_EQ(c.describe(), "killed by SIGSEGV");
+  EXPECT_FALSE(c.exited_zero());
+  EXPECT_FALSE(c.timed_out());
 }
 
 TEST(RunCommand, MissingProgramIsNotStarted) {
   CommandOutcome c = run_command({"/nonexistent/program"}, kSecond);
-  EXPECT_FALSE(c.started);
+  EXPECT_FALSE(c.started());
   EXPECT_THAT(c.output, HasSubstr("/nonexistent/program"));
 }
 

@@ -283,7 +283,7 @@ TEST(EnumStrings, ObsKind) {
 
 TEST(EnumStrings, EveryObsKindHasItsOwnName) {
   std::set<std::string_view> names;
-  for (int k = static_cast<int>(ObsKind::Phase); k <= static_cast<int>(ObsKind::TmpReclaim); ++k)
+  for (int k = static_cast<int>(ObsKind::Phase); k <= static_cast<int>(ObsKind::HarnessFailure); ++k)
     EXPECT_TRUE(names.insert(to_string(static_cast<ObsKind>(k))).second)
         << "kind " << k << " repeats " << to_string(static_cast<ObsKind>(k));
   EXPECT_EQ(to_string(ObsKind::ShmHeld), "shm_held");

@@ -33,6 +33,7 @@ const std::vector<ObsKind> kAllKinds = {
     ObsKind::Note,         ObsKind::Announce,   ObsKind::Event,      ObsKind::Point,
     ObsKind::Fault,        ObsKind::Memory,     ObsKind::ProcExec,   ObsKind::ShmHeld,
     ObsKind::RoleInferred, ObsKind::OomKill,    ObsKind::TmpLeft,    ObsKind::TmpReclaim,
+    ObsKind::HarnessFailure,
 };
 
 // ------------------------------------------------------------ field by field

@@ -83,7 +83,7 @@ TEST(TmpClean, OtherEntriesAndEntriesHeldOutsideTheJobDoNotFail) {
 
 TEST(TmpClean, SkippedWhenTheTempDirCouldNotBeObserved) {
   Timeline tl = tmp_leaky_run();
-  tl.add(obs::note(0, "tmp unavailable: cannot open /scratch/t: No such file or directory"));
+  tl.add(obs::harness_failure(0, HarnessPart::TmpDir, "cannot open /scratch/t: No such file or directory"));
   auto r = check("tmp_clean", make_scenario(), tl);
   EXPECT_EQ(r.status, CheckStatus::Skipped);
   EXPECT_THAT(r.reason, HasSubstr("cannot open /scratch/t"));

@@ -1,8 +1,8 @@
 // Unit tests for the per-test judgement of a pytest suite
-// (harness/check/test_checks): which test left a process, an orphan, a zombie
+// (harness/check/per_test_checks): which test left a process, an orphan, a zombie
 // or a /dev/shm entry behind, on hand-made timelines. Each leak is planted in
 // one test, and the tests beside it must stay clean.
-#include "harness/check/test_checks.h"
+#include "harness/check/per_test_checks.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

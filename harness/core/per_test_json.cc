@@ -1,4 +1,4 @@
-#include "harness/core/test_json.h"
+#include "harness/core/per_test_json.h"
 
 namespace aftermath {
 

@@ -1,4 +1,4 @@
-#include "harness/check/test_checks.h"
+#include "harness/check/per_test_checks.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -7,7 +7,7 @@
 #include <optional>
 #include <set>
 
-#include "harness/core/test_json.h"
+#include "harness/core/per_test_json.h"
 
 namespace aftermath {
 
