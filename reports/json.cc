@@ -354,7 +354,7 @@ json to_json(const NodeResult& n) {
       {"index", n.index},
       {"host", n.host},
       {"address", n.address},
-      {"agent", n.agent},
+      {"agent", std::string(to_string(n.agent))},
       {"lost_ms", opt_ms(n.lost_at)},
       {"clock", {{"offset_ms", to_ms(n.clock_offset)},
                  {"uncertainty_ms", to_ms(n.clock_uncertainty)},

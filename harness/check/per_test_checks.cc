@@ -197,7 +197,7 @@ std::optional<TestLeak> process_leak(const CheckInput& in, const ProcessHistory&
     Nanos from = std::max(*h.zombie_since, T);
     Nanos until = h.gone_at ? *h.gone_at : in.end_at;
     if (until - from > zgrace) {
-      l.kind = "zombie";
+      l.kind = LeakKind::Zombie;
       l.what = describe(h) + " a zombie " + (*h.zombie_since <= T ? "at" : "just after") +
                " the test's end, unreaped for " +
                (h.gone_at ? format_duration(until - from) : "the rest of the run");
@@ -213,7 +213,7 @@ std::optional<TestLeak> process_leak(const CheckInput& in, const ProcessHistory&
     bool survived = !end || *end > in.teardown_at;
     Nanos life = std::max<Nanos>(0, (survived ? in.teardown_at : *end) - *h.orphaned_at);
     if (survived || life > grace) {
-      l.kind = "orphan";
+      l.kind = LeakKind::Orphan;
       l.what = describe(h) + " outlived its parent by " +
                (survived ? "≥ " + format_duration(life) + ", cut by teardown" : format_duration(life));
       return l;
@@ -221,7 +221,7 @@ std::optional<TestLeak> process_leak(const CheckInput& in, const ProcessHistory&
   }
   Nanos grace = in.grace("all_exited", h.role);
   if (!end || *end > T + grace) {
-    l.kind = "process";
+    l.kind = LeakKind::Process;
     l.what = describe(h) + " still running " +
              (end ? format_duration(*end - T) + " after the test's end"
                   : "when the run ended");
@@ -231,7 +231,7 @@ std::optional<TestLeak> process_leak(const CheckInput& in, const ProcessHistory&
   // lived as long as the session (the workers of a DataLoader iterator kept
   // in a global end only at exit), however soon after the test that came.
   if (S && *S >= T && alive_at_end) {
-    l.kind = "process";
+    l.kind = LeakKind::Process;
     l.what = describe(h) + " still running when the session ended, " + format_duration(*S - T) +
              " after the test's end";
     return l;
@@ -252,7 +252,7 @@ std::vector<TestLeak> device_leaks(const CheckInput& in, const ProcessHistory& h
   std::vector<TestLeak> out;
   for (const auto& [gpu, bytes] : most) {
     TestLeak l;
-    l.kind = "device";
+    l.kind = LeakKind::Device;
     l.pid = h.pid;
     l.bytes = bytes;
     l.name = "GPU " + std::to_string(gpu);
@@ -312,7 +312,7 @@ std::vector<TestResult> judge_tests(const CheckInput& in) {
     TestResult& t = tests[*test];
     if (s.removed && *s.removed <= *t.ended + shm_grace) continue;
     TestLeak l;
-    l.kind = "shm";
+    l.kind = LeakKind::Shm;
     l.name = s.name;
     l.bytes = s.bytes;
     l.what = "/dev/shm/" + s.name + " (" + format_bytes(s.bytes) + ") " +
@@ -336,7 +336,7 @@ CheckResult tests_clean(const CheckInput& in) {
     std::map<std::string, int> kinds;
     for (const auto& l : t.leaks) {
       leaks.push_back(to_json(l));
-      ++kinds[l.kind];
+      ++kinds[std::string(to_string(l.kind))];
     }
     leaking.push_back(json{{"nodeid", t.nodeid}, {"worker", t.worker}, {"leaks", leaks}});
     std::string counts;

@@ -12,12 +12,9 @@
 
 #include "harness/os/expected.h"
 #include "reports/diff.h"
-#include "reports/html.h"
-#include "reports/junit.h"
 #include "reports/merge_runs.h"
-#include "reports/summary.h"
-#include "reports/trace.h"
 #include "reports/view.h"
+#include "reports/write_reports.h"
 
 namespace aftermath {
 
@@ -51,23 +48,16 @@ std::optional<json> load_or_say(const char* cmd, const std::string& path) {
   return std::move(*j);
 }
 
-Status write_file(const fs::path& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f << text;
-  f.close();
-  if (!f) return Error{path.string() + ": cannot write the file"};
-  return {};
-}
 
-// Writes one report and names it on stdout; false (and why, on stderr,
-// after "aftermath CMD: ") when it cannot.
-bool write_report(const fs::path& path, const std::string& text, const char* cmd = "report") {
-  Status written = write_file(path, text);
+// Writes the report files and names each on stdout; false (and why, on
+// stderr, after "aftermath CMD: ") when any cannot be written.
+bool write_and_name(const json& result, const fs::path& dir, bool with_result, const char* cmd) {
+  auto written = write_reports(result, dir.string(), with_result);
   if (!written) {
     std::fprintf(stderr, "aftermath %s: %s\n", cmd, written.error().what.c_str());
     return false;
   }
-  std::printf("%s\n", path.c_str());
+  for (const auto& path : *written) std::printf("%s\n", path.c_str());
   return true;
 }
 
@@ -137,14 +127,7 @@ int cmd_report(const std::string& result_path, const std::string& out_dir) {
     std::fprintf(stderr, "aftermath report: %s: cannot create the folder\n", out_dir.c_str());
     return 1;
   }
-  bool ok = write_report(dir / "junit.xml", render_junit(*result));
-  ok = write_report(dir / "report.html", render_html(*result, dir.string())) && ok;
-  ok = write_report(
-           dir / "trace.json",
-           render_trace(*result).dump(-1, ' ', false, json::error_handler_t::replace) + "\n") &&
-       ok;
-  ok = write_report(dir / "summary.md", render_summary_md(*result)) && ok;
-  return ok ? 0 : 1;
+  return write_and_name(*result, dir, false, "report") ? 0 : 1;
 }
 
 int cmd_merge(const std::vector<std::string>& input_names, const std::string& out_dir,
@@ -179,17 +162,7 @@ int cmd_merge(const std::vector<std::string>& input_names, const std::string& ou
     return 1;
   }
   const json& result = merged->result;
-  bool ok =
-      write_report(dir / "result.json",
-                   result.dump(2, ' ', false, json::error_handler_t::replace) + "\n", "merge");
-  ok = write_report(dir / "junit.xml", render_junit(result), "merge") && ok;
-  ok = write_report(dir / "report.html", render_html(result, dir.string()), "merge") && ok;
-  ok =
-      write_report(dir / "trace.json",
-                   render_trace(result).dump(-1, ' ', false, json::error_handler_t::replace) + "\n",
-                   "merge") &&
-      ok;
-  ok = write_report(dir / "summary.md", render_summary_md(result), "merge") && ok;
+  bool ok = write_and_name(result, dir, true, "merge");
   for (const auto& note : merged->notes)
     std::fprintf(stderr, "aftermath merge: note: %s\n", note.c_str());
   for (const auto& why : merged->incomplete)

@@ -33,11 +33,8 @@
 #include "harness/os/spawn.h"
 #include "harness/scenario/scenario.h"
 #include "harness/supervise/runner.h"
-#include "reports/html.h"
 #include "reports/json.h"
-#include "reports/junit.h"
-#include "reports/summary.h"
-#include "reports/trace.h"
+#include "reports/write_reports.h"
 #include "reports/versions.h"
 
 namespace aftermath {
@@ -93,11 +90,11 @@ Expected<RunOptions> run_options(const RunCliOptions& c, const RunInvocation& in
   if (!settle) return settle.error();
   ro.settle = *settle;
   ro.out_dir = c.out_dir;
-  ro.keep_leaks = c.keep_leaks;
-  ro.ignored_signals = inv.inherited_ignored;
+  ro.contain.keep_leaks = c.keep_leaks;
+  ro.contain.ignored_signals = inv.inherited_ignored;
   ro.ignore_requirements = c.ignore_requires;
   ro.seed = c.seed;
-  ro.containment = c.contain;
+  ro.contain.mode = c.contain;
   ro.fault_texts = c.faults;
   for (const auto& [opt, value] : {std::pair<const char*, const std::string&>{"--name", c.name},
                                    {"--expect-exit", c.expect_exit},
@@ -106,11 +103,11 @@ Expected<RunOptions> run_options(const RunCliOptions& c, const RunInvocation& in
                                    {"--expect-fail", c.expect_fail}})
     if (!value.empty()) ro.verdict_options.insert(ro.verdict_options.end(), {opt, value});
   for (const auto& check : c.checks) ro.verdict_options.insert(ro.verdict_options.end(), {"--check", check});
-  ro.shm = c.shm;
+  ro.contain.shm = c.shm;
   ro.command_line = inv.command_line;
   ro.self_path = self_path();
   const char* reaper_env = std::getenv("AFTERMATH_REAPER");
-  ro.reaper_path = reaper_env ? reaper_env : bin_dir() + "/aftermath-reaper";
+  ro.contain.reaper_path = reaper_env ? reaper_env : bin_dir() + "/aftermath-reaper";
   ro.scenario_vars = scenario_vars();  // PYTHON is added per interpreter (cmd_run)
   ro.multinode = [](const Scenario& sc, const RunOptions& o, int run_index, int runs) {
     return run_multinode(sc, o, run_index, runs);
@@ -243,26 +240,6 @@ std::vector<Scenario> file_scenarios(const RunCliOptions& c, const std::string& 
   return scenarios;
 }
 
-bool write_file(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f << text;
-  return static_cast<bool>(f);
-}
-
-// result.json is the source of truth; every other format renders from it.
-// Stops at the first file that cannot be written.
-Status write_reports(const RunResult& result, const std::string& abs_out) {
-  nlohmann::json rj = to_json(result);
-  bool ok = write_file(abs_out + "/result.json", write_json(result)) &&
-            write_file(abs_out + "/junit.xml", write_junit(result)) &&
-            write_file(abs_out + "/report.html", render_html(rj, abs_out)) &&
-            write_file(abs_out + "/trace.json",
-                       render_trace(rj).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) &&
-            write_file(abs_out + "/summary.md", render_summary_md(rj));
-  if (!ok) return Error{"cannot write the reports under " + abs_out};
-  return {};
-}
-
 // Runs the validated scenarios, writes the reports, prints the table.
 // `shard`: the slice these scenarios are, with --shard.
 int run_scenarios(const std::vector<Scenario>& scenarios, RunOptions ro, const RunCliOptions& c,
@@ -313,7 +290,7 @@ int run_scenarios(const std::vector<Scenario>& scenarios, RunOptions ro, const R
   std::error_code ec;
   fs::create_directories(c.out_dir, ec);
   std::string abs_out = fs::absolute(c.out_dir, ec).string();
-  Status written = write_reports(result, abs_out);
+  auto written = write_reports(to_json(result), abs_out);
   print_table(result, tty);
   if (!result.aggregates.empty()) print_aggregates(result);
   std::printf("reports: %s/{result.json, junit.xml, report.html, trace.json, summary.md}\n",

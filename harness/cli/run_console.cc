@@ -80,6 +80,10 @@ void print_table(const RunResult& run, bool tty) {
       for (const auto& c : s.checks)
         if (c.status == CheckStatus::Fail || c.status == CheckStatus::Error)
           std::printf("    %s: %s\n", c.name.c_str(), c.reason.c_str());
+      // What the faults did: a signal the target ignored explains a verdict.
+      for (const auto& f : s.timeline.facts.faults)
+        std::printf("    fault %d (%s, %s): %s: %s\n", f.index, std::string(to_string(f.action)).c_str(),
+                    f.trigger.c_str(), std::string(to_string(f.status)).c_str(), f.reason.c_str());
       std::string tail = report::last_lines(s.timeline.facts.stderr_text, 3);
       for (size_t at = 0; at < tail.size();) {
         size_t nl = tail.find('\n', at);
@@ -108,7 +112,7 @@ std::vector<std::string> leaking_test_lines(const ScenarioResult& r) {
         line += "; ... (" + std::to_string(t.leaks.size()) + " in all)";
         break;
       }
-      line += (i ? "; " : "") + t.leaks[i].kind + ": " + t.leaks[i].what;
+      line += (i ? "; " : "") + std::string(to_string(t.leaks[i].kind)) + ": " + t.leaks[i].what;
     }
     out.push_back(std::move(line));
   }

@@ -111,10 +111,10 @@ int run_agent(const AgentOptions& opt) {
   o.exact_dir = start.value("out_dir", "");
   std::error_code ec;
   std::filesystem::create_directories(o.exact_dir, ec);
-  o.reaper_path = opt.bin_dir + "/aftermath-reaper";
-  o.containment = start.value("containment", "auto");
-  o.shm = start.value("shm", "auto");
-  o.keep_leaks = start.value("keep_leaks", false);
+  o.contain.reaper_path = opt.bin_dir + "/aftermath-reaper";
+  o.contain.mode = start.value("containment", "auto");
+  o.contain.shm = start.value("shm", "auto");
+  o.contain.keep_leaks = start.value("keep_leaks", false);
   o.seed = start.value("seed", std::uint64_t{0});
   o.self_path = opt.bin_dir + "/aftermath";
   // The run's interpreter, as the coordinator resolved it (${PYTHON}).
@@ -122,10 +122,10 @@ int run_agent(const AgentOptions& opt) {
   if (auto py = vars.find("PYTHON"); py != vars.end() && py->is_string()) o.python = py->get<std::string>();
   NftNetworkCut cut("aftermath_cut_" + std::to_string(::getpid()), KeptPeer{kept_address, coord_port},
                     o.exact_dir);
-  o.network = &cut;
+  o.inject.network = &cut;
   bool streaming = true;
   std::optional<Nanos> origin;  // the agent clock at the run's time 0 (the earliest estimate)
-  o.on_observation = [&](const Observation& ob) {
+  o.node.on_observation = [&](const Observation& ob) {
     Nanos at = monotonic_now() - ob.t;
     bool first = !origin;
     if (!origin || at < *origin) origin = at;
@@ -138,7 +138,7 @@ int run_agent(const AgentOptions& opt) {
   // Progress, both ways: this node's goes to the coordinator (at most every
   // 250 ms), which passes it on to the other nodes; theirs comes back here.
   Nanos progress_sent = -kSecond;
-  o.on_progress = [&] {
+  o.node.on_progress = [&] {
     Nanos t = monotonic_now();
     if (!streaming || t - progress_sent < 250 * kMilli) return;
     progress_sent = t;
@@ -150,11 +150,11 @@ int run_agent(const AgentOptions& opt) {
   // own faults triggered elsewhere come back the same way.
   const std::vector<size_t> mine = node_fault_indices(*parsed, node);
   std::vector<RemoteFireRequest> fires;
-  o.on_remote_trigger = [&](size_t fault, const std::string& point, long long hit) {
+  o.node.on_remote_trigger = [&](size_t fault, const std::string& point, long long hit) {
     if (streaming && !link.send({{"type", "trigger"}, {"fault", fault}, {"point", point}, {"hit", hit}}, kSecond))
       streaming = false;
   };
-  o.remote_progress = [&] {
+  o.node.remote_progress = [&] {
     std::vector<json> got;
     if (streaming && !link.read_available(got)) streaming = false;
     bool progress = false;
@@ -169,10 +169,10 @@ int run_agent(const AgentOptions& opt) {
     }
     return progress;
   };
-  o.remote_fires = [&] { return std::exchange(fires, {}); };
+  o.node.remote_fires = [&] { return std::exchange(fires, {}); };
   // agent_kill: what the coordinator is to learn of it was streamed above;
   // then this process dies as a SIGKILL from outside would end it.
-  o.end_agent = [] { ::kill(::getpid(), SIGKILL); };
+  o.inject.end_agent = [] { ::kill(::getpid(), SIGKILL); };
   ScenarioResult r = run_scenario(part, o);
   json faults = json::array();
   for (size_t i : mine) faults.push_back(i);

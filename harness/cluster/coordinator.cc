@@ -167,8 +167,8 @@ json start_message(const Scenario& sc, const RunOptions& o, std::uint64_t seed, 
   return {{"type", "start"},       {"scenario", sc.text},
           {"file", sc.file},       {"scenario_dir", dir},
           {"vars", v},             {"seed", seed},
-          {"out_dir", out_dir},    {"containment", o.containment},
-          {"shm", o.shm},          {"keep_leaks", o.keep_leaks},
+          {"out_dir", out_dir},    {"containment", o.contain.mode},
+          {"shm", o.contain.shm},          {"keep_leaks", o.contain.keep_leaks},
           {"grace", sc.grace},     {"role_grace", role_grace},
           {"timeouts", {{"job", sc.timeouts.job}, {"settle", sc.timeouts.settle},
                         {"teardown", sc.timeouts.teardown}}}};
@@ -192,7 +192,7 @@ void take(Agent& a, const json& m, Nanos coordinator_origin) {
       if (i.is_number_unsigned()) n.fault_indices.push_back(i.get<size_t>());
     n.have_result = true;
     a.result = true;
-    n.agent = "done";
+    n.agent = AgentState::Done;
   } else if (type == "error") {
     n.error = m.value("text", "");
     n.verdict_reason = n.error;
@@ -357,7 +357,7 @@ ScenarioResult run_multinode(const Scenario& input, const RunOptions& o, int run
     Agent& a = agents[node];
     a.run.host = hello->value("host", "");
     a.run.address = peer_address(link.fd());
-    a.run.agent = "lost";
+    a.run.agent = AgentState::Lost;
     a.link = std::move(link);
     ++connected;
   }
@@ -408,7 +408,7 @@ ScenarioResult run_multinode(const Scenario& input, const RunOptions& o, int run
   // still there after the grace survived its agent.
   std::vector<std::unique_ptr<Witness>> witnesses(agents.size());
   auto lost = [&](Agent& a) {
-    a.run.agent = "lost";
+    a.run.agent = AgentState::Lost;
     a.run.lost_at = monotonic_now() - origin;
     a.run.witness_at = a.run.lost_at;
     witnesses[a.run.index] = start_witness(self, a.run, sc);
@@ -435,7 +435,7 @@ ScenarioResult run_multinode(const Scenario& input, const RunOptions& o, int run
   }
   Nanos witness_deadline = monotonic_now() + witness_grace(sc) + 60 * kSecond;
   for (auto& a : agents)
-    if (a.run.agent == "lost") finish_witness(witnesses[a.run.index].get(), a.run, witness_deadline);
+    if (a.run.agent == AgentState::Lost) finish_witness(witnesses[a.run.index].get(), a.run, witness_deadline);
   step.finish(30 * kSecond);
   for (auto& a : agents) a.link.close();
 

@@ -115,9 +115,9 @@ std::vector<FaultRecord> streamed_faults(const Scenario& sc, const NodeRun& n) {
 CheckResult died_with_agent(const NodeRun& n) {
   CheckResult c;
   c.name = kDiedWithAgent;
-  if (n.agent != "lost") {
+  if (n.agent != AgentState::Lost) {
     c.status = CheckStatus::Skipped;
-    c.reason = n.agent == "done" ? "its agent lived to the run's end" : "its agent never connected";
+    c.reason = n.agent == AgentState::Done ? "its agent lived to the run's end" : "its agent never connected";
     return c;
   }
   if (!n.witness) {
@@ -211,7 +211,7 @@ void merge_nodes(ScenarioResult& r, const Scenario& sc, const RunOptions& o, std
       part.processes = build_histories(part.timeline);
       nr.processes = static_cast<int>(part.processes.size());
       nr.verdict = Verdict::Error;
-      nr.verdict_reason = n.agent == "absent" ? "its agent never connected"
+      nr.verdict_reason = n.agent == AgentState::Absent ? "its agent never connected"
                                               : "its agent was lost before it reported its run's end";
       if (killed[k]) {
         // Lost as the scenario asked: what is judged there is what outlived it.
@@ -305,7 +305,7 @@ void merge_nodes(ScenarioResult& r, const Scenario& sc, const RunOptions& o, std
   }
   for (size_t k = 0; k < r.nodes.size(); ++k) {
     const NodeResult& nr = r.nodes[k];
-    if (nr.agent == "done" && (nr.verdict != Verdict::Error || nr.checks.size())) continue;
+    if (nr.agent == AgentState::Done && (nr.verdict != Verdict::Error || nr.checks.size())) continue;
     if (killed[k]) continue;  // judged by died_with_agent
     r.verdict = nr.verdict == Verdict::Skipped ? Verdict::Skipped : Verdict::Error;
     r.verdict_reason = "node" + std::to_string(nr.index) + ": " + nr.verdict_reason;

@@ -21,7 +21,7 @@ struct NodeRun {
   int index = 0;
   std::string host;
   std::string address;
-  std::string agent = "absent";       // done | lost | absent (NodeResult::agent)
+  AgentState agent = AgentState::Absent;
   std::optional<Nanos> lost_at;       // coordinator run time
   std::optional<ClockOffset> clock;
   std::optional<Nanos> origin;        // the agent's clock at its run's time 0

@@ -37,7 +37,7 @@ struct NodeResult {
   std::string address;    // its agent's address, as the coordinator saw it
   // done: the agent reported to the end; lost: its connection ended first
   // (at lost_at); absent: it never connected.
-  std::string agent = "absent";
+  AgentState agent = AgentState::Absent;
   std::optional<Nanos> lost_at;     // coordinator run time
   // The node's monotonic clock minus the coordinator's, within ±uncertainty
   // (round-trip estimation over `clock_samples` exchanges).
@@ -55,7 +55,7 @@ struct NodeResult {
 
 // What one pytest test left behind, judged at its end.
 struct TestLeak {
-  std::string kind;       // "process" (still running), "orphan", "zombie", "shm", "device"
+  LeakKind kind = LeakKind::Process;
   int pid = 0;            // all but shm: the process
   std::string name;       // shm: the /dev/shm entry; device: "GPU N"
   std::int64_t bytes = 0; // shm: its size; device: what the process held there

@@ -125,4 +125,24 @@ std::string_view to_string(Verdict v) {
   return "error";
 }
 
+std::string_view to_string(AgentState a) {
+  switch (a) {
+    case AgentState::Done: return "done";
+    case AgentState::Lost: return "lost";
+    case AgentState::Absent: break;
+  }
+  return "absent";
+}
+
+std::string_view to_string(LeakKind k) {
+  switch (k) {
+    case LeakKind::Orphan: return "orphan";
+    case LeakKind::Zombie: return "zombie";
+    case LeakKind::Shm: return "shm";
+    case LeakKind::Device: return "device";
+    case LeakKind::Process: break;
+  }
+  return "process";
+}
+
 }  // namespace aftermath

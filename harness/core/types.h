@@ -67,4 +67,14 @@ std::string_view to_string(CheckStatus s);
 enum class Verdict { Pass, Fail, XFail, XPass, Error, Skipped };
 std::string_view to_string(Verdict v);
 
+// A multi-node run's agent on one node: it reported to the end (done), its
+// connection ended first (lost), or it never connected (absent).
+enum class AgentState { Absent, Done, Lost };
+std::string_view to_string(AgentState a);
+
+// What a pytest test left behind: a process still running, an orphan, a
+// zombie, a /dev/shm entry, device memory.
+enum class LeakKind { Process, Orphan, Zombie, Shm, Device };
+std::string_view to_string(LeakKind k);
+
 }  // namespace aftermath

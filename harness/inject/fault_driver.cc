@@ -44,15 +44,15 @@ FaultDriver::~FaultDriver() {
   }
 }
 
-std::string FaultDriver::tools_dir() const { return opt_.tools_dir; }
+std::string FaultDriver::tools_dir() const { return opt_.tools.tools_dir; }
 
 const std::optional<std::string>& FaultDriver::device_oom_unavailable_here() {
   if (!device_oom_why_) {
-    device_oom_why_ = opt_.cudart_candidates.empty() && opt_.dev_root == "/dev"
+    device_oom_why_ = opt_.tools.cudart_candidates.empty() && opt_.tools.dev_root == "/dev"
                           ? device_oom_unavailable()
-                          : device_oom_unavailable(opt_.dev_root, opt_.cudart_candidates.empty()
+                          : device_oom_unavailable(opt_.tools.dev_root, opt_.tools.cudart_candidates.empty()
                                                                       ? cudart_candidates()
-                                                                      : opt_.cudart_candidates);
+                                                                      : opt_.tools.cudart_candidates);
   }
   return *device_oom_why_;
 }
@@ -89,7 +89,7 @@ FaultAct FaultDriver::act(size_t index, const FaultSpec& f, const std::vector<Fa
     case FaultAction::Sigkill: case FaultAction::Sigterm: case FaultAction::Sigint:
     case FaultAction::Sigstop: case FaultAction::Sigcont: case FaultAction::Sigsegv:
     case FaultAction::Sigbus:
-      return send_signal(f, targets);
+      return send_signal(f, targets, opt_.proc_root);
     case FaultAction::NodeLoss:
     case FaultAction::Partition:
       return node_fault(f, targets);
@@ -103,10 +103,21 @@ FaultAct FaultDriver::act(size_t index, const FaultSpec& f, const std::vector<Fa
   return not_done(FaultStatus::Failed, FaultMechanism::None, "the fault names no action");
 }
 
-FaultAct FaultDriver::send_signal(const FaultSpec& f, const std::vector<FaultTarget>& targets) {
+FaultAct FaultDriver::send_signal(const FaultSpec& f, const std::vector<FaultTarget>& targets,
+                                  const std::string& proc_root) {
   FaultAct a;
-  for (const FaultTarget& t : targets)
-    if (t.pidfd >= 0 && !pidfd_signal(t.pidfd, f.signal)) a.signalled.push_back(t.pid);
+  // A target that ignores the signal (a disposition it set, or inherited:
+  // a shell starts background jobs with SIGINT and SIGQUIT ignored) is sent
+  // it all the same, and the record says it had no effect there.
+  const ProcReader proc(proc_root);
+  std::vector<int> ignoring;
+  for (const FaultTarget& t : targets) {
+    if (t.pidfd < 0) continue;
+    const auto ignored = f.signal > 0 && f.signal <= 64 ? proc.ignored_signals(t.pid) : std::nullopt;
+    if (pidfd_signal(t.pidfd, f.signal)) continue;
+    a.signalled.push_back(t.pid);
+    if (ignored && (*ignored >> (f.signal - 1) & 1)) ignoring.push_back(t.pid);
+  }
   if (a.signalled.empty()) {
     a.status = FaultStatus::Failed;
     a.reason = "the target(s) exited before the signal";
@@ -116,15 +127,24 @@ FaultAct FaultDriver::send_signal(const FaultSpec& f, const std::vector<FaultTar
   a.mechanism = FaultMechanism::Signal;
   a.reason = std::string(to_string(f.action)) + " to " + std::to_string(a.signalled.size()) +
              " process(es)";
+  if (!ignoring.empty()) {
+    std::string pids;
+    for (int pid : ignoring) pids += (pids.empty() ? "" : ", ") + std::to_string(pid);
+    const char* name = ::sigabbrev_np(f.signal);
+    const std::string sig = name ? std::string("SIG") + name : "signal " + std::to_string(f.signal);
+    a.reason += "; " + pids + (ignoring.size() == 1 ? " ignores " : " ignore ") + sig +
+                " (a disposition set in the job or inherited from what started aftermath: a "
+                "shell's background job starts with SIGINT and SIGQUIT ignored), so it had no effect there";
+  }
   return a;
 }
 
 FaultAct FaultDriver::node_fault(const FaultSpec& f, const std::vector<FaultTarget>& targets) {
   const std::string action(to_string(f.action));
-  if (!opt_.network)
+  if (!opt_.tools.network)
     return not_done(FaultStatus::Skipped, FaultMechanism::None,
                     action + " acts on a node of a multi-node run (`nodes:` and an agent per node)");
-  if (Status s = opt_.network->cut(); !s)
+  if (Status s = opt_.tools.network->cut(); !s)
     return not_done(FaultStatus::Failed, FaultMechanism::None, "cannot cut the node's network: " + s.error().what);
   if (f.action == FaultAction::Partition) {
     FaultAct a = injected(FaultMechanism::None, "the node's network cut for " + format_duration(f.duration));
@@ -133,7 +153,7 @@ FaultAct FaultDriver::node_fault(const FaultSpec& f, const std::vector<FaultTarg
   // Every process in one pass: microseconds apart, as a node that loses power.
   FaultSpec kill = f;
   kill.signal = SIGKILL;
-  FaultAct a = send_signal(kill, targets);
+  FaultAct a = send_signal(kill, targets, opt_.proc_root);
   if (a.status == FaultStatus::Injected)
     a.reason = "the node's network cut, then SIGKILL to " + std::to_string(a.signalled.size()) +
                " process(es) at once";
@@ -143,7 +163,7 @@ FaultAct FaultDriver::node_fault(const FaultSpec& f, const std::vector<FaultTarg
 }
 
 FaultAct FaultDriver::agent_kill(const std::vector<FaultTarget>& targets) const {
-  if (!opt_.end_agent)
+  if (!opt_.tools.end_agent)
     return not_done(FaultStatus::Skipped, FaultMechanism::None,
                     "agent_kill kills the agent of a multi-node run's node (`nodes:` and an agent per node)");
   FaultAct a = injected(FaultMechanism::Signal, "SIGKILL to the node's agent; its " +
@@ -159,11 +179,11 @@ FaultAct FaultDriver::scancel(const FaultSpec& f, const std::vector<FaultTarget>
   if (!f.step_signal) {
     FaultSpec cont = f;
     cont.signal = SIGCONT;
-    (void)send_signal(cont, targets);
+    (void)send_signal(cont, targets, opt_.proc_root);
   }
   FaultSpec sig = f;
   sig.signal = f.step_signal ? f.step_signal : SIGTERM;
-  FaultAct a = send_signal(sig, targets);
+  FaultAct a = send_signal(sig, targets, opt_.proc_root);
   if (a.status != FaultStatus::Injected) return a;
   a.reason = f.step_signal ? signal_name(f.step_signal) + " to the step's " + std::to_string(a.signalled.size()) +
                                  " process(es) (the launcher and its descendants)"
@@ -188,12 +208,12 @@ std::vector<int> FaultDriver::step_tree(int task, const std::vector<int>& candid
 }
 
 void FaultDriver::end_agent() const {
-  if (opt_.end_agent) opt_.end_agent();
+  if (opt_.tools.end_agent) opt_.tools.end_agent();
 }
 
 std::optional<std::string> FaultDriver::heal_network() {
-  if (!opt_.network) return std::nullopt;
-  if (Status s = opt_.network->heal(); !s) return "the node's network could not be healed: " + s.error().what;
+  if (!opt_.tools.network) return std::nullopt;
+  if (Status s = opt_.tools.network->heal(); !s) return "the node's network could not be healed: " + s.error().what;
   return std::nullopt;
 }
 
@@ -213,7 +233,7 @@ FaultAct FaultDriver::host_oom_rlimit(const FaultSpec& f, const std::vector<Faul
 
 FaultAct FaultDriver::host_oom_cgroup(size_t index, const FaultSpec& f,
                                       const std::vector<FaultTarget>& targets) {
-  if (!cgroup_home_) cgroup_home_ = find_memory_cgroup_home("/proc", opt_.cgroup_parent);
+  if (!cgroup_home_) cgroup_home_ = find_memory_cgroup_home("/proc", opt_.tools.cgroup_parent);
   if (!*cgroup_home_)
     return not_done(FaultStatus::Skipped, FaultMechanism::Cgroup,
                     "no memory cgroup to limit the target in: " + cgroup_home_->error().what);
@@ -272,7 +292,7 @@ FaultAct FaultDriver::device_oom_hog(const FaultSpec& f) {
   ho.share = f.share;
   if (f.bytes) ho.bytes = static_cast<std::uint64_t>(*f.bytes);
   ho.deadline = opt_.hog_deadline;
-  if (!opt_.cudart_candidates.empty()) ho.cudart = opt_.cudart_candidates.front();
+  if (!opt_.tools.cudart_candidates.empty()) ho.cudart = opt_.tools.cudart_candidates.front();
   auto hog = std::make_unique<DeviceHog>();
   HogState st = hog->start(ho);
   if (st != HogState::Ready)

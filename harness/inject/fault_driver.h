@@ -60,25 +60,31 @@ struct OomKillSeen {
   std::string kernel_line;   // the OOM killer's own words on it ("": not readable)
 };
 
-struct FaultDriverOptions {
-  std::string proc_root = "/proc";
+// What the faults act with on this machine: one struct, passed down as it is
+// from the command line (RunOptions) through the supervisor to the driver.
+struct InjectTools {
   // Device OOM: the device nodes and CUDA runtimes that decide whether it can
   // act here (empty candidates: cudart_candidates()), and the folder of
-  // aftermath-device-hog and libaftermath-cudafail.so.
+  // aftermath-device-hog and libaftermath-cudafail.so (empty: the reaper's).
   std::string dev_root = "/dev";
   std::vector<std::string> cudart_candidates;
   std::string tools_dir;
   // Host OOM by cgroup: where fault cgroups go (empty: $AFTERMATH_CGROUP,
   // else found from our own; see cgroup.h).
   std::string cgroup_parent;
-  // The hog's deadline from spawn to its answer.
-  Nanos hog_deadline = 30 * kSecond;
   // The node actions (node_loss, partition) cut this node's network through
   // it (not owned); null outside a multi-node agent: they are skipped.
   NetworkCut* network = nullptr;
   // agent_kill ends the node's agent through it (it never returns), once the
   // fault is recorded; null outside a multi-node agent: agent_kill is skipped.
   std::function<void()> end_agent;
+};
+
+struct FaultDriverOptions {
+  std::string proc_root = "/proc";
+  InjectTools tools;
+  // The hog's deadline from spawn to its answer.
+  Nanos hog_deadline = 30 * kSecond;
 };
 
 class FaultDriver {
@@ -99,7 +105,9 @@ class FaultDriver {
                bool at_point);
 
   // The signal actions: f.signal to each target by its pidfd.
-  static FaultAct send_signal(const FaultSpec& f, const std::vector<FaultTarget>& targets);
+  // `proc_root`: where a target's signal dispositions are read (SigIgn).
+  static FaultAct send_signal(const FaultSpec& f, const std::vector<FaultTarget>& targets,
+                              const std::string& proc_root = "/proc");
   // host_oom at a point, by RLIMIT_AS: the fixture then makes its allocation.
   FaultAct host_oom_rlimit(const FaultSpec& f, const std::vector<FaultTarget>& targets) const;
   // host_oom by a memory cgroup per target, the kernel's OOM killer acting.

@@ -142,10 +142,13 @@ std::string ProcReader::cmdline(int pid) const {
   return text ? parse_cmdline(*text) : std::string();
 }
 
-std::optional<std::uint64_t> parse_status_sigcgt(std::string_view c) {
-  size_t pos = c.find("SigCgt:");
+std::optional<std::uint64_t> parse_status_sigcgt(std::string_view c) { return parse_status_sigmask(c, "SigCgt"); }
+
+std::optional<std::uint64_t> parse_status_sigmask(std::string_view c, std::string_view field) {
+  const std::string key = std::string(field) + ":";
+  size_t pos = c.find(key);
   if (pos == std::string_view::npos || (pos > 0 && c[pos - 1] != '\n')) return std::nullopt;
-  pos += 7;
+  pos += key.size();
   while (pos < c.size() && (c[pos] == '\t' || c[pos] == ' ')) ++pos;
   std::uint64_t v = 0;
   size_t digits = 0;
@@ -175,6 +178,11 @@ std::optional<std::string> parse_environ_value(std::string_view c, std::string_v
 std::optional<std::uint64_t> ProcReader::caught_signals(int pid) const {
   auto text = read_small_file(root_ + "/" + std::to_string(pid) + "/status");
   return text ? parse_status_sigcgt(*text) : std::nullopt;
+}
+
+std::optional<std::uint64_t> ProcReader::ignored_signals(int pid) const {
+  auto text = read_small_file(root_ + "/" + std::to_string(pid) + "/status");
+  return text ? parse_status_sigmask(*text, "SigIgn") : std::nullopt;
 }
 
 std::optional<std::string> ProcReader::environ_value(int pid, std::string_view name) const {

@@ -35,8 +35,10 @@ std::optional<ProcStat> parse_proc_stat(std::string_view contents);
 // first. Empty if absent (kernels before 4.1).
 std::vector<int> parse_status_nspid(std::string_view contents);
 
-// The SigCgt line of /proc/PID/status: the mask of caught signals (bit
-// sig-1). nullopt if absent or malformed.
+// A signal mask line of /proc/PID/status ("SigCgt": caught, "SigIgn":
+// ignored, ...): bit sig-1. nullopt if absent or malformed.
+std::optional<std::uint64_t> parse_status_sigmask(std::string_view contents, std::string_view field);
+// The SigCgt line: the mask of caught signals.
 std::optional<std::uint64_t> parse_status_sigcgt(std::string_view contents);
 
 // The value of `name` in /proc/PID/environ contents (NUL-separated
@@ -58,7 +60,8 @@ class ProcReader {
   std::optional<ProcStat> stat(int pid) const;
   std::string cmdline(int pid) const;
   std::vector<int> nspid(int pid) const;
-  std::optional<std::uint64_t> caught_signals(int pid) const;  // SigCgt
+  std::optional<std::uint64_t> caught_signals(int pid) const;   // SigCgt
+  std::optional<std::uint64_t> ignored_signals(int pid) const;  // SigIgn
   // One variable of the process's initial environment (what it was exec'd
   // with); nullopt if absent or unreadable.
   std::optional<std::string> environ_value(int pid, std::string_view name) const;

@@ -31,11 +31,11 @@ DeviceWatch::DeviceWatch(boost::asio::io_context& ctx, DeviceWatchOptions option
     : ctx_(ctx), opt_(std::move(options)), now_(std::move(now)), job_(std::move(job)) {}
 
 void DeviceWatch::start(std::optional<std::string> visible, std::optional<std::string> order) {
-  if (!opt_.nvml) return;
+  if (!opt_.sources.nvml) return;
   DeviceObserverOptions o;
   o.proc_root = opt_.proc_root;
-  if (!opt_.device_pattern.empty()) o.device_pattern = opt_.device_pattern;
-  dev_ = std::make_unique<DeviceObserver>(opt_.nvml, opt_.probe, o);
+  if (!opt_.sources.device_pattern.empty()) o.device_pattern = opt_.sources.device_pattern;
+  dev_ = std::make_unique<DeviceObserver>(opt_.sources.nvml, opt_.sources.probe, o);
   if (!dev_->start(now_(), job_())) return;
   dev_->set_job_environment(std::move(visible), std::move(order));
   timer_ = std::make_unique<boost::asio::steady_timer>(ctx_);

@@ -15,14 +15,13 @@
 #include "harness/check/device_checks.h"
 #include "harness/core/timeline.h"
 #include "harness/observe/device_observer.h"
+#include "harness/observe/device_sources.h"
 
 namespace aftermath {
 
 struct DeviceWatchOptions {
-  Nvml* nvml = nullptr;  // not owned; null: no GPU observation
-  ProbeRunner* probe = nullptr;
+  DeviceSources sources;
   std::string proc_root = "/proc";
-  std::string device_pattern;  // empty: /dev/nvidia*
   Nanos interval = 200 * kMilli;
   DeviceMemoryParams memory;   // the scenario's device_memory_released parameters
 };

@@ -8,8 +8,7 @@
 #include <random>
 #include <thread>
 
-#include "harness/check/checks.h"
-#include "harness/check/per_test_checks.h"
+#include "harness/check/judge.h"
 #include "harness/core/fnv1a.h"
 #include "harness/core/job_environment.h"
 #include "harness/core/shell_quote.h"
@@ -41,8 +40,8 @@ std::string repro_line(const Scenario& sc, const RunOptions& o, std::uint64_t se
   if (o.timeout) s += " --timeout " + format_duration(*o.timeout);
   if (!o.grace_text.empty()) s += " --grace " + shell_quote(o.grace_text);
   if (o.settle) s += " --settle " + format_duration(*o.settle);
-  if (o.containment != "auto") s += " --contain " + o.containment;
-  if (o.shm != "auto") s += " --shm " + o.shm;
+  if (o.contain.mode != "auto") s += " --contain " + o.contain.mode;
+  if (o.contain.shm != "auto") s += " --shm " + o.contain.shm;
   for (const auto& f : o.fault_texts) s += " --fault " + shell_quote(f);
   if (sc.file == "<command line>") {
     for (const auto& w : o.verdict_options) s += " " + shell_quote(w);
@@ -133,40 +132,26 @@ SupervisorOptions supervisor_options(const Scenario& sc, const RunOptions& o,
                                      const ScenarioResult& r, OwnDevice& own) {
   const std::string& out_dir = r.out_dir;
   SupervisorOptions so;
-  so.reaper_path = o.reaper_path;
+  so.contain = o.contain;
   so.out_dir = out_dir;
-  so.containment = o.containment;
-  so.shm = o.shm;
-  so.keep_leaks = o.keep_leaks;
-  so.ignored_signals = o.ignored_signals;
   so.interrupted = o.interrupted;
+  so.devices = o.devices;
+  so.inject = o.inject;
+  so.node = o.node;
   // NVML is not thread-safe: each run (a thread of its own with --jobs) has
   // its own handle.
-  if (o.device) {
-    so.nvml = o.nvml;
-    so.probe = o.probe;
-    if (!so.nvml) {
-      own.nvml = std::make_unique<DlNvml>();
-      so.nvml = own.nvml.get();
-      if (!so.probe) {
-        own.probe = std::make_unique<ProcessProbeRunner>(default_probe_command(
-            std::filesystem::path(o.reaper_path).parent_path().string()));
-        so.probe = own.probe.get();
-      }
+  if (!o.device) {
+    so.devices.nvml = nullptr;
+    so.devices.probe = nullptr;
+  } else if (!so.devices.nvml) {
+    own.nvml = std::make_unique<DlNvml>();
+    so.devices.nvml = own.nvml.get();
+    if (!so.devices.probe) {
+      own.probe = std::make_unique<ProcessProbeRunner>(default_probe_command(
+          std::filesystem::path(o.contain.reaper_path).parent_path().string()));
+      so.devices.probe = own.probe.get();
     }
   }
-  so.device_pattern = o.device_pattern;
-  so.dev_root = o.dev_root;
-  so.cudart_candidates = o.cudart_candidates;
-  so.tools_dir = o.tools_dir;
-  so.cgroup_parent = o.cgroup_parent;
-  so.on_observation = o.on_observation;
-  so.on_progress = o.on_progress;
-  so.remote_progress = o.remote_progress;
-  so.on_remote_trigger = o.on_remote_trigger;
-  so.remote_fires = o.remote_fires;
-  so.network = o.network;
-  so.end_agent = o.end_agent;
   if (o.on_status) {
     so.on_status = [&sc, &o, run = r.run_index + 1, runs = r.runs](const LiveStatus& s) {
       LiveStatus numbered = s;
@@ -187,28 +172,7 @@ void judge_run(ScenarioResult& r, const Scenario& sc, const RunOptions& o) {
   r.process_logs.clear();
   for (const auto& [pid, l] : logs) r.process_logs[process_key(-1, pid)] = l;
   r.job_environment = job_environment_from(r.timeline);
-  r.checks = run_checks(sc, r.timeline, r.processes);
-  r.tests = judge_tests(make_check_input(sc, r.timeline, r.processes));
-  r.verdict = decide_verdict(sc, r.checks, &r.verdict_reason);
-  if (auto fv = fault_verdict(r.timeline.facts.faults)) {
-    r.verdict = fv->verdict;
-    r.verdict_reason = fv->reason;
-  }
-  if (o.interrupted && *o.interrupted) {
-    r.verdict = Verdict::Error;
-    r.error = "interrupted";
-    r.verdict_reason = "the run was interrupted";
-  }
-  for (const auto& ev : r.timeline.observations) {
-    if (harness_failed(ev, HarnessPart::Teardown)) {
-      r.verdict = Verdict::Error;
-      r.error = "teardown failed: " + ev.text;
-      r.verdict_reason = r.error;
-    }
-  }
-  auto t = compute_timings(r.timeline, r.processes);
-  r.timings_ms = std::move(t.ms);
-  r.timings_origin = t.origin;
+  judge(r, sc, o.interrupted && *o.interrupted);
 }
 
 ScenarioResult harness_error(ScenarioResult r, std::string why) {

@@ -16,26 +16,22 @@ namespace aftermath {
 
 struct RunOptions {
   std::string out_dir = "aftermath-out";
-  std::string reaper_path;
-  std::string containment = "auto";
-  std::string shm = "auto";   // auto | private | host (see SupervisorOptions::shm)
-  bool keep_leaks = false;
-  std::optional<std::uint64_t> ignored_signals;  // see SupervisorOptions
+  // The sub-structs go to the supervisor as they are: a new option of one of
+  // them is one field there and its reader, nothing copied in between.
+  Containment contain;
   // Launch scenarios whose `requires:` are not met here (normally skipped).
   bool ignore_requirements = false;
   // The device side. By default each run loads NVML itself (dlopen; absent
   // on a machine without a driver, and then the device checks skip) and
-  // probes with aftermath-probe beside the reaper. Tests put doubles here.
+  // probes with aftermath-probe beside the reaper (devices.nvml and
+  // devices.probe null). Tests put doubles in `devices`. `device` false: no
+  // device observation at all.
   bool device = true;
-  Nvml* nvml = nullptr;
-  ProbeRunner* probe = nullptr;
-  std::string device_pattern;  // empty: /dev/nvidia*
-  // Where device OOM faults look for a GPU and a CUDA runtime, and find their
-  // tools (see SupervisorOptions); tests plant their own.
-  std::string dev_root = "/dev";
-  std::vector<std::string> cudart_candidates;
-  std::string tools_dir;
-  std::string cgroup_parent;  // host_oom by cgroup: see SupervisorOptions
+  DeviceSources devices;
+  // Where device OOM faults look for a GPU and a CUDA runtime and find their
+  // tools, host OOM's cgroup, a multi-node agent's network cut and end;
+  // tests plant their own.
+  InjectTools inject;
   // Command-line overrides of every scenario's values.
   std::optional<Nanos> timeout;
   std::optional<Nanos> grace;             // --grace 500ms: every role not named otherwise
@@ -52,15 +48,7 @@ struct RunOptions {
   std::string self_path;      // the aftermath binary (for the repro line)
   const volatile bool* interrupted = nullptr;
   std::function<void(const Scenario&, const LiveStatus&)> on_status;
-  // A multi-node agent's hooks into its node's run (see SupervisorOptions):
-  // every observation as it is recorded, and the node actions' network cut.
-  std::function<void(const Observation&)> on_observation;
-  std::function<void()> on_progress;       // see SupervisorOptions
-  std::function<bool()> remote_progress;   // see SupervisorOptions
-  std::function<void(size_t, const std::string&, long long)> on_remote_trigger;  // see SupervisorOptions
-  std::function<std::vector<RemoteFireRequest>()> remote_fires;                // see SupervisorOptions
-  NetworkCut* network = nullptr;
-  std::function<void()> end_agent;  // agent_kill (see SupervisorOptions)
+  NodeHooks node;  // a multi-node agent's hooks into its node's run
   // The run's Python (--python, resolved): the facts of a job that runs no
   // Python of its own are this one's (observe/python_probe.h). Empty: none.
   std::string python;
@@ -83,8 +71,8 @@ std::uint64_t choose_seed(const Scenario& sc, const RunOptions& o);
 // reproduce it, where its reports go.
 ScenarioResult begin_result(const Scenario& sc, const RunOptions& o, std::uint64_t seed,
                             int run_index, int runs);
-// From the supervised timeline to the verdict: histories, the processes'
-// logs, the checks, the faults' and the harness's own failures, the timings.
+// From the supervised timeline to the verdict: the histories and the
+// processes' logs here, then check/judge.h's judge (checks, verdict, timings).
 void judge_run(ScenarioResult& r, const Scenario& sc, const RunOptions& o);
 // Verdict error for a failure of the harness itself.
 ScenarioResult harness_error(ScenarioResult r, std::string why);

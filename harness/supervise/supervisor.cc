@@ -43,22 +43,16 @@ std::string tail_of_file(const std::string& path, size_t max_bytes) {
 FaultDriverOptions driver_options(const SupervisorOptions& opt) {
   FaultDriverOptions o;
   o.proc_root = opt.proc_root;
-  o.dev_root = opt.dev_root;
-  o.cudart_candidates = opt.cudart_candidates;
-  o.tools_dir = !opt.tools_dir.empty() ? opt.tools_dir
-                                       : std::filesystem::path(opt.reaper_path).parent_path().string();
-  o.cgroup_parent = opt.cgroup_parent;
-  o.network = opt.network;
-  o.end_agent = opt.end_agent;
+  o.tools = opt.inject;
+  if (o.tools.tools_dir.empty())
+    o.tools.tools_dir = std::filesystem::path(opt.contain.reaper_path).parent_path().string();
   return o;
 }
 
 DeviceWatchOptions device_options(const Scenario& sc, const SupervisorOptions& opt) {
   DeviceWatchOptions o;
-  o.nvml = opt.nvml;
-  o.probe = opt.probe;
+  o.sources = opt.devices;
   o.proc_root = opt.proc_root;
-  o.device_pattern = opt.device_pattern;
   o.interval = opt.device_interval;
   o.memory = device_memory_params(sc);
   return o;
@@ -90,7 +84,7 @@ class Supervisor {
   void mark_progress(bool local = true) {
     last_progress_ = now();
     tracker_.reset_cpu_ticks();
-    if (local && opt_.on_progress) opt_.on_progress();
+    if (local && opt_.node.on_progress) opt_.node.on_progress();
   }
   void add(Observation o);
   void phase(const std::string& name) {
@@ -175,9 +169,9 @@ JobTrackerHooks Supervisor::tracker_hooks() {
     // stay below that.
     static const long kTicks = ::sysconf(_SC_CLK_TCK);
     if (stall_window_ > 0 && tracker_.cpu_ticks() * kSecond / kTicks >= stall_window_ / 100) mark_progress();
-    if (opt_.remote_progress && opt_.remote_progress()) mark_progress(false);
-    if (opt_.remote_fires)
-      for (const auto& f : opt_.remote_fires()) schedule_.fire_remote(f.fault, f.node, f.point, f.hit);
+    if (opt_.node.remote_progress && opt_.node.remote_progress()) mark_progress(false);
+    if (opt_.node.remote_fires)
+      for (const auto& f : opt_.node.remote_fires()) schedule_.fire_remote(f.fault, f.node, f.point, f.hit);
   };
   return h;
 }
@@ -188,7 +182,7 @@ FaultScheduleHooks Supervisor::schedule_hooks() {
   h.record = [this](Observation o) { add(std::move(o)); };
   h.sample = [this] { sample(); };
   h.remote_trigger = [this](size_t fault, const std::string& point, long long hit) {
-    if (opt_.on_remote_trigger) opt_.on_remote_trigger(fault, point, hit);
+    if (opt_.node.on_remote_trigger) opt_.node.on_remote_trigger(fault, point, hit);
   };
   return h;
 }
@@ -206,7 +200,7 @@ void Supervisor::add(Observation o) {
     default:
       break;
   }
-  if (opt_.on_observation) opt_.on_observation(o);
+  if (opt_.node.on_observation) opt_.node.on_observation(o);
   tl_.add(std::move(o));
 }
 
@@ -234,12 +228,12 @@ bool Supervisor::pump(Nanos deadline, Pred pred) {
 
 void Supervisor::launch() {
   ReaperLaunch l;
-  l.reaper_path = opt_.reaper_path;
+  l.reaper_path = opt_.contain.reaper_path;
   l.stdout_path = opt_.out_dir + "/stdout.log";
   l.stderr_path = opt_.out_dir + "/stderr.log";
-  l.containment = opt_.containment;
-  l.shm = opt_.shm;
-  l.ignored_signals = opt_.ignored_signals.value_or(ignored_signals_now());
+  l.containment = opt_.contain.mode;
+  l.shm = opt_.contain.shm;
+  l.ignored_signals = opt_.contain.ignored_signals.value_or(ignored_signals_now());
   l.cwd = sc_.job.cwd;
   l.argv = sc_.job.argv;
   // The job's environment: ours, with the scenario's entries on top.
@@ -407,7 +401,7 @@ void Supervisor::record_shm_held() {
 
 void Supervisor::finish_shm() {
   sample();
-  shm_.finish(opt_.keep_leaks, opt_.out_dir + "/leaked-shm");
+  shm_.finish(opt_.contain.keep_leaks, opt_.out_dir + "/leaked-shm");
 }
 
 void Supervisor::watch_events() {
@@ -470,8 +464,8 @@ void Supervisor::diagnose_hang() {
   sample();
   DiagnoseOptions d;
   d.proc_root = opt_.proc_root;
-  d.gdb = find_debugger(opt_.dev_root);
-  d.py_spy = find_py_spy(opt_.python.interpreter, std::filesystem::path(opt_.reaper_path).parent_path().string());
+  d.gdb = find_debugger(opt_.inject.dev_root);
+  d.py_spy = find_py_spy(opt_.python.interpreter, std::filesystem::path(opt_.contain.reaper_path).parent_path().string());
   // Keep reading the job's events (and exits) while gdb looks at it: a job
   // that reports progress must not block on a full event socket, which would
   // change the very stacks being taken.
@@ -610,7 +604,7 @@ void Supervisor::tmp_start() {
   TmpDirWatch::Options o;
   o.dir = job_tmp_dir(env);
   o.proc_root = opt_.proc_root;
-  o.keep_leaks = opt_.keep_leaks;
+  o.keep_leaks = opt_.contain.keep_leaks;
   if (!opt_.out_dir.empty()) o.logs_dir = opt_.out_dir + "/logs";
   if (Status st = tmp_.start(o); !st) {
     add(obs::harness_failure(now(), HarnessPart::TmpDir, st.error().what));

@@ -32,9 +32,8 @@
 #include <vector>
 
 #include "harness/core/timeline.h"
-#include "harness/inject/network_cut.h"
-#include "harness/observe/nvml.h"
-#include "harness/observe/probe.h"
+#include "harness/inject/fault_driver.h"
+#include "harness/observe/device_sources.h"
 #include "harness/scenario/scenario.h"
 
 namespace aftermath {
@@ -55,12 +54,11 @@ struct LiveStatus {
   int run = 1, runs = 1;  // which of --repeat N runs this is (the runner fills these in)
 };
 
-struct SupervisorOptions {
-  std::string reaper_path;              // aftermath-reaper
-  std::string out_dir;                  // this scenario's folder: stdout.log, stderr.log
-  std::string proc_root = "/proc";
-  std::string shm_dir = "/dev/shm";
-  std::string containment = "auto";     // auto | pidns | subreaper
+// How the job is contained and what becomes of what it leaves: from the
+// command line (RunOptions) to the supervisor as it is.
+struct Containment {
+  std::string reaper_path;           // aftermath-reaper
+  std::string mode = "auto";         // auto | pidns | subreaper
   // auto | private | host. private: the job gets its own tmpfs at /dev/shm (in
   // its own mount namespace), so parallel runs never mix their segments and
   // leaks vanish with the job; host: the machine's /dev/shm, where entries
@@ -70,24 +68,11 @@ struct SupervisorOptions {
   // The signals the job starts with ignored (bit sig-1), as its launcher had
   // them; nullopt: this process's ignored signals when the job is launched.
   std::optional<std::uint64_t> ignored_signals;
-  // The device side (not owned; null: no GPU observation). NVML is sampled
-  // every device_interval from before the launch until the memory is back at
-  // its baseline after teardown (or device_memory_released's deadline); the
-  // holder scan and the allocation probe run once after teardown.
-  Nvml* nvml = nullptr;
-  ProbeRunner* probe = nullptr;
-  std::string device_pattern;           // empty: /dev/nvidia*
-  Nanos device_interval = 200 * kMilli;
-  // Device OOM faults: the device nodes and CUDA runtimes that decide
-  // whether they can act here (tests plant their own), and the folder of
-  // aftermath-device-hog and libaftermath-cudafail.so (empty: the reaper's).
-  std::string dev_root = "/dev";
-  std::vector<std::string> cudart_candidates;  // empty: the usual places
-  std::string tools_dir;
-  // Host OOM by cgroup: the cgroup to make fault cgroups in (empty:
-  // $AFTERMATH_CGROUP, else found from our own; see observe/cgroup_home.h).
-  std::string cgroup_parent;
-  std::function<void(const LiveStatus&)> on_status;  // called at most every 200 ms
+};
+
+// A multi-node agent's hooks into its node's run (null outside one): from
+// the agent (RunOptions) to the supervisor as they are.
+struct NodeHooks {
   // Called with every observation as it is recorded (a multi-node agent
   // streams them to its coordinator); on the supervisor's loop, so quick.
   std::function<void(const Observation&)> on_observation;
@@ -105,12 +90,23 @@ struct SupervisorOptions {
   // another node triggered since its last call.
   std::function<void(size_t fault, const std::string& point, long long hit)> on_remote_trigger;
   std::function<std::vector<RemoteFireRequest>()> remote_fires;
-  // The node actions' network cut (not owned; null: they are skipped). A
-  // multi-node agent passes its node's.
-  NetworkCut* network = nullptr;
-  // agent_kill: ends the multi-node agent this run belongs to, at once (it
-  // never returns). Null: agent_kill is skipped (no agent).
-  std::function<void()> end_agent;
+};
+
+struct SupervisorOptions {
+  Containment contain;
+  std::string out_dir;                  // this scenario's folder: stdout.log, stderr.log
+  std::string proc_root = "/proc";
+  std::string shm_dir = "/dev/shm";
+  // The device side (null nvml: no GPU observation). NVML is sampled every
+  // device_interval from before the launch until the memory is back at its
+  // baseline after teardown (or device_memory_released's deadline); the
+  // holder scan and the allocation probe run once after teardown.
+  DeviceSources devices;
+  Nanos device_interval = 200 * kMilli;
+  // What the faults act with (tools_dir empty: the reaper's folder).
+  InjectTools inject;
+  std::function<void(const LiveStatus&)> on_status;  // called at most every 200 ms
+  NodeHooks node;
   // The job's Python and PyTorch (observe/python_probe.h): recorded in the
   // timeline's facts for the checks; the settle's quiet period follows its
   // DataLoader watchdog period.

@@ -73,9 +73,9 @@ const CheckResult* find(const ScenarioResult& r, const std::string& name) {
 RunOptions options(const TempDir& dir, Nvml* nvml, ProbeRunner* probe) {
   RunOptions o;
   o.out_dir = dir / "out";
-  o.reaper_path = e2e::bin("aftermath-reaper");
-  o.nvml = nvml;
-  o.probe = probe;
+  o.contain.reaper_path = e2e::bin("aftermath-reaper");
+  o.devices.nvml = nvml;
+  o.devices.probe = probe;
   return o;
 }
 
@@ -187,9 +187,9 @@ struct PlantedGpu {
     std::ofstream(dev / "nvidia0") << "";
   }
   void apply(RunOptions& o) const {
-    o.dev_root = dev.path();
-    o.cudart_candidates = {AFTERMATH_FAKECUDART_SO};
-    o.tools_dir = std::filesystem::path(AFTERMATH_CUDAFAIL_SO).parent_path().string();
+    o.inject.dev_root = dev.path();
+    o.inject.cudart_candidates = {AFTERMATH_FAKECUDART_SO};
+    o.inject.tools_dir = std::filesystem::path(AFTERMATH_CUDAFAIL_SO).parent_path().string();
   }
 };
 
@@ -263,7 +263,7 @@ TEST(DeviceOomRun, WithoutAGpuEveryMechanismIsSkippedWithTheReason) {
   FakeNvml nvml = FakeNvml::unavailable("no NVIDIA driver: planted");
   for (const char* mech : {"point", "hog", "interposer"}) {
     RunOptions o = options(dir, &nvml, nullptr);
-    o.dev_root = empty_dev.path();
+    o.inject.dev_root = empty_dev.path();
     Scenario sc = oom_scenario(std::string("  - {action: device_oom, mechanism: ") + mech +
                                ", target: self, at: {point: device.alloc, hit: 1}}\n");
     ScenarioResult r = run_scenario(sc, o);

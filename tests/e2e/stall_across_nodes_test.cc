@@ -31,7 +31,7 @@ Scenario sleeper() {
 RunOptions options(const TempDir& dir) {
   RunOptions o;
   o.out_dir = dir / "out";
-  o.reaper_path = e2e::bin("aftermath-reaper");
+  o.contain.reaper_path = e2e::bin("aftermath-reaper");
   o.device = false;
   return o;
 }
@@ -40,10 +40,10 @@ TEST(StallAcrossNodes, AnotherNodesProgressKeepsThisOneFromBeingHung) {
   TempDir dir;
   RunOptions o = options(dir);
   int told = 0;
-  o.on_progress = [&] { ++told; };
+  o.node.on_progress = [&] { ++told; };
   // Another node moves for the first 2 s, then stops too.
   Nanos until = monotonic_now() + 2 * kSecond;
-  o.remote_progress = [&] { return monotonic_now() < until; };
+  o.node.remote_progress = [&] { return monotonic_now() < until; };
   ScenarioResult r = run_scenario(sleeper(), o);
   ASSERT_TRUE(r.timeline.facts.stalled_since) << r.verdict_reason;
   // Stalled from the other node's last progress (it moved until about 2 s

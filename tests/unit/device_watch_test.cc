@@ -61,7 +61,7 @@ TEST(DeviceWatch, UnavailableNvmlSaysWhy) {
   boost::asio::io_context ctx;
   FakeNvml nvml = FakeNvml::unavailable("no NVIDIA driver: planted");
   DeviceWatchOptions o;
-  o.nvml = &nvml;
+  o.sources.nvml = &nvml;
   DeviceWatch w(ctx, o, [] { return Nanos(0); }, [] { return JobRef{}; });
   w.start(std::nullopt, std::nullopt);
   EXPECT_FALSE(w.active());
@@ -75,9 +75,9 @@ TEST(DeviceWatch, SamplesOnItsTimerUntilMemoryIsBack) {
   FakeNvml nvml({{FakeNvml::gpu(0, 1000)}, {FakeNvml::gpu(0, 5000)}, {FakeNvml::gpu(0, 5000)},
                  {FakeNvml::gpu(0, 1000)}});
   DeviceWatchOptions o;
-  o.nvml = &nvml;
+  o.sources.nvml = &nvml;
   o.proc_root = proc.path();
-  o.device_pattern = proc / "nvidia*";
+  o.sources.device_pattern = proc / "nvidia*";
   o.interval = 5 * kMilli;
   o.memory.tolerance_bytes = 0;
   o.memory.deadline = kSecond;

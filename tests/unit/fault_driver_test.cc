@@ -22,6 +22,7 @@ namespace aftermath {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 using testing::TempDir;
 using testing_children::OwnedChild;
@@ -32,19 +33,28 @@ const std::string kFake = AFTERMATH_FAKECUDART_SO;
 FaultDriverOptions fake_gpu_options(const TempDir& dev) {
   std::ofstream(dev / "nvidiactl").put('x');
   FaultDriverOptions o;
-  o.dev_root = dev.path();
-  o.cudart_candidates = {kFake};
+  o.tools.dev_root = dev.path();
+  o.tools.cudart_candidates = {kFake};
   return o;
 }
 
 // A child that waits (30 s at most: it bounds its own life) for a signal.
+// `ignore`: a signal it ignores, set before the constructor returns.
 struct Sleeper {
-  Sleeper() {
+  explicit Sleeper(int ignore = 0) {
+    int ready[2];
+    if (::pipe(ready) != 0) return;
     pid_t pid = ::fork();
     if (pid == 0) {
       ::alarm(30);
+      if (ignore) ::signal(ignore, SIG_IGN);
+      (void)!::write(ready[1], "r", 1);
       for (;;) ::pause();
     }
+    ::close(ready[1]);
+    char c;
+    if (pid > 0) (void)!::read(ready[0], &c, 1);
+    ::close(ready[0]);
     child.adopt(pid);
     if (pid > 0) (void)pidfd_open(pid, pidfd);
   }
@@ -74,6 +84,26 @@ TEST(FaultDriverSignal, KillsTheTargetByItsPidfd) {
   ASSERT_TRUE(s.child.exited_within(10000, &status));
   ASSERT_TRUE(WIFSIGNALED(status));
   EXPECT_EQ(WTERMSIG(status), SIGKILL);
+}
+
+TEST(FaultDriverSignal, ATargetThatIgnoresTheSignalIsNamedInTheRecord) {
+  Sleeper ignoring(SIGINT);
+  Sleeper plain;
+  FaultDriver d({});
+  FaultAct a = d.act(0, spec(FaultAction::Sigint, SIGINT), {ignoring.target(), plain.target()}, false);
+  ASSERT_EQ(a.status, FaultStatus::Injected);
+  EXPECT_THAT(a.reason, StartsWith("SIGINT to 2 process(es); " + std::to_string(ignoring.child.pid()) +
+                                   " ignores SIGINT ("));
+  EXPECT_THAT(a.reason, HasSubstr("so it had no effect there"));
+  EXPECT_THAT(a.reason, Not(HasSubstr(std::to_string(plain.child.pid()))));
+  int status = 0;
+  ASSERT_TRUE(plain.child.exited_within(10000, &status));
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT) << status;
+  EXPECT_FALSE(ignoring.child.exited_within(50)) << "it ignores SIGINT";
+
+  // A signal it does not ignore: nothing more said.
+  FaultAct term = d.act(0, spec(FaultAction::Sigterm, SIGTERM), {ignoring.target()}, false);
+  EXPECT_EQ(term.reason, "SIGTERM to 1 process(es)");
 }
 
 TEST(FaultDriverSignal, StopsTheTargetWithSigstop) {
@@ -132,7 +162,7 @@ TEST(FaultDriverHostOom, CgroupMovesEachTargetAndCountsItsKills) {
   cg.write("cgroup.controllers", "cpu memory pids\n");
   cg.write("cgroup.subtree_control", "memory\n");
   FaultDriverOptions o;
-  o.cgroup_parent = cg.path();
+  o.tools.cgroup_parent = cg.path();
   FaultDriver d(o);
   FaultSpec f = spec(FaultAction::HostOom);
   f.mechanism = FaultMechanism::Cgroup;
@@ -173,7 +203,7 @@ TEST(FaultDriverHostOom, CgroupMovesEachTargetAndCountsItsKills) {
 TEST(FaultDriverHostOom, CgroupIsSkippedWhereThereIsNone) {
   TempDir dir;
   FaultDriverOptions o;
-  o.cgroup_parent = dir / "absent";
+  o.tools.cgroup_parent = dir / "absent";
   FaultDriver d(o);
   FaultSpec f = spec(FaultAction::HostOom);
   f.mechanism = FaultMechanism::Cgroup;
@@ -189,8 +219,8 @@ TEST(FaultDriverHostOom, CgroupIsSkippedWhereThereIsNone) {
 TEST(FaultDriverDeviceOom, SkippedWithoutAGpuKeepingTheMechanismAskedFor) {
   TempDir dev;  // no nvidiactl
   FaultDriverOptions o;
-  o.dev_root = dev.path();
-  o.cudart_candidates = {kFake};
+  o.tools.dev_root = dev.path();
+  o.tools.cudart_candidates = {kFake};
   FaultDriver d(o);
   FaultSpec f = spec(FaultAction::DeviceOom);
   f.mechanism = FaultMechanism::Hog;
@@ -204,9 +234,9 @@ TEST(FaultDriverDeviceOom, InterposerIsPreloadedThenArmedForEachTarget) {
   TempDir dev, tools;
   std::ofstream(dev / "nvidiactl").put('x');
   FaultDriverOptions o;
-  o.dev_root = dev.path();
-  o.cudart_candidates = {kFake};
-  o.tools_dir = tools.path();
+  o.tools.dev_root = dev.path();
+  o.tools.cudart_candidates = {kFake};
+  o.tools.tools_dir = tools.path();
   FaultDriver d(o);
   FaultSpec f = spec(FaultAction::DeviceOom);
   f.mechanism = FaultMechanism::Interposer;
@@ -328,7 +358,7 @@ TEST(FaultDriverAgentKill, SkippedOutsideAMultiNodeAgent) {
 TEST(FaultDriverAgentKill, TheAgentEndsOnlyWhenAskedAfterTheAct) {
   int ended = 0;
   FaultDriverOptions o;
-  o.end_agent = [&] { ++ended; };
+  o.tools.end_agent = [&] { ++ended; };
   FaultDriver d(o);
   Sleeper s;
   FaultAct a = d.act(0, spec(FaultAction::AgentKill), {s.target()}, false);

@@ -245,8 +245,8 @@ TEST(ReportsJson, TestsAreWrittenOnlyWhenThereAreSome) {
   t.started = 1500 * kMilli;
   t.outcome = "passed";
   t.processes = {43, 44};
-  t.leaks.push_back(TestLeak{"orphan", 44, "", 0, "worker 44 outlived its parent by 4.9s"});
-  t.leaks.push_back(TestLeak{"shm", 0, "torch_42_x_0", 4096, "/dev/shm/torch_42_x_0 left behind"});
+  t.leaks.push_back(TestLeak{LeakKind::Orphan, 44, "", 0, "worker 44 outlived its parent by 4.9s"});
+  t.leaks.push_back(TestLeak{LeakKind::Shm, 0, "torch_42_x_0", 4096, "/dev/shm/torch_42_x_0 left behind"});
   run.scenarios[0].tests.push_back(t);
   json j = to_json(run)["scenarios"][0]["tests"];
   ASSERT_EQ(j.size(), 1u);

@@ -502,8 +502,8 @@ TEST(ReportsJunit, PytestTestsGetATestcaseEach) {
   };
   s.tests.push_back(test("tests/a/test_x.py::test_clean", "passed", 350 * kMilli));
   TestResult leaky = test("tests/a/test_x.py::TestK::test_y[a::b]", "passed", 200 * kMilli);
-  leaky.leaks.push_back(TestLeak{"zombie", 77, "", 0, "unknown 77 (true) a zombie at the test's end"});
-  leaky.leaks.push_back(TestLeak{"shm", 0, "torch_1_x_0", 64, "/dev/shm/torch_1_x_0 (64 B) left behind"});
+  leaky.leaks.push_back(TestLeak{LeakKind::Zombie, 77, "", 0, "unknown 77 (true) a zombie at the test's end"});
+  leaky.leaks.push_back(TestLeak{LeakKind::Shm, 0, "torch_1_x_0", 64, "/dev/shm/torch_1_x_0 (64 B) left behind"});
   s.tests.push_back(leaky);
   s.tests.push_back(test("test_z.py::test_skip", "skipped", 150 * kMilli));
   s.tests.push_back(test("test_z.py::test_cut", "", std::nullopt));

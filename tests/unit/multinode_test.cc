@@ -283,7 +283,7 @@ NodeRun CleanNode(int index, Nanos origin, Nanos offset, int pid) {
   NodeRun n;
   n.index = index;
   n.host = "node" + std::to_string(index);
-  n.agent = "done";
+  n.agent = AgentState::Done;
   n.have_result = true;
   n.verdict = Verdict::Pass;
   n.origin = origin;
@@ -336,7 +336,7 @@ TEST(MergeNodes, ALostAgentMakesTheRunAnError) {
   ParseResult p = Parse(TwoNodes());
   ASSERT_TRUE(p.scenario);
   std::vector<NodeRun> nodes = {CleanNode(0, 0, 0, 4000), CleanNode(1, 0, 0, 5000)};
-  nodes[1].agent = "lost";
+  nodes[1].agent = AgentState::Lost;
   nodes[1].have_result = false;
   nodes[1].lost_at = 2 * kSecond;
   ScenarioResult r;
@@ -351,7 +351,7 @@ TEST(MergeNodes, ALostAgentMakesTheRunAnError) {
 std::vector<NodeRun> AgentKilled(std::optional<WitnessReport> witness) {
   std::vector<NodeRun> nodes = {CleanNode(0, 0, 0, 4000), CleanNode(1, 5 * kSecond, 0, 5000)};
   NodeRun& n = nodes[1];
-  n.agent = "lost";
+  n.agent = AgentState::Lost;
   n.have_result = false;
   n.verdict = Verdict::Error;
   n.lost_at = 7 * kSecond;

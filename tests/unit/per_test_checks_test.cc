@@ -91,7 +91,7 @@ TEST(TestsClean, AnOrphanIsTheTestsWhoseProcessLeftIt) {
   const TestResult& b = test_named(ts, "t.py::test_b");
   EXPECT_THAT(b.processes, ElementsAre(202, 203));
   ASSERT_EQ(b.leaks.size(), 1u);
-  EXPECT_EQ(b.leaks[0].kind, "orphan");
+  EXPECT_EQ(b.leaks[0].kind, LeakKind::Orphan);
   EXPECT_EQ(b.leaks[0].pid, 203);
   EXPECT_THAT(b.leaks[0].what, HasSubstr("outlived its parent by 2.95s"));
   auto r = check(kTestsClean, make_scenario(), tl);
@@ -113,7 +113,7 @@ TEST(TestsClean, AProcessThatLivesAsLongAsTheSessionIsItsTestsLeak) {
   EXPECT_THAT(leaking(ts), ElementsAre("t.py::test_a"));
   const TestResult& a = test_named(ts, "t.py::test_a");
   ASSERT_EQ(a.leaks.size(), 1u);
-  EXPECT_EQ(a.leaks[0].kind, "process");
+  EXPECT_EQ(a.leaks[0].kind, LeakKind::Process);
   EXPECT_EQ(a.leaks[0].pid, 205);
   EXPECT_THAT(a.leaks[0].what, HasSubstr("still running when the session ended, 550ms after the test's end"));
   EXPECT_THAT(ts.size(), 3u);
@@ -150,7 +150,7 @@ TEST(TestsClean, AZombieIsTheTestsThatStartedIt) {
   EXPECT_THAT(leaking(ts), ElementsAre("t.py::test_c"));
   const TestResult& c = test_named(ts, "t.py::test_c");
   ASSERT_EQ(c.leaks.size(), 1u);
-  EXPECT_EQ(c.leaks[0].kind, "zombie");
+  EXPECT_EQ(c.leaks[0].kind, LeakKind::Zombie);
   EXPECT_EQ(c.leaks[0].pid, 204);
 }
 
@@ -161,7 +161,7 @@ TEST(TestsClean, AZombieJustAfterTheEndIsTheTests) {
   life(tl, 204, kTop, msec(720), msec(805), kSessionEnd + msec(1), "true", Role::Unknown);
   auto ts = judge(tl);
   EXPECT_THAT(leaking(ts), ElementsAre("t.py::test_c"));
-  EXPECT_EQ(test_named(ts, "t.py::test_c").leaks[0].kind, "zombie");
+  EXPECT_EQ(test_named(ts, "t.py::test_c").leaks[0].kind, LeakKind::Zombie);
   EXPECT_THAT(test_named(ts, "t.py::test_c").leaks[0].what, HasSubstr("a zombie just after the test's end"));
 }
 
@@ -179,7 +179,7 @@ TEST(TestsClean, AProcessStillRunningAfterTheGraceIsALeak) {
   life(tl, 205, kTop, msec(200), std::nullopt, std::nullopt, "server", Role::Unknown);
   auto ts = judge(tl);
   EXPECT_THAT(leaking(ts), ElementsAre("t.py::test_a"));
-  EXPECT_EQ(test_named(ts, "t.py::test_a").leaks[0].kind, "process");
+  EXPECT_EQ(test_named(ts, "t.py::test_a").leaks[0].kind, LeakKind::Process);
   EXPECT_THAT(test_named(ts, "t.py::test_a").leaks[0].what, HasSubstr("when the run ended"));
 
   // Exiting 500 ms after the test's end is within the 1 s grace.
@@ -212,8 +212,8 @@ TEST(TestsClean, DeviceMemoryHeldAfterTheTestIsItsLeak) {
   EXPECT_THAT(leaking(ts), ElementsAre("t.py::test_b"));
   const auto& leaks = test_named(ts, "t.py::test_b").leaks;
   ASSERT_EQ(leaks.size(), 2u);
-  EXPECT_EQ(leaks[0].kind, "process");
-  EXPECT_EQ(leaks[1].kind, "device");
+  EXPECT_EQ(leaks[0].kind, LeakKind::Process);
+  EXPECT_EQ(leaks[1].kind, LeakKind::Device);
   EXPECT_EQ(leaks[1].pid, 209);
   EXPECT_EQ(leaks[1].name, "GPU 1");
   EXPECT_EQ(leaks[1].bytes, 512LL << 20);
@@ -236,7 +236,7 @@ TEST(TestsClean, AShmSegmentNamedByThePytestProcessIsTheRunningTests) {
   auto ts = judge(tl);
   EXPECT_THAT(leaking(ts), ElementsAre("t.py::test_b"));
   const TestLeak& l = test_named(ts, "t.py::test_b").leaks[0];
-  EXPECT_EQ(l.kind, "shm");
+  EXPECT_EQ(l.kind, LeakKind::Shm);
   EXPECT_EQ(l.name, "torch_100_a1b2_0");
   EXPECT_EQ(l.bytes, 65536);
   EXPECT_THAT(l.what, HasSubstr("left behind"));

@@ -148,6 +148,10 @@ TEST(ProcParsers, SigCgtAndEnviron) {
             kWorkerMask);
   EXPECT_EQ(parse_status_sigcgt("Name:\tpython3\n"), std::nullopt);
   EXPECT_EQ(parse_status_sigcgt("SigCgt:\tzz\n"), std::nullopt);
+  const char* status = "SigPnd:\t0000000000000000\nSigIgn:\t0000000000000006\nSigCgt:\t0000000000000001\n";
+  EXPECT_EQ(parse_status_sigmask(status, "SigIgn"), 0x6u);  // SIGINT and SIGQUIT
+  EXPECT_EQ(parse_status_sigmask(status, "SigCgt"), 0x1u);
+  EXPECT_EQ(parse_status_sigmask(status, "SigBlk"), std::nullopt);
   static const char kEnv[] = "PATH=/bin\0RANK=3\0LOCAL_RANK=1\0";
   std::string env(kEnv, sizeof kEnv - 1);
   EXPECT_EQ(parse_environ_value(env, "RANK"), "3");

@@ -49,6 +49,26 @@ TEST(RunConsole, TableOffATerminal) {
   EXPECT_EQ(out.find("\033["), std::string::npos) << "no colours off a terminal";
 }
 
+TEST(RunConsole, AFailedScenarioSaysWhatItsFaultsDid) {
+  RunResult run;
+  ScenarioResult bad = scenario("sigint", Verdict::Fail, "failed: job_exit");
+  FaultRecord f;
+  f.action = FaultAction::Sigint;
+  f.trigger = "point step rank=0 hit 5";
+  f.status = FaultStatus::Injected;
+  f.reason = "SIGINT to 1 process(es); 812 ignores SIGINT (...), so it had no effect there";
+  bad.timeline.facts.faults = {f};
+  ScenarioResult good = scenario("fine", Verdict::XFail, "as expected");
+  good.timeline.facts.faults = {f};
+  run.scenarios = {bad, good};
+  CaptureStdout();
+  print_table(run, false);
+  std::string out = GetCapturedStdout();
+  EXPECT_THAT(out, HasSubstr("    fault 0 (SIGINT, point step rank=0 hit 5): injected: SIGINT to 1 process(es); 812 "
+                             "ignores SIGINT (...), so it had no effect there\n"));
+  EXPECT_EQ(out.find("fault 0"), out.rfind("fault 0")) << "only the failed scenario's faults";
+}
+
 TEST(RunConsole, DoneLineNamesTheRunOfARepeat) {
   ScenarioResult r = scenario("hang", Verdict::XFail, "no_hang failed as expected");
   r.runs = 3;
@@ -168,7 +188,7 @@ TEST(RunConsole, TableNamesEachLeakingTest) {
   leaky.nodeid = "t.py::test_leaky";
   leaky.worker = "gw1";
   for (int i = 0; i < 4; ++i)
-    leaky.leaks.push_back(TestLeak{"orphan", 80 + i, "", 0, "worker " + std::to_string(80 + i) + " outlived its parent"});
+    leaky.leaks.push_back(TestLeak{LeakKind::Orphan, 80 + i, "", 0, "worker " + std::to_string(80 + i) + " outlived its parent"});
   s.tests = {clean, leaky};
   run.scenarios.push_back(s);
   CaptureStdout();

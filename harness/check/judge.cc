@@ -1,0 +1,34 @@
+#include "harness/check/judge.h"
+
+#include "harness/check/checks.h"
+#include "harness/check/per_test_checks.h"
+#include "harness/check/verdict.h"
+
+namespace aftermath {
+
+void judge(ScenarioResult& r, const Scenario& sc, bool interrupted) {
+  r.checks = run_checks(sc, r.timeline, r.processes);
+  r.tests = judge_tests(make_check_input(sc, r.timeline, r.processes));
+  r.verdict = decide_verdict(sc, r.checks, &r.verdict_reason);
+  if (auto fv = fault_verdict(r.timeline.facts.faults)) {
+    r.verdict = fv->verdict;
+    r.verdict_reason = fv->reason;
+  }
+  if (interrupted) {
+    r.verdict = Verdict::Error;
+    r.error = "interrupted";
+    r.verdict_reason = "the run was interrupted";
+  }
+  for (const auto& ev : r.timeline.observations) {
+    if (harness_failed(ev, HarnessPart::Teardown)) {
+      r.verdict = Verdict::Error;
+      r.error = "teardown failed: " + ev.text;
+      r.verdict_reason = r.error;
+    }
+  }
+  auto t = compute_timings(r.timeline, r.processes);
+  r.timings_ms = std::move(t.ms);
+  r.timings_origin = t.origin;
+}
+
+}  // namespace aftermath
