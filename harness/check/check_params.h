@@ -41,6 +41,9 @@ struct NoZombiesParams {
 struct NoHangParams {
   static constexpr const char* kCheck = "no_hang";
   std::optional<Nanos> stall;
+  // How long the hang's diagnosis (gdb and py-spy on every live process) may
+  // take, each process and all together; nullopt: 10 s each, 30 s in all.
+  std::optional<Nanos> diagnose;
 };
 
 // memory_growth (memory_checks.h).

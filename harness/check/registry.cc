@@ -27,13 +27,13 @@ void parse_no_zombies(FieldReader& r, const Entry&, const Entries& es, CheckConf
 }
 
 void parse_no_hang(FieldReader& r, const Entry&, const Entries& es, CheckConfig* cfg) {
-  if (const Entry* e = find(es, "stall")) {
-    if (auto d = r.bounded_duration(*e, true)) {
-      NoHangParams p;
-      p.stall = *d;
-      cfg->params = p;
-    }
-  }
+  // Over what an earlier map said (a --check on top of the scenario's own).
+  NoHangParams p = check_params<NoHangParams>(*cfg);
+  if (const Entry* e = find(es, "stall"))
+    if (auto d = r.bounded_duration(*e, true)) p.stall = *d;
+  if (const Entry* e = find(es, "diagnose"))
+    if (auto d = r.bounded_duration(*e, true)) p.diagnose = *d;
+  if (p.stall || p.diagnose) cfg->params = p;
 }
 
 void parse_exit_code(FieldReader& r, const Entry& code, JobExitParams* p) {
@@ -191,7 +191,7 @@ const std::vector<CheckSpec>& specs() {
       {"shm_clean", By::Default, {"grace"}, nullptr},
       {"tmp_clean", By::Default, {"grace"}, nullptr},
       {JobExitParams::kCheck, By::Default, {"grace", "code", "signal", "output_regex"}, parse_job_exit},
-      {NoHangParams::kCheck, By::Default, {"grace", "stall"}, parse_no_hang},
+      {NoHangParams::kCheck, By::Default, {"grace", "stall", "diagnose"}, parse_no_hang},
       // Opt-in: they need a job that reports its samples, collectives or memory.
       {"data_partition", By::Name, {"grace"}, nullptr},
       {"collectives_matched", By::Name, {"grace"}, nullptr},

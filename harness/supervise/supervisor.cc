@@ -464,6 +464,8 @@ void Supervisor::diagnose_hang() {
   sample();
   DiagnoseOptions d;
   d.proc_root = opt_.proc_root;
+  if (auto it = sc_.checks.find("no_hang"); it != sc_.checks.end())
+    if (auto budget = check_params<NoHangParams>(it->second).diagnose) d.per_process = d.total = *budget;
   d.gdb = find_debugger(opt_.inject.dev_root);
   d.py_spy = find_py_spy(opt_.python.interpreter, std::filesystem::path(opt_.contain.reaper_path).parent_path().string());
   // Keep reading the job's events (and exits) while gdb looks at it: a job

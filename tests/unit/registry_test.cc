@@ -91,6 +91,10 @@ TEST(CheckRegistry, LaterTextMergesOverEarlier) {
   ASSERT_THAT(parse("no_hang: {stall: 4s}\nno_zombies: {launcher_poll: 2s}", &checks), ElementsAre());
   EXPECT_EQ(check_params<NoHangParams>(checks.at("no_hang")).stall, 4 * kSecond);
   EXPECT_EQ(check_params<NoZombiesParams>(checks.at("no_zombies")).launcher_poll, 2 * kSecond);
+  // A diagnosis budget on top keeps the stall window.
+  ASSERT_THAT(parse("no_hang: {diagnose: 90s}", &checks), ElementsAre());
+  EXPECT_EQ(check_params<NoHangParams>(checks.at("no_hang")).stall, 4 * kSecond);
+  EXPECT_EQ(check_params<NoHangParams>(checks.at("no_hang")).diagnose, 90 * kSecond);
 }
 
 TEST(CheckRegistry, DeviceParamsReachTheSupervisorsAccessor) {
