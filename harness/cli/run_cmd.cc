@@ -588,8 +588,9 @@ int cmd_run(const RunCliOptions& c, const RunInvocation& inv) {
   // A multi-node scenario needs Slurm here and now: say so before anything runs.
   for (const auto& sc : scenarios) {
     if (sc.nodes < 2) continue;
-    if (auto why = multinode_unavailable(sc.nodes)) {
-      std::fprintf(stderr, "%s: %s\naftermath run: nothing was launched\n", sc.file.c_str(), why->c_str());
+    if (Status can = multinode_available(sc.nodes); !can) {
+      std::fprintf(stderr, "%s: %s\naftermath run: nothing was launched\n", sc.file.c_str(),
+                   can.error().what.c_str());
       return 2;
     }
   }

@@ -278,19 +278,19 @@ Expected<std::string> pick_coordinator_address(const std::string& configured, co
   return *resolved;
 }
 
-std::optional<std::string> multinode_unavailable(int nodes) {
+Status multinode_available(int nodes) {
   std::string job = env_or("SLURM_JOB_ID");
   if (job.empty())
-    return "nodes: " + std::to_string(nodes) + " runs through Slurm and this is not inside an allocation " +
-           "(no $SLURM_JOB_ID): run it under `salloc -N" + std::to_string(nodes) + " aftermath run ...` " +
-           "or in an sbatch script";
+    return Error{"nodes: " + std::to_string(nodes) + " runs through Slurm and this is not inside an allocation " +
+                 "(no $SLURM_JOB_ID): run it under `salloc -N" + std::to_string(nodes) + " aftermath run ...` " +
+                 "or in an sbatch script"};
   int have = std::atoi(env_or("SLURM_JOB_NUM_NODES", env_or("SLURM_NNODES", "0")).c_str());
   if (have < nodes)
-    return "nodes: " + std::to_string(nodes) + " but Slurm job " + job + " has " + std::to_string(have) +
-           " node(s) (ask for them: salloc -N" + std::to_string(nodes) + ")";
-  if (!find_program("srun")) return "srun is not in PATH (Debian package slurm-client)";
-  if (auto address = coordinator_address({}); !address) return address.error().what;
-  return std::nullopt;
+    return Error{"nodes: " + std::to_string(nodes) + " but Slurm job " + job + " has " + std::to_string(have) +
+                 " node(s) (ask for them: salloc -N" + std::to_string(nodes) + ")"};
+  if (!find_program("srun")) return Error{"srun is not in PATH (Debian package slurm-client)"};
+  if (auto address = coordinator_address({}); !address) return address.error();
+  return {};
 }
 
 ScenarioResult run_multinode(const Scenario& input, const RunOptions& o, int run_index, int runs,
@@ -306,7 +306,7 @@ ScenarioResult run_multinode(const Scenario& input, const RunOptions& o, int run
   if (ec) return harness_error(std::move(r), "cannot create " + r.out_dir + ": " + ec.message());
   r.stdout_path = r.out_dir + "/node0/stdout.log";
   r.stderr_path = r.out_dir + "/node0/stderr.log";
-  if (auto why = multinode_unavailable(sc.nodes)) return harness_error(std::move(r), *why);
+  if (Status can = multinode_available(sc.nodes); !can) return harness_error(std::move(r), can.error().what);
 
   auto chosen = coordinator_address(c);
   if (!chosen) return harness_error(std::move(r), "coordinator: " + chosen.error().what);

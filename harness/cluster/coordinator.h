@@ -15,9 +15,9 @@
 
 namespace aftermath {
 
-// Why this process cannot coordinate an N-node run here (no allocation, too
-// few nodes in it, no srun); nullopt when it can. Reads the environment.
-std::optional<std::string> multinode_unavailable(int nodes);
+// Whether this process can coordinate an N-node run here; the error says why
+// not (no allocation, too few nodes in it, no srun). Reads the environment.
+Status multinode_available(int nodes);
 
 // The address agents connect to: `configured` when set (the option, or
 // $AFTERMATH_COORDINATOR_ADDR), else what this host's name resolved to,

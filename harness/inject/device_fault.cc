@@ -82,26 +82,22 @@ std::vector<std::string> cudart_candidates() {
   return c;
 }
 
-std::optional<std::string> device_oom_unavailable(const std::string& dev_root,
-                                                  const std::vector<std::string>& candidates) {
+Status device_oom_available(const std::string& dev_root, const std::vector<std::string>& candidates) {
   std::string ctl = dev_root + "/nvidiactl";
-  if (::access(ctl.c_str(), F_OK) != 0)
-    return "no GPU on this machine (" + ctl + " absent)";
+  if (::access(ctl.c_str(), F_OK) != 0) return Error{"no GPU on this machine (" + ctl + " absent)", ENOENT};
   std::string why;
   for (const auto& c : candidates) {
     if (void* h = ::dlopen(c.c_str(), RTLD_LAZY | RTLD_LOCAL)) {
       ::dlclose(h);
-      return std::nullopt;
+      return {};
     }
     const char* e = ::dlerror();
     why += (why.empty() ? "" : "; ") + std::string(e ? e : c);
   }
-  return "no CUDA runtime: " + (why.empty() ? std::string("no candidate") : why);
+  return Error{"no CUDA runtime: " + (why.empty() ? std::string("no candidate") : why)};
 }
 
-std::optional<std::string> device_oom_unavailable() {
-  return device_oom_unavailable("/dev", cudart_candidates());
-}
+Status device_oom_available() { return device_oom_available("/dev", cudart_candidates()); }
 
 // --- the hog ---
 

@@ -15,7 +15,7 @@
 //    runs one, reads its one-line answer with a deadline and stops it by
 //    pidfd.
 //
-// Where neither can act (no GPU, no CUDA runtime), device_oom_unavailable()
+// Where neither can act (no GPU, no CUDA runtime), device_oom_available()
 // says why, so the fault is skipped with that reason -- never faked.
 #pragma once
 
@@ -69,10 +69,9 @@ std::vector<std::string> cudart_candidates();
 // "no GPU on this machine (/dev/nvidiactl absent)" when `dev_root`/nvidiactl
 // does not exist, else "no CUDA runtime: ..." when none of `candidates` can
 // be dlopen()ed (each is closed again; CUDA is never initialised here).
-std::optional<std::string> device_oom_unavailable(const std::string& dev_root,
-                                                  const std::vector<std::string>& candidates);
+Status device_oom_available(const std::string& dev_root, const std::vector<std::string>& candidates);
 // The same for this machine: /dev and cudart_candidates().
-std::optional<std::string> device_oom_unavailable();
+Status device_oom_available();
 
 // --- the hog ---
 

@@ -46,15 +46,12 @@ FaultDriver::~FaultDriver() {
 
 std::string FaultDriver::tools_dir() const { return opt_.tools.tools_dir; }
 
-const std::optional<std::string>& FaultDriver::device_oom_unavailable_here() {
-  if (!device_oom_why_) {
-    device_oom_why_ = opt_.tools.cudart_candidates.empty() && opt_.tools.dev_root == "/dev"
-                          ? device_oom_unavailable()
-                          : device_oom_unavailable(opt_.tools.dev_root, opt_.tools.cudart_candidates.empty()
-                                                                      ? cudart_candidates()
-                                                                      : opt_.tools.cudart_candidates);
-  }
-  return *device_oom_why_;
+const Status& FaultDriver::device_oom_available_here() {
+  if (!device_oom_can_)
+    device_oom_can_ = device_oom_available(opt_.tools.dev_root, opt_.tools.cudart_candidates.empty()
+                                                                    ? cudart_candidates()
+                                                                    : opt_.tools.cudart_candidates);
+  return *device_oom_can_;
 }
 
 void FaultDriver::prepare_job_env(const std::vector<FaultSpec>& faults,
@@ -64,7 +61,7 @@ void FaultDriver::prepare_job_env(const std::vector<FaultSpec>& faults,
   bool interposer = std::any_of(faults.begin(), faults.end(), [](const FaultSpec& f) {
     return f.action == FaultAction::DeviceOom && f.mechanism == FaultMechanism::Interposer;
   });
-  if (!interposer || device_oom_unavailable_here()) return;
+  if (!interposer || !device_oom_available_here()) return;
   char tmpl[] = "/tmp/aftermath-cudafail-XXXXXX";
   if (!::mkdtemp(tmpl)) return;  // the fault then fails: "no arm folder"
   cuda_arm_dir_ = tmpl;
@@ -211,10 +208,11 @@ void FaultDriver::end_agent() const {
   if (opt_.tools.end_agent) opt_.tools.end_agent();
 }
 
-std::optional<std::string> FaultDriver::heal_network() {
-  if (!opt_.tools.network) return std::nullopt;
-  if (Status s = opt_.tools.network->heal(); !s) return "the node's network could not be healed: " + s.error().what;
-  return std::nullopt;
+Status FaultDriver::heal_network() {
+  if (!opt_.tools.network) return {};
+  if (Status s = opt_.tools.network->heal(); !s)
+    return Error{"the node's network could not be healed: " + s.error().what, s.error().errnum};
+  return {};
 }
 
 FaultAct FaultDriver::host_oom_rlimit(const FaultSpec& f, const std::vector<FaultTarget>& targets) const {
@@ -276,8 +274,8 @@ FaultAct FaultDriver::host_oom_cgroup(size_t index, const FaultSpec& f,
 }
 
 FaultAct FaultDriver::device_oom(const FaultSpec& f, const std::vector<FaultTarget>& targets) {
-  if (const auto& why = device_oom_unavailable_here())
-    return not_done(FaultStatus::Skipped, f.mechanism, *why);
+  if (const Status& can = device_oom_available_here(); !can)
+    return not_done(FaultStatus::Skipped, f.mechanism, can.error().what);
   if (f.mechanism == FaultMechanism::Hog) return device_oom_hog(f);
   if (f.mechanism == FaultMechanism::Interposer) return device_oom_interposer(targets);
   FaultAct a = injected(FaultMechanism::PointReply, "the fixture makes an oversized device allocation");

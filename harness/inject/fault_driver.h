@@ -135,14 +135,14 @@ class FaultDriver {
   std::vector<int> step_tree(int task, const std::vector<int>& candidates) const;
   // The agent's end, for agent_kill (see FaultDriverOptions::end_agent).
   void end_agent() const;
-  // Ends a partition's cut; a note when it could not.
-  std::optional<std::string> heal_network();
+  // Ends a partition's cut (nothing to do outside a multi-node agent).
+  Status heal_network();
 
   // New OOM kills in the fault cgroups since the last call (a small read each).
   std::vector<OomKillSeen> poll_oom_kills();
   bool has_cgroups() const { return !cgroups_.empty(); }
-  // Why device OOM cannot act on this machine; nullopt when it can (asked once).
-  const std::optional<std::string>& device_oom_unavailable_here();
+  // Whether device OOM can act on this machine, and why not (asked once).
+  const Status& device_oom_available_here();
 
   // At teardown, while the job is still contained: the hogs let their memory
   // go and the arm folder goes. A note for each hog.
@@ -159,7 +159,7 @@ class FaultDriver {
   std::string tools_dir() const;
 
   FaultDriverOptions opt_;
-  std::optional<std::optional<std::string>> device_oom_why_;
+  std::optional<Status> device_oom_can_;
   std::string cuda_arm_dir_;  // the interposer's per-process arm files
   std::vector<std::unique_ptr<DeviceHog>> hogs_;
   std::optional<Expected<CgroupHome>> cgroup_home_;  // found at the first cgroup fault

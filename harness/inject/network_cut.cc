@@ -130,12 +130,4 @@ void NftNetworkCut::end_holder() {
     std::filesystem::remove(errors, ec);
 }
 
-std::optional<std::string> network_cut_unavailable() {
-  std::string path = nft_path();
-  if (path.empty()) return "nft is not installed (Debian package nftables)";
-  CommandOutcome out = run_command({path, "list", "tables"}, kNftDeadline, 16 * 1024);
-  if (!out.exited_zero()) return "nft cannot list tables here: " + trimmed(out.output);
-  return std::nullopt;
-}
-
 }  // namespace aftermath

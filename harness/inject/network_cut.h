@@ -67,8 +67,5 @@ class NftNetworkCut : public NetworkCut {
   UniqueFd to_holder_;  // its stdin
 };
 
-// Why this machine cannot cut a network namespace's traffic (no nft binary,
-// not allowed); nullopt when it can. Asks nft to list its tables.
-std::optional<std::string> network_cut_unavailable();
 
 }  // namespace aftermath

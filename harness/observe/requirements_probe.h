@@ -43,10 +43,9 @@ struct RequirementEnv {
 Status probe_requirement(const std::string& name, const std::vector<std::string>& job_argv,
                          const RequirementEnv& env = {});
 
-// The first unmet one of `requirements` (a scenario's `requires:`), as
-// "name: why"; nullopt when all are met.
-std::optional<std::string> unmet_requirements(const std::vector<std::string>& requirements,
-                                              const std::vector<std::string>& job_argv,
-                                              const RequirementEnv& env = {});
+// Whether every one of `requirements` (a scenario's `requires:`) is met
+// here; the error names the first unmet one: "name: why".
+Status requirements_met(const std::vector<std::string>& requirements,
+                        const std::vector<std::string>& job_argv, const RequirementEnv& env = {});
 
 }  // namespace aftermath

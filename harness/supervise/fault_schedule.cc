@@ -259,8 +259,8 @@ void FaultSchedule::heal_after(const FaultSpec& f) {
   t->expires_after(std::chrono::nanoseconds(f.duration));
   t->async_wait([this](boost::system::error_code ec) {
     if (ec) return;
-    auto why = driver_.heal_network();
-    hooks_.record(obs::note(now(), why ? *why : "the partition healed: the node's network is back"));
+    Status healed = driver_.heal_network();
+    hooks_.record(obs::note(now(), healed ? "the partition healed: the node's network is back" : healed.error().what));
   });
   resume_timers_.push_back(std::move(t));
 }

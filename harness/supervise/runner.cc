@@ -206,9 +206,9 @@ ScenarioResult run_scenario(const Scenario& input, const RunOptions& o, int run_
   if (!o.ignore_requirements) {
     RequirementEnv env;
     if (!o.python.empty()) env.python = o.python;
-    if (auto why = unmet_requirements(sc.requires_, sc.job.argv, env)) {
+    if (Status met = requirements_met(sc.requires_, sc.job.argv, env); !met) {
       r.verdict = Verdict::Skipped;
-      r.verdict_reason = "not launched: requires " + *why;
+      r.verdict_reason = "not launched: requires " + met.error().what;
       return r;
     }
   }

@@ -323,22 +323,22 @@ TEST(DeviceFaultCudaFail, ArmAndDisarmAreIdempotentAndReportErrors) {
 
 TEST(DeviceFaultAvailability, SaysWhichPieceIsMissing) {
   TempDir dev;
-  auto why = device_oom_unavailable(dev.path(), {kFake});
-  ASSERT_TRUE(why);
-  EXPECT_NE(why->find("nvidiactl absent"), std::string::npos) << *why;
+  Status can = device_oom_available(dev.path(), {kFake});
+  ASSERT_FALSE(can);
+  EXPECT_NE(can.error().what.find("nvidiactl absent"), std::string::npos) << can.error().what;
   std::ofstream(dev / "nvidiactl").put('x');
-  EXPECT_EQ(device_oom_unavailable(dev.path(), {kFake}), std::nullopt);
-  why = device_oom_unavailable(dev.path(), {"/nonexistent/libcudart.so.13"});
-  ASSERT_TRUE(why);
-  EXPECT_NE(why->find("no CUDA runtime"), std::string::npos) << *why;
-  EXPECT_NE(why->find("/nonexistent/libcudart.so.13"), std::string::npos) << *why;
+  EXPECT_TRUE(device_oom_available(dev.path(), {kFake}));
+  can = device_oom_available(dev.path(), {"/nonexistent/libcudart.so.13"});
+  ASSERT_FALSE(can);
+  EXPECT_NE(can.error().what.find("no CUDA runtime"), std::string::npos) << can.error().what;
+  EXPECT_NE(can.error().what.find("/nonexistent/libcudart.so.13"), std::string::npos) << can.error().what;
 }
 
 TEST(DeviceFaultAvailability, ThisMachineAgreesWithDevNvidiactl) {
-  auto why = device_oom_unavailable();
+  Status can = device_oom_available();
   if (::access("/dev/nvidiactl", F_OK) != 0) {
-    ASSERT_TRUE(why);
-    EXPECT_NE(why->find("nvidiactl"), std::string::npos);
+    ASSERT_FALSE(can);
+    EXPECT_NE(can.error().what.find("nvidiactl"), std::string::npos);
   }
 }
 

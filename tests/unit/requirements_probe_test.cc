@@ -99,10 +99,10 @@ TEST(Requirements, FirstUnmetIsNamed) {
   std::string bad = d / "python-broken";
   script(bad, "exit 3");
   Scenario s = job({bad}, {"python-torch"});
-  auto why = unmet_requirements(s.requires_, s.job.argv);
-  ASSERT_TRUE(why);
-  EXPECT_EQ(why->rfind("python-torch: ", 0), 0u) << *why;
-  EXPECT_EQ(unmet_requirements({}, {"/bin/true"}), std::nullopt);
+  Status met = requirements_met(s.requires_, s.job.argv);
+  ASSERT_FALSE(met);
+  EXPECT_EQ(met.error().what.rfind("python-torch: ", 0), 0u) << met.error().what;
+  EXPECT_TRUE(requirements_met({}, {"/bin/true"}));
 }
 
 TEST(Requirements, PidNamespaceProbeAgreesWithTheKernel) {
