@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 
 #include "harness/core/device.h"
 #include "harness/inject/oom.h"
@@ -105,16 +106,21 @@ FaultAct FaultDriver::send_signal(const FaultSpec& f, const std::vector<FaultTar
   FaultAct a;
   // A target that ignores the signal (a disposition it set, or inherited:
   // a shell starts background jobs with SIGINT and SIGQUIT ignored) is sent
-  // it all the same, and the record says it had no effect there.
-  const ProcReader proc(proc_root);
-  std::vector<int> ignoring;
-  for (const FaultTarget& t : targets) {
-    if (t.pidfd < 0) continue;
-    const auto ignored = f.signal > 0 && f.signal <= 64 ? proc.ignored_signals(t.pid) : std::nullopt;
-    if (pidfd_signal(t.pidfd, f.signal)) continue;
-    a.signalled.push_back(t.pid);
-    if (ignored && (*ignored >> (f.signal - 1) & 1)) ignoring.push_back(t.pid);
+  // it all the same, and the record says it had no effect there. Read before
+  // any is sent, so the signals still go out back to back; SIGKILL and
+  // SIGSTOP cannot be ignored.
+  std::set<int> ignoring;
+  if (f.signal > 0 && f.signal <= 64 && f.signal != SIGKILL && f.signal != SIGSTOP) {
+    const ProcReader proc(proc_root);
+    for (const FaultTarget& t : targets)
+      if (auto ignored = proc.ignored_signals(t.pid); ignored && (*ignored >> (f.signal - 1) & 1))
+        ignoring.insert(t.pid);
   }
+  for (const FaultTarget& t : targets)
+    if (t.pidfd >= 0 && !pidfd_signal(t.pidfd, f.signal)) a.signalled.push_back(t.pid);
+  std::string ignored_by;
+  for (int pid : a.signalled)
+    if (ignoring.count(pid)) ignored_by += (ignored_by.empty() ? "" : ", ") + std::to_string(pid);
   if (a.signalled.empty()) {
     a.status = FaultStatus::Failed;
     a.reason = "the target(s) exited before the signal";
@@ -124,12 +130,9 @@ FaultAct FaultDriver::send_signal(const FaultSpec& f, const std::vector<FaultTar
   a.mechanism = FaultMechanism::Signal;
   a.reason = std::string(to_string(f.action)) + " to " + std::to_string(a.signalled.size()) +
              " process(es)";
-  if (!ignoring.empty()) {
-    std::string pids;
-    for (int pid : ignoring) pids += (pids.empty() ? "" : ", ") + std::to_string(pid);
-    const char* name = ::sigabbrev_np(f.signal);
-    const std::string sig = name ? std::string("SIG") + name : "signal " + std::to_string(f.signal);
-    a.reason += "; " + pids + (ignoring.size() == 1 ? " ignores " : " ignore ") + sig +
+  if (!ignored_by.empty()) {
+    const bool one = ignored_by.find(',') == std::string::npos;
+    a.reason += "; " + ignored_by + (one ? " ignores " : " ignore ") + signal_name(f.signal) +
                 " (a disposition set in the job or inherited from what started aftermath: a "
                 "shell's background job starts with SIGINT and SIGQUIT ignored), so it had no effect there";
   }
