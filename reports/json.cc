@@ -18,6 +18,14 @@ namespace {
 // recorded by this version".
 json opt_ms(const std::optional<Nanos>& t) { return t ? json(to_ms(*t)) : json(nullptr); }
 
+// "forks" (how the job's forks were learnt) only where it was recorded: a
+// result written before it existed reads the same.
+json containment_json(const RunFacts& facts) {
+  json j = {{"mode", facts.containment}, {"note", facts.containment_note}, {"shm", facts.shm}};
+  if (!facts.forks_from.empty()) j["forks"] = facts.forks_from;
+  return j;
+}
+
 json opt_outcome(const std::optional<Outcome>& o) { return o ? to_json(*o) : json(nullptr); }
 
 json check_json(const CheckResult& c) {
@@ -75,7 +83,7 @@ json scenario_json(const ScenarioResult& s) {
       {"stdout_path", s.stdout_path},
       {"stderr_path", s.stderr_path},
       {"containment",
-       {{"mode", facts.containment}, {"note", facts.containment_note}, {"shm", facts.shm}}},
+       containment_json(facts)},
       {"top",
        {
            {"pid", facts.top_pid},
@@ -310,6 +318,10 @@ json to_json(const Observation& o) {
       j["part"] = o.name;
       j["why"] = o.text;
       if (o.pid) j["pid"] = o.pid;
+      break;
+    case ObsKind::SamplePeriod:
+      j["period_ms"] = static_cast<double>(o.value) / 1e6;
+      j["sample_took_ms"] = static_cast<double>(o.value2) / 1e6;
       break;
   }
   return j;

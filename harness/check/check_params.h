@@ -36,11 +36,16 @@ struct NoZombiesParams {
 };
 
 // no_hang: a hang is declared once no job process has made progress for this
-// long (no CPU time, no start or exit, no event or point); none: only the
-// job's deadline.
+// long (no start or exit, no event or point, no 1 KiB read or written, no CPU
+// time beyond what a poller uses); none: only the job's deadline.
 struct NoHangParams {
   static constexpr const char* kCheck = "no_hang";
   std::optional<Nanos> stall;
+  // Once a job process other than the launcher failed (exited non-zero or by
+  // a signal) while the launcher lives, only the launcher's own work and
+  // processes starting or ending count as progress: a launcher that neither
+  // reacts nor ends is hung, however busy the survivors are.
+  bool after_failure = false;
   // How long the hang's diagnosis (gdb and py-spy on every live process) may
   // take, each process and all together; nullopt: 10 s each, 30 s in all.
   std::optional<Nanos> diagnose;

@@ -33,7 +33,9 @@ void parse_no_hang(FieldReader& r, const Entry&, const Entries& es, CheckConfig*
     if (auto d = r.bounded_duration(*e, true)) p.stall = *d;
   if (const Entry* e = find(es, "diagnose"))
     if (auto d = r.bounded_duration(*e, true)) p.diagnose = *d;
-  if (p.stall || p.diagnose) cfg->params = p;
+  if (const Entry* e = find(es, "after_failure"))
+    if (auto b = r.boolean(*e, "true or false")) p.after_failure = *b;
+  if (p.stall || p.diagnose || p.after_failure) cfg->params = p;
 }
 
 void parse_exit_code(FieldReader& r, const Entry& code, JobExitParams* p) {
@@ -191,7 +193,7 @@ const std::vector<CheckSpec>& specs() {
       {"shm_clean", By::Default, {"grace"}, nullptr},
       {"tmp_clean", By::Default, {"grace"}, nullptr},
       {JobExitParams::kCheck, By::Default, {"grace", "code", "signal", "output_regex"}, parse_job_exit},
-      {NoHangParams::kCheck, By::Default, {"grace", "stall", "diagnose"}, parse_no_hang},
+      {NoHangParams::kCheck, By::Default, {"grace", "stall", "diagnose", "after_failure"}, parse_no_hang},
       // Opt-in: they need a job that reports its samples, collectives or memory.
       {"data_partition", By::Name, {"grace"}, nullptr},
       {"collectives_matched", By::Name, {"grace"}, nullptr},

@@ -30,6 +30,7 @@ std::string_view to_string(ObsKind k) {
     case ObsKind::TmpLeft: return "tmp_left";
     case ObsKind::TmpReclaim: return "tmp_reclaim";
     case ObsKind::HarnessFailure: return "harness_failure";
+    case ObsKind::SamplePeriod: return "sample_period";
     case ObsKind::Note: break;
   }
   return "note";
@@ -239,6 +240,12 @@ Observation harness_failure(Nanos t, HarnessPart part, std::string why, int pid)
   o.name = std::string(to_string(part));
   o.text = std::move(why);
   o.pid = pid;
+  return o;
+}
+Observation sample_period(Nanos t, Nanos period, Nanos sample_took) {
+  auto o = make(t, ObsKind::SamplePeriod);
+  o.value = period;
+  o.value2 = sample_took;
   return o;
 }
 }  // namespace obs

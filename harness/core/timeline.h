@@ -41,6 +41,7 @@ enum class ObsKind {
   TmpLeft,     // name=path, value=bytes, value2=owner uid, text=kind (pymp | torch-shm-dir | torchelastic | other), pid=a process outside the job that holds (or held) it, 0: none: a temp-dir entry new since launch, still there after teardown
   TmpReclaim,  // name=path, value=bytes, text=where it was moved ("": removed): the harness took a left temp-dir entry away after the run
   HarnessFailure,  // value=the HarnessPart, name=its word, pid (teardown: a process still alive), text=why: the harness itself could not do or see something
+  SamplePeriod,  // value=the new sampling period (ns), value2=how long the sample that moved it took (ns): the sampler stretched its period (a sample took more than half of it) or came back toward the scenario's
 };
 std::string_view to_string(ObsKind k);
 
@@ -106,6 +107,7 @@ Observation tmp_left(Nanos t, std::string path, std::int64_t bytes, unsigned own
                      std::string kind, int outside_holder = 0);
 Observation tmp_reclaim(Nanos t, std::string path, std::int64_t bytes, std::string moved_to = "");
 Observation harness_failure(Nanos t, HarnessPart part, std::string why, int pid = 0);
+Observation sample_period(Nanos t, Nanos period, Nanos sample_took);
 }  // namespace obs
 
 // What became of one of the scenario's faults.
@@ -180,6 +182,7 @@ struct RunFacts {
   Nanos stall_window = 0;
   std::string containment;               // "pid-namespace" | "user+pid-namespace" | "subreaper"
   std::string containment_note;          // why not a PID namespace, when not
+  std::string forks_from;                // how the job's forks were learnt: "process events" (the kernel's), "reaper" (pid 1 watched the job's namespace), "machine" (any fork on the machine woke a look)
   std::string shm;                       // "private" (own tmpfs) | "host" (shared /dev/shm)
   std::vector<FaultRecord> faults;
   std::vector<ProcessDiagnosis> diagnosis;  // taken at a hang, before teardown

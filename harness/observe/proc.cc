@@ -2,9 +2,12 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <charconv>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 
@@ -113,6 +116,42 @@ std::optional<std::string> read_small_file(const std::string& path) {
   return out;
 }
 
+StatFiles::StatFiles(const std::string& root, std::size_t max_open)
+    : root_(root), root_fd_(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC)), max_open_(max_open) {}
+
+std::size_t StatFiles::default_max_open() {
+  rlimit rl{};
+  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return 256;
+  return static_cast<std::size_t>(rl.rlim_cur / 4);
+}
+
+std::optional<ProcStat> StatFiles::read(int pid) {
+  char buf[1024];
+  auto it = fds_.find(pid);
+  if (it == fds_.end()) {
+    char rel[32];
+    std::snprintf(rel, sizeof rel, "%d/stat", pid);
+    int fd = root_fd_ ? ::openat(root_fd_.get(), rel, O_RDONLY | O_CLOEXEC) : -1;
+    if (fd < 0) {
+      auto text = read_small_file(root_ + "/" + rel);
+      return text ? parse_proc_stat(*text) : std::nullopt;
+    }
+    UniqueFd owned(fd);
+    ssize_t n = ::pread(fd, buf, sizeof buf, 0);
+    if (n <= 0) return std::nullopt;
+    if (fds_.size() < max_open_) fds_.emplace(pid, std::move(owned));
+    return parse_proc_stat(std::string_view(buf, static_cast<size_t>(n)));
+  }
+  ssize_t n;
+  do n = ::pread(it->second.get(), buf, sizeof buf, 0);
+  while (n < 0 && errno == EINTR);
+  if (n <= 0) {
+    fds_.erase(it);  // reaped: this descriptor will never read again
+    return std::nullopt;
+  }
+  return parse_proc_stat(std::string_view(buf, static_cast<size_t>(n)));
+}
+
 std::map<int, ProcStat> ProcReader::scan() const {
   std::map<int, ProcStat> out;
   DIR* d = ::opendir(root_.c_str());
@@ -185,6 +224,33 @@ std::optional<std::uint64_t> ProcReader::ignored_signals(int pid) const {
   return text ? parse_status_sigmask(*text, "SigIgn") : std::nullopt;
 }
 
+std::optional<std::uint64_t> parse_io_bytes(std::string_view c) {
+  std::optional<std::uint64_t> rchar, wchar;
+  size_t pos = 0;
+  while (pos < c.size()) {
+    size_t eol = c.find('\n', pos);
+    if (eol == std::string_view::npos) eol = c.size();
+    auto line = c.substr(pos, eol - pos);
+    pos = eol + 1;
+    auto colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    auto key = line.substr(0, colon);
+    auto v = line.substr(colon + 1);
+    while (!v.empty() && v.front() == ' ') v.remove_prefix(1);
+    std::uint64_t n;
+    if (!to_num(v, n)) continue;
+    if (key == "rchar") rchar = n;
+    else if (key == "wchar") wchar = n;
+  }
+  if (!rchar || !wchar) return std::nullopt;
+  return *rchar + *wchar;
+}
+
+std::optional<std::uint64_t> ProcReader::io_bytes(int pid) const {
+  auto text = read_small_file(root_ + "/" + std::to_string(pid) + "/io");
+  return text ? parse_io_bytes(*text) : std::nullopt;
+}
+
 std::optional<std::string> ProcReader::environ_value(int pid, std::string_view name) const {
   auto text = read_small_file(root_ + "/" + std::to_string(pid) + "/environ");
   return text ? parse_environ_value(*text, name) : std::nullopt;
@@ -218,11 +284,28 @@ std::optional<std::vector<int>> ProcReader::children(int pid) const {
 
 std::map<int, std::pair<ProcStat, int>> ProcReader::subtree(int root) const {
   std::map<int, std::pair<ProcStat, int>> out;
-  std::deque<std::pair<int, int>> q{{root, 0}};
+  // (pid, depth, threads): a single-threaded process's children are in its
+  // one task's file, read without listing task/ (most of a job: workers).
+  struct Queued {
+    int pid, depth, threads;
+  };
+  std::deque<Queued> q{{root, 0, 0}};
+  std::string path;
   while (!q.empty()) {
-    auto [pid, depth] = q.front();
+    auto [pid, depth, threads] = q.front();
     q.pop_front();
-    auto kids = children(pid);
+    std::optional<std::vector<int>> kids;
+    if (threads == 1) {
+      path.assign(root_).append("/").append(std::to_string(pid)).append("/task/").append(std::to_string(pid)).append("/children");
+      if (auto text = read_small_file(path)) {
+        kids.emplace();
+        for (auto f : split_fields(*text)) {
+          int c;
+          if (to_num(f, c)) kids->push_back(c);
+        }
+      }
+    }
+    if (!kids) kids = children(pid);  // several threads (or it became so)
     if (!kids) {
       if (pid != root) continue;  // gone meanwhile
       // No children files on this kernel: the whole table it is.
@@ -233,7 +316,8 @@ std::map<int, std::pair<ProcStat, int>> ProcReader::subtree(int root) const {
     for (int c : *kids) {
       auto st = stat(c);
       if (!st) continue;
-      if (out.emplace(c, std::make_pair(std::move(*st), depth + 1)).second) q.emplace_back(c, depth + 1);
+      int n = st->num_threads;
+      if (out.emplace(c, std::make_pair(std::move(*st), depth + 1)).second) q.push_back({c, depth + 1, n});
     }
   }
   return out;

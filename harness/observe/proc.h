@@ -9,7 +9,10 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
+
+#include "harness/os/unique_fd.h"
 
 namespace aftermath {
 
@@ -41,6 +44,10 @@ std::optional<std::uint64_t> parse_status_sigmask(std::string_view contents, std
 // The SigCgt line: the mask of caught signals.
 std::optional<std::uint64_t> parse_status_sigcgt(std::string_view contents);
 
+// /proc/PID/io: rchar + wchar, the bytes passed through read/write-like
+// calls. nullopt if either line is missing or malformed.
+std::optional<std::uint64_t> parse_io_bytes(std::string_view contents);
+
 // The value of `name` in /proc/PID/environ contents (NUL-separated
 // NAME=VALUE entries). nullopt if absent.
 std::optional<std::string> parse_environ_value(std::string_view contents, std::string_view name);
@@ -62,6 +69,10 @@ class ProcReader {
   std::vector<int> nspid(int pid) const;
   std::optional<std::uint64_t> caught_signals(int pid) const;   // SigCgt
   std::optional<std::uint64_t> ignored_signals(int pid) const;  // SigIgn
+  // Bytes the process read and wrote through read/write-like calls (files,
+  // pipes, sockets; /proc/PID/io rchar + wchar). nullopt where unreadable
+  // (another user's process without privilege, or gone).
+  std::optional<std::uint64_t> io_bytes(int pid) const;
   // One variable of the process's initial environment (what it was exec'd
   // with); nullopt if absent or unreadable.
   std::optional<std::string> environ_value(int pid, std::string_view name) const;
@@ -96,6 +107,34 @@ class ProcReader {
 
  private:
   std::string root_;
+};
+
+// The stat of known processes, re-read through descriptors kept open: one
+// pread per process and sample instead of a path walk, an open and a close
+// (measured here: 1.3 us against 4.8 us at 1000 processes). A kept
+// descriptor names the process it was opened for: once that process is
+// reaped, reads fail (ESRCH) even if its pid is reused, so a reused pid is
+// never read as the process it replaced. At most `max_open` descriptors are
+// kept (the rest are read by path), so a job of many processes cannot use up
+// the harness's descriptors.
+class StatFiles {
+ public:
+  explicit StatFiles(const std::string& root = "/proc", std::size_t max_open = default_max_open());
+  // pid's stat; nullopt when it is gone (or was never there). The first read
+  // opens its descriptor.
+  std::optional<ProcStat> read(int pid);
+  // Forget pid's descriptor (the process is gone).
+  void forget(int pid) { fds_.erase(pid); }
+  std::size_t open_count() const { return fds_.size(); }
+  // A quarter of the soft RLIMIT_NOFILE: what is left serves pidfds, logs
+  // and the rest.
+  static std::size_t default_max_open();
+
+ private:
+  std::string root_;
+  UniqueFd root_fd_;
+  std::size_t max_open_;
+  std::unordered_map<int, UniqueFd> fds_;
 };
 
 // Reads a whole small file (procfs files report size 0). nullopt on error.

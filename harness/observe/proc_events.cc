@@ -1,7 +1,9 @@
 #include "harness/observe/proc_events.h"
 
+#include <arpa/inet.h>
 #include <linux/cn_proc.h>
 #include <linux/connector.h>
+#include <linux/filter.h>
 #include <linux/netlink.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -56,6 +58,50 @@ void each_event(const char* buf, size_t len, F&& f) {
   }
 }
 
+// A socket filter that keeps only what a tracker reads: a process's fork,
+// exec, exit and comm change, and the kernel's acknowledgements. A thread's
+// birth and end (most events on a machine running PyTorch, whose processes
+// start dozens of threads) and the uid, gid, sid, ptrace and coredump events
+// are dropped in the kernel, so they cost neither a wake nor a read here.
+// Classic BPF loads are big-endian; the message is in host order, hence the
+// htonl on each constant.
+bool attach_filter(int fd) {
+  constexpr unsigned kEv = NLMSG_LENGTH(0) + sizeof(cn_msg);  // where proc_event starts
+  constexpr unsigned kWhat = kEv + offsetof(proc_event, what);
+  // fork: child_pid and child_tgid; the others: process_pid and process_tgid.
+  constexpr unsigned kChildPid = kEv + offsetof(proc_event, event_data.fork.child_pid);
+  constexpr unsigned kChildTgid = kEv + offsetof(proc_event, event_data.fork.child_tgid);
+  constexpr unsigned kPid = kEv + offsetof(proc_event, event_data.exit.process_pid);
+  constexpr unsigned kTgid = kEv + offsetof(proc_event, event_data.exit.process_tgid);
+  static_assert(offsetof(proc_event, event_data.comm.process_tgid) == offsetof(proc_event, event_data.exit.process_tgid));
+  static_assert(offsetof(proc_event, event_data.exec.process_tgid) == offsetof(proc_event, event_data.exit.process_tgid));
+  const auto be = [](unsigned v) { return static_cast<__u32>(htonl(v)); };
+  sock_filter code[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kWhat),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, be(proc_event::PROC_EVENT_NONE), 14, 0),   // -> keep
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, be(proc_event::PROC_EVENT_FORK), 0, 5),    // -> not a fork
+      // A fork: a process when the child is its own thread group's leader.
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kChildPid),
+      BPF_STMT(BPF_ST, 0),
+      BPF_STMT(BPF_LDX | BPF_W | BPF_MEM, 0),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kChildTgid),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_X, 0, 8, 9),                                  // keep : drop
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, be(proc_event::PROC_EVENT_EXEC), 7, 0),    // -> keep
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, be(proc_event::PROC_EVENT_EXIT), 1, 0),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, be(proc_event::PROC_EVENT_COMM), 0, 6),    // -> drop
+      // An exit or a comm change: a process's when it is its leader's.
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kPid),
+      BPF_STMT(BPF_ST, 0),
+      BPF_STMT(BPF_LDX | BPF_W | BPF_MEM, 0),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kTgid),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_X, 0, 0, 1),                                  // keep : drop
+      BPF_STMT(BPF_RET | BPF_K, 0xffffffff),  // keep
+      BPF_STMT(BPF_RET | BPF_K, 0),           // drop
+  };
+  sock_fprog prog{static_cast<unsigned short>(sizeof code / sizeof code[0]), code};
+  return ::setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof prog) == 0;
+}
+
 }  // namespace
 
 std::unique_ptr<ProcEvents> ProcEvents::open(std::string* why, int ack_timeout_ms) {
@@ -71,6 +117,8 @@ std::unique_ptr<ProcEvents> ProcEvents::open(std::string* why, int ack_timeout_m
   int bytes = 4 << 20;
   if (::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &bytes, sizeof bytes) != 0)
     (void)::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof bytes);
+  // Without the filter every event is read and the thread ones skipped here.
+  (void)attach_filter(fd);
   sockaddr_nl addr{};
   addr.nl_family = AF_NETLINK;
   addr.nl_groups = CN_IDX_PROC;

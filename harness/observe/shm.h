@@ -50,6 +50,7 @@ class ShmWatch {
   bool watch(const std::string& dir);
   const std::string& dir() const { return dir_; }
   bool active() const { return wd_ >= 0; }
+  int fd() const { return fd_; }  // readable when poll() has names to give (-1: none)
 
   // Adds the names changed since the last call to *changed, without blocking.
   // False when the caller must scan the whole directory instead (no watch,

@@ -1,5 +1,8 @@
 #include "harness/supervise/job_shm.h"
 
+#include "harness/os/clock.h"
+
+#include <algorithm>
 #include <filesystem>
 #include <set>
 
@@ -32,15 +35,30 @@ void JobShm::set_place(bool private_shm, int reaper_pid) {
 }
 
 bool JobShm::at_baseline() const {
+  if (fresh_ >= 0) return fresh_ == 0;
   for (const auto& [name, e] : now_table_)
     if (!baseline_.count(name)) return false;
   return true;
 }
 
+void JobShm::recount() {
+  extra_ = 0;
+  fresh_ = 0;
+  for (const auto& [name, e] : now_table_)
+    if (!baseline_.count(name)) {
+      extra_ += e.bytes;
+      ++fresh_;
+    }
+}
+
 void JobShm::sample() {
   if (final_) return;
   // inotify says which names changed, so an idle tick reads nothing and a
-  // busy one only those; where it cannot (no watch, events lost), a scan.
+  // busy one only those: the cost is the changes', not the directory's (a
+  // runner may hold 100,000 entries). A full scan where it cannot (no watch,
+  // events lost), and as a safety net every kRescan, or 1000 times as long as
+  // the last scan took if that is longer (at most 0.1% of a core).
+  constexpr Nanos kRescan = 10 * kSecond;
   bool scan = false;
   if (watch_.dir() != dir_) {
     (void)watch_.watch(dir_);
@@ -48,11 +66,18 @@ void JobShm::sample() {
   }
   std::set<std::string> changed;
   if (!watch_.poll(&changed)) scan = true;
+  const Nanos t = monotonic_now();
+  if (last_scan_ < 0 || t - last_scan_ >= std::max(kRescan, 1000 * scan_cost_)) scan = true;
   ShmDiff d;
+  std::int64_t resized_by = 0;  // fresh entries' growth (inotify path)
+  auto fresh = [&](const std::string& name) { return !baseline_.count(name); };
   if (scan) {
     auto shm = scan_shm(dir_);
+    ++scans_;
     d = diff_shm(now_table_, shm);
     now_table_ = std::move(shm);
+    last_scan_ = monotonic_now();
+    scan_cost_ = last_scan_ - t;
   } else {
     for (const auto& name : changed) {
       auto e = stat_shm(dir_, name);
@@ -61,7 +86,10 @@ void JobShm::sample() {
         d.added.push_back(*e);
         now_table_.emplace(name, std::move(*e));
       } else if (e) {
-        if (e->bytes != it->second.bytes) d.resized.push_back(*e);
+        if (e->bytes != it->second.bytes) {
+          d.resized.push_back(*e);
+          if (fresh(name)) resized_by += e->bytes - it->second.bytes;
+        }
         it->second = std::move(*e);
       } else if (it != now_table_.end()) {
         d.removed.push_back(it->second);
@@ -73,17 +101,17 @@ void JobShm::sample() {
   for (const auto& e : d.resized) record_(obs::shm_resize(now_(), e.name, e.bytes));
   for (const auto& e : d.removed) record_(obs::shm_remove(now_(), e.name));
 
-  // What the job added: recounted only when /dev/shm changed (the baseline
-  // may hold thousands of entries).
-  if (scan || !changed.empty() || fresh_ < 0) {
-    extra_ = 0;
-    fresh_ = 0;
-    for (const auto& [name, e] : now_table_)
-      if (!baseline_.count(name)) {
-        extra_ += e.bytes;
-        ++fresh_;
-      }
+  // What the job added: counted in full after a scan, else moved by the
+  // changes alone.
+  if (scan || fresh_ < 0) {
+    recount();
+    return;
   }
+  for (const auto& e : d.added)
+    if (fresh(e.name)) extra_ += e.bytes, ++fresh_;
+  for (const auto& e : d.removed)
+    if (fresh(e.name)) extra_ -= e.bytes, --fresh_;
+  extra_ += resized_by;
 }
 
 void JobShm::finish(bool keep_leaks, const std::string& keep_dir) {

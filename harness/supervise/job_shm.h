@@ -2,7 +2,9 @@
 // tmpfs), every entry added, resized and removed while the job runs, and the
 // leftovers after teardown, recorded and then removed (or kept with
 // keep_leaks). inotify says which names changed, so an idle sample reads
-// nothing; where it cannot, a scan.
+// nothing and a busy one costs its changes, not the directory's size; a full
+// scan where inotify cannot, and as a safety net every 10 s (less often where
+// a scan is long: never more than 0.1% of a core).
 #pragma once
 
 #include <cstdint>
@@ -39,8 +41,15 @@ class JobShm {
   // (`keep_leaks`: a private one is copied into `keep_dir`). Stops sampling.
   void finish(bool keep_leaks, const std::string& keep_dir);
   const std::string& dir() const { return dir_; }
+  // Full scans of the directory so far (the first sample's, the safety
+  // net's, and those where inotify could not say what changed).
+  int scans() const { return scans_; }
+  // The inotify descriptor while the directory is watched (-1: not, and
+  // every sample may have to scan): readable when something changed.
+  int watch_fd() const { return watch_.active() ? watch_.fd() : -1; }
 
  private:
+  int scans_ = 0;
   std::function<Nanos()> now_;
   std::function<void(Observation)> record_;
   std::string dir_;     // where the job's /dev/shm is seen from here
@@ -51,6 +60,9 @@ class JobShm {
   ShmTable now_table_;
   std::int64_t extra_ = 0;  // bytes in entries not in the baseline
   int fresh_ = -1;          // those entries; -1: not counted yet
+  Nanos last_scan_ = -1;    // monotonic time of the last full scan (-1: none)
+  Nanos scan_cost_ = 0;     // and how long it took
+  void recount();           // extra_ and fresh_ from the whole table
 };
 
 }  // namespace aftermath

@@ -23,7 +23,7 @@ Role role_by_rule(const std::string& comm, const std::string& cmdline, bool is_t
 
 JobTracker::JobTracker(asio::io_context& ctx, const std::string& proc_root, JobTrackerHooks hooks,
                        std::unique_ptr<ProcEvents> events)
-    : ctx_(ctx), reader_(proc_root), hooks_(std::move(hooks)), events_(std::move(events)) {}
+    : ctx_(ctx), reader_(proc_root), stats_(proc_root), hooks_(std::move(hooks)), events_(std::move(events)) {}
 
 std::unique_ptr<ProcEvents> JobTracker::open_events(const std::string& proc_root) {
   // Forks, execs and renames pushed by the kernel, where it lets us listen
@@ -77,11 +77,19 @@ void JobTracker::reaped(Nanos t, int reaper_pid, const Outcome& out, bool top, c
   record(obs::proc_exit(t, host, out));
   it->second.alive = false;
   dirty_ = true;
+  if (!top && !(out.is_exited() && out.exit_code() == 0) && hooks_.on_failed_exit)
+    hooks_.on_failed_exit(host, 0);
   // Reaped is gone, at the reaper's exact time, even if a sample that ran
   // before this record arrived already saw it gone (the timeline is sorted
   // by time at the end, so the earlier stamp wins).
   it->second.gone = true;
   record(obs::proc_gone(t, host));
+}
+
+std::int64_t JobTracker::work_ticks_beyond(std::int64_t allowance) const {
+  std::int64_t sum = 0;
+  for (const auto& [pid, ticks] : work_ticks_) sum += std::max<std::int64_t>(0, ticks - allowance);
+  return sum;
 }
 
 int JobTracker::host_pid_for(int reaper_pid) const {
@@ -212,15 +220,26 @@ void JobTracker::classify(TrackedProcess& tr) {
 void JobTracker::classify_pending() {
   // A worker shows its handlers once it reaches its loop, seconds after its
   // birth under load; after 30 s a process that showed nothing stays as is.
+  // Each looks costs a status (and, without process events, a command line)
+  // read, so a process is looked at again after 100 ms, then 200, 400 ...
+  // up to 2 s apart: 20 looks at most rather than 150 at the refresh rate.
+  // A fault waiting for a role sees it at most 2 s late.
   constexpr Nanos kLookFor = 30 * kSecond;
+  constexpr Nanos kFirstGap = 100 * kMilli, kMaxGap = 2 * kSecond;
   Nanos t = now();
   for (auto& [pid, tr] : procs_) {
     if (tr.announced || tr.role_final || !tr.alive || tr.gone || t - tr.seen_at >= kLookFor) continue;
+    if (t < tr.next_look) continue;
+    tr.look_gap = std::min(kMaxGap, tr.look_gap ? 2 * tr.look_gap : kFirstGap);
+    tr.next_look = t + tr.look_gap;
     // An exec that changed neither comm nor anything announced (python3 ->
-    // python3, without process events) shows in the command line only.
-    if (std::string cmd = reader_.cmdline(pid); !cmd.empty() && cmd != tr.cmdline) {
-      execd_.insert(pid);
-      continue;  // refresh_commands() re-reads and classifies it
+    // python3, without process events) shows in the command line only; with
+    // them, the exec event said so already.
+    if (!events_) {
+      if (std::string cmd = reader_.cmdline(pid); !cmd.empty() && cmd != tr.cmdline) {
+        execd_.insert(pid);
+        continue;  // refresh_commands() re-reads and classifies it
+      }
     }
     classify(tr);
   }
@@ -244,6 +263,7 @@ void JobTracker::on_pidfd(int pid) {
   auto it = procs_.find(pid);
   if (it == procs_.end() || !it->second.alive) return;
   it->second.alive = false;
+  ++records_;     // live_count() counts again, even inside on_exit
   dirty_ = true;  // it may be a zombie now, its children orphans
   hooks_.on_exit(pid);  // e.g. an OOM kill comes before the exit it causes
   record(obs::proc_exit(now(), pid, std::nullopt));
@@ -272,7 +292,11 @@ void JobTracker::drain_events(bool* forked) {
     } else if (e.kind == ProcEvent::Kind::Exit) {
       // The status its parent reaps: the only way to know it for a process
       // reaped by a parent of the job (a DataLoader reaping its workers).
-      if (procs_.count(e.tgid)) exit_status_[e.tgid] = e.exit_status;
+      if (procs_.count(e.tgid)) {
+        exit_status_[e.tgid] = e.exit_status;
+        if (e.exit_status != 0 && e.tgid != top_pid_ && hooks_.on_failed_exit)
+          hooks_.on_failed_exit(e.tgid, e.exit_status);
+      }
     }
   });
   if (!complete) dirty_ = lost_events_ = true;  // events were lost: look at everything
@@ -285,27 +309,30 @@ void JobTracker::tick() {
   // without them, any fork on the machine: the last pid in /proc/loadavg
   // moved), an exit by its pidfd, a reap by the reaper, an unknown sender by
   // its message. A fork costs a look at the new pids only; the rest a full
-  // refresh, as does every kStateRefresh-th tick, for the state changes
-  // nothing announces (a stop, D).
-  constexpr int kStateRefresh = 10;
+  // refresh, as does the passing of refresh_every(), for the state changes
+  // nothing announces (a stop, D) and the CPU time.
   bool forked = false;
   if (events_) {
     drain_events(&forked);
+  } else if (reaper_forks_) {
+    forked = reaper_forked_;
+    reaper_forked_ = false;
   } else {
     auto lp = reader_.last_pid();
     forked = !lp || *lp != last_pid_seen_;
     if (lp) last_pid_seen_ = *lp;
   }
-  if (dirty_ || ++quiet_ticks_ >= kStateRefresh) {
+  if (dirty_ || now() - last_refresh_ >= refresh_every_) {
     // With process events, births are announced: a refresh re-reads the
     // tracked processes and the announced ones. The table (or the children
     // files) is read only every kDiscoverEvery-th refresh (~5 s), as a
     // safety net.
     constexpr int kDiscoverEvery = 25;
-    if (events_ && !lost_events_ && ++refreshes_ % kDiscoverEvery != 0) {
+    if (forks_announced() && !lost_events_ && ++refreshes_ % kDiscoverEvery != 0) {
+      const bool all = dirty_;
       dirty_ = false;
-      quiet_ticks_ = 0;
-      refresh_tracked();
+      last_refresh_ = now();
+      refresh_tracked(all);
       if (!born_.empty()) sample_new();
       if (!execd_.empty()) refresh_commands();
     } else {
@@ -338,6 +365,7 @@ void JobTracker::adopt(std::map<int, std::pair<ProcStat, int>> fresh) {
         if (it->second.alive) record(obs::proc_exit(now(), pid, std::nullopt));
         record(obs::proc_gone(now(), pid));
       }
+      stats_.forget(pid);
       procs_.erase(it);
     }
     track_new(pid, entry.first, std::max(0, entry.second - base()));
@@ -381,9 +409,9 @@ void JobTracker::walk() {
     drain_events(&forked);
   }
   dirty_ = false;
-  quiet_ticks_ = 0;
+  last_refresh_ = now();
   born_.clear();  // the walk below finds them
-  auto known = refresh_tracked();
+  auto known = refresh_tracked(true);
   // Then the processes born since, from the children files or the table
   // (never from events: this is the walk that does not depend on them).
   adopt(reader_.newcomers(reaper_pid_, known, &foreign_));
@@ -392,20 +420,39 @@ void JobTracker::walk() {
 
 // Long: one pass over the tracked processes that reads each once and
 // derives every change (exit, parent, state, exec, CPU, RSS) from that read.
-std::map<int, int> JobTracker::refresh_tracked() {
-  // Every tracked process, re-read: gone, state, parent, name. The reads
-  // cost the job's size, never the machine's.
+std::map<int, int> JobTracker::refresh_tracked(bool all) {
+  // Every tracked process, re-read (`all`), or those due: gone, state,
+  // parent, name. The reads cost the job's size, never the machine's.
   auto known = known_levels();
   std::int64_t rss_pages = 0, summed = 0;
   std::set<int> parents;  // of the live job processes: who has children now
   for (const auto& [pid, tr] : procs_)
     if (!tr.gone && tr.alive) parents.insert(tr.ppid);
+  const Nanos t = now();
   for (auto& [pid, tr] : procs_) {
     if (tr.gone) continue;
-    auto st = reader_.stat(pid);
+    if (!all && t < tr.next_read) {
+      // Quiet since its last reads: read less often (below).
+      if (tr.rss_counted) rss_pages += tr.rss_pages, ++summed;
+      continue;
+    }
+    auto st = stats_.read(pid);
+    tr.rss_counted = false;
     if (st && st->state != 'Z' && (!tr.starttime || st->starttime == tr.starttime)) {
       rss_pages += st->rss_pages;
       ++summed;
+      // A process whose stat did not move (state, parent, CPU time, memory)
+      // is read again after 2, 4 ... refresh periods, at most a second
+      // apart; any change, or anything announced (a dirty tick reads all),
+      // brings it back to every refresh.
+      const bool quiet = tr.stat_seen && st->state == tr.state && st->ppid == tr.ppid &&
+                         st->rss_pages == tr.rss_pages && st->utime + st->stime == tr.cpu_read;
+      tr.read_gap = quiet ? std::min<Nanos>(kSecond, tr.read_gap ? 2 * tr.read_gap : 2 * refresh_every_) : 0;
+      tr.next_read = t + tr.read_gap;
+      tr.stat_seen = true;
+      tr.rss_pages = st->rss_pages;
+      tr.rss_counted = true;
+      tr.cpu_read = st->utime + st->stime;
       std::uint64_t cpu = st->utime + st->stime;
       auto [it, fresh] = cpu_seen_.try_emplace(pid, cpu);
       // Housekeeping is no progress: torchrun's agent polling the ranks it
@@ -413,9 +460,17 @@ std::map<int, int> JobTracker::refresh_tracked() {
       // imports torch and takes part in the rendezvous: work) or a helper's
       // (torch_shm_manager, multiprocessing's trackers). Any other process's
       // CPU time is work.
-      bool works = tr.role != Role::Helper && !(is_torchrun_agent(tr.cmdline) && parents.count(pid));
-      if (!fresh && cpu > it->second && works) cpu_ticks_ += static_cast<std::int64_t>(cpu - it->second);
+      bool works = tr.role != Role::Helper && !(is_torchrun_agent(tr.cmdline) && parents.count(pid)) &&
+                   (work_of_ == 0 || work_of_ == pid);
+      if (!fresh && cpu > it->second && works) work_ticks_[pid] += static_cast<std::int64_t>(cpu - it->second);
       it->second = cpu;
+      if (watch_io_ && works) {
+        if (auto io = reader_.io_bytes(pid)) {
+          auto [seen, first] = io_seen_.try_emplace(pid, *io);
+          if (!first && *io > seen->second) io_bytes_ += static_cast<std::int64_t>(*io - seen->second);
+          seen->second = *io;
+        }
+      }
     }
     if (!st || (tr.starttime && st->starttime != tr.starttime)) {
       if (tr.alive) {
@@ -423,6 +478,7 @@ std::map<int, int> JobTracker::refresh_tracked() {
         record(obs::proc_exit(now(), pid, std::nullopt));
       }
       tr.gone = true;
+      stats_.forget(pid);
       record(obs::proc_gone(now(), pid));
       known.erase(pid);
       continue;
@@ -540,9 +596,13 @@ const TrackedProcess* JobTracker::find(int pid) const {
 }
 
 int JobTracker::live_count() const {
+  // Asked every sample: counted again only after a recorded change.
+  if (live_at_ == records_) return live_;
   int n = 0;
   for (const auto& [pid, p] : procs_)
     if (p.alive && !p.gone) ++n;
+  live_ = n;
+  live_at_ = records_;
   return n;
 }
 

@@ -5,7 +5,7 @@
 // process events (fork, exec, exit) where this process may listen, else by a
 // moved /proc/loadavg last pid; every tracked process is re-read (state,
 // parent, name, CPU time, RSS) when anything may have changed and every
-// tenth tick regardless, for what nothing announces (a stop, D). Each is
+// 200 ms regardless, for what nothing announces (a stop, D). Each is
 // watched through a pidfd proven to name the process scanned (same start
 // time), so its exit is seen when it happens and a reused pid is never taken
 // for it. A process that did not announce its role gets one inferred from
@@ -47,6 +47,14 @@ struct TrackedProcess : JobProcess {
   bool env_read = false;    // RANK read from its environment (again after an exec)
   std::optional<int> env_rank;
   std::string comm;         // as last read; a change means an exec (or a rename)
+  Nanos next_read = 0;      // when a refresh reads its stat again (a dirty one reads all)
+  Nanos read_gap = 0;       // 0: every refresh; doubling while its stat does not move
+  bool stat_seen = false;   // its stat was read once (the fields below are its)
+  std::int64_t rss_pages = 0;
+  bool rss_counted = false;  // alive at the last read: its RSS is the job's
+  std::uint64_t cpu_read = 0;  // utime + stime at the last read
+  Nanos next_look = 0;      // when classify_pending() looks at it again
+  Nanos look_gap = 0;       // and the gap after that (doubling, up to 2 s)
   bool gone = false;        // reaped (no longer in /proc)
   UniqueFd pidfd;
   std::unique_ptr<boost::asio::posix::stream_descriptor> watch;
@@ -58,6 +66,7 @@ struct JobTrackerHooks {
   std::function<void()> on_role_change;        // a role or number changed (a fault may wait for it)
   std::function<void(int pid)> on_exit;        // a pidfd said exit, before its ProcExit is recorded
   std::function<void()> on_refreshed;          // after each re-read of the tracked processes
+  std::function<void(int pid, int status)> on_failed_exit;  // a job process (not the top) exited non-zero or by a signal (its wait status): from the kernel's exit events
 };
 
 class JobTracker {
@@ -91,6 +100,19 @@ class JobTracker {
   void tick();
   // Something happened that the next tick must look at (an exit, a message).
   void mark_dirty() { dirty_ = true; }
+  // How often the tracked processes are re-read regardless (default 200 ms:
+  // ten of the default sampling periods).
+  void refresh_every(Nanos d) { refresh_every_ = d; }
+  Nanos next_refresh() const { return last_refresh_ + refresh_every_; }
+  // The kernel's process events' socket (-1: none): readable when a tick
+  // has something to read.
+  int events_fd() const { return events_ ? events_->fd() : -1; }
+  // Without process events: the reaper watches the job's PID namespace and
+  // says when it forked (note_fork), so the tick looks only then, not after
+  // every fork on the machine (/proc/loadavg).
+  void forks_from_reaper() { reaper_forks_ = true; }
+  bool forks_announced() const { return events_ != nullptr || reaper_forks_; }
+  void note_fork() { reaper_forked_ = true; }
 
   // A process said who it is.
   void announce(int pid, Role role, int rank, int worker);
@@ -117,22 +139,44 @@ class JobTracker {
   int init_pid() const { return init_pid_; }
   bool has_process_events() const { return events_ != nullptr; }
 
-  // CPU time (clock ticks) the job consumed since reset (no_hang's stall rule).
-  // CPU time (clock ticks) of the job's working processes (all but helpers
-  // and torchrun's agent, whose polling is housekeeping) since
-  // reset_cpu_ticks().
-  std::int64_t cpu_ticks() const { return cpu_ticks_; }
-  void reset_cpu_ticks() { cpu_ticks_ = 0; }
+  // What the job's working processes (all but helpers and torchrun's agent,
+  // whose polling is housekeeping) did since reset_work(): no_hang's stall
+  // rule. CPU time is counted per process, so that a hung job's many
+  // pollers (gloo's network loop wakes 100 times a second in every rank)
+  // cannot add up to work: work_ticks_beyond(A) sums what each process used
+  // beyond an allowance of A clock ticks. io_bytes(): bytes read and written
+  // (/proc/PID/io rchar + wchar, pipes and files included), read only once
+  // watch_io(true) was called.
+  std::int64_t work_ticks_beyond(std::int64_t allowance) const;
+  std::int64_t io_bytes() const { return io_bytes_; }
+  void reset_work() {
+    work_ticks_.clear();
+    io_bytes_ = 0;
+  }
+  void watch_io(bool on) { watch_io_ = on; }
+  // Only `pid`'s work counts from now on (0: every working process again):
+  // after a failure, the launcher's reaction is the progress that matters.
+  void count_work_of(int pid) { work_of_ = pid; }
 
  private:
   Nanos now() const { return hooks_.now(); }
-  void record(Observation o) { hooks_.record(std::move(o)); }
+  // Every change of a process's life (start, exit, gone) is recorded, so the
+  // count of records says when live_count()'s cache is stale.
+  void record(Observation o) {
+    ++records_;
+    hooks_.record(std::move(o));
+  }
+  std::uint64_t records_ = 0;
+  mutable std::uint64_t live_at_ = ~std::uint64_t{0};  // records_ when live_ was counted
+  mutable int live_ = 0;
   int base() const { return pid_ns_ ? 2 : 1; }  // the top's depth below the reaper
   void track_new(int pid, const ProcStat& st, int depth);
   void sample_new();  // stat only the processes born since the last look
   void adopt(std::map<int, std::pair<ProcStat, int>> fresh);
   std::map<int, int> known_levels() const;  // tracked pids -> depth below the reaper
-  std::map<int, int> refresh_tracked();     // re-stat every tracked process; known_levels() after
+  // Re-stat the tracked processes (`all`, or those due: a quiet one is read
+  // less often); known_levels() after.
+  std::map<int, int> refresh_tracked(bool all);
   void refresh_commands();  // re-read comm and cmdline of the processes in execd_
   void classify(TrackedProcess& tr);
   void classify_pending();  // look again at the young ones whose role is not final
@@ -142,6 +186,7 @@ class JobTracker {
 
   boost::asio::io_context& ctx_;
   ProcReader reader_;
+  StatFiles stats_;  // the tracked processes' stat, by descriptors kept open
   JobTrackerHooks hooks_;
   std::unique_ptr<ProcEvents> events_;
   std::map<int, TrackedProcess> procs_;  // host pid -> tracked (current incarnation)
@@ -150,13 +195,20 @@ class JobTracker {
   int init_pid_ = 0;
   bool pid_ns_ = false;
   int top_pid_ = 0;
-  std::int64_t cpu_ticks_ = 0;
-  std::map<int, std::uint64_t> cpu_seen_;  // pid -> utime+stime at the last read
+  std::map<int, std::int64_t> work_ticks_;  // working pid -> CPU ticks since reset_work()
+  std::map<int, std::uint64_t> cpu_seen_;   // pid -> utime+stime at the last read
+  bool watch_io_ = false;
+  std::int64_t io_bytes_ = 0;               // since reset_work()
+  std::map<int, std::uint64_t> io_seen_;    // pid -> rchar+wchar at the last read
+  int work_of_ = 0;
   std::int64_t last_rss_ = -1;      // the job's RSS at the last memory observation
   std::int64_t last_rss_procs_ = -1;
   bool dirty_ = true;       // something happened since the last walk
-  int quiet_ticks_ = 0;     // ticks since the last walk
+  Nanos last_refresh_ = 0;  // when the tracked processes were last re-read
+  Nanos refresh_every_ = 200 * kMilli;
   int last_pid_seen_ = -1;  // /proc/loadavg's last pid at the last tick
+  bool reaper_forks_ = false;   // the reaper reports the job's forks
+  bool reaper_forked_ = false;  // and did since the last tick
   std::vector<int> born_;   // job processes announced by fork events, not yet looked at
   // Who forked each job process, by the kernel's fork events, and when the
   // event was read: a process first seen already reparented (its parent

@@ -38,6 +38,10 @@ std::vector<std::string> reaper_args(const ReaperLaunch& l, int events_fd, int l
   std::snprintf(mask, sizeof mask, "%llx", static_cast<unsigned long long>(l.ignored_signals));
   args.push_back("--ignored-signals");
   args.push_back(mask);
+  if (l.watch_forks_ms > 0) {
+    args.push_back("--watch-forks");
+    args.push_back(std::to_string(l.watch_forks_ms));
+  }
   if (!l.cwd.empty()) {
     args.push_back("--cwd");
     args.push_back(l.cwd);

@@ -45,6 +45,7 @@ struct ReaperLaunch {
   std::string containment;   // auto | pidns | subreaper
   std::string shm;           // auto | private | host
   std::uint64_t ignored_signals = 0;  // bit sig-1: the job starts with these ignored
+  int watch_forks_ms = 0;    // >0: pid 1 of a PID namespace reports the job's forks (Forked)
   std::string cwd;           // empty: ours
   std::vector<std::string> argv;  // the job
   std::map<std::string, std::string> env;  // the job's whole environment

@@ -104,8 +104,24 @@ struct Options {
   // had ignored, not what the harness or this reaper happen to ignore.
   unsigned long long ignored = 0;
   bool ignored_given = false;
+  // As pid 1 of a PID namespace: how often to look at the namespace's last
+  // pid (ms; 0: never). A supervisor without the kernel's process events
+  // learns of the job's forks from us, not from every fork on the machine.
+  int watch_forks_ms = 0;
   std::vector<char*> argv;
 };
+
+// The newest pid of the reader's PID namespace: /proc/loadavg's last field
+// (whatever procfs it is read from, the kernel answers for the reader's
+// namespace). -1 if unreadable.
+int namespace_last_pid(int fd) {
+  char buf[128];
+  ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+  if (n <= 0) return -1;
+  buf[n] = '\0';
+  const char* sp = strrchr(buf, ' ');
+  return sp ? atoi(sp + 1) : -1;
+}
 
 // Gives the job the dispositions it would have had without the harness: a
 // handler is reset by exec anyway, so only "ignored" travels; every signal is
@@ -234,10 +250,27 @@ int init_loop(const Options& o, bool pid1) {
       }
     }
   };
+  // The job's forks, for a supervisor that has no process events: the
+  // namespace's last pid, looked at every watch_forks_ms.
+  int loadavg = -1, last_pid = -1;
+  if (pid1 && o.watch_forks_ms > 0) {
+    loadavg = ::open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+    if (loadavg >= 0) {
+      last_pid = namespace_last_pid(loadavg);
+      send(Msg::ForkWatch, last_pid, o.watch_forks_ms);
+    }
+  }
   for (;;) {
     reap_ready();
     pollfd fds[2] = {{sfd, POLLIN, 0}, {g_lifeline, POLLIN, 0}};
-    int r = poll(fds, 2, -1);
+    int r = poll(fds, 2, loadavg >= 0 ? o.watch_forks_ms : -1);
+    if (loadavg >= 0) {
+      int now_last = namespace_last_pid(loadavg);
+      if (now_last != last_pid) {
+        last_pid = now_last;
+        send(Msg::Forked, now_last, 0);
+      }
+    }
     if (r < 0 && errno != EINTR) die("poll");
     if (fds[0].revents & POLLIN) {
       signalfd_siginfo si;
@@ -352,6 +385,12 @@ bool parse_options(int argc, char** argv, Options& o) {
     } else if (a == "--ignored-signals") {
       o.ignored = strtoull(next(), nullptr, 16);
       o.ignored_given = true;
+    } else if (a == "--watch-forks") {
+      const char* v = next();
+      char* end = nullptr;
+      long ms = strtol(v, &end, 10);
+      if (!end || *end || ms < 0 || ms > 60000) return bad("milliseconds (0..60000)", v);
+      o.watch_forks_ms = static_cast<int>(ms);
     } else if (a == "--proc") {
       const char* v = next();
       auto m = parse_proc_mode(v);

@@ -32,6 +32,9 @@ enum class Msg : std::int32_t {
                    // the job sees a procfs of its own PID namespace on /proc (so /proc/self,
                    // /proc/<pid> and getpid() agree inside it); else pid = 0, a = errno of
                    // what failed, b = what failed (see ProcViewStep)
+  ForkWatch = 8,   // pid 1 of a PID namespace, asked to (--watch-forks): it watches the
+                   // namespace's last pid, and sends Forked each time that moves
+  Forked = 9,      // pid = the namespace's newest pid: the job forked since the last one
 };
 
 // Why a job in a PID namespace still sees the host's /proc (ProcView's b).

@@ -25,6 +25,7 @@
 #include "harness/supervise/job_shm.h"
 #include "harness/supervise/job_tracker.h"
 #include "harness/supervise/reaper_link.h"
+#include "harness/supervise/sample_pacer.h"
 #include "harness/supervise/tmp_watch.h"
 
 namespace aftermath {
@@ -73,6 +74,7 @@ class Supervisor {
         driver_(driver_options(opt)),
         schedule_(ctx_, sc.faults, tl_.facts.faults, tracker_, driver_, schedule_hooks()) {
   schedule_.watch(sc.remote_triggers);
+  tracker_.refresh_every(10 * sc.sample_interval);
 }
 
   Timeline run();
@@ -83,7 +85,7 @@ class Supervisor {
   // `local`: this node's job moved (another node's progress is not told back).
   void mark_progress(bool local = true) {
     last_progress_ = now();
-    tracker_.reset_cpu_ticks();
+    tracker_.reset_work();
     if (local && opt_.node.on_progress) opt_.node.on_progress();
   }
   void add(Observation o);
@@ -106,6 +108,10 @@ class Supervisor {
   void on_mode(const reaper::Record& r);
   void on_top_started(Nanos t, const reaper::Record& r);
   void schedule_sample();
+  void timed_tick();          // a tick from the timer, timed for the pacer
+  bool event_driven() const;  // every change a tick looks for is announced
+  void arm_wakes();           // an announcement brings the next tick forward
+  void tick_soon();           // the next tick as soon as a period allows
   void tick();
   void sample();      // the job's tree and /dev/shm
   void sample_shm();  // /dev/shm alone, then what a sample may trigger
@@ -130,13 +136,24 @@ class Supervisor {
   const SupervisorOptions& opt_;
   asio::io_context ctx_;
   asio::steady_timer timer_;
+  SamplePacer pacer_{sc_.sample_interval};
+  Nanos last_tick_ = 0;  // run time of the last tick
+  Nanos tick_at_ = 0;    // and of the next
+  // What brings an idle tick forward (event_driven()): the process events'
+  // socket and /dev/shm's inotify, each watched through a dup of its fd.
+  std::unique_ptr<asio::posix::stream_descriptor> events_wake_, shm_wake_;
+  int events_wake_fd_ = -1, shm_wake_fd_ = -1;
+  bool events_wake_pending_ = false, shm_wake_pending_ = false;
   Timeline tl_;
   Nanos t0_ = 0;
   bool tearing_down_ = false;
   Nanos last_change_ = 0;  // the last observation that shows the job changing
-  // no_hang's stall rule: progress is CPU time, a start or an exit, an event
-  // or a point; the window comes from the scenario (0: off).
+  // no_hang's stall rule: progress is a start or an exit, an event or a
+  // point, bytes read or written, CPU time beyond a poller's; the window
+  // comes from the scenario (0: off).
   Nanos stall_window_ = 0;
+  bool after_failure_ = false;  // no_hang's after_failure
+  bool failure_seen_ = false;   // and a job process failed since
   Nanos last_progress_ = 0;
   std::pair<std::int64_t, std::int64_t> last_sample_{-1, -1};  // (processes, shm bytes)
   std::string phase_;
@@ -162,13 +179,32 @@ JobTrackerHooks Supervisor::tracker_hooks() {
   h.record = [this](Observation o) { add(std::move(o)); };
   h.on_role_change = [this] { schedule_.retry_waiting(); };  // a fault may wait for it
   h.on_exit = [this](int) { schedule_.watch_oom_kills(); };  // the kill comes before the exit
+  h.on_failed_exit = [this](int pid, int) {
+    // no_hang's after_failure: from a failure on, the launcher's reaction
+    // is the progress that counts.
+    if (!after_failure_ || failure_seen_ || top_exited_) return;
+    failure_seen_ = true;
+    tracker_.count_work_of(tracker_.top_pid());
+    add(obs::note(now(), "pid " + std::to_string(pid) +
+                             " failed: from now on only the launcher's work, and processes starting or ending, "
+                             "count as progress (no_hang after_failure)"));
+  };
 
   h.on_refreshed = [this] {
-    // CPU time is progress once it adds up to 1% of a core over the stall
-    // window: a hung job's housekeeping threads (a watchdog's periodic wake)
-    // stay below that.
+    // Work is progress: 1 KiB read or written, or CPU time beyond what a
+    // poller uses. Each process may use 2% of a core over the stall window
+    // without it counting (a hung gloo rank's network loop wakes 100 times
+    // a second: 0.4-0.8% here; a watchdog's periodic wake less); what the
+    // processes use beyond that counts once it adds up to 1% of a core. So
+    // a hung job of many ranks does not add up to work, and a slow one that
+    // moves data is not taken for hung.
     static const long kTicks = ::sysconf(_SC_CLK_TCK);
-    if (stall_window_ > 0 && tracker_.cpu_ticks() * kSecond / kTicks >= stall_window_ / 100) mark_progress();
+    if (stall_window_ > 0) {
+      const std::int64_t window_ticks = stall_window_ * kTicks / kSecond;
+      if (tracker_.work_ticks_beyond(window_ticks / 50) >= std::max<std::int64_t>(1, window_ticks / 100) ||
+          tracker_.io_bytes() >= 1024)
+        mark_progress();
+    }
     if (opt_.node.remote_progress && opt_.node.remote_progress()) mark_progress(false);
     if (opt_.node.remote_fires)
       for (const auto& f : opt_.node.remote_fires()) schedule_.fire_remote(f.fault, f.node, f.point, f.hit);
@@ -194,7 +230,10 @@ void Supervisor::add(Observation o) {
     case ObsKind::ShmAdd: case ObsKind::ShmRemove: case ObsKind::ShmResize:
     case ObsKind::Event: case ObsKind::Point:
       last_change_ = now();
-      if (o.kind != ObsKind::ProcState && o.kind != ObsKind::ProcParent && o.kind != ObsKind::ShmResize)
+      if (o.kind != ObsKind::ProcState && o.kind != ObsKind::ProcParent && o.kind != ObsKind::ShmResize &&
+          !(failure_seen_ && (o.kind == ObsKind::Event || o.kind == ObsKind::Point ||
+                              o.kind == ObsKind::ShmAdd || o.kind == ObsKind::ShmRemove) &&
+            o.pid != tracker_.top_pid()))
         mark_progress();
       break;
     default:
@@ -234,6 +273,10 @@ void Supervisor::launch() {
   l.containment = opt_.contain.mode;
   l.shm = opt_.contain.shm;
   l.ignored_signals = opt_.contain.ignored_signals.value_or(ignored_signals_now());
+  // Without the kernel's process events, the reaper (pid 1 of the job's
+  // namespace, where it is one) watches the job's own forks.
+  if (tracker_.events_fd() < 0)
+    l.watch_forks_ms = static_cast<int>(std::max<Nanos>(kMilli, sc_.sample_interval) / kMilli);
   l.cwd = sc_.job.cwd;
   l.argv = sc_.job.argv;
   // The job's environment: ours, with the scenario's entries on top.
@@ -264,6 +307,8 @@ void Supervisor::on_mode(const reaper::Record& r) {
   tracker_.set_containment(reaper_.pid(), pid_ns);
   tl_.facts.containment = containment_name(mode);
   if (!pid_ns) tl_.facts.containment_note = subreaper_note(r.b);
+  // The reaper's ForkWatch (it comes after, from pid 1) says "reaper".
+  tl_.facts.forks_from = tracker_.events_fd() >= 0 ? "process events" : "machine";
 }
 
 void Supervisor::on_top_started(Nanos t, const reaper::Record& r) {
@@ -291,6 +336,14 @@ void Supervisor::on_record(const reaper::Record& r) {
         note += (note.empty() ? "" : "; ") + proc_view_note(r);
       }
       break;
+    case reaper::Msg::ForkWatch:
+      tracker_.forks_from_reaper();
+      tl_.facts.forks_from = "reaper";
+      break;
+    case reaper::Msg::Forked:
+      tracker_.note_fork();
+      if (event_driven()) tick_soon();
+      break;
     case reaper::Msg::InitPid:
       tracker_.set_init_pid(r.pid);
       tl_.facts.init_pid = r.pid;
@@ -317,13 +370,68 @@ void Supervisor::on_record(const reaper::Record& r) {
   }
 }
 
+bool Supervisor::event_driven() const {
+  // Every change a tick looks for is announced: forks and execs by the
+  // kernel's process events, /dev/shm by inotify, exits by pidfds, messages
+  // and reaps by their sockets; no fault cgroup's OOM count is polled.
+  return tracker_.forks_announced() && shm_.watch_fd() >= 0 && !driver_.has_cgroups() && !shm_.finished();
+}
+
 void Supervisor::schedule_sample() {
-  timer_.expires_after(std::chrono::nanoseconds(sc_.sample_interval));
+  // The next tick: a sampling period after the last one. Where every change
+  // is announced, an idle job needs a tick only for the periodic re-read of
+  // its processes (or every kIdleTick): an announcement (arm_wakes) brings
+  // it forward, never to less than a period after the last.
+  constexpr Nanos kIdleTick = 100 * kMilli;
+  Nanos next = last_tick_ + pacer_.period();
+  if (event_driven()) next = std::max(next, std::min(tracker_.next_refresh(), last_tick_ + kIdleTick));
+  tick_at_ = next;
+  timer_.expires_after(std::chrono::nanoseconds(std::max<Nanos>(0, next - now())));
   timer_.async_wait([this](boost::system::error_code ec) {
-    if (ec) return;
-    tick();
-    schedule_sample();
+    if (!ec) timed_tick();
   });
+}
+
+void Supervisor::timed_tick() {
+  Nanos t0 = monotonic_now();
+  last_tick_ = now();
+  tick();
+  Nanos took = monotonic_now() - t0;
+  // Samples that take more than half the period stretch it: the sampler
+  // never falls behind, and the timeline says when and why.
+  if (auto period = pacer_.took(took)) add(obs::sample_period(now(), *period, took));
+  arm_wakes();
+  schedule_sample();
+}
+
+void Supervisor::tick_soon() {
+  // Something was announced: tick as soon as a period allows.
+  Nanos soonest = last_tick_ + pacer_.period();
+  if (tick_at_ <= soonest) return;
+  tick_at_ = soonest;
+  timer_.expires_after(std::chrono::nanoseconds(std::max<Nanos>(0, soonest - now())));
+  timer_.async_wait([this](boost::system::error_code e) {
+    if (!e) timed_tick();
+  });
+}
+
+void Supervisor::arm_wakes() {
+  auto arm = [this](std::unique_ptr<asio::posix::stream_descriptor>& w, int& watched, bool& pending, int fd) {
+    if (fd < 0 || pending) return;
+    if (!w || watched != fd) {
+      if (w) w->close();
+      w = std::make_unique<asio::posix::stream_descriptor>(ctx_, ::dup(fd));
+      watched = fd;
+    }
+    pending = true;
+    w->async_wait(asio::posix::stream_descriptor::wait_read, [this, &pending](boost::system::error_code ec) {
+      pending = false;
+      if (!ec) tick_soon();
+    });
+  };
+  if (!event_driven()) return;
+  arm(events_wake_, events_wake_fd_, events_wake_pending_, tracker_.events_fd());
+  arm(shm_wake_, shm_wake_fd_, shm_wake_pending_, shm_.watch_fd());
 }
 
 void Supervisor::tick() {
@@ -524,10 +632,21 @@ Timeline Supervisor::run() {
   sample();
   Nanos job_deadline = sc_.timeouts.job;
   if (auto it = sc_.checks.find("no_hang"); it != sc_.checks.end() && it->second.enabled &&
-                                             check_params<NoHangParams>(it->second).stall)
+                                             check_params<NoHangParams>(it->second).stall) {
     stall_window_ = *check_params<NoHangParams>(it->second).stall;
+    after_failure_ = check_params<NoHangParams>(it->second).after_failure;
+    tracker_.watch_io(true);
+  }
   mark_progress();
-  pump(job_deadline, [&] { return top_exited_ || stalled(); });
+  // Before a stall is called, every process is read once more: one read
+  // less often for being quiet may have work to show.
+  auto stall_confirmed = [&] {
+    if (!stalled()) return false;
+    tracker_.mark_dirty();
+    tracker_.tick();
+    return stalled();
+  };
+  pump(job_deadline, [&] { return top_exited_ || stall_confirmed(); });
   if (!top_exited_ && stalled() && !interrupted()) {
     tl_.facts.deadline_hit = true;
     tl_.facts.stalled_since = last_progress_;

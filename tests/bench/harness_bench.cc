@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "aftermath_points.h"
 #include "harness/observe/proc.h"
@@ -37,6 +38,32 @@ void BM_SubtreeSnapshot(benchmark::State& state) {
       benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_SubtreeSnapshot)->Arg(1)->Arg(17)->Arg(136)->Arg(1000)->Unit(benchmark::kMicrosecond);
+
+// The sample of known processes: each one's stat re-read through a
+// descriptor kept open (what the job tracker's refresh does), against the
+// same reads by path.
+void StatRefresh(benchmark::State& state, bool kept) {
+  int n = static_cast<int>(state.range(0));
+  int ranks = n == 1 ? 0 : n == 17 ? 1 : n == 136 ? 8 : 37;
+  int workers = n == 1 ? 0 : n == 17 ? 15 : n == 136 ? 16 : 26;
+  bench::ProcessTree tree(ranks, workers);
+  aftermath::ProcReader reader;
+  std::vector<int> pids{tree.root()};
+  for (const auto& [pid, entry] : reader.subtree(tree.root())) pids.push_back(pid);
+  aftermath::StatFiles files;
+  for (auto _ : state) {
+    for (int pid : pids) {
+      auto st = kept ? files.read(pid) : reader.stat(pid);
+      benchmark::DoNotOptimize(st);
+    }
+  }
+  state.counters["per_process"] = benchmark::Counter(
+      static_cast<double>(pids.size()), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+void BM_StatRefreshKeptFds(benchmark::State& state) { StatRefresh(state, true); }
+void BM_StatRefreshByPath(benchmark::State& state) { StatRefresh(state, false); }
+BENCHMARK(BM_StatRefreshKeptFds)->Arg(136)->Arg(1000)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_StatRefreshByPath)->Arg(136)->Arg(1000)->Unit(benchmark::kMicrosecond);
 
 // The full table (every process on the machine), the fallback without
 // children files.

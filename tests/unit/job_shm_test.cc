@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -53,6 +56,62 @@ TEST_F(ShmTest, TheBaselineIsRecordedAndOnlyNewEntriesCount) {
   ASSERT_EQ(of(ObsKind::ShmRemove).size(), 1u);
   EXPECT_TRUE(job.at_baseline());
   EXPECT_EQ(job.extra_bytes(), 0);
+}
+
+// A runner's /dev/shm with 100,000 entries left by earlier jobs: a leak made
+// among them is found from its own change (no scan of the 100,000), at the
+// time of the sample that saw it, and only it is reclaimed.
+TEST(JobShmAtScale, ALeakAmong100000BaselineEntriesIsFoundAndTimedFromItsChangeAlone) {
+  char tmpl[] = "/dev/shm/aftermath-jobshm-100k-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  struct Cleanup {
+    std::string dir;
+    ~Cleanup() {
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+    }
+  } cleanup{dir};
+  constexpr int kBaseline = 100'000;
+  for (int i = 0; i < kBaseline; ++i) {
+    std::string p = dir + "/torch_" + std::to_string(1000 + i % 500) + "_" + std::to_string(i) + "_0";
+    int fd = ::open(p.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+    ASSERT_GE(fd, 0) << p;
+    ::close(fd);
+  }
+  Nanos clock = 0;
+  std::vector<Observation> seen;
+  JobShm job([&] { return clock; }, [&](Observation o) { seen.push_back(std::move(o)); });
+  job.take_baseline(dir);
+  job.set_place(false, 0);
+  clock = 10 * kMilli;
+  job.sample();  // the first sample scans
+  ASSERT_EQ(job.scans(), 1);
+  EXPECT_EQ(job.fresh_entries(), 0);
+  for (int i = 0; i < 10; ++i) job.sample();  // idle: nothing read
+  clock = 777 * kMilli;
+  {
+    std::ofstream(dir + "/torch_4242_0_leak") << std::string(4096, 'z');
+  }
+  job.sample();
+  EXPECT_EQ(job.scans(), 1) << "the leak was found by a scan of all 100,000 entries, not by its change";
+  std::vector<Observation> added;
+  for (const auto& o : seen)
+    if (o.kind == ObsKind::ShmAdd && !o.baseline) added.push_back(o);
+  ASSERT_EQ(added.size(), 1u);
+  EXPECT_EQ(added[0].name, "torch_4242_0_leak");
+  EXPECT_EQ(added[0].t, 777 * kMilli);
+  EXPECT_EQ(job.fresh_entries(), 1);
+  EXPECT_EQ(job.extra_bytes(), 4096);
+  EXPECT_FALSE(job.at_baseline());
+  job.finish(false, "");
+  std::vector<Observation> reclaimed;
+  for (const auto& o : seen)
+    if (o.kind == ObsKind::ShmReclaim) reclaimed.push_back(o);
+  ASSERT_EQ(reclaimed.size(), 1u);
+  EXPECT_EQ(reclaimed[0].name, "torch_4242_0_leak");
+  EXPECT_FALSE(fs::exists(dir + "/torch_4242_0_leak"));
+  EXPECT_TRUE(fs::exists(dir + "/torch_1000_0_0"));
 }
 
 TEST_F(ShmTest, LeftoversOnTheHostAreRemovedAndRecorded) {

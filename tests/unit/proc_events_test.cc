@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace aftermath {
@@ -87,6 +88,33 @@ TEST(ProcEvents, ForkRenameExecAndExitOfAChildAreSeen) {
   }
   EXPECT_LT(fork_at, exec_at);
   EXPECT_LT(exec_at, exit_at);
+}
+
+// Threads are filtered out in the kernel: a thread's start and end here, then
+// a child process's fork and exit; only the child's reach the socket (and no
+// thread's, from anywhere on the machine).
+TEST(ProcEvents, AThreadsStartAndEndAreFilteredOutAProcessIsNot) {
+  std::string why;
+  auto ev = ProcEvents::open(&why);
+  if (!ev) GTEST_SKIP() << "process events unavailable: " << why;
+  std::thread([] {}).join();
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) ::_exit(0);
+  std::vector<ProcEvent> seen;
+  bool fork = false, exit = false;
+  bool ok = collect(*ev, seen, [&] {
+    for (const auto& e : seen) {
+      fork = fork || (e.kind == ProcEvent::Kind::Fork && e.tgid == child);
+      exit = exit || (e.kind == ProcEvent::Kind::Exit && e.tgid == child);
+    }
+    return fork && exit;
+  });
+  ASSERT_EQ(::waitpid(child, nullptr, 0), child);
+  EXPECT_TRUE(ok) << "fork " << fork << " exit " << exit;
+  for (const auto& e : seen)
+    EXPECT_EQ(e.pid, e.tgid) << "a thread's event passed the filter: kind " << static_cast<int>(e.kind)
+                             << ", thread " << e.pid << " of " << e.tgid;
 }
 
 TEST(ProcEvents, DrainNeverBlocks) {

@@ -33,7 +33,7 @@ const std::vector<ObsKind> kAllKinds = {
     ObsKind::Note,         ObsKind::Announce,   ObsKind::Event,      ObsKind::Point,
     ObsKind::Fault,        ObsKind::Memory,     ObsKind::ProcExec,   ObsKind::ShmHeld,
     ObsKind::RoleInferred, ObsKind::OomKill,    ObsKind::TmpLeft,    ObsKind::TmpReclaim,
-    ObsKind::HarnessFailure,
+    ObsKind::HarnessFailure, ObsKind::SamplePeriod,
 };
 
 // ------------------------------------------------------------ field by field
