@@ -111,7 +111,7 @@ class ProcReader {
 
 // The stat of known processes, re-read through descriptors kept open: one
 // pread per process and sample instead of a path walk, an open and a close
-// (measured here: 1.3 us against 4.8 us at 1000 processes). A kept
+// (aftermath-compare: 5.4 us against 10.2 us a process at 1000 processes). A kept
 // descriptor names the process it was opened for: once that process is
 // reaped, reads fail (ESRCH) even if its pid is reused, so a reused pid is
 // never read as the process it replaced. At most `max_open` descriptors are
