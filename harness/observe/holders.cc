@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cstdio>
 
 namespace aftermath {
 
@@ -93,9 +94,18 @@ std::map<int, std::vector<FileRef>> scan_open_files(const std::string& proc_root
   std::map<int, std::vector<FileRef>> out;
   std::string target(4096, '\0');
   const std::string& prefix = pattern.literal_prefix();
+  // Each fd folder opened relative to the procfs root: no path walk from /.
+  const int root_fd = ::open(proc_root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  char rel[32];
   for (int pid : numeric_entries(proc_root)) {
-    std::string fd_dir = proc_root + "/" + std::to_string(pid) + "/fd";
-    DIR* d = ::opendir(fd_dir.c_str());
+    std::snprintf(rel, sizeof rel, "%d/fd", pid);
+    const int fd_dir = root_fd >= 0 ? ::openat(root_fd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+    DIR* d = fd_dir >= 0 ? ::fdopendir(fd_dir) : nullptr;
+    if (!d && fd_dir >= 0) {
+      const int err = errno;
+      ::close(fd_dir);
+      errno = err;
+    }
     if (!d) {
       // EACCES: not ours to read. ENOENT: gone meanwhile, nothing to count.
       if (errno == EACCES) {
@@ -124,6 +134,7 @@ std::map<int, std::vector<FileRef>> scan_open_files(const std::string& proc_root
       if (unreadable_pids) unreadable_pids->insert(pid);
     }
   }
+  if (root_fd >= 0) ::close(root_fd);
   return out;
 }
 
