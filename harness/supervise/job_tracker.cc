@@ -77,8 +77,7 @@ void JobTracker::reaped(Nanos t, int reaper_pid, const Outcome& out, bool top, c
   record(obs::proc_exit(t, host, out));
   it->second.alive = false;
   dirty_ = true;
-  if (!top && !(out.is_exited() && out.exit_code() == 0) && hooks_.on_failed_exit)
-    hooks_.on_failed_exit(host, 0);
+  if (!top && !(out.is_exited() && out.exit_code() == 0) && hooks_.on_failed_exit) hooks_.on_failed_exit(host);
   // Reaped is gone, at the reaper's exact time, even if a sample that ran
   // before this record arrived already saw it gone (the timeline is sorted
   // by time at the end, so the earlier stamp wins).
@@ -220,7 +219,7 @@ void JobTracker::classify(TrackedProcess& tr) {
 void JobTracker::classify_pending() {
   // A worker shows its handlers once it reaches its loop, seconds after its
   // birth under load; after 30 s a process that showed nothing stays as is.
-  // Each looks costs a status (and, without process events, a command line)
+  // Each look costs a status (and, without process events, a command line)
   // read, so a process is looked at again after 100 ms, then 200, 400 ...
   // up to 2 s apart: 20 looks at most rather than 150 at the refresh rate.
   // A fault waiting for a role sees it at most 2 s late.
@@ -295,7 +294,7 @@ void JobTracker::drain_events(bool* forked) {
       if (procs_.count(e.tgid)) {
         exit_status_[e.tgid] = e.exit_status;
         if (e.exit_status != 0 && e.tgid != top_pid_ && hooks_.on_failed_exit)
-          hooks_.on_failed_exit(e.tgid, e.exit_status);
+          hooks_.on_failed_exit(e.tgid);
       }
     }
   });
@@ -445,16 +444,17 @@ std::map<int, int> JobTracker::refresh_tracked(bool all) {
       // is read again after 2, 4 ... refresh periods, at most a second
       // apart; any change, or anything announced (a dirty tick reads all),
       // brings it back to every refresh.
-      const bool quiet = tr.stat_seen && st->state == tr.state && st->ppid == tr.ppid &&
-                         st->rss_pages == tr.rss_pages && st->utime + st->stime == tr.cpu_read;
+      const std::uint64_t cpu = st->utime + st->stime;
+      const bool first = !tr.stat_seen;
+      const std::uint64_t cpu_before = tr.cpu_read;
+      const bool quiet = !first && st->state == tr.state && st->ppid == tr.ppid &&
+                         st->rss_pages == tr.rss_pages && cpu == cpu_before;
       tr.read_gap = quiet ? std::min<Nanos>(kSecond, tr.read_gap ? 2 * tr.read_gap : 2 * refresh_every_) : 0;
       tr.next_read = t + tr.read_gap;
       tr.stat_seen = true;
       tr.rss_pages = st->rss_pages;
       tr.rss_counted = true;
-      tr.cpu_read = st->utime + st->stime;
-      std::uint64_t cpu = st->utime + st->stime;
-      auto [it, fresh] = cpu_seen_.try_emplace(pid, cpu);
+      tr.cpu_read = cpu;
       // Housekeeping is no progress: torchrun's agent polling the ranks it
       // started (every 0.1 s since PyTorch 2.4; before it has any, it
       // imports torch and takes part in the rendezvous: work) or a helper's
@@ -462,8 +462,7 @@ std::map<int, int> JobTracker::refresh_tracked(bool all) {
       // CPU time is work.
       bool works = tr.role != Role::Helper && !(is_torchrun_agent(tr.cmdline) && parents.count(pid)) &&
                    (work_of_ == 0 || work_of_ == pid);
-      if (!fresh && cpu > it->second && works) work_ticks_[pid] += static_cast<std::int64_t>(cpu - it->second);
-      it->second = cpu;
+      if (!first && cpu > cpu_before && works) work_ticks_[pid] += static_cast<std::int64_t>(cpu - cpu_before);
       if (watch_io_ && works) {
         if (auto io = reader_.io_bytes(pid)) {
           auto [seen, first] = io_seen_.try_emplace(pid, *io);

@@ -66,7 +66,7 @@ struct JobTrackerHooks {
   std::function<void()> on_role_change;        // a role or number changed (a fault may wait for it)
   std::function<void(int pid)> on_exit;        // a pidfd said exit, before its ProcExit is recorded
   std::function<void()> on_refreshed;          // after each re-read of the tracked processes
-  std::function<void(int pid, int status)> on_failed_exit;  // a job process (not the top) exited non-zero or by a signal (its wait status): from the kernel's exit events
+  std::function<void(int pid)> on_failed_exit;  // a job process (not the top) exited non-zero or by a signal (from the kernel's exit events, or the reaper's reap)
 };
 
 class JobTracker {
@@ -196,7 +196,6 @@ class JobTracker {
   bool pid_ns_ = false;
   int top_pid_ = 0;
   std::map<int, std::int64_t> work_ticks_;  // working pid -> CPU ticks since reset_work()
-  std::map<int, std::uint64_t> cpu_seen_;   // pid -> utime+stime at the last read
   bool watch_io_ = false;
   std::int64_t io_bytes_ = 0;               // since reset_work()
   std::map<int, std::uint64_t> io_seen_;    // pid -> rchar+wchar at the last read

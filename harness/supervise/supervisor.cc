@@ -89,6 +89,7 @@ class Supervisor {
     if (local && opt_.node.on_progress) opt_.node.on_progress();
   }
   void add(Observation o);
+  bool is_progress(const Observation& o) const;  // no_hang's stall rule: the job moved on
   void phase(const std::string& name) {
     phase_ = name;
     add(obs::phase(now(), name));
@@ -179,7 +180,7 @@ JobTrackerHooks Supervisor::tracker_hooks() {
   h.record = [this](Observation o) { add(std::move(o)); };
   h.on_role_change = [this] { schedule_.retry_waiting(); };  // a fault may wait for it
   h.on_exit = [this](int) { schedule_.watch_oom_kills(); };  // the kill comes before the exit
-  h.on_failed_exit = [this](int pid, int) {
+  h.on_failed_exit = [this](int pid) {
     // no_hang's after_failure: from a failure on, the launcher's reaction
     // is the progress that counts.
     if (!after_failure_ || failure_seen_ || top_exited_) return;
@@ -223,6 +224,16 @@ FaultScheduleHooks Supervisor::schedule_hooks() {
   return h;
 }
 
+bool Supervisor::is_progress(const Observation& o) const {
+  // A change of state or parent, or a resize, is not the job moving on.
+  if (o.kind == ObsKind::ProcState || o.kind == ObsKind::ProcParent || o.kind == ObsKind::ShmResize) return false;
+  // After a failure (no_hang's after_failure) the survivors' events, points
+  // and /dev/shm entries are theirs, not the launcher's reaction.
+  const bool survivors = o.kind == ObsKind::Event || o.kind == ObsKind::Point || o.kind == ObsKind::ShmAdd ||
+                         o.kind == ObsKind::ShmRemove;
+  return !(failure_seen_ && survivors && o.pid != tracker_.top_pid());
+}
+
 void Supervisor::add(Observation o) {
   switch (o.kind) {  // what counts as the job still changing (the settle's quiet rule)
     case ObsKind::ProcStart: case ObsKind::ProcExit: case ObsKind::ProcGone:
@@ -230,11 +241,7 @@ void Supervisor::add(Observation o) {
     case ObsKind::ShmAdd: case ObsKind::ShmRemove: case ObsKind::ShmResize:
     case ObsKind::Event: case ObsKind::Point:
       last_change_ = now();
-      if (o.kind != ObsKind::ProcState && o.kind != ObsKind::ProcParent && o.kind != ObsKind::ShmResize &&
-          !(failure_seen_ && (o.kind == ObsKind::Event || o.kind == ObsKind::Point ||
-                              o.kind == ObsKind::ShmAdd || o.kind == ObsKind::ShmRemove) &&
-            o.pid != tracker_.top_pid()))
-        mark_progress();
+      if (is_progress(o)) mark_progress();
       break;
     default:
       break;
