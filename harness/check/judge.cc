@@ -9,11 +9,9 @@ namespace aftermath {
 void judge(ScenarioResult& r, const Scenario& sc, bool interrupted) {
   r.checks = run_checks(sc, r.timeline, r.processes);
   r.tests = judge_tests(make_check_input(sc, r.timeline, r.processes));
-  r.verdict = decide_verdict(sc, r.checks, &r.verdict_reason);
-  if (auto fv = fault_verdict(r.timeline.facts.faults)) {
-    r.verdict = fv->verdict;
-    r.verdict_reason = fv->reason;
-  }
+  Decision d = fault_verdict(r.timeline.facts.faults).value_or(decide_verdict(sc, r.checks));
+  r.verdict = d.verdict;
+  r.verdict_reason = std::move(d.reason);
   if (interrupted) {
     r.verdict = Verdict::Error;
     r.error = "interrupted";

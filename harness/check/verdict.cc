@@ -7,14 +7,11 @@
 
 namespace aftermath {
 
-Verdict decide_verdict(const Scenario& sc, const std::vector<CheckResult>& checks,
-                       std::string* reason) {
+Decision decide_verdict(const Scenario& sc, const std::vector<CheckResult>& checks) {
   std::set<std::string> failed;
   for (const auto& c : checks) {
-    if (c.status == CheckStatus::Error) {
-      if (reason) *reason = "check " + c.name + " errored: " + c.reason;
-      return Verdict::Error;
-    }
+    if (c.status == CheckStatus::Error) 
+      return {Verdict::Error, "check " + c.name + " errored: " + c.reason};
     if (c.status == CheckStatus::Fail) failed.insert(c.name);
   }
   auto join = [](const std::set<std::string>& s) {
@@ -23,45 +20,37 @@ Verdict decide_verdict(const Scenario& sc, const std::vector<CheckResult>& check
     return out;
   };
   if (sc.expect.expect_pass) {
-    if (failed.empty()) {
-      if (reason) *reason = "every check passed";
-      return Verdict::Pass;
-    }
-    if (reason) *reason = "failed: " + join(failed);
-    return Verdict::Fail;
+    if (failed.empty()) 
+      return {Verdict::Pass, "every check passed"};
+    return {Verdict::Fail, "failed: " + join(failed)};
   }
   std::set<std::string> unexpected;
   for (const auto& f : failed)
     if (!sc.expect.failing.count(f)) unexpected.insert(f);
-  if (!unexpected.empty()) {
-    if (reason) *reason = "failed beyond the expected failure: " + join(unexpected);
-    return Verdict::Fail;
-  }
-  if (failed == sc.expect.failing) {
-    if (reason) *reason = "expected failure reproduced: " + join(failed);
-    return Verdict::XFail;
-  }
+  if (!unexpected.empty()) 
+    return {Verdict::Fail, "failed beyond the expected failure: " + join(unexpected)};
+  if (failed == sc.expect.failing) 
+    return {Verdict::XFail, "expected failure reproduced: " + join(failed)};
   std::set<std::string> missing;
   for (const auto& e : sc.expect.failing)
     if (!failed.count(e)) missing.insert(e);
-  if (reason) *reason = "expected failure did not reproduce: " + join(missing) + " passed";
-  return Verdict::XPass;
+  return {Verdict::XPass, "expected failure did not reproduce: " + join(missing) + " passed"};
 }
 
-std::optional<FaultVerdict> fault_verdict(const std::vector<FaultRecord>& faults) {
-  std::optional<FaultVerdict> out;
+std::optional<Decision> fault_verdict(const std::vector<FaultRecord>& faults) {
+  std::optional<Decision> out;
   for (const auto& f : faults) {
     if (f.optional || f.status == FaultStatus::Injected) continue;
     std::string what = "fault " + std::to_string(f.index + 1) + " (" + std::string(to_string(f.action)) + " " + f.target +
                        (f.trigger.empty() ? "" : ", " + f.trigger) + ")";
     if (f.status == FaultStatus::Skipped) {
       // An error elsewhere outranks a skip.
-      if (!out) out = FaultVerdict{Verdict::Skipped, what + " cannot act on this machine: " + f.reason};
+      if (!out) out = Decision{Verdict::Skipped, what + " cannot act on this machine: " + f.reason};
       continue;
     }
     std::string verb = f.status == FaultStatus::Failed ? " failed: " : " never fired: ";
     if (!out || out->verdict != Verdict::Error)
-      out = FaultVerdict{Verdict::Error, what + verb + f.reason};
+      out = Decision{Verdict::Error, what + verb + f.reason};
     else
       out->reason += "; " + what + verb + f.reason;
   }

@@ -18,8 +18,12 @@ namespace aftermath {
 //   expect pass: no failure            -> pass, else fail
 //   expect fail L, failed set F:  F == L -> xfail;  F a strict subset of L -> xpass;
 //                                  anything failed outside L -> fail
-Verdict decide_verdict(const Scenario& sc, const std::vector<CheckResult>& checks,
-                       std::string* reason);
+// A verdict and the one line that says why.
+struct Decision {
+  Verdict verdict = Verdict::Error;
+  std::string reason;
+};
+Decision decide_verdict(const Scenario& sc, const std::vector<CheckResult>& checks);
 
 // What the scenario's faults make of the verdict. A scenario whose fault
 // never acted did not stage what it says, so its checks prove nothing:
@@ -27,11 +31,7 @@ Verdict decide_verdict(const Scenario& sc, const std::vector<CheckResult>& check
 //   reached, a trigger that never came)          -> error
 //   a fault whose mechanism is unavailable here  -> skipped
 // Faults marked `optional: true` are left out. nullopt: every fault acted.
-struct FaultVerdict {
-  Verdict verdict = Verdict::Error;
-  std::string reason;
-};
-std::optional<FaultVerdict> fault_verdict(const std::vector<FaultRecord>& faults);
+std::optional<Decision> fault_verdict(const std::vector<FaultRecord>& faults);
 
 // Recovery timings in ms (nullopt where not reached), and what they count from.
 struct Timings {

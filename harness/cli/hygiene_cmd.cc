@@ -42,8 +42,7 @@ Status build(const HygieneCliOptions& c, Built& b) {
     const std::string& bad = !probe_timeout ? c.probe_timeout : !min_age ? c.shm_min_age : c.tmp_min_age;
     return Error{"'" + bad + "' is not a duration (e.g. 500ms, 20s, 2m)"};
   }
-  std::string error;
-  if (!PathPattern::parse(c.device_pattern, &error)) return Error{"--device-pattern: " + error};
+  if (auto p = PathPattern::parse(c.device_pattern); !p) return Error{"--device-pattern: " + p.error().what};
   HygieneOptions& o = b.options;
   o.proc_root = c.proc_root;
   o.shm_dir = c.shm_dir;

@@ -298,11 +298,9 @@ void merge_nodes(ScenarioResult& r, const Scenario& sc, const RunOptions& o, std
     merged_check.expected_to_fail = sc.expect.failing.count(kDiedWithAgent) > 0;
     r.checks.push_back(std::move(merged_check));
   }
-  r.verdict = decide_verdict(sc, r.checks, &r.verdict_reason);
-  if (auto fv = fault_verdict(r.timeline.facts.faults)) {
-    r.verdict = fv->verdict;
-    r.verdict_reason = fv->reason;
-  }
+  Decision d = fault_verdict(r.timeline.facts.faults).value_or(decide_verdict(sc, r.checks));
+  r.verdict = d.verdict;
+  r.verdict_reason = std::move(d.reason);
   for (size_t k = 0; k < r.nodes.size(); ++k) {
     const NodeResult& nr = r.nodes[k];
     if (nr.agent == AgentState::Done && (nr.verdict != Verdict::Error || nr.checks.size())) continue;

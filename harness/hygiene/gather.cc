@@ -90,10 +90,9 @@ void gather_probe(const HygieneOptions& o, MachineSnapshot& m) {
 
 // Who holds device files and /dev/shm entries.
 void gather_holders(const HygieneOptions& o, MachineSnapshot& m) {
-  std::string error;
-  auto pattern = PathPattern::parse(o.device_pattern, &error);
+  auto pattern = PathPattern::parse(o.device_pattern);
   if (!pattern) {
-    m.pattern_error = error;
+    m.pattern_error = pattern.error().what;
   } else {
     m.device_files = scan_open_files(o.proc_root, *pattern, nullptr, &m.unreadable);
   }
@@ -137,10 +136,9 @@ void gather_cgroups(const HygieneOptions& o, MachineSnapshot& m) {
 // The temp dir's residue of known kinds, and who holds it.
 void gather_tmp(const HygieneOptions& o, MachineSnapshot& m) {
   if (o.tmp_dir.empty()) return;
-  std::string error;
-  auto table = scan_tmp(o.tmp_dir, &error);
+  auto table = scan_tmp(o.tmp_dir);
   if (!table) {
-    m.tmp_error = error;
+    m.tmp_error = table.error().what;
     return;
   }
   std::vector<std::string> names;

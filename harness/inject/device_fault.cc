@@ -85,16 +85,10 @@ std::vector<std::string> cudart_candidates() {
 Status device_oom_available(const std::string& dev_root, const std::vector<std::string>& candidates) {
   std::string ctl = dev_root + "/nvidiactl";
   if (::access(ctl.c_str(), F_OK) != 0) return Error{"no GPU on this machine (" + ctl + " absent)", ENOENT};
-  std::string why;
-  for (const auto& c : candidates) {
-    if (void* h = ::dlopen(c.c_str(), RTLD_LAZY | RTLD_LOCAL)) {
-      ::dlclose(h);
-      return {};
-    }
-    const char* e = ::dlerror();
-    why += (why.empty() ? "" : "; ") + std::string(e ? e : c);
-  }
-  return Error{"no CUDA runtime: " + (why.empty() ? std::string("no candidate") : why)};
+  auto loaded = cudart_loading::dlopen_first(candidates, RTLD_LAZY | RTLD_LOCAL);
+  if (!loaded) return Error{"no CUDA runtime: " + loaded.error().what};
+  ::dlclose(loaded->handle);
+  return {};
 }
 
 Status device_oom_available() { return device_oom_available("/dev", cudart_candidates()); }

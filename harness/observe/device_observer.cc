@@ -110,10 +110,9 @@ void DeviceObserver::sample(Nanos t, const JobRef& job) {
 
 void DeviceObserver::finish(Nanos t, const JobRef& job) {
   sample(t, job);
-  std::string error;
-  auto pattern = PathPattern::parse(opts_.device_pattern, &error);
+  auto pattern = PathPattern::parse(opts_.device_pattern);
   if (!pattern) {
-    tl_.holders_unavailable = error;
+    tl_.holders_unavailable = pattern.error().what;
   } else {
     int unreadable = 0;
     auto procs = ProcessIndex::scan(proc_);

@@ -57,15 +57,14 @@ bool under(std::string_view path, std::string_view dir) {
 
 }  // namespace
 
-std::optional<PathPattern> PathPattern::parse(std::string_view spec, std::string* error) {
+Expected<PathPattern> PathPattern::parse(std::string_view spec) {
   PathPattern p;
   p.spec_ = std::string(spec);
   if (spec.rfind("re:", 0) == 0) {
     try {
       p.regex_.emplace(std::string(spec.substr(3)), std::regex::ECMAScript);
     } catch (const std::regex_error& e) {
-      if (error) *error = "bad device pattern '" + std::string(spec) + "': " + e.what();
-      return std::nullopt;
+      return Error{"bad device pattern '" + std::string(spec) + "': " + e.what()};
     }
   } else {
     p.glob_ = std::string(spec.rfind("glob:", 0) == 0 ? spec.substr(5) : spec);

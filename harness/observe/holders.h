@@ -18,6 +18,7 @@
 
 #include "harness/core/device.h"
 #include "harness/observe/process_index.h"
+#include "harness/os/expected.h"
 
 namespace aftermath {
 
@@ -25,8 +26,8 @@ namespace aftermath {
 // prefix "re:", an ECMAScript regex searched in the path.
 class PathPattern {
  public:
-  // nullopt and *error set when the regex does not compile.
-  static std::optional<PathPattern> parse(std::string_view spec, std::string* error = nullptr);
+  // An error when the regex does not compile.
+  static Expected<PathPattern> parse(std::string_view spec);
   // Matches every path strictly under `dir` (no pattern characters involved).
   static PathPattern under_dir(std::string_view dir);
   bool matches(std::string_view path) const;

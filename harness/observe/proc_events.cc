@@ -104,11 +104,8 @@ bool attach_filter(int fd) {
 
 }  // namespace
 
-std::unique_ptr<ProcEvents> ProcEvents::open(std::string* why, int ack_timeout_ms) {
-  auto fail = [&](std::string what) -> std::unique_ptr<ProcEvents> {
-    if (why) *why = std::move(what);
-    return nullptr;
-  };
+Expected<std::unique_ptr<ProcEvents>> ProcEvents::open(int ack_timeout_ms) {
+  auto fail = [](std::string what) -> Expected<std::unique_ptr<ProcEvents>> { return Error{std::move(what)}; };
   int fd = ::socket(PF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_CONNECTOR);
   if (fd < 0) return fail(std::string("no proc connector socket: ") + std::strerror(errno));
   std::unique_ptr<ProcEvents> self(new ProcEvents(fd));

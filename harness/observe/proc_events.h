@@ -17,6 +17,8 @@
 #include <memory>
 #include <string>
 
+#include "harness/os/expected.h"
+
 namespace aftermath {
 
 struct ProcEvent {
@@ -31,10 +33,10 @@ struct ProcEvent {
 
 class ProcEvents {
  public:
-  // Subscribes. nullptr, with *why set (when given), where the kernel refuses
-  // or has no proc connector; waits at most `ack_timeout_ms` for the kernel's
+  // Subscribes; an error saying why where the kernel refuses or has no proc
+  // connector. Waits at most `ack_timeout_ms` for the kernel's
   // acknowledgement (a refusal in a non-initial namespace sends none).
-  static std::unique_ptr<ProcEvents> open(std::string* why = nullptr, int ack_timeout_ms = 500);
+  static Expected<std::unique_ptr<ProcEvents>> open(int ack_timeout_ms = 500);
   ~ProcEvents();  // unsubscribes
   ProcEvents(const ProcEvents&) = delete;
   ProcEvents& operator=(const ProcEvents&) = delete;

@@ -111,18 +111,14 @@ TmpKind classify_tmp_name(std::string_view name) {
   return TmpKind::Other;
 }
 
-std::optional<TmpTable> scan_tmp(const std::string& dir, std::string* error,
-                                 const TmpScanLimits& limits) {
+Expected<TmpTable> scan_tmp(const std::string& dir, const TmpScanLimits& limits) {
   int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0) {
-    if (error) *error = "cannot open " + dir + ": " + std::strerror(errno);
-    return std::nullopt;
-  }
+  if (dfd < 0) return sys_error("cannot open " + dir);
   DIR* d = ::fdopendir(::dup(dfd));
   if (!d) {
-    if (error) *error = "cannot list " + dir + ": " + std::strerror(errno);
+    Error e = sys_error("cannot list " + dir);
     ::close(dfd);
-    return std::nullopt;
+    return e;
   }
   std::vector<std::string> names;
   while (dirent* e = ::readdir(d))

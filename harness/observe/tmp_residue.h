@@ -33,6 +33,8 @@
 #include <string_view>
 #include <vector>
 
+#include "harness/os/expected.h"
+
 namespace aftermath {
 
 enum class TmpKind { Pymp, TorchShmDir, Torchelastic, TorchrunShim, Other };
@@ -62,10 +64,9 @@ struct TmpScanLimits {
   int max_depth = 8;
 };
 
-// Every entry of `dir` ("." and ".." aside), each walked for its size. nullopt
-// (with *error) when `dir` cannot be listed.
-std::optional<TmpTable> scan_tmp(const std::string& dir, std::string* error = nullptr,
-                                 const TmpScanLimits& limits = {});
+// Every entry of `dir` ("." and ".." aside), each walked for its size; an
+// error when `dir` cannot be listed.
+Expected<TmpTable> scan_tmp(const std::string& dir, const TmpScanLimits& limits = {});
 
 // One entry of `dir` by name, as scan_tmp lists it; nullopt if absent.
 std::optional<TmpEntry> stat_tmp(const std::string& dir, const std::string& name,

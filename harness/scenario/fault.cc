@@ -14,16 +14,13 @@ bool to_int(const std::string& s, int* out) {
 }
 }  // namespace
 
-std::optional<TargetSpec> parse_target(const std::string& text, std::string* error) {
+Expected<TargetSpec> parse_target(const std::string& text) {
   TargetSpec t;
   t.text = text;
   auto colon = text.find(':');
   std::string kind = text.substr(0, colon);
   std::string arg = colon == std::string::npos ? "" : text.substr(colon + 1);
-  auto fail = [&](std::string why) -> std::optional<TargetSpec> {
-    *error = std::move(why);
-    return std::nullopt;
-  };
+  auto fail = [](std::string why) -> Expected<TargetSpec> { return Error{std::move(why)}; };
   if (kind == "launcher" || kind == "all" || kind == "self") {
     if (colon != std::string::npos) return fail("'" + kind + "' takes no argument");
     t.kind = kind == "launcher" ? TargetSpec::Kind::Launcher

@@ -25,6 +25,7 @@
 
 #include "harness/core/fault_kind.h"
 #include "harness/core/types.h"
+#include "harness/os/expected.h"
 
 namespace aftermath {
 
@@ -42,8 +43,8 @@ struct TargetSpec {
 };
 
 // "launcher", "rank:1", "worker:0/3", "workers:0", "match:torch_shm_manager",
-// "all", "self", "node:1", "agent:1". nullopt with *error set on anything else.
-std::optional<TargetSpec> parse_target(const std::string& text, std::string* error);
+// "all", "self", "node:1", "agent:1"; anything else is an error saying why.
+Expected<TargetSpec> parse_target(const std::string& text);
 
 // A condition over observations.
 struct Predicate {

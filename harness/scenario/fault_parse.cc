@@ -48,14 +48,13 @@ void parse_action(FieldReader& r, const Entry& fe, const Entries& es, FaultSpec*
 void parse_target_field(FieldReader& r, const Entry& fe, const Entries& es, FaultSpec* f) {
   if (const Entry* t = find(es, "target")) {
     if (auto text = r.string_value(*t)) {
-      std::string why;
-      if (auto spec = parse_target(*text, &why)) {
+      if (auto spec = parse_target(*text)) {
         f->target = *spec;
         if (f->action == FaultAction::Scancel && spec->kind != TargetSpec::Kind::Launcher)
           r.error(t->where(), t->path,
                   "scancel signals the step from its task down: its target is the launcher (or leave it out)");
       } else {
-        r.error(t->where(), t->path, why);
+        r.error(t->where(), t->path, spec.error().what);
       }
     }
   } else if (f->action == FaultAction::Scancel) {

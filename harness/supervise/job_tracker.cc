@@ -30,8 +30,9 @@ std::unique_ptr<ProcEvents> JobTracker::open_events(const std::string& proc_root
   // (root in the initial namespaces) and /proc is the host's; else the tick
   // polls /proc/loadavg. AFTERMATH_PROC_EVENTS=0 forces the fallback.
   const char* pe = ::getenv("AFTERMATH_PROC_EVENTS");
-  if (proc_root == "/proc" && !(pe && std::string(pe) == "0")) return ProcEvents::open();
-  return nullptr;
+  if (proc_root != "/proc" || (pe && std::string(pe) == "0")) return nullptr;
+  auto events = ProcEvents::open();
+  return events ? std::move(*events) : nullptr;
 }
 
 void JobTracker::set_containment(int reaper_pid, bool pid_namespace) {

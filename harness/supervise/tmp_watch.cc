@@ -17,9 +17,8 @@ constexpr Nanos kMaxBackoff = 4 * kSecond;
 
 Status TmpDirWatch::start(Options options) {
   opt_ = std::move(options);
-  std::string error;
-  auto table = scan_tmp(opt_.dir, &error, kListOnly);
-  if (!table) return Error{error};
+  auto table = scan_tmp(opt_.dir, kListOnly);
+  if (!table) return table.error();
   baseline_ = std::move(*table);
   (void)watch_.watch(opt_.dir);  // without inotify, poll() lists the dir instead
   active_ = true;
@@ -41,7 +40,7 @@ void TmpDirWatch::poll(Nanos now, const std::function<std::vector<int>()>& job_p
   if (watch_.poll(&changed)) {
     for (const auto& name : changed)
       if (known_residue(classify_tmp_name(name))) note_new(name, now);
-  } else if (auto table = scan_tmp(opt_.dir, nullptr, kListOnly)) {
+  } else if (auto table = scan_tmp(opt_.dir, kListOnly)) {
     for (const auto& [name, e] : *table)
       if (known_residue(e.kind)) note_new(name, now);
   }
@@ -96,10 +95,9 @@ std::vector<Observation> TmpDirWatch::finish(Nanos now) {
   std::vector<Observation> out;
   if (!active_) return out;
   active_ = false;
-  std::string error;
-  auto table = scan_tmp(opt_.dir, &error);
+  auto table = scan_tmp(opt_.dir);
   if (!table) {
-    out.push_back(obs::harness_failure(now, HarnessPart::TmpDir, error));
+    out.push_back(obs::harness_failure(now, HarnessPart::TmpDir, table.error().what));
     return out;
   }
   auto fresh = new_tmp_entries(baseline_, *table);

@@ -45,9 +45,9 @@ TEST(CleanRun, EveryCheckPasses) {
         << results[i].name << ": " << results[i].reason;
     EXPECT_FALSE(results[i].expected_to_fail);
   }
-  std::string reason;
-  EXPECT_EQ(decide_verdict(sc, results, &reason), Verdict::Pass);
-  EXPECT_EQ(reason, "every check passed");
+  Decision d = decide_verdict(sc, results);
+  EXPECT_EQ(d.verdict, Verdict::Pass);
+  EXPECT_EQ(d.reason, "every check passed");
 }
 
 // ============================================================ all_exited
@@ -644,14 +644,15 @@ TEST(RunChecks, MarksTheChecksExpectedToFail) {
     EXPECT_EQ(r.expected_to_fail, expected) << r.name;
   }
   // Only no_orphans actually failed: a strict subset of the expectation.
-  std::string reason;
-  EXPECT_EQ(decide_verdict(sc, results, &reason), Verdict::XPass);
-  EXPECT_THAT(reason, HasSubstr("all_exited passed"));
+  Decision d = decide_verdict(sc, results);
+  EXPECT_EQ(d.verdict, Verdict::XPass);
+  EXPECT_THAT(d.reason, HasSubstr("all_exited passed"));
 
   sc.expect.failing = {"no_orphans"};
   results = run_checks(sc, tl, build_histories(tl));
-  EXPECT_EQ(decide_verdict(sc, results, &reason), Verdict::XFail);
-  EXPECT_EQ(reason, "expected failure reproduced: no_orphans");
+  d = decide_verdict(sc, results);
+  EXPECT_EQ(d.verdict, Verdict::XFail);
+  EXPECT_EQ(d.reason, "expected failure reproduced: no_orphans");
 }
 
 // ============================================================ CheckInput

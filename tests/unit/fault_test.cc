@@ -18,21 +18,20 @@ using ::testing::HasSubstr;
 // --- parse_target ---------------------------------------------------------------
 
 TEST(ParseTargetDirect, AcceptsEveryForm) {
-  std::string error;
-  auto t = parse_target("worker:12/7", &error);
-  ASSERT_TRUE(t) << error;
+  auto t = parse_target("worker:12/7");
+  ASSERT_TRUE(t) << t.error().what;
   EXPECT_EQ(t->kind, TargetSpec::Kind::Worker);
   EXPECT_EQ(t->rank, 12);
   EXPECT_EQ(t->worker, 7);
   EXPECT_EQ(t->text, "worker:12/7");
-  t = parse_target("workers:0", &error);
-  ASSERT_TRUE(t) << error;
+  t = parse_target("workers:0");
+  ASSERT_TRUE(t) << t.error().what;
   EXPECT_EQ(t->kind, TargetSpec::Kind::Workers);
   EXPECT_EQ(t->rank, 0);
-  t = parse_target("match:python .*train", &error);
-  ASSERT_TRUE(t) << error;
+  t = parse_target("match:python .*train");
+  ASSERT_TRUE(t) << t.error().what;
   EXPECT_EQ(t->regex, "python .*train");
-  for (const char* ok : {"launcher", "all", "self", "rank:0"}) EXPECT_TRUE(parse_target(ok, &error)) << ok;
+  for (const char* ok : {"launcher", "all", "self", "rank:0"}) EXPECT_TRUE(parse_target(ok).ok()) << ok;
 }
 
 TEST(ParseTargetDirect, RejectsMalformedArguments) {
@@ -61,22 +60,21 @@ TEST(ParseTargetDirect, RejectsMalformedArguments) {
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.text);
-    std::string error;
-    EXPECT_FALSE(parse_target(c.text, &error));
-    EXPECT_THAT(error, HasSubstr(c.message));
+    auto t = parse_target(c.text);
+    ASSERT_FALSE(t);
+    EXPECT_THAT(t.error().what, HasSubstr(c.message));
   }
 }
 
 TEST(ParseTargetDirect, EveryKindWithItsFields) {
-  std::string error;
-  auto launcher = parse_target("launcher", &error);
-  ASSERT_TRUE(launcher) << error;
+  auto launcher = parse_target("launcher");
+  ASSERT_TRUE(launcher) << launcher.error().what;
   EXPECT_EQ(launcher->kind, TargetSpec::Kind::Launcher);
   EXPECT_EQ(launcher->rank, -1);
-  EXPECT_EQ(parse_target("all", &error)->kind, TargetSpec::Kind::All);
-  EXPECT_EQ(parse_target("self", &error)->kind, TargetSpec::Kind::Self);
-  auto rank = parse_target("rank:3", &error);
-  ASSERT_TRUE(rank) << error;
+  EXPECT_EQ(parse_target("all")->kind, TargetSpec::Kind::All);
+  EXPECT_EQ(parse_target("self")->kind, TargetSpec::Kind::Self);
+  auto rank = parse_target("rank:3");
+  ASSERT_TRUE(rank) << rank.error().what;
   EXPECT_EQ(rank->kind, TargetSpec::Kind::Rank);
   EXPECT_EQ(rank->rank, 3);
   EXPECT_EQ(rank->worker, -1);
@@ -84,24 +82,22 @@ TEST(ParseTargetDirect, EveryKindWithItsFields) {
 }
 
 TEST(ParseTargetDirect, AMatchRegexKeepsItsOwnColons) {
-  std::string error;
-  auto t = parse_target("match:a:b", &error);
-  ASSERT_TRUE(t) << error;
+  auto t = parse_target("match:a:b");
+  ASSERT_TRUE(t) << t.error().what;
   EXPECT_EQ(t->kind, TargetSpec::Kind::Match);
   EXPECT_EQ(t->regex, "a:b");
 }
 
 TEST(ParseTargetDirect, NumbersMustBeWholeAndFitAnInt) {
-  std::string error;
-  auto t = parse_target("rank:007", &error);
-  ASSERT_TRUE(t) << error;
+  auto t = parse_target("rank:007");
+  ASSERT_TRUE(t) << t.error().what;
   EXPECT_EQ(t->rank, 7);
   for (const char* bad : {"rank:99999999999", "rank: 1", "rank:1.0", "worker:1/2/3", "worker:1/-2",
                           "Rank:1", "LAUNCHER", " launcher"}) {
     SCOPED_TRACE(bad);
-    error.clear();
-    EXPECT_FALSE(parse_target(bad, &error));
-    EXPECT_FALSE(error.empty());
+    auto bad_target = parse_target(bad);
+    ASSERT_FALSE(bad_target);
+    EXPECT_FALSE(bad_target.error().what.empty());
   }
 }
 

@@ -28,9 +28,9 @@ TEST(HolderPattern, GlobRegexAndDir) {
   ASSERT_TRUE(re);
   EXPECT_TRUE(re->matches("/dev/nvidia12"));
   EXPECT_FALSE(re->matches("/dev/nvidiactl"));
-  std::string error;
-  EXPECT_FALSE(PathPattern::parse("re:([", &error));
-  EXPECT_NE(error.find("bad device pattern"), std::string::npos);
+  auto bad = PathPattern::parse("re:([");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().what.find("bad device pattern"), std::string::npos);
   auto dir = PathPattern::under_dir("/dev/shm");
   EXPECT_TRUE(dir.matches("/dev/shm/torch_1_2_3"));
   EXPECT_FALSE(dir.matches("/dev/shmem/x"));

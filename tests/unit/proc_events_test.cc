@@ -38,9 +38,9 @@ bool collect(ProcEvents& ev, std::vector<ProcEvent>& out, Pred pred,
 }
 
 TEST(ProcEvents, ForkRenameExecAndExitOfAChildAreSeen) {
-  std::string why;
-  auto ev = ProcEvents::open(&why);
-  if (!ev) GTEST_SKIP() << "process events unavailable: " << why;
+  auto opened = ProcEvents::open();
+  if (!opened) GTEST_SKIP() << "process events unavailable: " << opened.error().what;
+  auto ev = std::move(*opened);
   ASSERT_GE(ev->fd(), 0);
   int go[2];
   ASSERT_EQ(::pipe2(go, O_CLOEXEC), 0);
@@ -94,9 +94,9 @@ TEST(ProcEvents, ForkRenameExecAndExitOfAChildAreSeen) {
 // a child process's fork and exit; only the child's reach the socket (and no
 // thread's, from anywhere on the machine).
 TEST(ProcEvents, AThreadsStartAndEndAreFilteredOutAProcessIsNot) {
-  std::string why;
-  auto ev = ProcEvents::open(&why);
-  if (!ev) GTEST_SKIP() << "process events unavailable: " << why;
+  auto opened = ProcEvents::open();
+  if (!opened) GTEST_SKIP() << "process events unavailable: " << opened.error().what;
+  auto ev = std::move(*opened);
   std::thread([] {}).join();
   pid_t child = ::fork();
   ASSERT_GE(child, 0);
@@ -118,9 +118,9 @@ TEST(ProcEvents, AThreadsStartAndEndAreFilteredOutAProcessIsNot) {
 }
 
 TEST(ProcEvents, DrainNeverBlocks) {
-  std::string why;
-  auto ev = ProcEvents::open(&why);
-  if (!ev) GTEST_SKIP() << "process events unavailable: " << why;
+  auto opened = ProcEvents::open();
+  if (!opened) GTEST_SKIP() << "process events unavailable: " << opened.error().what;
+  auto ev = std::move(*opened);
   auto t0 = Clock::now();
   for (int i = 0; i < 100; ++i) (void)ev->drain([](const ProcEvent&) {});
   EXPECT_LT(Clock::now() - t0, std::chrono::seconds(2));

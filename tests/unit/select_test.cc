@@ -49,9 +49,8 @@ std::vector<JobProcess> job() {
 }
 
 TargetSpec target(const std::string& text) {
-  std::string error;
-  auto t = parse_target(text, &error);
-  EXPECT_TRUE(t.has_value()) << text << ": " << error;
+  auto t = parse_target(text);
+  EXPECT_TRUE(t) << text << ": " << t.error().what;
   return t.value_or(TargetSpec{});
 }
 

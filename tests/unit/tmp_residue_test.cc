@@ -60,9 +60,8 @@ TEST(TmpResidue, ScanSumsSizesUnderEachEntryWithinItsBound) {
   fs::create_directories(d / "t/pymp-q1");
   stale_socket(d / "t/pymp-q1/listener-zz");
   for (int i = 0; i < 5; ++i) d.write("t/big_" "/f" + std::to_string(i), std::string(10, 'b'));
-  std::string error;
-  auto t = scan_tmp(d / "t", &error);
-  ASSERT_TRUE(t) << error;
+  auto t = scan_tmp(d / "t");
+  ASSERT_TRUE(t) << t.error().what;
   ASSERT_EQ(t->size(), 4u);
   const TmpEntry& elastic = t->at("torchelastic_ab");
   EXPECT_EQ(elastic.kind, TmpKind::Torchelastic);
@@ -80,16 +79,17 @@ TEST(TmpResidue, ScanSumsSizesUnderEachEntryWithinItsBound) {
   EXPECT_GE(elastic.mtime_ns, static_cast<std::int64_t>(st.st_mtim.tv_sec) * kSecond);
 
   // Bounded: a lower bound, and said so.
-  auto small = scan_tmp(d / "t", nullptr, TmpScanLimits{3, 8});
+  auto small = scan_tmp(d / "t", TmpScanLimits{3, 8});
   ASSERT_TRUE(small);
   EXPECT_TRUE(small->at("big_").bytes_partial);
   EXPECT_LE(small->at("big_").bytes, 30);
-  auto shallow = scan_tmp(d / "t", nullptr, TmpScanLimits{100, 2});
+  auto shallow = scan_tmp(d / "t", TmpScanLimits{100, 2});
   EXPECT_TRUE(shallow->at("torchelastic_ab").bytes_partial);
   EXPECT_EQ(shallow->at("torchelastic_ab").bytes, 0);
 
-  EXPECT_FALSE(scan_tmp(d / "missing", &error));
-  EXPECT_NE(error.find("missing"), std::string::npos) << error;
+  auto missing = scan_tmp(d / "missing");
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().what.find("missing"), std::string::npos) << missing.error().what;
   EXPECT_EQ(stat_tmp(d / "t", "out.bin")->bytes, 7);
   EXPECT_FALSE(stat_tmp(d / "t", "../t"));
   EXPECT_FALSE(stat_tmp(d / "t", "nope"));

@@ -38,65 +38,57 @@ Scenario expecting(std::set<std::string> failing) {
 }
 
 TEST(DecideVerdict, PassWhenNothingFailed) {
-  std::string reason;
   auto v = decide_verdict(expecting({}),
-                          {result("a", CheckStatus::Pass), result("b", CheckStatus::Skipped)}, &reason);
-  EXPECT_EQ(v, Verdict::Pass);
-  EXPECT_EQ(reason, "every check passed");
-  EXPECT_EQ(decide_verdict(expecting({}), {}, nullptr), Verdict::Pass);
+                          {result("a", CheckStatus::Pass), result("b", CheckStatus::Skipped)});
+  EXPECT_EQ(v.verdict, Verdict::Pass);
+  EXPECT_EQ(v.reason, "every check passed");
+  EXPECT_EQ(decide_verdict(expecting({}), {}).verdict, Verdict::Pass);
 }
 
 TEST(DecideVerdict, FailWhenAnythingFailedUnexpectedly) {
-  std::string reason;
   auto v = decide_verdict(expecting({}),
                           {result("a", CheckStatus::Pass), result("b", CheckStatus::Fail),
-                           result("c", CheckStatus::Fail)},
-                          &reason);
-  EXPECT_EQ(v, Verdict::Fail);
-  EXPECT_EQ(reason, "failed: b, c");
+                           result("c", CheckStatus::Fail)});
+  EXPECT_EQ(v.verdict, Verdict::Fail);
+  EXPECT_EQ(v.reason, "failed: b, c");
 }
 
 TEST(DecideVerdict, XFailWhenTheFailedSetEqualsTheExpectedSet) {
-  std::string reason;
   auto v = decide_verdict(expecting({"a", "b"}),
                           {result("a", CheckStatus::Fail), result("b", CheckStatus::Fail),
-                           result("c", CheckStatus::Pass)},
-                          &reason);
-  EXPECT_EQ(v, Verdict::XFail);
-  EXPECT_EQ(reason, "expected failure reproduced: a, b");
+                           result("c", CheckStatus::Pass)});
+  EXPECT_EQ(v.verdict, Verdict::XFail);
+  EXPECT_EQ(v.reason, "expected failure reproduced: a, b");
 }
 
 TEST(DecideVerdict, XPassWhenAStrictSubsetFailed) {
-  std::string reason;
   auto v = decide_verdict(expecting({"a", "b"}),
-                          {result("a", CheckStatus::Fail), result("b", CheckStatus::Pass)}, &reason);
-  EXPECT_EQ(v, Verdict::XPass);
-  EXPECT_EQ(reason, "expected failure did not reproduce: b passed");
+                          {result("a", CheckStatus::Fail), result("b", CheckStatus::Pass)});
+  EXPECT_EQ(v.verdict, Verdict::XPass);
+  EXPECT_EQ(v.reason, "expected failure did not reproduce: b passed");
 
-  auto none = decide_verdict(expecting({"a"}), {result("a", CheckStatus::Pass)}, &reason);
-  EXPECT_EQ(none, Verdict::XPass);
-  EXPECT_EQ(reason, "expected failure did not reproduce: a passed");
+  auto none = decide_verdict(expecting({"a"}), {result("a", CheckStatus::Pass)});
+  EXPECT_EQ(none.verdict, Verdict::XPass);
+  EXPECT_EQ(none.reason, "expected failure did not reproduce: a passed");
 }
 
 TEST(DecideVerdict, FailWhenSomethingOutsideTheExpectedSetFailed) {
-  std::string reason;
   auto v = decide_verdict(expecting({"a"}),
-                          {result("a", CheckStatus::Fail), result("c", CheckStatus::Fail)}, &reason);
-  EXPECT_EQ(v, Verdict::Fail);
-  EXPECT_EQ(reason, "failed beyond the expected failure: c");
+                          {result("a", CheckStatus::Fail), result("c", CheckStatus::Fail)});
+  EXPECT_EQ(v.verdict, Verdict::Fail);
+  EXPECT_EQ(v.reason, "failed beyond the expected failure: c");
   // Even if the expected one did not fail.
   EXPECT_EQ(decide_verdict(expecting({"a"}),
-                           {result("a", CheckStatus::Pass), result("c", CheckStatus::Fail)}, nullptr),
+                           {result("a", CheckStatus::Pass), result("c", CheckStatus::Fail)}).verdict,
             Verdict::Fail);
 }
 
 TEST(DecideVerdict, ErrorWinsOverEverything) {
-  std::string reason;
   auto v = decide_verdict(expecting({"a"}),
-                          {result("a", CheckStatus::Fail), result("b", CheckStatus::Error)}, &reason);
-  EXPECT_EQ(v, Verdict::Error);
-  EXPECT_EQ(reason, "check b errored: because");
-  EXPECT_EQ(decide_verdict(expecting({}), {result("x", CheckStatus::Error)}, nullptr), Verdict::Error);
+                          {result("a", CheckStatus::Fail), result("b", CheckStatus::Error)});
+  EXPECT_EQ(v.verdict, Verdict::Error);
+  EXPECT_EQ(v.reason, "check b errored: because");
+  EXPECT_EQ(decide_verdict(expecting({}), {result("x", CheckStatus::Error)}).verdict, Verdict::Error);
 }
 
 // ============================================================ compute_timings
@@ -302,10 +294,9 @@ TEST(FaultVerdict, EveryFaultThatDidNotActIsNamedInOrder) {
 }
 
 TEST(DecideVerdict, SkippedChecksNeverCountAsFailedOrAsTheExpectedFailure) {
-  std::string reason;
-  auto v = decide_verdict(expecting({"a"}), {result("a", CheckStatus::Skipped)}, &reason);
-  EXPECT_EQ(v, Verdict::XPass);
-  EXPECT_EQ(reason, "expected failure did not reproduce: a passed");
+  auto v = decide_verdict(expecting({"a"}), {result("a", CheckStatus::Skipped)});
+  EXPECT_EQ(v.verdict, Verdict::XPass);
+  EXPECT_EQ(v.reason, "expected failure did not reproduce: a passed");
 }
 
 }  // namespace

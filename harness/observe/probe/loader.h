@@ -1,7 +1,7 @@
 // Header-only pieces shared by the programs that load the CUDA runtime by
 // hand (aftermath-probe, aftermath-device-hog) and check their hand-written
 // declarations against the toolkit's headers where it is found. No harness
-// dependencies: these programs stay standalone.
+// dependency but the header-only error type: these programs stay standalone.
 #pragma once
 
 #include <dlfcn.h>
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "harness/observe/probe/cudart.h"
+#include "harness/os/expected.h"
 
 namespace aftermath::cudart_loading {
 
@@ -23,21 +24,24 @@ inline const std::vector<std::string>& cudart_sonames() {
   return kNames;
 }
 
-// dlopen()s the first candidate that loads (RTLD_NOW | RTLD_LOCAL); its path
-// in *path. nullptr when none does, and *why lists what each attempt said.
-inline void* dlopen_first(const std::vector<std::string>& candidates, std::string* path,
-                          std::string* why) {
+// A library dlopen()ed, and the candidate that loaded.
+struct Loaded {
+  void* handle = nullptr;
+  std::string path;
+};
+
+// dlopen()s the first candidate that loads (`flags`: RTLD_LOCAL with RTLD_NOW
+// or RTLD_LAZY); when none does, the error lists what each attempt said.
+inline Expected<Loaded> dlopen_first(const std::vector<std::string>& candidates,
+                                     int flags = RTLD_NOW | RTLD_LOCAL) {
+  std::string why;
   for (const auto& c : candidates) {
     if (c.empty()) continue;
-    void* h = ::dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (h) {
-      *path = c;
-      return h;
-    }
+    if (void* h = ::dlopen(c.c_str(), flags)) return Loaded{h, c};
     const char* e = ::dlerror();
-    *why += (why->empty() ? "" : "; ") + std::string(e ? e : c);
+    why += (why.empty() ? "" : "; ") + std::string(e ? e : c);
   }
-  return nullptr;
+  return Error{why.empty() ? std::string("no candidate") : why};
 }
 
 // The runtime entry points every such program needs, from the first
@@ -63,11 +67,13 @@ struct Cudart {
   }
 };
 
-// Loads the first candidate that has the entry points above; false, with
-// *why, when none loads or the one that does lacks them.
-inline bool load_cudart(Cudart& r, const std::vector<std::string>& candidates, std::string* why) {
-  r.handle = dlopen_first(candidates, &r.path, why);
-  if (!r.handle) return false;
+// Loads the first candidate that has the entry points above; an error when
+// none loads or the one that does lacks them.
+inline Status load_cudart(Cudart& r, const std::vector<std::string>& candidates) {
+  auto loaded = dlopen_first(candidates);
+  if (!loaded) return loaded.error();
+  r.handle = loaded->handle;
+  r.path = loaded->path;
   r.get_device_count = r.sym<cudart::GetDeviceCountFn>("cudaGetDeviceCount");
   r.set_device = r.sym<cudart::SetDeviceFn>("cudaSetDevice");
   r.malloc = r.sym<cudart::MallocFn>("cudaMalloc");
@@ -75,10 +81,9 @@ inline bool load_cudart(Cudart& r, const std::vector<std::string>& candidates, s
   r.mem_get_info = r.sym<cudart::MemGetInfoFn>("cudaMemGetInfo");
   r.error_name = r.sym<cudart::GetErrorStringFn>("cudaGetErrorName");
   if (!r.get_device_count || !r.set_device || !r.malloc || !r.free || !r.mem_get_info) {
-    *why = r.path + " lacks the runtime entry points (cudaMalloc, ...)";
-    return false;
+    return Error{r.path + " lacks the runtime entry points (cudaMalloc, ...)"};
   }
-  return true;
+  return {};
 }
 
 template <typename F>

@@ -91,9 +91,9 @@ struct Runtime : aftermath::cudart_loading::Cudart {
   }
 };
 
-// Tries each candidate; on failure *why lists what was tried.
-bool load(Runtime& r, const std::vector<std::string>& candidates, std::string* why) {
-  if (!aftermath::cudart_loading::load_cudart(r, candidates, why)) return false;
+// Tries each candidate; on failure the error lists what was tried.
+aftermath::Status load(Runtime& r, const std::vector<std::string>& candidates) {
+  if (auto s = aftermath::cudart_loading::load_cudart(r, candidates); !s) return s;
   r.pci_bus_id = r.sym<rt::DeviceGetPCIBusIdFn>("cudaDeviceGetPCIBusId");
   // CUDA 12 renamed the current ABI to _v2 and kept the old name; 13 has one.
   r.get_properties = r.sym<rt::GetDevicePropertiesFn>("cudaGetDeviceProperties_v2");
@@ -101,7 +101,7 @@ bool load(Runtime& r, const std::vector<std::string>& candidates, std::string* w
   r.runtime_version = r.sym<rt::VersionFn>("cudaRuntimeGetVersion");
   r.driver_version = r.sym<rt::VersionFn>("cudaDriverGetVersion");
   r.error_string = r.sym<rt::GetErrorStringFn>("cudaGetErrorString");
-  return true;
+  return {};
 }
 
 std::string uuid_string(const unsigned char* u) {
@@ -191,9 +191,8 @@ int main(int argc, char** argv) {
 #endif
   for (const auto& n : aftermath::cudart_loading::cudart_sonames()) candidates.push_back(n);
   Runtime r;
-  std::string why;
-  if (!load(r, candidates, &why)) {
-    unavailable("no_runtime", "no CUDA runtime: " + why);
+  if (auto loaded = load(r, candidates); !loaded) {
+    unavailable("no_runtime", "no CUDA runtime: " + loaded.error().what);
     return 3;
   }
   int count = 0;
