@@ -12,10 +12,9 @@ ParseResult load_scenario(const std::string& path, ParseContext ctx) {
   return load_scenario(path, std::move(ctx), check_registry());
 }
 
-Status parse_checks_text(std::string_view yaml, const std::string& label,
-                         std::map<std::string, CheckConfig>* checks,
-                         std::vector<Diagnostic>* diagnostics) {
-  return parse_checks_text(yaml, label, check_registry(), checks, diagnostics);
+Expected<void, Diagnostics> parse_checks_text(std::string_view yaml, const std::string& label,
+                                              std::map<std::string, CheckConfig>* checks) {
+  return parse_checks_text(yaml, label, check_registry(), checks);
 }
 
 }  // namespace aftermath

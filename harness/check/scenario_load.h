@@ -16,8 +16,7 @@ ParseResult parse_scenario(std::string_view text, const ParseContext& ctx);
 ParseResult load_scenario(const std::string& path, ParseContext ctx);
 
 // `--check` text through check_registry(); see scenario.h.
-Status parse_checks_text(std::string_view yaml, const std::string& label,
-                         std::map<std::string, CheckConfig>* checks,
-                         std::vector<Diagnostic>* diagnostics);
+Expected<void, Diagnostics> parse_checks_text(std::string_view yaml, const std::string& label,
+                                              std::map<std::string, CheckConfig>* checks);
 
 }  // namespace aftermath

@@ -178,9 +178,9 @@ void command_expectations(const RunCliOptions& c, Scenario& sc, std::vector<std:
     }
   }
   for (size_t i = 0; i < c.checks.size(); ++i) {
-    std::vector<Diagnostic> diags;
-    (void)parse_checks_text(c.checks[i], "--check " + std::to_string(i + 1), &sc.checks, &diags);
-    for (const auto& d : diags) errors.push_back(d.to_string());
+    auto parsed = parse_checks_text(c.checks[i], "--check " + std::to_string(i + 1), &sc.checks);
+    if (!parsed)
+      for (const auto& d : parsed.error()) errors.push_back(d.to_string());
   }
   if (!c.expect_fail.empty()) expect_failing(c.expect_fail, sc, errors);
 }
@@ -201,10 +201,11 @@ Scenario command_scenario(const RunCliOptions& c, const RunInvocation& inv,
   sc.job.env = c.job_env;
   for (const auto& name : default_checks()) sc.checks[name] = CheckConfig{};
   for (size_t i = 0; i < c.faults.size(); ++i) {
-    std::vector<Diagnostic> diags;
-    auto f = parse_fault_text(c.faults[i], "--fault " + std::to_string(i + 1), &diags);
-    for (const auto& d : diags) errors.push_back(d.to_string());
-    if (f) sc.faults.push_back(std::move(*f));
+    auto f = parse_fault_text(c.faults[i], "--fault " + std::to_string(i + 1));
+    if (!f)
+      for (const auto& d : f.error()) errors.push_back(d.to_string());
+    else
+      sc.faults.push_back(std::move(*f));
   }
   command_expectations(c, sc, errors);
   sc.text = inv.command_line;
@@ -230,8 +231,10 @@ std::vector<Scenario> file_scenarios(const RunCliOptions& c, const std::string& 
     ParseContext ctx;
     ctx.vars = scenario_vars(python);
     auto r = load_scenario(f, ctx);
-    for (const auto& d : r.diagnostics) errors.push_back(d.to_string());
-    if (r.scenario) scenarios.push_back(std::move(*r.scenario));
+    if (!r)
+      for (const auto& d : r.error()) errors.push_back(d.to_string());
+    else
+      scenarios.push_back(std::move(*r));
   }
   std::set<std::string> names;
   for (const auto& s : scenarios)

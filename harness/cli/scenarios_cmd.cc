@@ -37,16 +37,16 @@ int cmd_list(const std::string& dir) {
     ctx.vars = scenario_vars(run_python("").value_or("python3"));
     ctx.check_command = false;
     auto r = load_scenario(f, ctx);
-    if (!r.scenario) {
-      for (const auto& d : r.diagnostics) std::fprintf(stderr, "%s\n", d.to_string().c_str());
+    if (!r) {
+      for (const auto& d : r.error()) std::fprintf(stderr, "%s\n", d.to_string().c_str());
       ++bad;
       continue;
     }
-    std::string desc = r.scenario->description;
+    std::string desc = r->description;
     auto nl = desc.find('\n');
     if (nl != std::string::npos) desc = desc.substr(0, nl);
-    std::printf("%-36s %-24s %-14s %s\n", r.scenario->name.c_str(),
-                join_or_dash(r.scenario->tags).c_str(), join_or_dash(r.scenario->requires_).c_str(),
+    std::printf("%-36s %-24s %-14s %s\n", r->name.c_str(), join_or_dash(r->tags).c_str(),
+                join_or_dash(r->requires_).c_str(),
                 desc.c_str());
   }
   return bad ? 2 : 0;
@@ -59,8 +59,10 @@ int cmd_validate(const std::vector<std::string>& inputs) {
     ParseContext ctx;
     ctx.vars = scenario_vars(run_python("").value_or("python3"));
     auto r = load_scenario(f, ctx);
-    for (const auto& d : r.diagnostics) errors.push_back(d.to_string());
-    if (r.scenario) ++n;
+    if (!r)
+      for (const auto& d : r.error()) errors.push_back(d.to_string());
+    else
+      ++n;
   }
   for (const auto& e : errors) std::fprintf(stderr, "%s\n", e.c_str());
   if (!errors.empty()) {

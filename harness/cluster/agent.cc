@@ -47,12 +47,12 @@ Expected<Scenario> scenario_from(const json& start) {
   for (const auto& [k, v] : vars.items())
     if (v.is_string()) ctx.vars[k] = v.get<std::string>();
   ParseResult parsed = parse_scenario(start.value("scenario", ""), ctx);
-  if (!parsed.scenario) {
+  if (!parsed) {
     std::string why = "the scenario does not parse on this node:";
-    for (const auto& d : parsed.diagnostics) why += " " + d.to_string() + ";";
+    for (const auto& d : parsed.error()) why += " " + d.to_string() + ";";
     return Error{why};
   }
-  Scenario sc = std::move(*parsed.scenario);
+  Scenario sc = std::move(*parsed);
   const json t = start.value("timeouts", json::object());
   sc.timeouts.job = t.value("job", sc.timeouts.job);
   sc.timeouts.settle = t.value("settle", sc.timeouts.settle);

@@ -5,6 +5,8 @@
 //
 // Expected<T> holds a T or an Error; Status (Expected<void>) holds nothing or
 // an Error. Both are [[nodiscard]]: an ignored failure is a compile warning.
+// A parser that reports every problem at once names its own error type, the
+// second parameter (the scenario parser's Expected<Scenario, Diagnostics>).
 #pragma once
 
 #include <cerrno>
@@ -26,11 +28,11 @@ inline Error sys_error(std::string what, int errnum = errno) {
   return Error{std::move(what) + ": " + std::strerror(errnum), errnum};
 }
 
-template <typename T>
+template <typename T, typename E = Error>
 class [[nodiscard]] Expected {
  public:
   Expected(T value) : v_(std::in_place_index<0>, std::move(value)) {}
-  Expected(Error error) : v_(std::in_place_index<1>, std::move(error)) {}
+  Expected(E error) : v_(std::in_place_index<1>, std::move(error)) {}
 
   bool ok() const { return v_.index() == 0; }
   explicit operator bool() const { return ok(); }
@@ -43,28 +45,28 @@ class [[nodiscard]] Expected {
   const T& operator*() const& { return value(); }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
-  const Error& error() const { return std::get<1>(v_); }
+  const E& error() const { return std::get<1>(v_); }
 
   T value_or(T fallback) const& { return ok() ? value() : std::move(fallback); }
   // The value as an optional, the error dropped (for callers that only ask "is there one").
   std::optional<T> as_optional() const& { return ok() ? std::optional<T>(value()) : std::nullopt; }
 
  private:
-  std::variant<T, Error> v_;
+  std::variant<T, E> v_;
 };
 
-template <>
-class [[nodiscard]] Expected<void> {
+template <typename E>
+class [[nodiscard]] Expected<void, E> {
  public:
   Expected() = default;
-  Expected(Error error) : error_(std::move(error)) {}
+  Expected(E error) : error_(std::move(error)) {}
 
   bool ok() const { return !error_; }
   explicit operator bool() const { return ok(); }
-  const Error& error() const { return *error_; }
+  const E& error() const { return *error_; }
 
  private:
-  std::optional<Error> error_;
+  std::optional<E> error_;
 };
 
 using Status = Expected<void>;

@@ -430,8 +430,7 @@ std::optional<FaultSpec> parse_fault(FieldReader& r, const Entry& fe, int nodes)
   return f;
 }
 
-std::optional<FaultSpec> parse_fault_text(std::string_view yaml, const std::string& label,
-                                          std::vector<Diagnostic>* diagnostics) {
+Expected<FaultSpec, Diagnostics> parse_fault_text(std::string_view yaml, const std::string& label) {
   FieldReader r(label);
   std::optional<FaultSpec> f;
   try {
@@ -441,10 +440,10 @@ std::optional<FaultSpec> parse_fault_text(std::string_view yaml, const std::stri
   } catch (const YAML::Exception& e) {
     r.error(e.mark, "", e.msg);
   }
-  std::vector<Diagnostic> d = r.take();
-  bool clean = d.empty();
-  if (diagnostics) diagnostics->insert(diagnostics->end(), d.begin(), d.end());
-  return clean ? f : std::nullopt;
+  Diagnostics d = r.take();
+  if (!d.empty()) return d;
+  if (!f) return Diagnostics{Diagnostic{label, 0, 0, "", "not a fault"}};
+  return std::move(*f);
 }
 
 }  // namespace aftermath

@@ -343,10 +343,9 @@ ParseResult parse_text(std::string_view text, const ParseContext& ctx, const Che
   } catch (const std::exception& e) {
     r.error(YAML::Mark::null_mark(), "", std::string("internal error: ") + e.what());
   }
-  ParseResult result;
-  result.diagnostics = r.take_sorted();
-  if (result.diagnostics.empty()) result.scenario = std::move(s);
-  return result;
+  Diagnostics d = r.take_sorted();
+  if (!d.empty()) return d;
+  return s;
 }
 
 Expected<std::string> read_file(const std::string& path) {
@@ -378,16 +377,13 @@ ParseResult parse_scenario(std::string_view text, const ParseContext& ctx,
     return parse_text(text, ctx, checks);
   } catch (const std::exception& e) {
     // Only allocation failure can get here; still a diagnostic, never a throw.
-    ParseResult r;
-    r.diagnostics.push_back(
-        Diagnostic{ctx.file, 0, 0, "", std::string("internal error: ") + e.what()});
-    return r;
+    return Diagnostics{Diagnostic{ctx.file, 0, 0, "", std::string("internal error: ") + e.what()}};
   }
 }
 
-Status parse_checks_text(std::string_view yaml, const std::string& label, const CheckCatalog& catalog,
-                         std::map<std::string, CheckConfig>* checks,
-                         std::vector<Diagnostic>* diagnostics) {
+Expected<void, Diagnostics> parse_checks_text(std::string_view yaml, const std::string& label,
+                                              const CheckCatalog& catalog,
+                                              std::map<std::string, CheckConfig>* checks) {
   FieldReader r(label);
   std::map<std::string, CheckConfig> parsed = *checks;
   try {
@@ -397,14 +393,10 @@ Status parse_checks_text(std::string_view yaml, const std::string& label, const 
   } catch (const YAML::Exception& e) {
     r.error(e.mark, "", e.msg);
   }
-  std::vector<Diagnostic> d = r.take();
-  if (d.empty()) {
-    *checks = std::move(parsed);
-    return {};
-  }
-  Error first{d.front().to_string()};
-  if (diagnostics) diagnostics->insert(diagnostics->end(), d.begin(), d.end());
-  return first;
+  Diagnostics d = r.take();
+  if (!d.empty()) return d;
+  *checks = std::move(parsed);
+  return {};
 }
 
 Expected<GraceSpec> parse_grace_text(std::string_view text) {
@@ -447,9 +439,7 @@ ParseResult load_scenario(const std::string& path, ParseContext ctx, const Check
   if (ctx.file.empty()) ctx.file = path;
   Expected<std::string> text = read_file(path);
   if (!text) {
-    ParseResult r;
-    r.diagnostics.push_back(Diagnostic{ctx.file, 0, 0, "", text.error().what});
-    return r;
+    return Diagnostics{Diagnostic{ctx.file, 0, 0, "", text.error().what}};
   }
   return parse_scenario(*text, ctx, checks);
 }

@@ -138,10 +138,10 @@ struct ParseContext {
   bool check_command = true;
 };
 
-struct ParseResult {
-  std::optional<Scenario> scenario;   // set iff diagnostics is empty
-  std::vector<Diagnostic> diagnostics;
-};
+// Every problem a parse found, in file order; never empty as an error.
+using Diagnostics = std::vector<Diagnostic>;
+// The scenario, or every diagnostic the parse found.
+using ParseResult = Expected<Scenario, Diagnostics>;
 
 // Parses and validates one scenario from its text, its checks through
 // `checks` (the check layer's registry: harness/check/scenario_load.h has the
@@ -153,15 +153,14 @@ ParseResult parse_scenario(std::string_view text, const ParseContext& ctx,
 // Parses one fault given on the command line as a YAML flow map, e.g.
 // "{action: SIGKILL, target: launcher, at: {after: 2s}}". `label` names it in
 // diagnostics ("--fault 1"). (harness/scenario/fault_parse.cc)
-std::optional<FaultSpec> parse_fault_text(std::string_view yaml, const std::string& label,
-                                          std::vector<Diagnostic>* diagnostics);
+Expected<FaultSpec, Diagnostics> parse_fault_text(std::string_view yaml, const std::string& label);
 
 // Parses checks given on the command line as a YAML flow map, as they stand
 // under checks: ("no_orphans: {grace: {helper: 3s}}"), into *checks (left
 // unchanged on error). `label` names the option in diagnostics.
-Status parse_checks_text(std::string_view yaml, const std::string& label, const CheckCatalog& catalog,
-                         std::map<std::string, CheckConfig>* checks,
-                         std::vector<Diagnostic>* diagnostics);
+Expected<void, Diagnostics> parse_checks_text(std::string_view yaml, const std::string& label,
+                                              const CheckCatalog& catalog,
+                                              std::map<std::string, CheckConfig>* checks);
 
 // Reads `path` and parses it; a read error becomes a diagnostic.
 ParseResult load_scenario(const std::string& path, ParseContext ctx, const CheckCatalog& checks);

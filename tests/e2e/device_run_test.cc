@@ -12,6 +12,7 @@
 #include "harness/core/timeline.h"
 #include "harness/observe/nvml_fake.h"
 #include "harness/supervise/runner.h"
+#include "tests/unit/parse_helpers.h"
 
 namespace aftermath {
 namespace {
@@ -57,11 +58,11 @@ Scenario scenario(const std::string& extra_checks = "") {
   ParseContext ctx;
   ctx.file = "<test>";
   auto r = parse_scenario(text, ctx);
-  if (!r.scenario) {
-    for (const auto& d : r.diagnostics) ADD_FAILURE() << d.to_string();
+  if (!r.ok()) {
+    for (const auto& d : diagnostics_of(r)) ADD_FAILURE() << d.to_string();
     return {};
   }
-  return *r.scenario;
+  return *r;
 }
 
 const CheckResult* find(const ScenarioResult& r, const std::string& name) {
@@ -202,11 +203,11 @@ Scenario oom_scenario(const std::string& fault, const std::string& checks = "") 
   ParseContext ctx;
   ctx.file = "<test>";
   auto r = parse_scenario(text, ctx);
-  if (!r.scenario) {
-    for (const auto& d : r.diagnostics) ADD_FAILURE() << d.to_string();
+  if (!r.ok()) {
+    for (const auto& d : diagnostics_of(r)) ADD_FAILURE() << d.to_string();
     return {};
   }
-  return *r.scenario;
+  return *r;
 }
 
 TEST(DeviceOomRun, InterposerMakesTheTargetsNextAllocationFailForReal) {

@@ -8,6 +8,7 @@
 #include "e2e_util.h"
 #include "harness/check/scenario_load.h"
 #include "harness/supervise/runner.h"
+#include "tests/unit/parse_helpers.h"
 
 namespace aftermath {
 namespace {
@@ -24,8 +25,8 @@ Scenario sleeper() {
       "timeouts: {job: 20s, settle: 1s, teardown: 2s}\n"
       "checks: {no_hang: {stall: 500ms}}\n",
       ctx);
-  for (const auto& d : r.diagnostics) ADD_FAILURE() << d.to_string();
-  return r.scenario.value_or(Scenario{});
+  for (const auto& d : diagnostics_of(r)) ADD_FAILURE() << d.to_string();
+  return r.value_or(Scenario{});
 }
 
 RunOptions options(const TempDir& dir) {

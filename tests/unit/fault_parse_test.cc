@@ -11,6 +11,7 @@
 #include "harness/scenario/fault.h"
 #include "harness/check/scenario_load.h"
 #include "harness/scenario/scenario.h"
+#include "tests/unit/parse_helpers.h"
 
 namespace aftermath {
 namespace {
@@ -45,21 +46,21 @@ std::string dump(const std::vector<Diagnostic>& ds) {
 // The single fault of a `faults:` list that must parse cleanly.
 FaultSpec one_fault(const std::string& faults) {
   ParseResult r = parse_with_faults(faults);
-  EXPECT_THAT(r.diagnostics, IsEmpty()) << dump(r.diagnostics);
-  if (!r.scenario || r.scenario->faults.size() != 1) {
+  EXPECT_THAT(diagnostics_of(r), IsEmpty()) << dump(diagnostics_of(r));
+  if (!r.ok() || r->faults.size() != 1) {
     ADD_FAILURE() << "expected exactly one parsed fault";
     return FaultSpec{};
   }
-  return r.scenario->faults[0];
+  return r->faults[0];
 }
 
 // Exactly one diagnostic, at this field, line and column, whose message has `text`.
 void expect_one_diag(const std::string& faults, const std::string& field, int line, int column,
                      const std::string& text) {
   ParseResult r = parse_with_faults(faults);
-  EXPECT_FALSE(r.scenario.has_value());
-  ASSERT_THAT(r.diagnostics, SizeIs(1)) << dump(r.diagnostics);
-  const Diagnostic& d = r.diagnostics[0];
+  EXPECT_FALSE(r.ok());
+  ASSERT_THAT(diagnostics_of(r), SizeIs(1)) << dump(diagnostics_of(r));
+  const Diagnostic& d = diagnostics_of(r)[0];
   EXPECT_EQ(d.file, "f.yaml");
   EXPECT_EQ(d.field, field) << d.to_string();
   EXPECT_EQ(d.line, line) << d.to_string();
@@ -200,21 +201,21 @@ TEST(FaultParseAction, SeveralFaultsKeepTheirOrderAndLines) {
       "  - action: SIGKILL\n"             // 9
       "    target: worker:0/3\n"          // 10
       "    at: {point: loader.worker.getitem, labels: {rank: 0, worker: 3}, hit: 12}\n");
-  ASSERT_THAT(r.diagnostics, IsEmpty()) << dump(r.diagnostics);
-  ASSERT_THAT(r.scenario->faults, SizeIs(2));
-  EXPECT_EQ(to_string(r.scenario->faults[0].action), "SIGSTOP");
-  EXPECT_EQ(r.scenario->faults[0].line, 6);
-  EXPECT_EQ(to_string(r.scenario->faults[1].action), "SIGKILL");
-  EXPECT_EQ(r.scenario->faults[1].line, 9);
+  ASSERT_THAT(diagnostics_of(r), IsEmpty()) << dump(diagnostics_of(r));
+  ASSERT_THAT(r->faults, SizeIs(2));
+  EXPECT_EQ(to_string(r->faults[0].action), "SIGSTOP");
+  EXPECT_EQ(r->faults[0].line, 6);
+  EXPECT_EQ(to_string(r->faults[1].action), "SIGKILL");
+  EXPECT_EQ(r->faults[1].line, 9);
 }
 
 TEST(FaultParseAction, WithARealCommandChecked) {
   ParseResult r = parse_with_faults("  - {action: SIGTERM, target: all, at: {phase: steady}}\n",
                                     /*check_command=*/true);
-  ASSERT_THAT(r.diagnostics, IsEmpty()) << dump(r.diagnostics);
-  ASSERT_THAT(r.scenario->job.argv, SizeIs(1));
-  EXPECT_THAT(r.scenario->job.argv[0], StartsWith("/"));
-  EXPECT_EQ(to_string(r.scenario->faults[0].action), "SIGTERM");
+  ASSERT_THAT(diagnostics_of(r), IsEmpty()) << dump(diagnostics_of(r));
+  ASSERT_THAT(r->job.argv, SizeIs(1));
+  EXPECT_THAT(r->job.argv[0], StartsWith("/"));
+  EXPECT_EQ(to_string(r->faults[0].action), "SIGTERM");
 }
 
 // --- targets --------------------------------------------------------------------
@@ -384,9 +385,9 @@ TEST(FaultParseErrors, NotAMapOrNotAList) {
   expect_one_diag("  - SIGKILL\n", "faults[0]", 6, 5, "expected a map {action, target, at}");
   ParseResult r = parse_scenario(kHeader.substr(0, kHeader.size() - 1) + " {action: SIGKILL}\n",
                                  ParseContext{"f.yaml", "", {}, false});
-  ASSERT_THAT(r.diagnostics, SizeIs(1)) << dump(r.diagnostics);
-  EXPECT_EQ(r.diagnostics[0].field, "faults");
-  EXPECT_THAT(r.diagnostics[0].message, HasSubstr("expected a list of faults"));
+  ASSERT_THAT(diagnostics_of(r), SizeIs(1)) << dump(diagnostics_of(r));
+  EXPECT_EQ(diagnostics_of(r)[0].field, "faults");
+  EXPECT_THAT(diagnostics_of(r)[0].message, HasSubstr("expected a list of faults"));
 }
 
 TEST(FaultParseErrors, TwoTriggerKindsAtOnce) {
@@ -547,24 +548,21 @@ TEST(FaultParseErrors, OneBadFaultDoesNotHideAnother) {
       "  - action: SIGKILL\n"    // 8
       "    target: rank:x\n"     // 9
       "    at: {after: 1s}\n");
-  EXPECT_FALSE(r.scenario);
-  ASSERT_THAT(r.diagnostics, SizeIs(2)) << dump(r.diagnostics);
-  EXPECT_EQ(r.diagnostics[0].field, "faults[0].at");
-  EXPECT_EQ(r.diagnostics[0].line, 6);
-  EXPECT_EQ(r.diagnostics[1].field, "faults[1].target");
-  EXPECT_EQ(r.diagnostics[1].line, 9);
-  EXPECT_EQ(r.diagnostics[1].to_string(),
+  EXPECT_FALSE(r.ok());
+  ASSERT_THAT(diagnostics_of(r), SizeIs(2)) << dump(diagnostics_of(r));
+  EXPECT_EQ(diagnostics_of(r)[0].field, "faults[0].at");
+  EXPECT_EQ(diagnostics_of(r)[0].line, 6);
+  EXPECT_EQ(diagnostics_of(r)[1].field, "faults[1].target");
+  EXPECT_EQ(diagnostics_of(r)[1].line, 9);
+  EXPECT_EQ(diagnostics_of(r)[1].to_string(),
             "f.yaml:9:13: faults[1].target: 'rank:R' needs a rank number, got 'x'");
 }
 
 // --- --fault text ---------------------------------------------------------------------
 
 TEST(FaultText, ParsesAFlowMap) {
-  std::vector<Diagnostic> diags;
-  auto f = parse_fault_text("{action: SIGKILL, target: launcher, at: {after: 2s}}", "--fault 1",
-                            &diags);
-  ASSERT_TRUE(f.has_value()) << dump(diags);
-  EXPECT_THAT(diags, IsEmpty());
+  auto f = parse_fault_text("{action: SIGKILL, target: launcher, at: {after: 2s}}", "--fault 1");
+  ASSERT_TRUE(f) << dump(diagnostics_of(f));
   EXPECT_EQ(f->action, FaultAction::Sigkill);
   EXPECT_EQ(f->signal, SIGKILL);
   EXPECT_EQ(f->target.kind, TargetSpec::Kind::Launcher);
@@ -574,10 +572,9 @@ TEST(FaultText, ParsesAFlowMap) {
 }
 
 TEST(FaultText, PointTrigger) {
-  std::vector<Diagnostic> diags;
   auto f = parse_fault_text("{action: KILL, target: self, at: {point: step, labels: {rank: 1}, hit: 3}}",
-                            "--fault 2", &diags);
-  ASSERT_TRUE(f.has_value()) << dump(diags);
+                            "--fault 2");
+  ASSERT_TRUE(f) << dump(diagnostics_of(f));
   EXPECT_EQ(f->action, FaultAction::Sigkill);
   EXPECT_EQ(f->at.point, "step");
   EXPECT_EQ(f->at.labels.at("rank"), "1");
@@ -585,9 +582,9 @@ TEST(FaultText, PointTrigger) {
 }
 
 TEST(FaultText, DiagnosticsAreLabelled) {
-  std::vector<Diagnostic> diags;
-  auto f = parse_fault_text("{action: bogus, target: launcher, at: {after: 2s}}", "--fault 1", &diags);
-  EXPECT_FALSE(f.has_value());
+  auto f = parse_fault_text("{action: bogus, target: launcher, at: {after: 2s}}", "--fault 1");
+  ASSERT_FALSE(f);
+  const Diagnostics& diags = f.error();
   ASSERT_THAT(diags, SizeIs(1));
   EXPECT_EQ(diags[0].file, "--fault 1");
   EXPECT_EQ(diags[0].field, "fault.action");
@@ -597,43 +594,41 @@ TEST(FaultText, DiagnosticsAreLabelled) {
 }
 
 TEST(FaultText, TargetAndTriggerErrors) {
-  std::vector<Diagnostic> diags;
-  EXPECT_FALSE(parse_fault_text("{action: SIGKILL, target: worker:1, at: {after: 2s}}", "--fault 3",
-                                &diags));
-  ASSERT_THAT(diags, SizeIs(1));
-  EXPECT_EQ(diags[0].field, "fault.target");
-  EXPECT_EQ(diags[0].file, "--fault 3");
-  diags.clear();
-  EXPECT_FALSE(parse_fault_text("{action: SIGKILL, target: launcher}", "--fault 1", &diags));
-  ASSERT_THAT(diags, SizeIs(1));
-  EXPECT_EQ(diags[0].field, "fault.at");
-  EXPECT_THAT(diags[0].message, HasSubstr("missing required field"));
+  auto f = parse_fault_text("{action: SIGKILL, target: worker:1, at: {after: 2s}}", "--fault 3");
+  ASSERT_FALSE(f);
+  ASSERT_THAT(f.error(), SizeIs(1));
+  EXPECT_EQ(f.error()[0].field, "fault.target");
+  EXPECT_EQ(f.error()[0].file, "--fault 3");
+  f = parse_fault_text("{action: SIGKILL, target: launcher}", "--fault 1");
+  ASSERT_FALSE(f);
+  ASSERT_THAT(f.error(), SizeIs(1));
+  EXPECT_EQ(f.error()[0].field, "fault.at");
+  EXPECT_THAT(f.error()[0].message, HasSubstr("missing required field"));
 }
 
-TEST(FaultText, DiagnosticsAreAppended) {
-  std::vector<Diagnostic> diags(1);  // one already there
-  EXPECT_FALSE(parse_fault_text("{action: SIGKILL}", "--fault 1", &diags));
-  ASSERT_THAT(diags, SizeIs(3));  // + target, + at
-  EXPECT_EQ(diags[1].file, "--fault 1");
-  // A null diagnostics pointer is allowed.
-  EXPECT_FALSE(parse_fault_text("{action: SIGKILL}", "--fault 1", nullptr));
+TEST(FaultText, EveryProblemIsReported) {
+  auto f = parse_fault_text("{action: SIGKILL}", "--fault 1");
+  ASSERT_FALSE(f);
+  ASSERT_THAT(f.error(), SizeIs(2));  // target, at
+  EXPECT_EQ(f.error()[0].file, "--fault 1");
+  EXPECT_EQ(f.error()[1].file, "--fault 1");
 }
 
 TEST(FaultText, NotAMapOrNotYaml) {
-  std::vector<Diagnostic> diags;
-  EXPECT_FALSE(parse_fault_text("SIGKILL", "--fault 1", &diags));
-  ASSERT_THAT(diags, SizeIs(1));
-  EXPECT_EQ(diags[0].field, "fault");
-  EXPECT_THAT(diags[0].message, HasSubstr("expected a map {action, target, at}, got 'SIGKILL'"));
-  diags.clear();
-  EXPECT_FALSE(parse_fault_text("{action: SIGKILL", "--fault 2", &diags));
-  ASSERT_THAT(diags, SizeIs(1));
-  EXPECT_EQ(diags[0].file, "--fault 2");
-  EXPECT_EQ(diags[0].line, 1);
-  diags.clear();
-  EXPECT_FALSE(parse_fault_text("", "--fault 3", &diags));
-  ASSERT_THAT(diags, SizeIs(1));
-  EXPECT_EQ(diags[0].file, "--fault 3");
+  auto f = parse_fault_text("SIGKILL", "--fault 1");
+  ASSERT_FALSE(f);
+  ASSERT_THAT(f.error(), SizeIs(1));
+  EXPECT_EQ(f.error()[0].field, "fault");
+  EXPECT_THAT(f.error()[0].message, HasSubstr("expected a map {action, target, at}, got 'SIGKILL'"));
+  f = parse_fault_text("{action: SIGKILL", "--fault 2");
+  ASSERT_FALSE(f);
+  ASSERT_THAT(f.error(), SizeIs(1));
+  EXPECT_EQ(f.error()[0].file, "--fault 2");
+  EXPECT_EQ(f.error()[0].line, 1);
+  f = parse_fault_text("", "--fault 3");
+  ASSERT_FALSE(f);
+  ASSERT_THAT(f.error(), SizeIs(1));
+  EXPECT_EQ(f.error()[0].file, "--fault 3");
 }
 
 // --- armed_points -------------------------------------------------------------------
@@ -648,16 +643,16 @@ TEST(ArmedPoints, OnlyPointTriggersJoinedBySemicolons) {
       "  - action: delay\n    duration: 10ms\n    at: {point: save, hit: 1}\n"
       "  - action: SIGINT\n    target: all\n    at: {phase: shutdown}\n"
       "  - action: device_oom\n    at: {point: fwd, labels: {rank: 1}}\n");
-  ASSERT_THAT(r.diagnostics, IsEmpty()) << dump(r.diagnostics);
-  EXPECT_EQ(armed_points(r.scenario->faults),
+  ASSERT_THAT(diagnostics_of(r), IsEmpty()) << dump(diagnostics_of(r));
+  EXPECT_EQ(armed_points(r->faults),
             "loader.worker.getitem{rank=0,worker=3}#12;step;save#1;fwd{rank=1}");
 }
 
 TEST(ArmedPoints, EmptyWithoutPointTriggers) {
   EXPECT_EQ(armed_points(std::vector<FaultSpec>{}), "");
   ParseResult r = parse_with_faults("  - action: SIGKILL\n    target: launcher\n    at: {after: 2s}\n");
-  ASSERT_THAT(r.diagnostics, IsEmpty()) << dump(r.diagnostics);
-  EXPECT_EQ(armed_points(r.scenario->faults), "");
+  ASSERT_THAT(diagnostics_of(r), IsEmpty()) << dump(diagnostics_of(r));
+  EXPECT_EQ(armed_points(r->faults), "");
 }
 
 }  // namespace
@@ -675,10 +670,10 @@ TEST(FaultParseErrors, LabelKeyWithASeparatorIsRejected) {
     SCOPED_TRACE(key);
     ParseResult r = parse_with_faults("  - action: SIGKILL\n    target: self\n    at: {point: step, labels: {" +
                                       key + ": 1}}\n");
-    EXPECT_FALSE(r.scenario.has_value())
-        << "accepted; armed_points() = " << armed_points(r.scenario->faults);
-    ASSERT_THAT(r.diagnostics, SizeIs(1)) << dump(r.diagnostics);
-    EXPECT_THAT(r.diagnostics[0].field, StartsWith("faults[0].at.labels"));
+    EXPECT_FALSE(r.ok())
+        << "accepted; armed_points() = " << armed_points(r->faults);
+    ASSERT_THAT(diagnostics_of(r), SizeIs(1)) << dump(diagnostics_of(r));
+    EXPECT_THAT(diagnostics_of(r)[0].field, StartsWith("faults[0].at.labels"));
   }
 }
 

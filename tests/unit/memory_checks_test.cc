@@ -247,8 +247,8 @@ TEST(MemoryGrowthCatalogue, ScenarioParamsDecideTheVerdict) {
     ctx.file = "<unit>";
     ctx.check_command = false;
     auto r = parse_scenario("name: t\ndescription: d\njob: {command: /bin/true}\n" + checks, ctx);
-    EXPECT_TRUE(r.scenario.has_value());
-    return *r.scenario;
+    EXPECT_TRUE(r.ok());
+    return *r;
   };
   auto status = [&](const Scenario& sc) -> std::optional<CheckStatus> {
     for (const auto& c : run_checks(sc, tl, procs))

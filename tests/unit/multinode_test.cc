@@ -16,6 +16,7 @@
 #include "harness/cluster/merge.h"
 #include "harness/cluster/node_part.h"
 #include "harness/inject/network_cut.h"
+#include "tests/unit/parse_helpers.h"
 #include "reports/trace.h"
 #include "reports/json.h"
 
@@ -44,7 +45,7 @@ std::string TwoNodes(const std::string& faults = "") {
 
 std::string Messages(const ParseResult& r) {
   std::string out;
-  for (const auto& d : r.diagnostics) out += d.to_string() + "\n";
+  for (const auto& d : diagnostics_of(r)) out += d.to_string() + "\n";
   return out;
 }
 
@@ -52,10 +53,10 @@ std::string Messages(const ParseResult& r) {
 
 TEST(MultiNodeScenario, NodesAndTheNodeVariablesStayForEachNodeToResolve) {
   ParseResult r = Parse(TwoNodes());
-  ASSERT_TRUE(r.scenario) << Messages(r);
-  EXPECT_EQ(r.scenario->nodes, 2);
-  EXPECT_EQ(r.scenario->job.argv.at(1), "${AFTERMATH_HEAD}:29400");
-  EXPECT_EQ(r.scenario->job.argv.at(2), "${AFTERMATH_NODE}/${AFTERMATH_NODES}");
+  ASSERT_TRUE(r.ok()) << Messages(r);
+  EXPECT_EQ(r->nodes, 2);
+  EXPECT_EQ(r->job.argv.at(1), "${AFTERMATH_HEAD}:29400");
+  EXPECT_EQ(r->job.argv.at(2), "${AFTERMATH_NODE}/${AFTERMATH_NODES}");
 }
 
 TEST(MultiNodeScenario, AnAgentResolvesTheNodeVariables) {
@@ -64,16 +65,16 @@ TEST(MultiNodeScenario, AnAgentResolvesTheNodeVariables) {
   ctx.check_command = false;
   ctx.vars = {{"AFTERMATH_HEAD", "node0"}, {"AFTERMATH_NODE", "1"}, {"AFTERMATH_NODES", "2"}};
   ParseResult r = parse_scenario(TwoNodes(), ctx);
-  ASSERT_TRUE(r.scenario) << Messages(r);
-  EXPECT_EQ(r.scenario->job.argv.at(1), "node0:29400");
-  EXPECT_EQ(r.scenario->job.argv.at(2), "1/2");
+  ASSERT_TRUE(r.ok()) << Messages(r);
+  EXPECT_EQ(r->job.argv.at(1), "node0:29400");
+  EXPECT_EQ(r->job.argv.at(2), "1/2");
 }
 
 TEST(MultiNodeScenario, ASingleNodeScenarioHasNoHead) {
   std::string text = TwoNodes();
   text.replace(text.find("nodes: 2\n"), 9, "");
   ParseResult r = Parse(text);
-  EXPECT_FALSE(r.scenario);
+  EXPECT_FALSE(r.ok());
   EXPECT_THAT(Messages(r), HasSubstr("unknown variable ${AFTERMATH_HEAD}"));
 }
 
@@ -82,7 +83,7 @@ TEST(MultiNodeScenario, ANodeCountMustBeAPositiveNumber) {
     std::string text = TwoNodes();
     text.replace(text.find("nodes: 2"), 8, std::string("nodes: ") + bad);
     ParseResult r = Parse(text);
-    EXPECT_FALSE(r.scenario) << bad;
+    EXPECT_FALSE(r.ok()) << bad;
     EXPECT_THAT(Messages(r), HasSubstr("mn.yaml:3:8: nodes: expected a node count")) << bad;
   }
 }
@@ -93,8 +94,8 @@ TEST(MultiNodeScenario, NodeFaultsParse) {
       "  - {action: node_loss, target: 'node:1', at: {point: step, labels: {rank: 2}, hit: 20}}\n"
       "  - {action: partition, target: 'node:0', at: {after: 1s}, duration: 5s}\n"
       "  - {action: SIGKILL, target: 'node:1', at: {after: 1s}}\n"));
-  ASSERT_TRUE(r.scenario) << Messages(r);
-  const auto& f = r.scenario->faults;
+  ASSERT_TRUE(r.ok()) << Messages(r);
+  const auto& f = r->faults;
   ASSERT_EQ(f.size(), 3u);
   EXPECT_EQ(f[0].action, FaultAction::NodeLoss);
   EXPECT_EQ(f[0].target.kind, TargetSpec::Kind::Node);
@@ -124,7 +125,7 @@ TEST(MultiNodeScenario, ImpossibleNodeFaultsAreNamedWithTheirLine) {
            {"{action: SIGKILL, target: launcher, node: one, at: {after: 1s}}", "faults[0].node"},
        }) {
     ParseResult r = Parse(TwoNodes("faults:\n  - " + c.fault + "\n"));
-    EXPECT_FALSE(r.scenario) << c.fault;
+    EXPECT_FALSE(r.ok()) << c.fault;
     EXPECT_THAT(Messages(r), HasSubstr(c.message)) << c.fault;
     EXPECT_THAT(Messages(r), HasSubstr("mn.yaml:7:")) << c.fault;
   }
@@ -134,7 +135,7 @@ TEST(MultiNodeScenario, ANodeTargetNeedsSeveralNodes) {
   ParseResult r = Parse(
       "name: one\ndescription: d\njob:\n  command: /bin/true\n"
       "faults:\n  - {action: node_loss, target: 'node:0', at: {after: 1s}}\n");
-  EXPECT_FALSE(r.scenario);
+  EXPECT_FALSE(r.ok());
   EXPECT_THAT(Messages(r), HasSubstr("needs a multi-node scenario (nodes: 2 or more)"));
 }
 
@@ -144,10 +145,10 @@ TEST(MultiNodeScenario, ANodeRunsItsOwnNodeFaultsAndEveryOtherFault) {
       "  - {action: node_loss, target: 'node:1', at: {after: 1s}}\n"
       "  - {action: SIGKILL, target: 'rank:0', at: {after: 1s}}\n"
       "  - {action: partition, target: 'node:0', at: {after: 1s}, duration: 1s}\n"));
-  ASSERT_TRUE(r.scenario) << Messages(r);
-  EXPECT_EQ(node_fault_indices(*r.scenario, 0), (std::vector<size_t>{1, 2}));
-  EXPECT_EQ(node_fault_indices(*r.scenario, 1), (std::vector<size_t>{0, 1}));
-  Scenario part = node_part(*r.scenario, 1);
+  ASSERT_TRUE(r.ok()) << Messages(r);
+  EXPECT_EQ(node_fault_indices(*r, 0), (std::vector<size_t>{1, 2}));
+  EXPECT_EQ(node_fault_indices(*r, 1), (std::vector<size_t>{0, 1}));
+  Scenario part = node_part(*r, 1);
   ASSERT_EQ(part.faults.size(), 2u);
   EXPECT_EQ(part.faults[0].action, FaultAction::NodeLoss);
   EXPECT_EQ(part.faults[1].action, FaultAction::Sigkill);
@@ -160,22 +161,22 @@ TEST(MultiNodeScenario, ANodeWatchesThePointsOfTheOtherNodesOwnFaults) {
       "  - {action: SIGKILL, target: 'rank:0', at: {point: step, hit: 30}}\n"
       "  - {action: SIGTERM, target: launcher, node: 0, at: {point: shutdown}}\n"
       "  - {action: partition, target: 'node:0', at: {after: 1s}, duration: 1s}\n"));
-  ASSERT_TRUE(r.scenario) << Messages(r);
+  ASSERT_TRUE(r.ok()) << Messages(r);
   // Node 0 watches node 1's node_loss point; node 1 watches node 0's
   // SIGTERM point. A fault of every node (1), or one with no point (3), is
   // watched by none.
-  Scenario zero = node_part(*r.scenario, 0);
+  Scenario zero = node_part(*r, 0);
   ASSERT_EQ(zero.remote_triggers.size(), 1u);
   EXPECT_EQ(zero.remote_triggers[0].first, 0u);
   EXPECT_EQ(zero.remote_triggers[0].second.point, "step");
   EXPECT_EQ(zero.remote_triggers[0].second.labels.at("rank"), "0");
-  Scenario one = node_part(*r.scenario, 1);
+  Scenario one = node_part(*r, 1);
   ASSERT_EQ(one.remote_triggers.size(), 1u);
   EXPECT_EQ(one.remote_triggers[0].first, 2u);
   EXPECT_EQ(one.remote_triggers[0].second.point, "shutdown");
-  EXPECT_EQ(fault_owner(r.scenario->faults[0]), 1);
-  EXPECT_EQ(fault_owner(r.scenario->faults[1]), -1);
-  EXPECT_EQ(fault_owner(r.scenario->faults[2]), 0);
+  EXPECT_EQ(fault_owner(r->faults[0]), 1);
+  EXPECT_EQ(fault_owner(r->faults[1]), -1);
+  EXPECT_EQ(fault_owner(r->faults[2]), 0);
 }
 
 TEST(MultiNodeScenario, AnAgentKillAndAFaultPinnedToANodeParse) {
@@ -183,37 +184,37 @@ TEST(MultiNodeScenario, AnAgentKillAndAFaultPinnedToANodeParse) {
       "faults:\n"
       "  - {action: agent_kill, target: 'agent:1', at: {point: step, labels: {rank: 2}, hit: 20}}\n"
       "  - {action: SIGTERM, target: launcher, node: 0, at: {after: 1s}}\n"));
-  ASSERT_TRUE(r.scenario) << Messages(r);
-  const auto& f = r.scenario->faults;
+  ASSERT_TRUE(r.ok()) << Messages(r);
+  const auto& f = r->faults;
   EXPECT_EQ(f[0].action, FaultAction::AgentKill);
   EXPECT_EQ(f[0].target.kind, TargetSpec::Kind::Agent);
   EXPECT_EQ(f[0].target.node, 1);
   EXPECT_EQ(f[1].target.kind, TargetSpec::Kind::Launcher);
   EXPECT_EQ(f[1].node, 0);
   // Each belongs to its node alone.
-  EXPECT_EQ(node_fault_indices(*r.scenario, 0), (std::vector<size_t>{1}));
-  EXPECT_EQ(node_fault_indices(*r.scenario, 1), (std::vector<size_t>{0}));
+  EXPECT_EQ(node_fault_indices(*r, 0), (std::vector<size_t>{1}));
+  EXPECT_EQ(node_fault_indices(*r, 1), (std::vector<size_t>{0}));
 }
 
 TEST(MultiNodeScenario, AFaultsNodeFieldNeedsSeveralNodes) {
   ParseResult one = Parse(
       "name: one\ndescription: d\njob:\n  command: /bin/true\n"
       "faults:\n  - {action: SIGKILL, target: launcher, node: 0, at: {after: 1s}}\n");
-  EXPECT_FALSE(one.scenario);
+  EXPECT_FALSE(one.ok());
   EXPECT_THAT(Messages(one), HasSubstr("needs a multi-node scenario"));
 }
 
 TEST(MultiNodeScenario, DiedWithAgentIsOnInAMultiNodeRunAndJudgedByTheCoordinatorAlone) {
   ParseResult two = Parse(TwoNodes());
-  ASSERT_TRUE(two.scenario) << Messages(two);
-  EXPECT_TRUE(two.scenario->checks.at(kDiedWithAgent).enabled);
-  EXPECT_EQ(node_part(*two.scenario, 1).checks.count(kDiedWithAgent), 0u);
+  ASSERT_TRUE(two.ok()) << Messages(two);
+  EXPECT_TRUE(two->checks.at(kDiedWithAgent).enabled);
+  EXPECT_EQ(node_part(*two, 1).checks.count(kDiedWithAgent), 0u);
   ParseResult off = Parse(TwoNodes("checks: {died_with_agent: false}\n"));
-  ASSERT_TRUE(off.scenario) << Messages(off);
-  EXPECT_FALSE(off.scenario->checks.at(kDiedWithAgent).enabled);
+  ASSERT_TRUE(off.ok()) << Messages(off);
+  EXPECT_FALSE(off->checks.at(kDiedWithAgent).enabled);
   ParseResult one = Parse("name: one\ndescription: d\njob:\n  command: /bin/true\n");
-  ASSERT_TRUE(one.scenario) << Messages(one);
-  EXPECT_FALSE(one.scenario->checks.at(kDiedWithAgent).enabled);
+  ASSERT_TRUE(one.ok()) << Messages(one);
+  EXPECT_FALSE(one->checks.at(kDiedWithAgent).enabled);
 }
 
 // --- clocks ------------------------------------------------------------------
@@ -303,7 +304,7 @@ NodeRun CleanNode(int index, Nanos origin, Nanos offset, int pid) {
 
 TEST(MergeNodes, EachNodeIsShiftedOntoTheCoordinatorsClockAndJudged) {
   ParseResult p = Parse(TwoNodes());
-  ASSERT_TRUE(p.scenario) << Messages(p);
+  ASSERT_TRUE(p.ok()) << Messages(p);
   // Coordinator time 0 is at 100 s on its clock. Node 0's clock equals the
   // coordinator's and its run began at 100.010 s; node 1's clock is 7 s
   // ahead and its run began at 107.030 s on it (100.030 s on ours).
@@ -312,7 +313,7 @@ TEST(MergeNodes, EachNodeIsShiftedOntoTheCoordinatorsClockAndJudged) {
   ScenarioResult r;
   r.name = "mn";
   RunOptions o;
-  merge_nodes(r, *p.scenario, o, nodes, 100 * kSecond);
+  merge_nodes(r, *p, o, nodes, 100 * kSecond);
   ASSERT_EQ(r.nodes.size(), 2u);
   EXPECT_EQ(r.nodes[0].started, 10 * kMilli);
   EXPECT_EQ(r.nodes[1].started, 30 * kMilli);
@@ -334,14 +335,14 @@ TEST(MergeNodes, EachNodeIsShiftedOntoTheCoordinatorsClockAndJudged) {
 
 TEST(MergeNodes, ALostAgentMakesTheRunAnError) {
   ParseResult p = Parse(TwoNodes());
-  ASSERT_TRUE(p.scenario);
+  ASSERT_TRUE(p.ok());
   std::vector<NodeRun> nodes = {CleanNode(0, 0, 0, 4000), CleanNode(1, 0, 0, 5000)};
   nodes[1].agent = AgentState::Lost;
   nodes[1].have_result = false;
   nodes[1].lost_at = 2 * kSecond;
   ScenarioResult r;
   RunOptions o;
-  merge_nodes(r, *p.scenario, o, nodes, 0);
+  merge_nodes(r, *p, o, nodes, 0);
   EXPECT_EQ(r.verdict, Verdict::Error);
   EXPECT_THAT(r.verdict_reason, HasSubstr("node1: its agent was lost"));
 }
@@ -364,11 +365,11 @@ std::vector<NodeRun> AgentKilled(std::optional<WitnessReport> witness) {
 
 ScenarioResult MergeAgentKilled(std::vector<NodeRun> nodes, const std::string& extra = "") {
   ParseResult p = Parse(TwoNodes("faults:\n  - {action: agent_kill, target: 'agent:1', at: {after: 2s}}\n" + extra));
-  EXPECT_TRUE(p.scenario) << Messages(p);
+  EXPECT_TRUE(p.ok()) << Messages(p);
   ScenarioResult r;
   RunOptions o;
   nodes[0].fault_indices = {};
-  merge_nodes(r, *p.scenario, o, nodes, 0);
+  merge_nodes(r, *p, o, nodes, 0);
   return r;
 }
 
@@ -437,7 +438,7 @@ TEST(MergeNodes, NoWitnessReportIsAnErrorNotAPass) {
 
 TEST(MergeNodes, AFaultIsRecordedFromTheNodeWhereItActed) {
   ParseResult p = Parse(TwoNodes("faults:\n  - {action: SIGKILL, target: 'rank:2', at: {after: 1s}}\n"));
-  ASSERT_TRUE(p.scenario) << Messages(p);
+  ASSERT_TRUE(p.ok()) << Messages(p);
   std::vector<NodeRun> nodes = {CleanNode(0, 0, 0, 4000), CleanNode(1, 5 * kSecond, 0, 5000)};
   for (auto& n : nodes) {
     n.fault_indices = {0};
@@ -448,7 +449,7 @@ TEST(MergeNodes, AFaultIsRecordedFromTheNodeWhereItActed) {
   nodes[1].timeline.facts.faults[0].sent = 1 * kSecond;
   ScenarioResult r;
   RunOptions o;
-  merge_nodes(r, *p.scenario, o, nodes, 0);
+  merge_nodes(r, *p, o, nodes, 0);
   ASSERT_EQ(r.timeline.facts.faults.size(), 1u);
   EXPECT_EQ(r.timeline.facts.faults[0].status, FaultStatus::Injected);
   EXPECT_EQ(r.timeline.facts.faults[0].sent, 6 * kSecond);

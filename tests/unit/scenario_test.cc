@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "tests/support/temp_dir.h"
+#include "tests/unit/parse_helpers.h"
 
 namespace aftermath {
 namespace {
@@ -96,24 +97,24 @@ auto Diag(const std::string& field, int line, int column, const std::string& mes
 
 std::string Dump(const ParseResult& r) {
   std::string out;
-  for (const Diagnostic& d : r.diagnostics) out += "  " + d.to_string() + "\n";
+  for (const Diagnostic& d : diagnostics_of(r)) out += "  " + d.to_string() + "\n";
   return out;
 }
 
 // Parses text that must be valid.
 Scenario ParseOk(const std::string& text, const ParseContext& ctx = NoCheck()) {
   ParseResult r = parse_scenario(text, ctx);
-  EXPECT_THAT(r.diagnostics, IsEmpty()) << Dump(r);
-  EXPECT_TRUE(r.scenario.has_value());
-  return r.scenario.value_or(Scenario{});
+  EXPECT_THAT(diagnostics_of(r), IsEmpty()) << Dump(r);
+  EXPECT_TRUE(r.ok());
+  return r.value_or(Scenario{});
 }
 
 // Parses text that must be invalid; returns its diagnostics.
 std::vector<Diagnostic> ParseBad(const std::string& text, const ParseContext& ctx = NoCheck()) {
   ParseResult r = parse_scenario(text, ctx);
-  EXPECT_FALSE(r.scenario.has_value());
-  EXPECT_THAT(r.diagnostics, Not(IsEmpty()));
-  return r.diagnostics;
+  EXPECT_FALSE(r.ok());
+  EXPECT_THAT(diagnostics_of(r), Not(IsEmpty()));
+  return diagnostics_of(r);
 }
 
 // --- check lists and Diagnostic ----------------------------------------------
@@ -924,10 +925,11 @@ TEST(ParseScenario, NeverThrowsOnOddInput) {
                           "seed: ~\n",
                           "requires: [~]\n"};
   for (const char* text : inputs) {
-    ParseResult r;
-    EXPECT_NO_THROW(r = parse_scenario(text, NoCheck())) << text;
-    EXPECT_FALSE(r.scenario.has_value()) << text;
-    EXPECT_THAT(r.diagnostics, Not(IsEmpty())) << text;
+    std::optional<ParseResult> r;
+    EXPECT_NO_THROW(r.emplace(parse_scenario(text, NoCheck()))) << text;
+    ASSERT_TRUE(r) << text;
+    EXPECT_FALSE(r->ok()) << text;
+    EXPECT_THAT(diagnostics_of(*r), Not(IsEmpty())) << text;
   }
 }
 
@@ -935,12 +937,12 @@ TEST(ParseScenario, NeverThrowsOnOddInput) {
 
 TEST(LoadScenario, MissingFileIsOneDiagnostic) {
   ParseResult r = load_scenario("/nonexistent/aftermath/scenario.yaml", ParseContext{});
-  EXPECT_FALSE(r.scenario.has_value());
-  ASSERT_THAT(r.diagnostics, SizeIs(1));
-  EXPECT_EQ(r.diagnostics[0].file, "/nonexistent/aftermath/scenario.yaml");
-  EXPECT_EQ(r.diagnostics[0].line, 0);
-  EXPECT_EQ(r.diagnostics[0].message, "cannot read: No such file or directory");
-  EXPECT_EQ(r.diagnostics[0].to_string(),
+  EXPECT_FALSE(r.ok());
+  ASSERT_THAT(diagnostics_of(r), SizeIs(1));
+  EXPECT_EQ(diagnostics_of(r)[0].file, "/nonexistent/aftermath/scenario.yaml");
+  EXPECT_EQ(diagnostics_of(r)[0].line, 0);
+  EXPECT_EQ(diagnostics_of(r)[0].message, "cannot read: No such file or directory");
+  EXPECT_EQ(diagnostics_of(r)[0].to_string(),
             "/nonexistent/aftermath/scenario.yaml: cannot read: No such file or directory");
 }
 
@@ -948,8 +950,8 @@ TEST(LoadScenario, DirectoryIsUnreadable) {
   TempDir dir;
   ASSERT_FALSE(dir.path().empty());
   ParseResult r = load_scenario(dir.path(), ParseContext{});
-  ASSERT_THAT(r.diagnostics, SizeIs(1));
-  EXPECT_THAT(r.diagnostics[0].message, StartsWith("cannot read: "));
+  ASSERT_THAT(diagnostics_of(r), SizeIs(1));
+  EXPECT_THAT(diagnostics_of(r)[0].message, StartsWith("cannot read: "));
 }
 
 TEST(LoadScenario, ReadsTheFileAndUsesItsFolder) {
@@ -959,26 +961,26 @@ TEST(LoadScenario, ReadsTheFileAndUsesItsFolder) {
   const std::string text = "name: t\ndescription: d\njob: {command: ./tc}\n";
   std::string file = dir.write("s.yaml", text, 0644);
   ParseResult r = load_scenario(file, ParseContext{});
-  ASSERT_TRUE(r.scenario.has_value()) << Dump(r);
-  EXPECT_EQ(r.scenario->file, file);
-  EXPECT_EQ(r.scenario->text, text);
-  EXPECT_THAT(r.scenario->job.argv, ElementsAre(script));
+  ASSERT_TRUE(r.ok()) << Dump(r);
+  EXPECT_EQ(r->file, file);
+  EXPECT_EQ(r->text, text);
+  EXPECT_THAT(r->job.argv, ElementsAre(script));
 
   // A caller-given file name is kept for diagnostics.
   ParseContext ctx;
   ctx.file = "shown.yaml";
   ctx.scenario_dir = dir.path();
   r = load_scenario(file, ctx);
-  ASSERT_TRUE(r.scenario.has_value()) << Dump(r);
-  EXPECT_EQ(r.scenario->file, "shown.yaml");
+  ASSERT_TRUE(r.ok()) << Dump(r);
+  EXPECT_EQ(r->file, "shown.yaml");
 }
 
 TEST(LoadScenario, FullDataFile) {
   ParseContext ctx;
   ctx.check_command = false;
   ParseResult r = load_scenario(kDataDir + "/full.yaml", ctx);
-  ASSERT_TRUE(r.scenario.has_value()) << Dump(r);
-  const Scenario& s = *r.scenario;
+  ASSERT_TRUE(r.ok()) << Dump(r);
+  const Scenario& s = *r;
   std::string dir = fs::absolute(kDataDir).lexically_normal().string();
   EXPECT_EQ(s.name, "full-example_1.0");
   EXPECT_THAT(s.tags, ElementsAre("unit", "example"));
@@ -1007,14 +1009,14 @@ TEST(LoadScenario, ManyErrorsDataFile) {
   ctx.check_command = false;
   std::string file = kDataDir + "/many_errors.yaml";
   ParseResult r = load_scenario(file, ctx);
-  EXPECT_FALSE(r.scenario.has_value());
-  EXPECT_THAT(r.diagnostics,
+  EXPECT_FALSE(r.ok());
+  EXPECT_THAT(diagnostics_of(r),
               ElementsAre(Diag("description", 2, 1, "missing required field"), Diag("name", 2, 7),
                           Diag("tags", 3, 7), Diag("job.command", 5, 12), Diag("job.colour", 6, 3),
                           Diag("timeouts.job", 8, 8, "needs a unit"), Diag("grace", 9, 8),
                           Diag("checks.no_such_check", 11, 3), Diag("expect.fail[1]", 13, 21)))
       << Dump(r);
-  for (const Diagnostic& d : r.diagnostics) EXPECT_EQ(d.file, file);
+  for (const Diagnostic& d : diagnostics_of(r)) EXPECT_EQ(d.file, file);
 }
 
 }  // namespace
@@ -1060,14 +1062,14 @@ TEST(ScenarioTorch, BadRangesAndEntriesAreReportedWithTheirPlace) {
                                       "  '2.1': {}\n"
                                       "  '2.2': {timeouts: {job: 1s}}\n"),
                                  NoCheck());
-  EXPECT_THAT(r.diagnostics,
+  EXPECT_THAT(diagnostics_of(r),
               ElementsAre(Diag("torch.>=2.x", 6, 3, "'2.x' is not a version"),
                           Diag("torch.<2.0.expect.fail[0]", 7, 28, "unknown check 'no_such_check'"),
                           Diag("torch.2.1", 8, 10, "says nothing"),
                           Diag("torch.2.2.timeouts", 9, 11, "unknown key 'timeouts'")))
       << Dump(r);
   ParseResult list = parse_scenario(Base("torch: [a]\n"), NoCheck());
-  EXPECT_THAT(list.diagnostics, ElementsAre(Diag("torch", 5, 8, "a map of version ranges"))) << Dump(list);
+  EXPECT_THAT(diagnostics_of(list), ElementsAre(Diag("torch", 5, 8, "a map of version ranges"))) << Dump(list);
 }
 
 TEST(ScenarioTorch, PythonIsAVariableOfTheRun) {
