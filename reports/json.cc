@@ -92,7 +92,7 @@ json scenario_json(const ScenarioResult& s) {
            {"stalled_since_ms", opt_ms(facts.stalled_since)},
            {"stderr_tail", utf8_tail(facts.stderr_text)},
        }},
-      {"timings_origin", s.timings_origin},
+      {"timings_origin", to_string(s.timings_origin)},
       {"faults", faults},
       {"hang_diagnosis",
        {{"processes", diagnosis}, {"note", facts.diagnosis_note}, {"took_ms", to_ms(facts.diagnosis_took)}}},
@@ -165,7 +165,7 @@ json to_json(const TestResult& t) {
               {"pid", t.pid},
               {"start_ms", to_ms(t.started)},
               {"end_ms", t.ended ? json(to_ms(*t.ended)) : json(nullptr)},
-              {"outcome", t.outcome},
+              {"outcome", to_string(t.outcome)},
               {"processes", t.processes},
               {"leaks", std::move(leaks)}};
 }

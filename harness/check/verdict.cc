@@ -131,13 +131,13 @@ Timings compute_timings(const Timeline& tl, const std::vector<ProcessHistory>& p
       first_fault = f.sent;
   if (first_fault) {
     origin = first_fault;
-    t.origin = "first fault";
+    t.origin = TimingsOrigin::FirstFault;
   } else if (top_exit) {
     origin = top_exit;
-    t.origin = "top process exit";
+    t.origin = TimingsOrigin::TopExit;
   } else if (deadline) {
     origin = deadline;
-    t.origin = "deadline";
+    t.origin = TimingsOrigin::Deadline;
   }
   auto ms = [](std::optional<Nanos> v) -> std::optional<double> {
     if (!v) return std::nullopt;

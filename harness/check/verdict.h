@@ -36,7 +36,7 @@ std::optional<Decision> fault_verdict(const std::vector<FaultRecord>& faults);
 // Recovery timings in ms (nullopt where not reached), and what they count from.
 struct Timings {
   std::map<std::string, std::optional<double>> ms;
-  std::string origin;
+  TimingsOrigin origin = TimingsOrigin::None;
 };
 Timings compute_timings(const Timeline& tl, const std::vector<ProcessHistory>& procs);
 

@@ -70,7 +70,7 @@ struct TestResult {
   int pid = 0;                    // the process that ran it (host pid)
   Nanos started = 0;
   std::optional<Nanos> ended;     // nullopt: the run ended during the test
-  std::string outcome;            // pytest's: passed, failed, skipped, error; "" if it never ended
+  TestOutcome outcome = TestOutcome::NotEnded;
   std::vector<int> processes;     // the job processes it started (directly or below)
   std::vector<TestLeak> leaks;    // empty: it left nothing behind
 };
@@ -92,7 +92,7 @@ struct ScenarioResult {
   // Named timings in milliseconds; nullopt = not reached / not applicable.
   // Keys: job_ms (launch to top exit), to_all_exited_ms, to_shm_baseline_ms, total_ms.
   std::map<std::string, std::optional<double>> timings_ms;
-  std::string timings_origin;    // "first fault" | "top process exit" | "deadline"
+  TimingsOrigin timings_origin = TimingsOrigin::None;
   std::vector<ProcessHistory> processes;
   Timeline timeline;
   std::string out_dir;           // this scenario's report folder

@@ -145,4 +145,32 @@ std::string_view to_string(LeakKind k) {
   return "process";
 }
 
+std::string_view to_string(TestOutcome o) {
+  switch (o) {
+    case TestOutcome::Passed: return "passed";
+    case TestOutcome::Failed: return "failed";
+    case TestOutcome::Skipped: return "skipped";
+    case TestOutcome::Error: return "error";
+    case TestOutcome::NotEnded: break;
+  }
+  return "";
+}
+
+std::optional<TestOutcome> parse_test_outcome(std::string_view s) {
+  for (TestOutcome o : {TestOutcome::NotEnded, TestOutcome::Passed, TestOutcome::Failed,
+                        TestOutcome::Skipped, TestOutcome::Error})
+    if (to_string(o) == s) return o;
+  return std::nullopt;
+}
+
+std::string_view to_string(TimingsOrigin o) {
+  switch (o) {
+    case TimingsOrigin::FirstFault: return "first fault";
+    case TimingsOrigin::TopExit: return "top process exit";
+    case TimingsOrigin::Deadline: return "deadline";
+    case TimingsOrigin::None: break;
+  }
+  return "";
+}
+
 }  // namespace aftermath

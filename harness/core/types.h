@@ -77,4 +77,17 @@ std::string_view to_string(AgentState a);
 enum class LeakKind { Process, Orphan, Zombie, Shm, Device };
 std::string_view to_string(LeakKind k);
 
+// How a pytest test ended, as pytest names it ("error": a fixture broke);
+// NotEnded: the run ended during the test ("").
+enum class TestOutcome { NotEnded, Passed, Failed, Skipped, Error };
+std::string_view to_string(TestOutcome o);
+// pytest's word; "" is NotEnded; nullopt for a word pytest does not use.
+std::optional<TestOutcome> parse_test_outcome(std::string_view s);
+
+// What a run's recovery timings count from: its first injected fault, else
+// the top process's exit, else the job deadline; None: none of them came
+// (""). The text is "first fault", "top process exit", "deadline".
+enum class TimingsOrigin { None, FirstFault, TopExit, Deadline };
+std::string_view to_string(TimingsOrigin o);
+
 }  // namespace aftermath

@@ -243,7 +243,7 @@ TEST(ReportsJson, TestsAreWrittenOnlyWhenThereAreSome) {
   t.worker = "gw0";
   t.pid = 42;
   t.started = 1500 * kMilli;
-  t.outcome = "passed";
+  t.outcome = TestOutcome::Passed;
   t.processes = {43, 44};
   t.leaks.push_back(TestLeak{LeakKind::Orphan, 44, "", 0, "worker 44 outlived its parent by 4.9s"});
   t.leaks.push_back(TestLeak{LeakKind::Shm, 0, "torch_42_x_0", 4096, "/dev/shm/torch_42_x_0 left behind"});

@@ -497,7 +497,7 @@ TEST(ReportsJunit, PytestTestsGetATestcaseEach) {
     t.pid = 42;
     t.started = 100 * kMilli;
     t.ended = end;
-    t.outcome = std::move(outcome);
+    t.outcome = parse_test_outcome(outcome).value();
     return t;
   };
   s.tests.push_back(test("tests/a/test_x.py::test_clean", "passed", 350 * kMilli));

@@ -476,7 +476,7 @@ TEST(MultiNodeTimings, TheJobSpansFromTheFirstTopsStartToTheLastTopsEnd) {
   Timings t = compute_timings(tl, procs);
   // Node 0's top: 1 ms to 500 ms; node 1's: 101 ms to 600 ms.
   EXPECT_EQ(t.ms.at("job_ms"), 599.0);
-  EXPECT_EQ(t.origin, "top process exit");
+  EXPECT_EQ(t.origin, TimingsOrigin::TopExit);
   // Node 1's top ended by its teardown (at 550 ms): the job did not end by itself.
   tl.add([] {
     Observation o = obs::phase(550 * kMilli, "teardown");

@@ -70,7 +70,7 @@ TEST(TestsClean, ACleanSessionPassesWithEveryTestAndItsProcesses) {
   EXPECT_EQ(ts[0].pid, kTop);
   EXPECT_EQ(ts[0].started, msec(100));
   EXPECT_EQ(ts[0].ended, msec(300));
-  EXPECT_EQ(ts[0].outcome, "passed");
+  EXPECT_EQ(ts[0].outcome, TestOutcome::Passed);
   EXPECT_THAT(ts[0].processes, ElementsAre(201));
   EXPECT_THAT(ts[1].processes, IsEmpty());
   EXPECT_THAT(leaking(ts), IsEmpty());

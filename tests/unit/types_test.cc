@@ -259,5 +259,22 @@ TEST(EnumStrings, Verdict) {
   EXPECT_EQ(to_string(Verdict::Error), "error");
 }
 
+TEST(EnumStrings, TestOutcomeIsPytestsWordAndBack) {
+  for (auto o : {TestOutcome::NotEnded, TestOutcome::Passed, TestOutcome::Failed, TestOutcome::Skipped,
+                 TestOutcome::Error})
+    EXPECT_EQ(parse_test_outcome(to_string(o)), o) << to_string(o);
+  EXPECT_EQ(to_string(TestOutcome::NotEnded), "");
+  EXPECT_EQ(to_string(TestOutcome::Error), "error");
+  EXPECT_FALSE(parse_test_outcome("xfailed"));
+  EXPECT_FALSE(parse_test_outcome("Passed"));
+}
+
+TEST(EnumStrings, TimingsOrigin) {
+  EXPECT_EQ(to_string(TimingsOrigin::None), "");
+  EXPECT_EQ(to_string(TimingsOrigin::FirstFault), "first fault");
+  EXPECT_EQ(to_string(TimingsOrigin::TopExit), "top process exit");
+  EXPECT_EQ(to_string(TimingsOrigin::Deadline), "deadline");
+}
+
 }  // namespace
 }  // namespace aftermath

@@ -104,7 +104,7 @@ TEST(ComputeTimings, FromTheTopsExit) {
   tl.add(obs::shm_add(msec(30), "psm_a", 4096));
   tl.add(obs::shm_remove(msec(1200), "psm_a"));
   auto t = timings_of(tl);
-  EXPECT_EQ(t.origin, "top process exit");
+  EXPECT_EQ(t.origin, TimingsOrigin::TopExit);
   EXPECT_EQ(t.ms.at("job_ms"), to_ms(kTopExit - kTopStart));
   EXPECT_EQ(t.ms.at("to_all_exited_ms"), 200.0);
   EXPECT_EQ(t.ms.at("to_all_gone_ms"), 250.0);
@@ -147,7 +147,7 @@ TEST(ComputeTimings, ProcessOutlivingTeardown) {
 
 TEST(ComputeTimings, TopEndedByTeardown) {
   auto t = timings_of(skeleton(kTeardown + msec(20), Outcome::killed(SIGTERM)));
-  EXPECT_EQ(t.origin, "top process exit");
+  EXPECT_EQ(t.origin, TimingsOrigin::TopExit);
   EXPECT_EQ(t.ms.at("job_ms"), std::nullopt);
   EXPECT_EQ(t.ms.at("to_all_exited_ms"), std::nullopt);
   EXPECT_EQ(t.ms.at("to_all_gone_ms"), 1.0);
@@ -159,7 +159,7 @@ TEST(ComputeTimings, DeadlineIsTheOriginWhenTheTopNeverEnded) {
   tl.add(obs::phase(msec(4000), "deadline"));
   life(tl, 101, kTop, msec(20), msec(4500), msec(4600));
   auto t = timings_of(tl);
-  EXPECT_EQ(t.origin, "deadline");
+  EXPECT_EQ(t.origin, TimingsOrigin::Deadline);
   EXPECT_EQ(t.ms.at("job_ms"), std::nullopt);
   EXPECT_EQ(t.ms.at("to_all_exited_ms"), std::nullopt);  // the top never ended
   EXPECT_EQ(t.ms.at("to_shm_baseline_ms"), 0.0);
@@ -168,7 +168,7 @@ TEST(ComputeTimings, DeadlineIsTheOriginWhenTheTopNeverEnded) {
 TEST(ComputeTimings, NoOrigin) {
   Timeline tl = skeleton(std::nullopt);
   auto t = timings_of(tl);
-  EXPECT_EQ(t.origin, "");
+  EXPECT_EQ(t.origin, TimingsOrigin::None);
   EXPECT_EQ(t.ms.at("job_ms"), std::nullopt);
   EXPECT_EQ(t.ms.at("to_all_exited_ms"), std::nullopt);
   EXPECT_EQ(t.ms.at("to_all_gone_ms"), std::nullopt);
@@ -261,7 +261,7 @@ TEST(ComputeTimings, TheFirstInjectedFaultIsTheOrigin) {
   tl.facts.faults = {sent_fault(1, msec(600)), sent_fault(0, msec(500)),
                      sent_fault(2, msec(100), "failed")};  // failed: not an origin
   auto t = timings_of(tl);
-  EXPECT_EQ(t.origin, "first fault");
+  EXPECT_EQ(t.origin, TimingsOrigin::FirstFault);
   EXPECT_EQ(t.ms.at("to_job_exit_ms"), to_ms(kTopExit - msec(500)));
   EXPECT_EQ(t.ms.at("to_all_exited_ms"), to_ms(kTopExit - msec(500)));  // the top ended last
   EXPECT_EQ(t.ms.at("to_all_gone_ms"), to_ms(kTopExit + msec(1) - msec(500)));
@@ -270,14 +270,14 @@ TEST(ComputeTimings, TheFirstInjectedFaultIsTheOrigin) {
 
 TEST(ComputeTimings, NoFaultNoTimeToJobExit) {
   auto t = timings_of(clean_run());
-  EXPECT_EQ(t.origin, "top process exit");
+  EXPECT_EQ(t.origin, TimingsOrigin::TopExit);
   EXPECT_EQ(t.ms.at("to_job_exit_ms"), std::nullopt);
 
   Timeline unsent = skeleton();
   FaultRecord f = sent_fault(0, msec(100));
   f.sent.reset();  // injected by a point reply the harness never timed
   unsent.facts.faults = {f};
-  EXPECT_EQ(timings_of(unsent).origin, "top process exit");
+  EXPECT_EQ(timings_of(unsent).origin, TimingsOrigin::TopExit);
 }
 
 TEST(FaultVerdict, EveryFaultThatDidNotActIsNamedInOrder) {

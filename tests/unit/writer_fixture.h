@@ -79,7 +79,7 @@ inline ScenarioResult orphan_scenario(const std::string& root) {
   s.stderr_path = s.out_dir + "/stderr.txt";
   s.repro = "aftermath run scenarios/orphan_reaper.yaml --seed 42 --out " + s.out_dir;
   s.started_at = now_iso8601();
-  s.timings_origin = "top process exit";
+  s.timings_origin = TimingsOrigin::TopExit;
   s.timings_ms = {{"job_ms", 1500.25},
                   {"to_all_exited_ms", std::nullopt},
                   {"to_shm_baseline_ms", 0.0},
@@ -158,7 +158,7 @@ inline ScenarioResult shm_scenario(const std::string& root) {
   s.stderr_path = s.out_dir + "/stderr.txt";
   s.repro = "aftermath run scenarios/shm_leak.yaml --seed 7 --out " + s.out_dir;
   s.started_at = now_iso8601();
-  s.timings_origin = "deadline";
+  s.timings_origin = TimingsOrigin::Deadline;
   s.timings_ms = {{"job_ms", 5000.0}, {"to_shm_baseline_ms", std::nullopt}, {"total_ms", 6001.5}};
 
   CheckResult shm;
