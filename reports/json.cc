@@ -21,8 +21,10 @@ json opt_ms(const std::optional<Nanos>& t) { return t ? json(to_ms(*t)) : json(n
 // "forks" (how the job's forks were learnt) only where it was recorded: a
 // result written before it existed reads the same.
 json containment_json(const RunFacts& facts) {
-  json j = {{"mode", facts.containment}, {"note", facts.containment_note}, {"shm", facts.shm}};
-  if (!facts.forks_from.empty()) j["forks"] = facts.forks_from;
+  json j = {{"mode", to_string(facts.containment)},
+            {"note", facts.containment_note},
+            {"shm", to_string(facts.shm)}};
+  if (facts.forks_from != ForkSource::Unknown) j["forks"] = to_string(facts.forks_from);
   return j;
 }
 

@@ -250,7 +250,7 @@ void merge_nodes(ScenarioResult& r, const Scenario& sc, const RunOptions& o, std
       ob.node = n.index;
       merged.observations.push_back(std::move(ob));
     }
-    if (n.index == 0 || merged.facts.containment.empty()) {
+    if (n.index == 0 || merged.facts.containment == JobContainment::Unknown) {
       const RunFacts& f = n.timeline.facts;
       merged.facts.top_pid = f.top_pid;
       merged.facts.init_pid = f.init_pid;

@@ -36,6 +36,48 @@ std::string_view to_string(ObsKind k) {
   return "note";
 }
 
+std::string_view to_string(JobContainment c) {
+  switch (c) {
+    case JobContainment::PidNamespace: return "pid-namespace";
+    case JobContainment::UserPidNamespace: return "user+pid-namespace";
+    case JobContainment::Subreaper: return "subreaper";
+    case JobContainment::Unknown: break;
+  }
+  return "";
+}
+
+std::optional<JobContainment> parse_job_containment(std::string_view s) {
+  for (auto c : {JobContainment::Unknown, JobContainment::PidNamespace, JobContainment::UserPidNamespace,
+                 JobContainment::Subreaper})
+    if (to_string(c) == s) return c;
+  return std::nullopt;
+}
+
+std::string_view to_string(ShmPlace p) {
+  switch (p) {
+    case ShmPlace::Private: return "private";
+    case ShmPlace::Host: return "host";
+    case ShmPlace::Unknown: break;
+  }
+  return "";
+}
+
+std::optional<ShmPlace> parse_shm_place(std::string_view s) {
+  for (auto p : {ShmPlace::Unknown, ShmPlace::Private, ShmPlace::Host})
+    if (to_string(p) == s) return p;
+  return std::nullopt;
+}
+
+std::string_view to_string(ForkSource f) {
+  switch (f) {
+    case ForkSource::ProcessEvents: return "process events";
+    case ForkSource::Reaper: return "reaper";
+    case ForkSource::Machine: return "machine";
+    case ForkSource::Unknown: break;
+  }
+  return "";
+}
+
 std::string_view to_string(HarnessPart p) {
   switch (p) {
     case HarnessPart::Teardown: return "teardown";

@@ -167,6 +167,25 @@ struct ProcessDiagnosis {
   Nanos took = 0;             // how long this process's diagnosis took
 };
 
+// How the job was contained: pid 1 of a PID namespace (made as root, or in
+// a user namespace of its own), or under a child subreaper. Unknown: the
+// reaper never said (""). Text: "pid-namespace", "user+pid-namespace",
+// "subreaper".
+enum class JobContainment { Unknown, PidNamespace, UserPidNamespace, Subreaper };
+std::string_view to_string(JobContainment c);
+std::optional<JobContainment> parse_job_containment(std::string_view s);
+
+// Which /dev/shm the job saw: its own tmpfs ("private") or the host's ("host").
+enum class ShmPlace { Unknown, Private, Host };
+std::string_view to_string(ShmPlace p);
+std::optional<ShmPlace> parse_shm_place(std::string_view s);
+
+// How the job's forks were learnt: the kernel's process events ("process
+// events"), pid 1 watching the job's namespace ("reaper"), or any fork on the
+// machine waking a look ("machine"). Unknown: not said ("").
+enum class ForkSource { Unknown, ProcessEvents, Reaper, Machine };
+std::string_view to_string(ForkSource f);
+
 // Facts about the run that are not observations in time.
 struct RunFacts {
   int top_pid = 0;                       // the job's top process (host pid)
@@ -180,10 +199,10 @@ struct RunFacts {
   // the hang was declared then, before the deadline (deadline_hit is set too).
   std::optional<Nanos> stalled_since;
   Nanos stall_window = 0;
-  std::string containment;               // "pid-namespace" | "user+pid-namespace" | "subreaper"
+  JobContainment containment = JobContainment::Unknown;
   std::string containment_note;          // why not a PID namespace, when not
-  std::string forks_from;                // how the job's forks were learnt: "process events" (the kernel's), "reaper" (pid 1 watched the job's namespace), "machine" (any fork on the machine woke a look)
-  std::string shm;                       // "private" (own tmpfs) | "host" (shared /dev/shm)
+  ForkSource forks_from = ForkSource::Unknown;
+  ShmPlace shm = ShmPlace::Unknown;
   std::vector<FaultRecord> faults;
   std::vector<ProcessDiagnosis> diagnosis;  // taken at a hang, before teardown
   std::string diagnosis_note;               // e.g. "gdb not installed: no user stacks"

@@ -48,6 +48,8 @@ json to_wire(FaultAction a) { return std::string(to_string(a)); }
 json to_wire(FaultMechanism m) { return std::string(to_string(m)); }
 json to_wire(FaultStatus s) { return std::string(to_string(s)); }
 json to_wire(ProbeStatus s) { return std::string(to_string(s)); }
+json to_wire(JobContainment c) { return std::string(to_string(c)); }
+json to_wire(ShmPlace p) { return std::string(to_string(p)); }
 json to_wire(const Outcome& o);
 json to_wire(const FaultRecord& f);
 json to_wire(const PythonFrame& f);
@@ -290,6 +292,10 @@ void word(const json& v, const std::string& path, E& out, Parse parse) {
   out = *e;
 }
 void from(const json& v, const std::string& path, Role& out) { word(v, path, out, parse_role); }
+void from(const json& v, const std::string& path, JobContainment& out) {
+  word(v, path, out, parse_job_containment);
+}
+void from(const json& v, const std::string& path, ShmPlace& out) { word(v, path, out, parse_shm_place); }
 void from(const json& v, const std::string& path, ObsKind& out) {
   word(v, path, out, parse_obs_kind);
 }

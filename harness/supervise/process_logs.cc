@@ -51,7 +51,7 @@ std::map<int, ScenarioResult::ProcessLogs> find_process_logs(const Timeline& tl,
     set(ev.pid, field_text(j.value("err", nlohmann::json())), false);
   }
   // Pids in file names are the job's own; they are ours only without a PID namespace.
-  if (tl.facts.containment == "subreaper") {
+  if (tl.facts.containment == JobContainment::Subreaper) {
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(out_dir + "/logs", ec)) {
       std::string name = e.path().filename().string();

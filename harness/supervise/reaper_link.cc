@@ -51,10 +51,10 @@ std::vector<std::string> reaper_args(const ReaperLaunch& l, int events_fd, int l
   return args;
 }
 
-std::string containment_name(reaper::Containment c) {
-  return c == reaper::Containment::PidNamespace       ? "pid-namespace"
-         : c == reaper::Containment::UserPidNamespace ? "user+pid-namespace"
-                                                      : "subreaper";
+JobContainment job_containment(reaper::Containment c) {
+  return c == reaper::Containment::PidNamespace       ? JobContainment::PidNamespace
+         : c == reaper::Containment::UserPidNamespace ? JobContainment::UserPidNamespace
+                                                      : JobContainment::Subreaper;
 }
 
 std::string subreaper_note(int errnum) {

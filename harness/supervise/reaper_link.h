@@ -21,6 +21,7 @@
 
 #include "harness/os/expected.h"
 #include "harness/os/pidfd.h"
+#include "harness/core/timeline.h"
 #include "harness/supervise/reaper_protocol.h"
 
 namespace aftermath {
@@ -54,8 +55,8 @@ struct ReaperLaunch {
 // The reaper's command line for `l` (fd numbers of its two pipe ends).
 std::vector<std::string> reaper_args(const ReaperLaunch& l, int events_fd, int lifeline_fd);
 
-// "pid-namespace" | "user+pid-namespace" | "subreaper".
-std::string containment_name(reaper::Containment c);
+// The reaper's word for how it contains the job, as the result says it.
+JobContainment job_containment(reaper::Containment c);
 // Why the job is held by a subreaper (Mode record's b: errno of the PID-namespace try, 0: asked).
 std::string subreaper_note(int errnum);
 // Why a job in a PID namespace sees the host's /proc (a ProcView record with pid != 1).

@@ -308,14 +308,14 @@ void Supervisor::launch() {
 void Supervisor::on_mode(const reaper::Record& r) {
   // Where /dev/shm is watched, and what its baseline is.
   shm_.set_place(r.pid == 1, reaper_.pid());
-  tl_.facts.shm = r.pid == 1 ? "private" : "host";
+  tl_.facts.shm = r.pid == 1 ? ShmPlace::Private : ShmPlace::Host;
   auto mode = static_cast<reaper::Containment>(r.a);
   bool pid_ns = mode != reaper::Containment::Subreaper;
   tracker_.set_containment(reaper_.pid(), pid_ns);
-  tl_.facts.containment = containment_name(mode);
+  tl_.facts.containment = job_containment(mode);
   if (!pid_ns) tl_.facts.containment_note = subreaper_note(r.b);
   // The reaper's ForkWatch (it comes after, from pid 1) says "reaper".
-  tl_.facts.forks_from = tracker_.events_fd() >= 0 ? "process events" : "machine";
+  tl_.facts.forks_from = tracker_.events_fd() >= 0 ? ForkSource::ProcessEvents : ForkSource::Machine;
 }
 
 void Supervisor::on_top_started(Nanos t, const reaper::Record& r) {
@@ -345,7 +345,7 @@ void Supervisor::on_record(const reaper::Record& r) {
       break;
     case reaper::Msg::ForkWatch:
       tracker_.forks_from_reaper();
-      tl_.facts.forks_from = "reaper";
+      tl_.facts.forks_from = ForkSource::Reaper;
       break;
     case reaper::Msg::Forked:
       tracker_.note_fork();

@@ -298,7 +298,7 @@ NodeRun CleanNode(int index, Nanos origin, Nanos offset, int pid) {
   tl.add(obs::phase(600 * kMilli, "done"));
   tl.facts.top_pid = pid;
   tl.facts.top_outcome = Outcome::exited(0);
-  tl.facts.containment = "pid-namespace";
+  tl.facts.containment = JobContainment::PidNamespace;
   return n;
 }
 

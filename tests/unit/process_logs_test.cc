@@ -384,7 +384,7 @@ TEST(ProcessLogsRunner, FilesComeFromTheLogsEventsOfJobProcesses) {
   touch(dir / "logs/worker-r0-w1-8.out");  // its .err was never created
   touch(dir / "logs/helper-9.out");        // pid 9 is not part of the job
   Timeline tl;
-  tl.facts.containment = "pid-namespace";
+  tl.facts.containment = JobContainment::PidNamespace;
   // Host pids from the kernel (1007, 1008); the names carry the job's own pids.
   tl.add(obs::event(1, 1007, "aftermath.logs",
                     json{{"out", dir / "logs/rank-r0-7.out"}, {"err", dir / "logs/rank-r0-7.err"}}.dump()));
@@ -408,13 +408,13 @@ TEST(ProcessLogsRunner, WithoutAPidNamespaceFileNamesCountToo) {
   touch(dir / "logs/rank-r0-4242.err");
   touch(dir / "logs/rank-r0-4243.out");  // not a job process
   Timeline tl;
-  tl.facts.containment = "subreaper";
+  tl.facts.containment = JobContainment::Subreaper;
   auto logs = find_process_logs(tl, {history(4242)}, dir.path());
   ASSERT_EQ(logs.size(), 1u);
   EXPECT_EQ(logs[4242].stdout_path, "logs/rank-r0-4242.out");
   EXPECT_EQ(logs[4242].stderr_path, "logs/rank-r0-4242.err");
   // In a PID namespace the same names say nothing about host pids.
-  tl.facts.containment = "pid-namespace";
+  tl.facts.containment = JobContainment::PidNamespace;
   EXPECT_THAT(find_process_logs(tl, {history(4242)}, dir.path()), IsEmpty());
 }
 

@@ -61,9 +61,12 @@ TEST(ReaperArgs, PipesOutputContainmentSignalsCwdThenTheJob) {
 }
 
 TEST(ReaperWords, ContainmentAndWhyNot) {
-  EXPECT_EQ(containment_name(reaper::Containment::PidNamespace), "pid-namespace");
-  EXPECT_EQ(containment_name(reaper::Containment::UserPidNamespace), "user+pid-namespace");
-  EXPECT_EQ(containment_name(reaper::Containment::Subreaper), "subreaper");
+  EXPECT_EQ(job_containment(reaper::Containment::PidNamespace), JobContainment::PidNamespace);
+  EXPECT_EQ(job_containment(reaper::Containment::UserPidNamespace), JobContainment::UserPidNamespace);
+  EXPECT_EQ(job_containment(reaper::Containment::Subreaper), JobContainment::Subreaper);
+  EXPECT_EQ(to_string(JobContainment::UserPidNamespace), "user+pid-namespace");
+  EXPECT_EQ(parse_job_containment("subreaper"), JobContainment::Subreaper);
+  EXPECT_FALSE(parse_job_containment("namespace"));
   EXPECT_THAT(subreaper_note(EPERM), ::testing::StartsWith(std::string("no PID namespace (") +
                                                            std::strerror(EPERM) + "): the job is held"));
   EXPECT_THAT(subreaper_note(0), ::testing::StartsWith("subreaper requested: "));

@@ -47,7 +47,7 @@ inline Timeline skeleton(std::optional<Nanos> top_exit = kTopExit,
   Timeline tl;
   tl.facts.top_pid = kTop;
   tl.facts.init_pid = kInit;
-  tl.facts.containment = "pid-namespace";
+  tl.facts.containment = JobContainment::PidNamespace;
   tl.add(obs::shm_add(0, "baseline_seg", 1000, /*baseline=*/true));
   tl.add(obs::phase(0, "launch"));
   tl.add(obs::proc_start(kTopStart, kTop, kInit, "launcher", "launcher --n 2", Role::Launcher, 0, 0, 'R'));

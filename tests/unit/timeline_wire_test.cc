@@ -330,9 +330,9 @@ RunFacts full_facts() {
   f.deadline_hit = true;
   f.stalled_since = 4'000'000'009;
   f.stall_window = 5'000'000'000;
-  f.containment = "user+pid-namespace";
+  f.containment = JobContainment::UserPidNamespace;
   f.containment_note = "no CAP_SYS_ADMIN";
-  f.shm = "private";
+  f.shm = ShmPlace::Private;
   f.faults = {full_fault(0), full_fault(1)};
   f.diagnosis = {full_diagnosis()};
   f.diagnosis_note = "gdb not installed: no user stacks";
@@ -656,9 +656,9 @@ TEST(TimelineWireFacts, EachFieldTravelsAlone) {
       {"deadline_hit", [](RunFacts& f) { f.deadline_hit = true; }},
       {"stalled_since", [](RunFacts& f) { f.stalled_since = 0; }},  // engaged at zero
       {"stall_window", [](RunFacts& f) { f.stall_window = 3; }},
-      {"containment", [](RunFacts& f) { f.containment = "subreaper"; }},
+      {"containment", [](RunFacts& f) { f.containment = JobContainment::Subreaper; }},
       {"containment_note", [](RunFacts& f) { f.containment_note = "no userns"; }},
-      {"shm", [](RunFacts& f) { f.shm = "host"; }},
+      {"shm", [](RunFacts& f) { f.shm = ShmPlace::Host; }},
       {"faults", [](RunFacts& f) { f.faults = {FaultRecord{}}; }},
       {"diagnosis", [](RunFacts& f) { f.diagnosis = {ProcessDiagnosis{}}; }},
       {"diagnosis_note", [](RunFacts& f) { f.diagnosis_note = "note"; }},

@@ -107,7 +107,7 @@ inline ScenarioResult orphan_scenario(const std::string& root) {
   tl.facts.top_outcome = Outcome::exited(0);
   tl.facts.stdout_text = "launched 1 worker\n";
   tl.facts.stderr_text = "";
-  tl.facts.containment = "pid-namespace";
+  tl.facts.containment = JobContainment::PidNamespace;
   tl.add(obs::phase(0, "launch"));
   tl.add(obs::proc_start(ms(1.5), 2001, 2000, "launcher", "./launcher --workers 1", Role::Launcher,
                          0, 1000));
@@ -178,7 +178,7 @@ inline ScenarioResult shm_scenario(const std::string& root) {
   tl.facts.deadline_hit = true;
   tl.facts.stdout_text = "rank 0 ready\n";
   tl.facts.stderr_text = "rank 1: fatal\x01 error <&> \"quoted\" 'single'\nAborted\n";
-  tl.facts.containment = "subreaper";
+  tl.facts.containment = JobContainment::Subreaper;
   tl.facts.containment_note = "unprivileged user namespaces are disabled";
   ProcessDiagnosis d;
   d.pid = 3002;
