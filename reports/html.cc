@@ -5,8 +5,8 @@
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
-#include <filesystem>
 #include <deque>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
@@ -195,22 +195,27 @@ std::string faults_table(const json& sc) {
 std::string tests_table(const json& sc) {
   auto tests = items(sc, "tests");
   if (tests.empty()) return "";
-  std::stable_partition(tests.begin(), tests.end(), [](const json* t) { return !items(*t, "leaks").empty(); });
+  std::stable_partition(tests.begin(), tests.end(),
+                        [](const json* t) { return !items(*t, "leaks").empty(); });
   size_t leaking = 0;
   for (const json* t : tests) leaking += items(*t, "leaks").empty() ? 0 : 1;
-  std::string out = fmt("<h3>Tests (%zu, %zu left something behind)</h3>", tests.size(), leaking) +
-                    "<table class=\"tests\"><thead><tr><th>test</th><th>worker</th><th>pid</th>"
-                    "<th>started</th><th>ended</th><th>outcome</th><th>left behind</th></tr></thead><tbody>";
+  std::string out =
+      fmt("<h3>Tests (%zu, %zu left something behind)</h3>", tests.size(), leaking) +
+      "<table class=\"tests\"><thead><tr><th>test</th><th>worker</th><th>pid</th>"
+      "<th>started</th><th>ended</th><th>outcome</th><th>left behind</th></tr></thead><tbody>";
   for (const json* t : tests) {
     std::string left;
     for (const json* l : items(*t, "leaks"))
       left += (left.empty() ? "" : "<br>") + esc(str(*l, "kind") + ": " + str(*l, "what"));
     auto end = num(*t, "end_ms");
     out += std::string("<tr class=\"") + (left.empty() ? "pass" : "fail") + "\"><td><code>" +
-           esc(str(*t, "nodeid")) + "</code></td><td>" + esc(str(*t, "worker").empty() ? std::string("-") : str(*t, "worker")) + "</td><td class=\"num\">" +
-           esc(str(*t, "pid")) + "</td><td class=\"num\">" + esc(format_ms(num(*t, "start_ms"))) +
-           "</td><td class=\"num\">" + esc(end ? format_ms(end) : std::string("never")) + "</td><td>" +
-           esc(str(*t, "outcome").empty() ? std::string("-") : str(*t, "outcome")) + "</td><td>" + (left.empty() ? "-" : left) + "</td></tr>";
+           esc(str(*t, "nodeid")) + "</code></td><td>" +
+           esc(str(*t, "worker").empty() ? std::string("-") : str(*t, "worker")) +
+           "</td><td class=\"num\">" + esc(str(*t, "pid")) + "</td><td class=\"num\">" +
+           esc(format_ms(num(*t, "start_ms"))) + "</td><td class=\"num\">" +
+           esc(end ? format_ms(end) : std::string("never")) + "</td><td>" +
+           esc(str(*t, "outcome").empty() ? std::string("-") : str(*t, "outcome")) + "</td><td>" +
+           (left.empty() ? "-" : left) + "</td></tr>";
   }
   return out + "</tbody></table>";
 }
@@ -247,8 +252,8 @@ std::string logs_block(const json& sc, const std::string& report_dir) {
     if (path.empty()) {
       out += "<li>" + name + ": <span class=\"muted\">not captured</span></li>";
     } else {
-      out += "<li>" + name + ": <a href=\"" + esc(report::log_href(path, report_dir)) + "\">" + esc(path) +
-             "</a></li>";
+      out += "<li>" + name + ": <a href=\"" + esc(report::log_href(path, report_dir)) + "\">" +
+             esc(path) + "</a></li>";
     }
   }
   out += "</ul>";
@@ -269,7 +274,8 @@ std::string logs_block(const json& sc, const std::string& report_dir) {
         rows += "<td class=\"muted\">-</td>";
       } else {
         std::string file = report::scenario_file(sc, *path);
-        rows += "<td><a href=\"" + esc(report::log_href(file, report_dir)) + "\">" + esc(*path) + "</a></td>";
+        rows += "<td><a href=\"" + esc(report::log_href(file, report_dir)) + "\">" + esc(*path) +
+                "</a></td>";
       }
     }
     rows += "</tr>";
@@ -319,18 +325,22 @@ std::string nodes_table(const json& sc) {
   if (!nodes.is_array() || nodes.empty()) return "";
   std::string out =
       "<h3>Nodes</h3><table class=\"nodes\"><thead><tr><th>node</th><th>host</th><th>address</th>"
-      "<th>agent</th><th>clock offset</th><th>started</th><th>processes</th><th>verdict</th></tr></thead><tbody>";
+      "<th>agent</th><th>clock "
+      "offset</th><th>started</th><th>processes</th><th>verdict</th></tr></thead><tbody>";
   for (const json& n : nodes) {
     const json& clock = member(n, "clock");
     std::string agent = str(n, "agent");
     if (auto lost = num(n, "lost_ms")) agent += " at " + format_ms(lost);
     std::string verdict = str(n, "verdict");
-    out += "<tr><td>node" + std::to_string(opt_int(n, "index").value_or(0)) + "</td><td>" + esc(str(n, "host")) +
-           "</td><td>" + esc(str(n, "address")) + "</td><td>" + esc(agent) + "</td><td>" +
-           esc(format_ms(num(clock, "offset_ms")) + " \u00b1 " + format_ms(num(clock, "uncertainty_ms"))) +
+    out += "<tr><td>node" + std::to_string(opt_int(n, "index").value_or(0)) + "</td><td>" +
+           esc(str(n, "host")) + "</td><td>" + esc(str(n, "address")) + "</td><td>" + esc(agent) +
+           "</td><td>" +
+           esc(format_ms(num(clock, "offset_ms")) + " \u00b1 " +
+               format_ms(num(clock, "uncertainty_ms"))) +
            "</td><td>" + esc(format_ms(num(n, "started_ms"))) + "</td><td>" +
-           std::to_string(opt_int(n, "processes").value_or(0)) + "</td><td class=\"" + verdict_class(verdict) +
-           "\">" + esc(verdict) + " <span class=\"why\">" + esc(str(n, "verdict_reason")) + "</span></td></tr>";
+           std::to_string(opt_int(n, "processes").value_or(0)) + "</td><td class=\"" +
+           verdict_class(verdict) + "\">" + esc(verdict) + " <span class=\"why\">" +
+           esc(str(n, "verdict_reason")) + "</span></td></tr>";
   }
   return out + "</tbody></table>";
 }
@@ -353,7 +363,8 @@ std::string scenario_section(const json& sc, size_t index, const std::string& re
     out += "<h3>Reproduce</h3><div class=\"repro\"><pre class=\"cmd\">" + esc(repro) +
            "</pre><button type=\"button\" class=\"copy\">copy</button></div>";
   }
-  out += "<h3>Timeline</h3><div class=\"tl-wrap\">" + svg::timeline_svg(sc, id, report_dir) + "</div>";
+  out +=
+      "<h3>Timeline</h3><div class=\"tl-wrap\">" + svg::timeline_svg(sc, id, report_dir) + "</div>";
   out += legend();
   out += "<button type=\"button\" class=\"reset-zoom\" data-for=\"tl-" + esc(id) +
          "\">reset zoom</button>";

@@ -91,13 +91,13 @@ json tmp_json(const HygieneTmp& t) {
 }
 
 json uninspected_json(const Uninspected& u) {
-  return json{{"pid", u.pid},         {"comm", u.comm},       {"uid", u.uid},
-              {"why", u.why},         {"matters", u.matters}, {"matters_why", u.matters_why}};
+  return json{{"pid", u.pid}, {"comm", u.comm},       {"uid", u.uid},
+              {"why", u.why}, {"matters", u.matters}, {"matters_why", u.matters_why}};
 }
 
 json cgroup_json(const HygieneCgroup& g) {
-  return json{{"dir", g.dir},       {"owner", g.owner},       {"owner_alive", g.owner_alive},
-              {"members", g.members}, {"uid", g.uid},         {"leftover", g.leftover},
+  return json{{"dir", g.dir},         {"owner", g.owner}, {"owner_alive", g.owner_alive},
+              {"members", g.members}, {"uid", g.uid},     {"leftover", g.leftover},
               {"why", g.why}};
 }
 
@@ -112,27 +112,26 @@ json array_of(const std::vector<T>& items, F one) {
 }  // namespace
 
 nlohmann::json inspect_json(const InspectReport& r) {
-  return json{
-      {"clean", r.clean()},
-      {"problems", r.problems},
-      {"notes", r.notes},
-      {"gpu_unavailable", r.gpu_unavailable},
-      {"probe_unavailable", r.probe_unavailable},
-      {"driver_version", r.driver_version},
-      {"gpus", array_of(r.gpus, gpu_json)},
-      {"unmapped_probes", array_of(r.unmapped_probes, [](const GpuProbe& p) { return to_json(p); })},
-      {"processes", array_of(r.processes, process_json)},
-      {"shm", array_of(r.shm, shm_json)},
-      {"tmp", array_of(r.tmp, tmp_json)},
-      {"cgroups", array_of(r.cgroups, cgroup_json)},
-      {"unreadable_processes", r.unreadable_processes},
-      {"uninspected", array_of(r.uninspected, uninspected_json)},
-      {"roots",
-       json{{"proc", r.proc_root},
-            {"shm", r.shm_dir},
-            {"tmp", r.tmp_dir},
-            {"device_pattern", r.device_pattern},
-            {"cgroup", r.cgroup_dir}}}};
+  return json{{"clean", r.clean()},
+              {"problems", r.problems},
+              {"notes", r.notes},
+              {"gpu_unavailable", r.gpu_unavailable},
+              {"probe_unavailable", r.probe_unavailable},
+              {"driver_version", r.driver_version},
+              {"gpus", array_of(r.gpus, gpu_json)},
+              {"unmapped_probes",
+               array_of(r.unmapped_probes, [](const GpuProbe& p) { return to_json(p); })},
+              {"processes", array_of(r.processes, process_json)},
+              {"shm", array_of(r.shm, shm_json)},
+              {"tmp", array_of(r.tmp, tmp_json)},
+              {"cgroups", array_of(r.cgroups, cgroup_json)},
+              {"unreadable_processes", r.unreadable_processes},
+              {"uninspected", array_of(r.uninspected, uninspected_json)},
+              {"roots", json{{"proc", r.proc_root},
+                             {"shm", r.shm_dir},
+                             {"tmp", r.tmp_dir},
+                             {"device_pattern", r.device_pattern},
+                             {"cgroup", r.cgroup_dir}}}};
 }
 
 namespace {
@@ -226,7 +225,9 @@ void tmp_table(const InspectReport& r, TableText& t) {
   }
   t.add("  %-36s %-13s %10s %8s %-12s %s\n", "name", "kind", "size", "age", "held by", "verdict");
   for (const auto& e : r.tmp) {
-    std::string held = !e.held_by.empty() ? join_ints(e.held_by) : !e.bound.empty() ? "socket" : "-";
+    std::string held = !e.held_by.empty() ? join_ints(e.held_by)
+                       : !e.bound.empty() ? "socket"
+                                          : "-";
     t.add("  %-36s %-13s %10s %8s %-12s %s%s\n", cut(e.name, 36).c_str(),
           std::string(to_string(e.kind)).c_str(),
           (format_bytes(e.bytes) + (e.bytes_partial ? "+" : "")).c_str(), format_age(e.age).c_str(),
@@ -286,7 +287,8 @@ std::string format_reap_plan(const ReapPlan& plan, bool executed) {
       what = std::string(static_cast<size_t>(std::min(s.depth, 4)) * 2, ' ') + "terminate " +
              who(s.pid, s.comm, s.uid) + " (SIGTERM, then SIGKILL)";
     else if (s.kind == ReapStep::Kind::RemoveCgroup)
-      what = "remove cgroup " + s.name + (s.after_processes ? " (once its processes are gone)" : "");
+      what =
+          "remove cgroup " + s.name + (s.after_processes ? " (once its processes are gone)" : "");
     else if (s.kind == ReapStep::Kind::RemoveTmp)
       what = "remove " + s.name + " and everything in it" +
              (s.after_processes ? " (once its holders are gone)" : "");
@@ -314,10 +316,7 @@ nlohmann::json reap_plan_json(const ReapPlan& plan) {
                        : s.kind == ReapStep::Kind::RemoveCgroup ? "remove_cgroup"
                        : s.kind == ReapStep::Kind::RemoveTmp    ? "remove_tmp"
                                                                 : "remove";
-    json j{{"kind", kind},
-           {"why", s.why},
-           {"result", s.result},
-           {"done", s.done}};
+    json j{{"kind", kind}, {"why", s.why}, {"result", s.result}, {"done", s.done}};
     if (s.kind == ReapStep::Kind::Terminate) {
       j["pid"] = s.pid;
       j["comm"] = s.comm;

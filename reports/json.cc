@@ -4,8 +4,8 @@
 #include <string>
 
 #include "harness/core/device_json.h"
-#include "harness/core/repeat_stats.h"
 #include "harness/core/per_test_json.h"
+#include "harness/core/repeat_stats.h"
 
 namespace aftermath {
 
@@ -84,8 +84,7 @@ json scenario_json(const ScenarioResult& s) {
       {"out_dir", s.out_dir},
       {"stdout_path", s.stdout_path},
       {"stderr_path", s.stderr_path},
-      {"containment",
-       containment_json(facts)},
+      {"containment", containment_json(facts)},
       {"top",
        {
            {"pid", facts.top_pid},
@@ -97,7 +96,9 @@ json scenario_json(const ScenarioResult& s) {
       {"timings_origin", to_string(s.timings_origin)},
       {"faults", faults},
       {"hang_diagnosis",
-       {{"processes", diagnosis}, {"note", facts.diagnosis_note}, {"took_ms", to_ms(facts.diagnosis_took)}}},
+       {{"processes", diagnosis},
+        {"note", facts.diagnosis_note},
+        {"took_ms", to_ms(facts.diagnosis_took)}}},
   };
   // Present only on a failed run, so its presence alone means "the run broke".
   if (!s.error.empty()) j["error"] = s.error;
@@ -330,11 +331,21 @@ json to_json(const Observation& o) {
 }
 
 json to_json(const FaultRecord& f) {
-  return {{"index", f.index},       {"action", std::string(to_string(f.action))},         {"target", f.target},
-          {"trigger", f.trigger},   {"point", f.point},           {"hit", f.hit},
-          {"status", std::string(to_string(f.status))},     {"reason", f.reason},         {"mechanism", std::string(to_string(f.mechanism))},
-          {"pids", f.pids},         {"target_role", f.target_role}, {"rank", f.rank},
-          {"worker", f.worker},     {"sent_ms", opt_ms(f.sent)},  {"effect_ms", opt_ms(f.effect)},
+  return {{"index", f.index},
+          {"action", std::string(to_string(f.action))},
+          {"target", f.target},
+          {"trigger", f.trigger},
+          {"point", f.point},
+          {"hit", f.hit},
+          {"status", std::string(to_string(f.status))},
+          {"reason", f.reason},
+          {"mechanism", std::string(to_string(f.mechanism))},
+          {"pids", f.pids},
+          {"target_role", f.target_role},
+          {"rank", f.rank},
+          {"worker", f.worker},
+          {"sent_ms", opt_ms(f.sent)},
+          {"effect_ms", opt_ms(f.effect)},
           {"oom_kills", f.oom_kills ? json(*f.oom_kills) : json(nullptr)},
           {"cgroups", f.cgroups},
           {"kernel_log", f.kernel_log},
@@ -345,7 +356,8 @@ json to_json(const FaultRecord& f) {
 json to_json(const ProcessDiagnosis& d) {
   json frames = json::array();
   for (const auto& f : d.python_frames)
-    frames.push_back({{"file", f.file}, {"line", f.line}, {"function", f.function}, {"code", f.code}});
+    frames.push_back(
+        {{"file", f.file}, {"line", f.line}, {"function", f.function}, {"code", f.code}});
   return {{"pid", d.pid},
           {"role", to_string(d.role)},
           {"rank", d.rank},
@@ -370,10 +382,11 @@ json to_json(const NodeResult& n) {
       {"address", n.address},
       {"agent", std::string(to_string(n.agent))},
       {"lost_ms", opt_ms(n.lost_at)},
-      {"clock", {{"offset_ms", to_ms(n.clock_offset)},
-                 {"uncertainty_ms", to_ms(n.clock_uncertainty)},
-                 {"round_trip_ms", to_ms(n.round_trip)},
-                 {"samples", n.clock_samples}}},
+      {"clock",
+       {{"offset_ms", to_ms(n.clock_offset)},
+        {"uncertainty_ms", to_ms(n.clock_uncertainty)},
+        {"round_trip_ms", to_ms(n.round_trip)},
+        {"samples", n.clock_samples}}},
       {"started_ms", to_ms(n.started)},
       {"verdict", to_string(n.verdict)},
       {"verdict_reason", n.verdict_reason},
@@ -432,8 +445,13 @@ json to_json(const Aggregate& a) {
 }
 
 json empty_summary(std::size_t scenarios) {
-  return {{"scenarios", scenarios}, {"pass", 0}, {"fail", 0}, {"xfail", 0},
-          {"xpass", 0},             {"error", 0}, {"skipped", 0}};
+  return {{"scenarios", scenarios},
+          {"pass", 0},
+          {"fail", 0},
+          {"xfail", 0},
+          {"xpass", 0},
+          {"error", 0},
+          {"skipped", 0}};
 }
 
 json to_json(const RunResult& run) {

@@ -237,7 +237,8 @@ std::pair<std::string, std::string> junit_names(const std::string& nodeid) {
   if (last == std::string::npos) return {"", nodeid};
   std::string cls = nodeid.substr(0, last), name = nodeid.substr(last + 2);
   size_t file_end = cls.find("::");
-  std::string file = cls.substr(0, file_end), rest = file_end == std::string::npos ? "" : cls.substr(file_end);
+  std::string file = cls.substr(0, file_end),
+              rest = file_end == std::string::npos ? "" : cls.substr(file_end);
   if (file.size() > 3 && file.compare(file.size() - 3, 3, ".py") == 0) file.resize(file.size() - 3);
   std::replace(file.begin(), file.end(), '/', '.');
   for (size_t at; (at = rest.find("::")) != std::string::npos;) rest.replace(at, 2, ".");
@@ -260,7 +261,8 @@ std::string pytest_suite(const json& s, Counts& total) {
             fixed3(took) + "\"";
     std::string inner;
     std::vector<std::string> whats;
-    for (const json* l : items(*t, "leaks")) whats.push_back(str(*l, "kind") + ": " + str(*l, "what"));
+    for (const json* l : items(*t, "leaks"))
+      whats.push_back(str(*l, "kind") + ": " + str(*l, "what"));
     const std::string outcome = str(*t, "outcome");
     if (!end) {
       ++n.errors;
@@ -269,19 +271,23 @@ std::string pytest_suite(const json& s, Counts& total) {
       ++n.failures;
       std::string all;
       for (const auto& w : whats) all += (all.empty() ? "" : "\n") + w;
-      inner += "      <failure message=\"" + attr("left behind: " + whats[0] +
-                                                 (whats.size() > 1 ? " (and " + std::to_string(whats.size() - 1) + " more)" : "")) +
-               "\" type=\"leak\">" + xml_escape(all) + "</failure>\n";
+      inner +=
+          "      <failure message=\"" +
+          attr("left behind: " + whats[0] +
+               (whats.size() > 1 ? " (and " + std::to_string(whats.size() - 1) + " more)" : "")) +
+          "\" type=\"leak\">" + xml_escape(all) + "</failure>\n";
     } else if (outcome == "failed" || outcome == "error") {
       ++n.failures;
-      inner += "      <failure message=\"the test " + std::string(outcome == "error" ? "errored" : "failed") +
+      inner += "      <failure message=\"the test " +
+               std::string(outcome == "error" ? "errored" : "failed") +
                " in pytest\" type=\"pytest\"/>\n";
     } else if (outcome == "skipped") {
       ++n.skipped;
       inner += "      <skipped message=\"skipped in pytest\"/>\n";
     }
     const std::string worker = str(*t, "worker");
-    if (!worker.empty()) inner += "      <system-out>pytest-xdist worker " + xml_escape(worker) + "</system-out>\n";
+    if (!worker.empty())
+      inner += "      <system-out>pytest-xdist worker " + xml_escape(worker) + "</system-out>\n";
     body += inner.empty() ? "/>\n" : ">\n" + inner + "    </testcase>\n";
   }
   if (n.tests == 0) return "";

@@ -180,7 +180,8 @@ std::string render_summary_md(const json& result) {
     if (job_env.is_object() && !job_env.empty()) {
       std::string text;
       for (const auto& [k, v] : job_env.items())
-        text += (text.empty() ? "" : "; ") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+        text += (text.empty() ? "" : "; ") + k + "=" +
+                (v.is_string() ? v.get<std::string>() : v.dump());
       out += "- job environment: " + md_line(text) + "\n";
     }
     // A pytest suite's leaking tests, by name: what CI readers look for.
@@ -188,7 +189,8 @@ std::string render_summary_md(const json& result) {
       std::string left;
       for (const json* l : items(*t, "leaks"))
         left += (left.empty() ? "" : "; ") + str(*l, "kind") + ": " + str(*l, "what");
-      if (!left.empty()) out += "- test " + md_code(code_line(str(*t, "nodeid"))) + " left " + md_line(left) + "\n";
+      if (!left.empty())
+        out += "- test " + md_code(code_line(str(*t, "nodeid"))) + " left " + md_line(left) + "\n";
     }
     std::string repro = str(*sc, "repro");
     if (!repro.empty()) out += "- repro: " + md_code(code_line(repro)) + "\n";

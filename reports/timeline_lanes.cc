@@ -19,8 +19,8 @@ using report::str;
 
 std::string esc(std::string_view s) { return html_escape(s); }
 
-const std::vector<const json*>& lane_items(const std::map<std::size_t, std::vector<const json*>>& by_lane,
-                                           std::size_t lane) {
+const std::vector<const json*>& lane_items(
+    const std::map<std::size_t, std::vector<const json*>>& by_lane, std::size_t lane) {
   static const std::vector<const json*> kNone;
   auto it = by_lane.find(lane);
   return it == by_lane.end() ? kNone : it->second;
@@ -41,8 +41,9 @@ std::string lane_log_links(const json& sc, const ProcessView& p, const std::stri
     if (!path->empty()) {
       std::string file = report::scenario_file(sc, *path);
       out += fmt("<a class=\"lane-log\" data-stream=\"%s\" href=\"", label) +
-             esc(report::log_href(file, report_dir)) + "\"><title>" + esc(std::string(label) + ": " + file) +
-             "</title>" + fmt("<text x=\"%s\" y=\"13\">%s</text></a>", px(x).c_str(), label);
+             esc(report::log_href(file, report_dir)) + "\"><title>" +
+             esc(std::string(label) + ": " + file) + "</title>" +
+             fmt("<text x=\"%s\" y=\"13\">%s</text></a>", px(x).c_str(), label);
     }
     x += 21;
   }
@@ -58,10 +59,12 @@ std::string open_row(const LaneContext& c, double y, const char* label) {
 
 // The header above a role's lanes: "role · N processes" ("node1 · role · N
 // processes" in a multi-node run) and a rule.
-std::string group_header(const std::vector<ProcessView>& procs, const ProcessView& first, double y) {
+std::string group_header(const std::vector<ProcessView>& procs, const ProcessView& first,
+                         double y) {
   std::size_t n = 0;
   for (const auto& q : procs) n += q.role == first.role && q.node == first.node;
-  std::string name = first.node ? "node" + std::to_string(*first.node) + " \u00b7 " + first.role : first.role;
+  std::string name =
+      first.node ? "node" + std::to_string(*first.node) + " \u00b7 " + first.role : first.role;
   return fmt("<text class=\"group\" x=\"4\" y=\"%s\">", px(y + 12).c_str()) + esc(name) +
          fmt(" \u00b7 %zu process%s</text>", n, n == 1 ? "" : "es") +
          fmt("<line class=\"group-rule\" x1=\"0\" x2=\"%s\" y1=\"%s\" y2=\"%s\"/>",
@@ -142,11 +145,13 @@ std::string test_spans(const LaneContext& c, const ProcessView& p) {
     std::string title = str(*t, "nodeid") + " " + format_ms(t0) + " \u2192 " +
                         (t1 ? format_ms(*t1) : std::string("(never ended)")) +
                         (str(*t, "outcome").empty() ? "" : ", " + str(*t, "outcome"));
-    for (const json* l : report::items(*t, "leaks")) title += "\nleft " + str(*l, "kind") + ": " + str(*l, "what");
+    for (const json* l : report::items(*t, "leaks"))
+      title += "\nleft " + str(*l, "kind") + ": " + str(*l, "what");
     std::string cls = leaks ? "test-span test-leak" : "test-span";
     out += bar(s, t0, t1.value_or(s.end_ms), 15, 3, cls, title);
     out += at_time(s, t0, "test-mark") + "<line x1=\"0\" x2=\"0\" y1=\"13\" y2=\"18\"/></g>";
-    if (t1) out += at_time(s, *t1, "test-mark") + "<line x1=\"0\" x2=\"0\" y1=\"13\" y2=\"18\"/></g>";
+    if (t1)
+      out += at_time(s, *t1, "test-mark") + "<line x1=\"0\" x2=\"0\" y1=\"13\" y2=\"18\"/></g>";
   }
   return out;
 }

@@ -31,9 +31,9 @@ TimelineParts sort_timeline(const json& sc, const std::map<long long, std::size_
       } else {
         std::string action = str(*e, "action", "fault");
         p.vlines.push_back({*t, "fault " + action,
-                          "fault #" + str(*e, "index", "?") + " " + action + " at " + format_ms(t) +
-                              ": " + str(*e, "what"),
-                          "fault-line"});
+                            "fault #" + str(*e, "index", "?") + " " + action + " at " +
+                                format_ms(t) + ": " + str(*e, "what"),
+                            "fault-line"});
         (it == lane_of.end() ? p.stray_faults : p.lane_faults[it->second]).push_back(e);
       }
     } else if (kind == "proc_state") {
@@ -54,14 +54,16 @@ TimelineParts sort_timeline(const json& sc, const std::map<long long, std::size_
     } else if (kind == "oom_kill") {
       auto pid = num(*e, "pid");
       auto it = pid ? lane_of.find(report::process_key(*e)) : lane_of.end();
-      p.kernel_kills.push_back({{"t_ms", *t},
-                              {"pid", member(*e, "pid")},
-                              {"signal", "SIGKILL"},
-                              {"by", "the kernel"},
-                              {"why", "its OOM killer, in " + str(*e, "cgroup") +
-                                          " (oom_kill " + str(*e, "kills", "?") + ")" +
-                                          (str(*e, "kernel").empty() ? "" : ": " + str(*e, "kernel"))}});
-      (it == lane_of.end() ? p.stray_signals : p.lane_signals[it->second]).push_back(&p.kernel_kills.back());
+      p.kernel_kills.push_back(
+          {{"t_ms", *t},
+           {"pid", member(*e, "pid")},
+           {"signal", "SIGKILL"},
+           {"by", "the kernel"},
+           {"why", "its OOM killer, in " + str(*e, "cgroup") + " (oom_kill " +
+                       str(*e, "kills", "?") + ")" +
+                       (str(*e, "kernel").empty() ? "" : ": " + str(*e, "kernel"))}});
+      (it == lane_of.end() ? p.stray_signals : p.lane_signals[it->second])
+          .push_back(&p.kernel_kills.back());
     } else if (kind.rfind("shm_", 0) == 0) {
       // Entries present before launch are the baseline, not the job's doing.
       const json& baseline = member(*e, "baseline");

@@ -34,14 +34,14 @@ struct Series {
 // A scenario's timeline entries, sorted into what is drawn where. Lanes are
 // indices into the lane order the caller passed (lane_of: pid -> lane).
 struct TimelineParts {
-  std::vector<VLine> vlines;                                   // phases and faults
+  std::vector<VLine> vlines;  // phases and faults
   std::map<std::size_t, std::vector<const nlohmann::json*>> lane_signals;
-  std::vector<const nlohmann::json*> stray_signals;            // to pids not on a lane
+  std::vector<const nlohmann::json*> stray_signals;  // to pids not on a lane
   std::map<std::size_t, std::vector<const nlohmann::json*>> lane_faults;
-  std::vector<const nlohmann::json*> stray_faults;             // no lane target
+  std::vector<const nlohmann::json*> stray_faults;  // no lane target
   // Each lane's proc_state entries, in timeline order (timeline_states.h).
   std::map<std::size_t, std::vector<const nlohmann::json*>> lane_states;
-  std::vector<const nlohmann::json*> shm_events;               // not the pre-launch baseline
+  std::vector<const nlohmann::json*> shm_events;  // not the pre-launch baseline
   Series procs_series, shm_series, rss_series;
   // oom_kill entries restated as the SIGKILL the kernel sent; the signal
   // lists point into it (a deque: its elements never move).
@@ -51,7 +51,8 @@ struct TimelineParts {
 // Sorts `sc`'s "timeline" entries (entries without t_ms are skipped). The
 // result points into `sc` and into itself: `sc` must outlive it, and it must
 // not be copied (moving keeps the pointers valid).
-TimelineParts sort_timeline(const nlohmann::json& sc, const std::map<long long, std::size_t>& lane_of);
+TimelineParts sort_timeline(const nlohmann::json& sc,
+                            const std::map<long long, std::size_t>& lane_of);
 
 // Spreads labels over a few rows so phases a few ms apart (job_exited,
 // settle, teardown) stay readable: sorts `lines` by time, sets each one's

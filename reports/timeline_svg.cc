@@ -3,13 +3,13 @@
 #include <map>
 #include <vector>
 
+#include "harness/core/result.h"
 #include "reports/escape.h"
 #include "reports/svg.h"
 #include "reports/timeline_curves.h"
 #include "reports/timeline_lanes.h"
 #include "reports/timeline_markers.h"
 #include "reports/timeline_order.h"
-#include "harness/core/result.h"
 #include "reports/view.h"
 
 namespace aftermath::svg {
@@ -35,11 +35,10 @@ std::string axis(const Scale& s, const Frame& f) {
   std::string out;
   double step = nice_step(end, 8);
   for (double t = 0; t <= end + step * 1e-9; t += step) {
-    out +=
-        fmt("<line class=\"grid\" x1=\"%s\" x2=\"%s\" y1=\"%s\" y2=\"%s\"/>", px(s.x(t)).c_str(),
-            px(s.x(t)).c_str(), px(plot_top).c_str(), px(plot_bottom).c_str());
+    out += fmt("<line class=\"grid\" x1=\"%s\" x2=\"%s\" y1=\"%s\" y2=\"%s\"/>", px(s.x(t)).c_str(),
+               px(s.x(t)).c_str(), px(plot_top).c_str(), px(plot_bottom).c_str());
     out += fmt("<text class=\"tick\" x=\"%s\" y=\"%s\" text-anchor=\"middle\">%s</text>",
-                px(s.x(t)).c_str(), px(axis_label_y).c_str(), tick_label(t, step).c_str());
+               px(s.x(t)).c_str(), px(axis_label_y).c_str(), tick_label(t, step).c_str());
   }
   return out;
 }
@@ -67,7 +66,8 @@ std::string timeline_svg(const json& sc, const std::string& id, const std::strin
   const std::string clipped = "<g clip-path=\"url(#" + clip + ")\">";
   std::vector<report::ProcessView> procs = report::processes_by_role(sc);
   std::map<long long, std::size_t> lane_of;
-  for (std::size_t i = 0; i < procs.size(); ++i) lane_of.emplace(aftermath::process_key(procs[i].node.value_or(-1), procs[i].pid), i);
+  for (std::size_t i = 0; i < procs.size(); ++i)
+    lane_of.emplace(aftermath::process_key(procs[i].node.value_or(-1), procs[i].pid), i);
   TimelineParts parts = sort_timeline(sc, lane_of);
   int label_rows = stagger(parts.vlines, s);
 

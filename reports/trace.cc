@@ -5,8 +5,8 @@
 #include <map>
 #include <string>
 
-#include "reports/repeat_view.h"
 #include "harness/core/result.h"
+#include "reports/repeat_view.h"
 #include "reports/view.h"
 
 namespace aftermath {
@@ -52,12 +52,8 @@ json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); 
 
 // A counter sample on the harness track.
 json counter(const std::string& name, int pid, double t_ms, json args) {
-  return {{"ph", "C"},
-          {"name", name},
-          {"pid", pid},
-          {"tid", kTraceHarnessTid},
-          {"ts", us(t_ms)},
-          {"args", std::move(args)}};
+  return {{"ph", "C"},      {"name", name},           {"pid", pid}, {"tid", kTraceHarnessTid},
+          {"ts", us(t_ms)}, {"args", std::move(args)}};
 }
 
 // One track per job process: its life, orphan and zombie spans, its exit.
@@ -70,8 +66,8 @@ std::map<long long, bool> add_process_tracks(json& events, const json& sc, int p
     // The track: the pid, unique across the nodes of a multi-node run.
     const long long tid = aftermath::process_key(p.node.value_or(-1), p.pid);
     is_job[tid] = true;
-    std::string track = (p.node ? "node" + std::to_string(*p.node) + " " : std::string()) + p.role + " " +
-                        std::to_string(p.pid) + " " + p.comm;
+    std::string track = (p.node ? "node" + std::to_string(*p.node) + " " : std::string()) + p.role +
+                        " " + std::to_string(p.pid) + " " + p.comm;
     json track_args = {{"name", track}};
     // The process's own log files (result.json's processes[].logs, under its out_dir).
     json logs = json::object();
@@ -158,9 +154,11 @@ void add_observations(json& events, const json& sc, int pid,
     } else if (kind == "sample") {
       events.push_back(
           counter("job processes", pid, *t, {{"processes", num(*e, "procs").value_or(0)}}));
-      events.push_back(counter("/dev/shm bytes", pid, *t, {{"bytes", num(*e, "shm_bytes").value_or(0)}}));
+      events.push_back(
+          counter("/dev/shm bytes", pid, *t, {{"bytes", num(*e, "shm_bytes").value_or(0)}}));
     } else if (kind == "memory") {
-      events.push_back(counter("job RSS bytes", pid, *t, {{"bytes", num(*e, "rss_bytes").value_or(0)}}));
+      events.push_back(
+          counter("job RSS bytes", pid, *t, {{"bytes", num(*e, "rss_bytes").value_or(0)}}));
     } else if (kind.rfind("shm_", 0) == 0) {
       const json& baseline = member(*e, "baseline");
       if (baseline.is_boolean() && baseline.get<bool>()) continue;
@@ -194,10 +192,12 @@ void add_scenario(json& events, const json& sc, int pid) {
     auto tpid = report::opt_int(*t, "pid");
     if (!t0 || !tpid) continue;
     json left = json::array();
-    for (const json* l : items(*t, "leaks")) left.push_back(str(*l, "kind") + ": " + str(*l, "what"));
-    events.push_back(complete(str(*t, "nodeid", "test"), left.empty() ? "test" : "test,leak", pid, *tpid, *t0,
-                              num(*t, "end_ms").value_or(end),
-                              {{"outcome", str(*t, "outcome")}, {"worker", str(*t, "worker")}, {"left", left}}));
+    for (const json* l : items(*t, "leaks"))
+      left.push_back(str(*l, "kind") + ": " + str(*l, "what"));
+    events.push_back(
+        complete(str(*t, "nodeid", "test"), left.empty() ? "test" : "test,leak", pid, *tpid, *t0,
+                 num(*t, "end_ms").value_or(end),
+                 {{"outcome", str(*t, "outcome")}, {"worker", str(*t, "worker")}, {"left", left}}));
   }
 
   // Device memory in use, one counter track per GPU (none without a GPU).
@@ -206,8 +206,9 @@ void add_scenario(json& events, const json& sc, int pid) {
     auto used = num(*g, "used_bytes");
     auto index = num(*g, "index");
     if (!t || !used || !index) continue;
-    events.push_back(counter("GPU " + std::to_string(static_cast<long long>(*index)) + " memory used",
-                             pid, *t, {{"bytes", *used}}));
+    events.push_back(
+        counter("GPU " + std::to_string(static_cast<long long>(*index)) + " memory used", pid, *t,
+                {{"bytes", *used}}));
   }
 
   // The verdict at the end of the scenario, carrying what a reader wants

@@ -17,8 +17,10 @@ using json = nlohmann::json;
 
 std::string ms_text(double ms) {
   char buf[32];
-  if (ms >= 1000) std::snprintf(buf, sizeof buf, "%.2f s", ms / 1000);
-  else std::snprintf(buf, sizeof buf, "%.0f ms", ms);
+  if (ms >= 1000)
+    std::snprintf(buf, sizeof buf, "%.2f s", ms / 1000);
+  else
+    std::snprintf(buf, sizeof buf, "%.0f ms", ms);
   return buf;
 }
 
@@ -43,7 +45,8 @@ json cell(const json& s) {
   c["verdict"] = s.value("verdict", "error");
   c["failed"] = failed_checks(s);
   c["expect"] = s.value("expect", "");
-  if (s.contains("torch_range") && s["torch_range"].is_string()) c["torch_range"] = s["torch_range"];
+  if (s.contains("torch_range") && s["torch_range"].is_string())
+    c["torch_range"] = s["torch_range"];
   int orphans = 0, helpers = 0;
   double longest = 0, linger = 0;
   if (const json* no = check_of(s, "no_orphans"); no && no->contains("measured")) {
@@ -84,10 +87,13 @@ std::string cell_md(const json& c) {
   }
   std::vector<std::string> parts;
   if (int n = c.value("orphans", 0))
-    parts.push_back(std::to_string(n) + " orphan" + (n == 1 ? "" : "s") + " ≤ " + ms_text(c.value("longest_orphan_ms", 0.0)));
+    parts.push_back(std::to_string(n) + " orphan" + (n == 1 ? "" : "s") + " ≤ " +
+                    ms_text(c.value("longest_orphan_ms", 0.0)));
   if (int n = c.value("helpers_orphaned", 0))
-    parts.push_back(std::to_string(n) + " helper" + (n == 1 ? "" : "s") + " linger ≤ " + ms_text(c.value("helper_linger_ms", 0.0)));
-  if (c.contains("to_all_gone_ms")) parts.push_back("all gone " + ms_text(c["to_all_gone_ms"].get<double>()));
+    parts.push_back(std::to_string(n) + " helper" + (n == 1 ? "" : "s") + " linger ≤ " +
+                    ms_text(c.value("helper_linger_ms", 0.0)));
+  if (c.contains("to_all_gone_ms"))
+    parts.push_back("all gone " + ms_text(c["to_all_gone_ms"].get<double>()));
   if (c.contains("to_shm_baseline_ms") && c["to_shm_baseline_ms"].get<double>() > 0)
     parts.push_back("shm back " + ms_text(c["to_shm_baseline_ms"].get<double>()));
   if (c.contains("exit")) parts.push_back("exit " + c["exit"].get<std::string>());
@@ -180,11 +186,13 @@ std::string render_versions_md(const json& doc) {
     differ += d;
     md << (d ? " **yes** |" : " |") << "\n";
   }
-  md << "\n" << differ << " of " << doc["scenarios"].size()
+  md << "\n"
+     << differ << " of " << doc["scenarios"].size()
      << " scenario(s) differ in verdict or failed checks between the versions.";
   if (doc["versions"].size() >= 2)
-    md << " Every check and timing of two columns: `aftermath diff " << doc["versions"][0].value("dir", "A")
-       << "/result.json " << doc["versions"][1].value("dir", "B") << "/result.json`.";
+    md << " Every check and timing of two columns: `aftermath diff "
+       << doc["versions"][0].value("dir", "A") << "/result.json "
+       << doc["versions"][1].value("dir", "B") << "/result.json`.";
   md << "\n";
   return md.str();
 }
@@ -198,7 +206,8 @@ Expected<std::string> write_versions(const std::vector<VersionRun>& runs, const 
   }
   json doc = versions_json(runs, results);
   std::string md = render_versions_md(doc);
-  if (!write_file(out + "/versions.json", doc.dump(2) + "\n") || !write_file(out + "/versions.md", md))
+  if (!write_file(out + "/versions.json", doc.dump(2) + "\n") ||
+      !write_file(out + "/versions.md", md))
     return Error{"cannot write versions.json and versions.md under " + out};
   return md;
 }

@@ -29,7 +29,8 @@ struct VersionRun {
 // The side-by-side document (versions.json) from each part's facts and its
 // result.json document (an empty or non-object one: the part did not finish;
 // its cells say so). Pure.
-nlohmann::json versions_json(const std::vector<VersionRun>& runs, const std::vector<nlohmann::json>& results);
+nlohmann::json versions_json(const std::vector<VersionRun>& runs,
+                             const std::vector<nlohmann::json>& results);
 
 // versions.md from versions_json's document. Pure.
 std::string render_versions_md(const nlohmann::json& versions);

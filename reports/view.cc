@@ -1,13 +1,13 @@
 #include "reports/view.h"
 
-#include "harness/core/result.h"
-
 #include <algorithm>
 #include <array>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+
+#include "harness/core/result.h"
 
 namespace aftermath::report {
 
@@ -74,7 +74,8 @@ std::vector<const json*> items(const json& j, std::string_view key) {
 }
 
 long long process_key(const json& item) {
-  return aftermath::process_key(opt_int(item, "node").value_or(-1), opt_int(item, "pid").value_or(0));
+  return aftermath::process_key(opt_int(item, "node").value_or(-1),
+                                opt_int(item, "pid").value_or(0));
 }
 
 std::string format_ms(std::optional<double> ms) {
@@ -133,7 +134,8 @@ std::string last_lines(std::string_view text, size_t n) {
     start = end + 1;
   }
   std::string out;
-  for (size_t i = lines.size() > n ? lines.size() - n : 0; i < lines.size(); ++i) out += std::string(lines[i]) + "\n";
+  for (size_t i = lines.size() > n ? lines.size() - n : 0; i < lines.size(); ++i)
+    out += std::string(lines[i]) + "\n";
   return out;
 }
 

@@ -67,7 +67,7 @@ struct ProcessView {
   std::string comm;
   std::string cmdline;
   bool top = false;
-  std::optional<long long> node;  // a multi-node run: the node it ran on
+  std::optional<long long> node;          // a multi-node run: the node it ran on
   std::optional<long long> rank, worker;  // announced by the fixture, when known
   double start_ms = 0;
   std::optional<double> exited_ms, gone_ms, orphaned_ms, zombie_since_ms;

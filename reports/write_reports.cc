@@ -9,8 +9,8 @@
 
 namespace aftermath {
 
-const std::vector<std::string> kReportFiles = {"result.json", "junit.xml", "report.html", "trace.json",
-                                               "summary.md"};
+const std::vector<std::string> kReportFiles = {"result.json", "junit.xml", "report.html",
+                                               "trace.json", "summary.md"};
 
 namespace {
 
@@ -30,8 +30,8 @@ std::string render(const std::string& file, const nlohmann::json& result, const 
 
 }  // namespace
 
-Expected<std::vector<std::string>> write_reports(const nlohmann::json& result, const std::string& dir,
-                                                 bool with_result) {
+Expected<std::vector<std::string>> write_reports(const nlohmann::json& result,
+                                                 const std::string& dir, bool with_result) {
   std::vector<std::string> written;
   std::string failed;
   for (const auto& file : kReportFiles) {
@@ -40,8 +40,10 @@ Expected<std::vector<std::string>> write_reports(const nlohmann::json& result, c
     std::ofstream f(path, std::ios::binary | std::ios::trunc);
     f << render(file, result, dir);
     f.close();
-    if (f) written.push_back(path);
-    else failed += (failed.empty() ? "" : ", ") + path;
+    if (f)
+      written.push_back(path);
+    else
+      failed += (failed.empty() ? "" : ", ") + path;
   }
   if (!failed.empty()) return Error{"cannot write " + failed};
   return written;

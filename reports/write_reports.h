@@ -19,7 +19,7 @@ extern const std::vector<std::string> kReportFiles;  // result.json first
 // result.json too when `with_result` (not for `aftermath report`, which
 // renders from it). Every file is tried even when one fails; the paths
 // written, or an Error naming each file that could not be written.
-Expected<std::vector<std::string>> write_reports(const nlohmann::json& result, const std::string& dir,
-                                                 bool with_result = true);
+Expected<std::vector<std::string>> write_reports(const nlohmann::json& result,
+                                                 const std::string& dir, bool with_result = true);
 
 }  // namespace aftermath

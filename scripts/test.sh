@@ -16,6 +16,8 @@ cd "$(dirname "$0")/.."
 step() { printf '\n== %s (%s)\n' "$1" "$(date +%T)"; }
 step "installing what is missing"
 scripts/deps.sh --test
+step "checking the C++ format"
+scripts/format.sh --check
 step "building everything"
 scripts/build.sh
 step "packaging the wheel (what was just built, nothing compiled again)"

@@ -54,11 +54,12 @@ struct NoHangParams {
 // memory_growth (memory_checks.h).
 struct MemoryGrowthParams {
   static constexpr const char* kCheck = "memory_growth";
-  double max_kb_per_step = 256;   // fail above this slope (KB per step)
-  std::string field = "pss_kb";   // the event field judged: pss_kb or rss_kb (any numeric field works)
-  long long skip_steps = 0;       // warm-up: points with step <= skip_steps are left out
-  int min_points = 4;             // a process with fewer points is not judged (listed as such)
-  std::optional<Role> role;       // judge only processes of this role (e.g. worker); default: all
+  double max_kb_per_step = 256;  // fail above this slope (KB per step)
+  std::string field =
+      "pss_kb";              // the event field judged: pss_kb or rss_kb (any numeric field works)
+  long long skip_steps = 0;  // warm-up: points with step <= skip_steps are left out
+  int min_points = 4;        // a process with fewer points is not judged (listed as such)
+  std::optional<Role> role;  // judge only processes of this role (e.g. worker); default: all
 };
 
 // device_memory_released (device_checks.h).

@@ -1,19 +1,19 @@
 #include "harness/check/checks.h"
 
-#include "harness/check/check_params.h"
-#include "harness/check/data_checks.h"
-#include "harness/check/device_checks.h"
-#include "harness/check/memory_checks.h"
-#include "harness/check/shm_story.h"
-#include "harness/check/per_test_checks.h"
-#include "harness/check/tmp_checks.h"
-#include "harness/observe/python_stack.h"
-#include "harness/observe/roles.h"
-
 #include <algorithm>
 #include <functional>
 #include <regex>
 #include <set>
+
+#include "harness/check/check_params.h"
+#include "harness/check/data_checks.h"
+#include "harness/check/device_checks.h"
+#include "harness/check/memory_checks.h"
+#include "harness/check/per_test_checks.h"
+#include "harness/check/shm_story.h"
+#include "harness/check/tmp_checks.h"
+#include "harness/observe/python_stack.h"
+#include "harness/observe/roles.h"
 
 namespace aftermath {
 
@@ -72,8 +72,8 @@ CheckResult all_exited(const CheckInput& in) {
     r.reason = std::to_string(in.processes.size()) + " processes, all exited by themselves";
   } else {
     r.status = CheckStatus::Fail;
-    r.reason = std::to_string(survivors.size()) + " process(es) still alive at teardown: " +
-               first_lines(names, 4);
+    r.reason = std::to_string(survivors.size()) +
+               " process(es) still alive at teardown: " + first_lines(names, 4);
   }
   return r;
 }
@@ -83,7 +83,8 @@ json grace_json(const CheckInput& in, const std::string& check) {
   json g = json::object();
   g["default"] = to_ms(in.grace(check));
   for (Role r : {Role::Launcher, Role::Rank, Role::Worker, Role::Helper, Role::Unknown})
-    if (in.grace(check, r) != in.grace(check)) g[std::string(to_string(r))] = to_ms(in.grace(check, r));
+    if (in.grace(check, r) != in.grace(check))
+      g[std::string(to_string(r))] = to_ms(in.grace(check, r));
   return g;
 }
 
@@ -115,9 +116,9 @@ CheckResult no_orphans(const CheckInput& in) {
     orphans.push_back(j);
     ++by_role[p.role];
     if (life > grace || survived)
-      bad.push_back(describe(p) + " outlived its parent by " +
-                    (survived ? "≥ " + format_duration(life) + ", cut by teardown"
-                              : format_duration(life)));
+      bad.push_back(
+          describe(p) + " outlived its parent by " +
+          (survived ? "≥ " + format_duration(life) + ", cut by teardown" : format_duration(life)));
   }
   r.measured["grace_ms"] = to_ms(in.grace("no_orphans"));
   r.measured["grace_by_role_ms"] = grace_json(in, "no_orphans");
@@ -136,8 +137,8 @@ CheckResult no_orphans(const CheckInput& in) {
   r.measured["max_orphan_lifetime_is_lower_bound"] = max_is_bound;
   std::string counts;
   for (const auto& [role, n] : by_role)
-    counts += (counts.empty() ? "" : ", ") + std::to_string(n) + " " + std::string(to_string(role)) +
-              (n == 1 ? "" : "s");
+    counts += (counts.empty() ? "" : ", ") + std::to_string(n) + " " +
+              std::string(to_string(role)) + (n == 1 ? "" : "s");
   if (bad.empty()) {
     r.status = CheckStatus::Pass;
     r.reason = orphans.empty() ? "no process outlived its parent"
@@ -161,7 +162,8 @@ std::optional<Nanos> parent_poll(const CheckInput& in, const ProcessHistory& zom
   if (!parent) return std::nullopt;
   std::optional<Nanos> poll = check_params<NoZombiesParams>(in.scenario).launcher_poll;
   if (poll && parent->role == Role::Launcher) return *poll;
-  return launcher_poll_interval(parent->cmdline, in.timeline.facts.python.torchrun_monitor_interval);
+  return launcher_poll_interval(parent->cmdline,
+                                in.timeline.facts.python.torchrun_monitor_interval);
 }
 
 CheckResult no_zombies(const CheckInput& in) {
@@ -193,7 +195,8 @@ CheckResult no_zombies(const CheckInput& in) {
   r.measured["zombies"] = zombies;
   if (bad.empty()) {
     r.status = CheckStatus::Pass;
-    r.reason = "every exited process was reaped within its grace (and its launcher's poll interval)";
+    r.reason =
+        "every exited process was reaped within its grace (and its launcher's poll interval)";
   } else {
     r.status = CheckStatus::Fail;
     r.reason = std::to_string(bad.size()) + " zombie(s): " + first_lines(bad, 3);
@@ -222,8 +225,8 @@ std::string leftover_at_teardown(const CheckInput& in, const ProcessHistory& p) 
 // its owner was itself within its grace (a manager in its designed linger);
 // an owner that is a leftover (leftover_at_teardown) makes it a leak, named
 // in `leftover_holders`.
-std::map<std::string, std::string> owned_at_teardown(const CheckInput& in,
-                                                     std::map<std::string, std::string>* leftover_holders) {
+std::map<std::string, std::string> owned_at_teardown(
+    const CheckInput& in, std::map<std::string, std::string>* leftover_holders) {
   std::map<std::string, std::string> owner;
   std::map<int, const ProcessHistory*> by_pid;
   for (const auto& p : in.processes) by_pid[p.pid] = &p;
@@ -235,11 +238,13 @@ std::map<std::string, std::string> owned_at_teardown(const CheckInput& in,
     std::string leftover = it == by_pid.end() ? "" : leftover_at_teardown(in, *it->second);
     std::string& who = leftover.empty() ? owner[name] : (*leftover_holders)[name];
     who += (who.empty() ? "" : ", ") +
-           (leftover.empty() ? std::string("pid ") + std::to_string(o.pid) + " (" + o.text + ")" : leftover);
+           (leftover.empty() ? std::string("pid ") + std::to_string(o.pid) + " (" + o.text + ")"
+                             : leftover);
   }
   std::string managers;
   for (const auto& p : in.processes) {
-    bool manager = p.comm == "torch_shm_manag" || p.cmdline.find("torch_shm_manager") != std::string::npos;
+    bool manager =
+        p.comm == "torch_shm_manag" || p.cmdline.find("torch_shm_manager") != std::string::npos;
     auto end = p.end();
     if (manager && p.started <= in.teardown_at && (!end || *end > in.teardown_at) &&
         leftover_at_teardown(in, p).empty())
@@ -288,13 +293,19 @@ CheckResult shm_clean(const CheckInput& in) {
   for (const auto& p : in.processes) by_pid[p.pid] = &p;
   std::int64_t kept_bytes = 0;
   for (const auto& o : in.timeline.observations) {
-    if (o.kind != ObsKind::ShmHeld || !exited_at || o.t < *exited_at || o.t >= in.teardown_at) continue;
-    json k = {{"pid", o.pid}, {"path", o.name}, {"bytes", o.value}, {"how", o.text}, {"deleted", o.baseline}};
+    if (o.kind != ObsKind::ShmHeld || !exited_at || o.t < *exited_at || o.t >= in.teardown_at)
+      continue;
+    json k = {{"pid", o.pid},
+              {"path", o.name},
+              {"bytes", o.value},
+              {"how", o.text},
+              {"deleted", o.baseline}};
     auto it = by_pid.find(o.pid);
     std::optional<Nanos> end = it == by_pid.end() ? std::nullopt : it->second->end();
     bool cut = !end || *end > in.teardown_at;
     k["role"] = it == by_pid.end() ? "unknown" : std::string(to_string(it->second->role));
-    k["released_after_top_exit_ms"] = cut ? json(nullptr) : json(to_ms(std::max<Nanos>(0, *end - *exited_at)));
+    k["released_after_top_exit_ms"] =
+        cut ? json(nullptr) : json(to_ms(std::max<Nanos>(0, *end - *exited_at)));
     k["held_at_teardown"] = cut;
     kept.push_back(k);
     kept_bytes += o.value;
@@ -312,7 +323,8 @@ CheckResult shm_clean(const CheckInput& in) {
   r.measured["reclaimed_by_harness"] = reclaimed;
   std::string also;
   if (!held.empty())
-    also += "; " + std::to_string(held.size()) + " still owned by live job processes when the teardown "
+    also += "; " + std::to_string(held.size()) +
+            " still owned by live job processes when the teardown "
             "began (cut by teardown, not judged)";
   if (!kept.empty())
     also += "; " + std::to_string(kept.size()) + " shared-memory mapping(s)/fd(s), " +
@@ -323,11 +335,10 @@ CheckResult shm_clean(const CheckInput& in) {
                " created, none left" + also;
   } else {
     r.status = CheckStatus::Fail;
-    r.reason = std::to_string(leaked.size()) + " /dev/shm entr" + (leaked.size() == 1 ? "y" : "ies") +
-               " left behind with no live owner" +
-               std::string(leftover_holders.empty() ? "" : " but a leftover") + " (" + std::to_string(bytes) +
-               " bytes): " +
-               first_lines(names, 3) + also;
+    r.reason = std::to_string(leaked.size()) + " /dev/shm entr" +
+               (leaked.size() == 1 ? "y" : "ies") + " left behind with no live owner" +
+               std::string(leftover_holders.empty() ? "" : " but a leftover") + " (" +
+               std::to_string(bytes) + " bytes): " + first_lines(names, 3) + also;
   }
   return r;
 }
@@ -357,9 +368,9 @@ CheckResult job_exit(const CheckInput& in) {
   bool by_itself = top_end && *top_end <= in.teardown_at;
   r.measured["exited_by_itself"] = by_itself;
   if (!f.top_outcome || !by_itself) {
-    problems.push_back(std::string("the top process did not exit by itself") +
-                       (f.top_outcome ? " (teardown ended it: " + f.top_outcome->to_string() + ")"
-                                      : ""));
+    problems.push_back(
+        std::string("the top process did not exit by itself") +
+        (f.top_outcome ? " (teardown ended it: " + f.top_outcome->to_string() + ")" : ""));
   } else if (cfg.signal) {
     expected = "killed(" + signal_name(*cfg.signal) + ")";
     if (!f.top_outcome->is_killed() || f.top_outcome->signal() != *cfg.signal)
@@ -394,7 +405,8 @@ CheckResult no_hang(const CheckInput& in) {
   r.measured["deadline_ms"] = to_ms(in.scenario.timeouts.job);
   if (!f.deadline_hit) {
     r.status = CheckStatus::Pass;
-    r.reason = "the job ended before its " + format_duration(in.scenario.timeouts.job) + " deadline";
+    r.reason =
+        "the job ended before its " + format_duration(in.scenario.timeouts.job) + " deadline";
     return r;
   }
   json live = json::array();
@@ -428,8 +440,9 @@ CheckResult no_hang(const CheckInput& in) {
                         {"wchan", d.wchan},
                         {"waiting_in", d.waiting_in},
                         {"python_where", where}});
-    std::string who = std::string(to_string(d.role)) + (d.rank >= 0 ? " " + std::to_string(d.rank) : "") +
-                      " (pid " + std::to_string(d.pid) + ")";
+    std::string who = std::string(to_string(d.role)) +
+                      (d.rank >= 0 ? " " + std::to_string(d.rank) : "") + " (pid " +
+                      std::to_string(d.pid) + ")";
     if (!d.waiting_in.empty())
       waiting.push_back(who + " waits in " + d.waiting_in + (where.empty() ? "" : ", in " + where));
     else if (!where.empty())
@@ -465,21 +478,29 @@ CheckResult device_memory_configured(const CheckInput& in) {
 using CheckFn = std::function<CheckResult(const CheckInput&)>;
 const std::map<std::string, CheckFn>& catalogue() {
   static const std::map<std::string, CheckFn> c = {
-      {"all_exited", all_exited}, {"no_orphans", no_orphans}, {"no_zombies", no_zombies},
-      {"shm_clean", shm_clean},   {"job_exit", job_exit},     {"no_hang", no_hang},
+      {"all_exited", all_exited},
+      {"no_orphans", no_orphans},
+      {"no_zombies", no_zombies},
+      {"shm_clean", shm_clean},
+      {"job_exit", job_exit},
+      {"no_hang", no_hang},
       {"tmp_clean", tmp_clean},
-      {"data_partition", data_partition}, {"collectives_matched", collectives_matched},
+      {"data_partition", data_partition},
+      {"collectives_matched", collectives_matched},
       {"memory_growth", memory_growth_configured},
       {kDiedWithAgent,
        [](const CheckInput&) {
          CheckResult r;
          r.status = CheckStatus::Skipped;
-         r.reason = "a one-node run has no agent: only a multi-node run (nodes: 2 or more) judges this";
+         r.reason =
+             "a one-node run has no agent: only a multi-node run (nodes: 2 or more) judges this";
          return r;
        }},
       {kDeviceMemoryReleased, device_memory_configured},
-      {kNoDeviceHolders, [](const CheckInput& in) { return no_device_holders(in.timeline.device); }},
-      {kDeviceAllocProbe, [](const CheckInput& in) { return device_alloc_probe(in.timeline.device); }},
+      {kNoDeviceHolders,
+       [](const CheckInput& in) { return no_device_holders(in.timeline.device); }},
+      {kDeviceAllocProbe,
+       [](const CheckInput& in) { return device_alloc_probe(in.timeline.device); }},
       {kTestsClean, tests_clean},
   };
   return c;
@@ -496,7 +517,8 @@ Nanos CheckInput::grace(const std::string& check) const {
 Nanos CheckInput::grace(const std::string& check, Role role) const {
   auto it = scenario.checks.find(check);
   if (it != scenario.checks.end()) {
-    if (auto r = it->second.role_grace.find(role); r != it->second.role_grace.end()) return r->second;
+    if (auto r = it->second.role_grace.find(role); r != it->second.role_grace.end())
+      return r->second;
   }
   if (auto r = scenario.role_grace.find(role); r != scenario.role_grace.end()) return r->second;
   // A helper designed to linger (torch_shm_manager's wait, from the job's

@@ -1,10 +1,10 @@
 #include "harness/check/device_checks.h"
 
-#include "harness/core/device_json.h"
-
 #include <algorithm>
 #include <map>
 #include <set>
+
+#include "harness/core/device_json.h"
 
 namespace aftermath {
 

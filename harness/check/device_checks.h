@@ -17,9 +17,8 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
-
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "harness/check/check_params.h"
 #include "harness/core/device.h"

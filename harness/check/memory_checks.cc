@@ -52,7 +52,8 @@ std::optional<double> theil_sen(const Points& all) {
   constexpr size_t kMaxPoints = 400;
   Points pts;
   if (all.size() > kMaxPoints) {
-    for (size_t i = 0; i < kMaxPoints; ++i) pts.push_back(all[i * (all.size() - 1) / (kMaxPoints - 1)]);
+    for (size_t i = 0; i < kMaxPoints; ++i)
+      pts.push_back(all[i * (all.size() - 1) / (kMaxPoints - 1)]);
   } else {
     pts = all;
   }
@@ -184,9 +185,10 @@ CheckResult memory_growth(const CheckInput& in, const MemoryGrowthParams& p) {
       steepest_who = who(pid, s.proc);
     }
     if (*ts > p.max_kb_per_step)
-      over.push_back(who(pid, s.proc) + " +" + fmt(*ts) + " KB/step (" + fmt(s.points.front().second) +
-                     " -> " + fmt(s.points.back().second) + " KB over steps " +
-                     fmt(s.points.front().first) + "-" + fmt(s.points.back().first) + ")");
+      over.push_back(who(pid, s.proc) + " +" + fmt(*ts) + " KB/step (" +
+                     fmt(s.points.front().second) + " -> " + fmt(s.points.back().second) +
+                     " KB over steps " + fmt(s.points.front().first) + "-" +
+                     fmt(s.points.back().first) + ")");
   }
   r.measured["processes"] = per;
   r.measured["judged"] = judged;
@@ -194,22 +196,23 @@ CheckResult memory_growth(const CheckInput& in, const MemoryGrowthParams& p) {
   r.measured["steepest_kb_per_step"] = steepest ? json(round1(*steepest)) : json(nullptr);
   if (judged == 0) {
     r.status = CheckStatus::Skipped;
-    r.reason = "no process sent " + std::to_string(p.min_points) + " or more \"memory\" events with " +
-               p.field + " and a step" +
+    r.reason = "no process sent " + std::to_string(p.min_points) +
+               " or more \"memory\" events with " + p.field + " and a step" +
                (p.skip_steps > 0 ? " past step " + std::to_string(p.skip_steps) : std::string()) +
                (too_few.empty() ? std::string() : ": " + join_list(too_few, 3));
     return r;
   }
   if (!over.empty()) {
     r.status = CheckStatus::Fail;
-    r.reason = std::to_string(over.size()) + " of " + std::to_string(judged) + " process(es) grow " +
-               p.field + " faster than " + fmt(p.max_kb_per_step, "%g") + " KB/step: " +
-               join_list(over, 3);
+    r.reason = std::to_string(over.size()) + " of " + std::to_string(judged) +
+               " process(es) grow " + p.field + " faster than " + fmt(p.max_kb_per_step, "%g") +
+               " KB/step: " + join_list(over, 3);
     return r;
   }
   r.status = CheckStatus::Pass;
-  r.reason = std::to_string(judged) + " process(es) judged on " + p.field + ", steepest " + steepest_who +
-             " at " + fmt(*steepest, "%+.0f") + " KB/step (limit " + fmt(p.max_kb_per_step, "%g") + ")";
+  r.reason = std::to_string(judged) + " process(es) judged on " + p.field + ", steepest " +
+             steepest_who + " at " + fmt(*steepest, "%+.0f") + " KB/step (limit " +
+             fmt(p.max_kb_per_step, "%g") + ")";
   return r;
 }
 

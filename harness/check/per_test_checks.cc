@@ -49,7 +49,8 @@ std::vector<TestResult> windows(const Timeline& tl) {
     if (it == open.end() || tests[it->second].nodeid != nodeid) continue;
     tests[it->second].ended = o.t;
     // A word pytest does not use is the plugin's bug: counted as an error.
-    tests[it->second].outcome = parse_test_outcome(field(f, "outcome")).value_or(TestOutcome::Error);
+    tests[it->second].outcome =
+        parse_test_outcome(field(f, "outcome")).value_or(TestOutcome::Error);
     open.erase(it);
   }
   return tests;
@@ -57,7 +58,9 @@ std::vector<TestResult> windows(const Timeline& tl) {
 
 // Whether test `w` was running at time t: after its start, up to and
 // including its end.
-bool running_at(const TestResult& w, Nanos t) { return w.started < t && (!w.ended || t <= *w.ended); }
+bool running_at(const TestResult& w, Nanos t) {
+  return w.started < t && (!w.ended || t <= *w.ended);
+}
 
 // The test running in pytest process `pid` at time t, if any.
 std::optional<size_t> window_at(const std::vector<TestResult>& tests, int pid, Nanos t) {
@@ -83,7 +86,8 @@ std::set<int> pytest_pids(const std::vector<TestResult>& tests) {
 }
 
 // For each process, the index of the test it belongs to, or -1.
-std::vector<int> attribute_processes(const std::vector<TestResult>& tests, const std::set<int>& pytest,
+std::vector<int> attribute_processes(const std::vector<TestResult>& tests,
+                                     const std::set<int>& pytest,
                                      const std::vector<ProcessHistory>& procs) {
   std::vector<int> parents = parent_indices(procs);
   std::vector<int> owner(procs.size(), -2);  // -2: not yet known
@@ -215,8 +219,9 @@ std::optional<TestLeak> process_leak(const CheckInput& in, const ProcessHistory&
     Nanos life = std::max<Nanos>(0, (survived ? in.teardown_at : *end) - *h.orphaned_at);
     if (survived || life > grace) {
       l.kind = LeakKind::Orphan;
-      l.what = describe(h) + " outlived its parent by " +
-               (survived ? "≥ " + format_duration(life) + ", cut by teardown" : format_duration(life));
+      l.what =
+          describe(h) + " outlived its parent by " +
+          (survived ? "≥ " + format_duration(life) + ", cut by teardown" : format_duration(life));
       return l;
     }
   }
@@ -224,8 +229,7 @@ std::optional<TestLeak> process_leak(const CheckInput& in, const ProcessHistory&
   if (!end || *end > T + grace) {
     l.kind = LeakKind::Process;
     l.what = describe(h) + " still running " +
-             (end ? format_duration(*end - T) + " after the test's end"
-                  : "when the run ended");
+             (end ? format_duration(*end - T) + " after the test's end" : "when the run ended");
     return l;
   }
   // Alive at the test's end and still alive when the session was over: it
@@ -317,7 +321,8 @@ std::vector<TestResult> judge_tests(const CheckInput& in) {
     l.name = s.name;
     l.bytes = s.bytes;
     l.what = "/dev/shm/" + s.name + " (" + format_bytes(s.bytes) + ") " +
-             (s.removed ? "removed only " + format_duration(*s.removed - *t.ended) + " after the test's end"
+             (s.removed ? "removed only " + format_duration(*s.removed - *t.ended) +
+                              " after the test's end"
                         : "left behind");
     t.leaks.push_back(std::move(l));
   }
@@ -341,14 +346,16 @@ CheckResult tests_clean(const CheckInput& in) {
     }
     leaking.push_back(json{{"nodeid", t.nodeid}, {"worker", t.worker}, {"leaks", leaks}});
     std::string counts;
-    for (const auto& [k, n] : kinds) counts += (counts.empty() ? "" : ", ") + std::to_string(n) + " " + k;
+    for (const auto& [k, n] : kinds)
+      counts += (counts.empty() ? "" : ", ") + std::to_string(n) + " " + k;
     lines.push_back(t.nodeid + " (" + counts + ")");
   }
   r.measured["leaking"] = leaking;
   r.measured["unfinished"] = unfinished;
   std::string also;
   if (!unfinished.empty())
-    also = "; " + std::to_string(unfinished.size()) + " test(s) still running when the run ended, not judged";
+    also = "; " + std::to_string(unfinished.size()) +
+           " test(s) still running when the run ended, not judged";
   if (tests.empty()) {
     r.status = CheckStatus::Skipped;
     r.reason = "the job reported no tests (run a pytest suite with -p aftermath_pytest)";

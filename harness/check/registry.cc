@@ -142,7 +142,8 @@ void parse_memory_growth(FieldReader& r, const Entry&, const Entries& es, CheckC
   }
   // Judged in key order, the first bad one reported (as the scenario format
   // has always done).
-  std::sort(keys.begin(), keys.end(), [](const Entry* a, const Entry* b) { return a->name < b->name; });
+  std::sort(keys.begin(), keys.end(),
+            [](const Entry* a, const Entry* b) { return a->name < b->name; });
   MemoryGrowthParams p;
   for (const Entry* e : keys) {
     if (auto why = memory_growth_value(e->name, classify(e->value), &p)) {
@@ -180,8 +181,8 @@ enum class By { Name, Default, MultiNode };
 struct CheckSpec {
   std::string name;
   By by_default;
-  Keys keys;            // grace first
-  ParseFn parse;        // null: grace only
+  Keys keys;      // grace first
+  ParseFn parse;  // null: grace only
 };
 
 // Report order.
@@ -192,15 +193,26 @@ const std::vector<CheckSpec>& specs() {
       {NoZombiesParams::kCheck, By::Default, {"grace", "launcher_poll"}, parse_no_zombies},
       {"shm_clean", By::Default, {"grace"}, nullptr},
       {"tmp_clean", By::Default, {"grace"}, nullptr},
-      {JobExitParams::kCheck, By::Default, {"grace", "code", "signal", "output_regex"}, parse_job_exit},
-      {NoHangParams::kCheck, By::Default, {"grace", "stall", "diagnose", "after_failure"}, parse_no_hang},
+      {JobExitParams::kCheck,
+       By::Default,
+       {"grace", "code", "signal", "output_regex"},
+       parse_job_exit},
+      {NoHangParams::kCheck,
+       By::Default,
+       {"grace", "stall", "diagnose", "after_failure"},
+       parse_no_hang},
       // Opt-in: they need a job that reports its samples, collectives or memory.
       {"data_partition", By::Name, {"grace"}, nullptr},
       {"collectives_matched", By::Name, {"grace"}, nullptr},
-      {MemoryGrowthParams::kCheck, By::Name,
-       {"grace", "max_kb_per_step", "field", "skip_steps", "min_points", "role"}, parse_memory_growth},
+      {MemoryGrowthParams::kCheck,
+       By::Name,
+       {"grace", "max_kb_per_step", "field", "skip_steps", "min_points", "role"},
+       parse_memory_growth},
       // On everywhere; they skip (with the reason) where there is no GPU.
-      {DeviceMemoryParams::kCheck, By::Default, {"grace", "tolerance", "deadline"}, parse_device_memory},
+      {DeviceMemoryParams::kCheck,
+       By::Default,
+       {"grace", "tolerance", "deadline"},
+       parse_device_memory},
       {"no_device_holders", By::Default, {"grace"}, nullptr},
       {"device_alloc_probe", By::Default, {"grace"}, nullptr},
       // Judged only when the job is a pytest suite that reports its tests
@@ -223,7 +235,9 @@ class Registry final : public CheckCatalog {
   }
   const std::vector<std::string>& names() const override { return names_; }
   const std::vector<std::string>& defaults() const override { return defaults_; }
-  const std::vector<std::string>& multinode_defaults() const override { return multinode_defaults_; }
+  const std::vector<std::string>& multinode_defaults() const override {
+    return multinode_defaults_;
+  }
   const Keys& keys(const std::string& check) const override { return spec(check).keys; }
   void parse_params(FieldReader& r, const Entry& at, const std::vector<Entry>& es,
                     CheckConfig* cfg) const override {

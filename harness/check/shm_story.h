@@ -17,7 +17,7 @@ namespace aftermath {
 struct ShmStory {
   std::map<std::string, std::int64_t> leaked;  // name -> bytes
   int created = 0;
-  std::optional<Nanos> back_to_baseline;        // last time the extra set became empty
+  std::optional<Nanos> back_to_baseline;  // last time the extra set became empty
   bool unavailable = false;
 };
 

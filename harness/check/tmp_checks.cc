@@ -28,11 +28,14 @@ CheckResult tmp_clean(const CheckInput& in) {
       return r;
     }
     if (o.kind == ObsKind::TmpReclaim) {
-      if (o.text.empty()) reclaimed.insert(o.name);
-      else moved[o.name] = o.text;
+      if (o.text.empty())
+        reclaimed.insert(o.name);
+      else
+        moved[o.name] = o.text;
     }
   }
-  json left = json::array(), outside = json::array(), other = json::array(), torchrun_logs = json::array();
+  json left = json::array(), outside = json::array(), other = json::array(),
+       torchrun_logs = json::array();
   size_t other_count = 0;
   std::int64_t left_bytes = 0;
   std::vector<std::string> names;

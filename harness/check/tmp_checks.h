@@ -10,11 +10,10 @@
 // Fails on known residue (pymp-*, torch-shm-dir-*) the job left and nobody
 // outside it holds. torchrun's log folders (torchelastic_*) are listed apart
 // (torchrun_logs) and never fail: torchrun makes one on every run and never
-// removes it, by design; the harness moves them into the run's logs/. Other new entries are listed in the
-// measured values but never fail: a job's outputs may live there. Entries
-// held by a process outside the job (a run beside it shares the temp dir)
-// are listed apart, never blamed. Skipped when the temp dir could not be read
-// (a HarnessFailure of HarnessPart::TmpDir).
+// removes it, by design; the harness moves them into the run's logs/. Other new entries are listed
+// in the measured values but never fail: a job's outputs may live there. Entries held by a process
+// outside the job (a run beside it shares the temp dir) are listed apart, never blamed. Skipped
+// when the temp dir could not be read (a HarnessFailure of HarnessPart::TmpDir).
 #pragma once
 
 #include "harness/check/checks.h"

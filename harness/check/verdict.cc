@@ -1,16 +1,16 @@
 #include "harness/check/verdict.h"
 
-#include "harness/check/shm_story.h"
-
 #include <algorithm>
 #include <set>
+
+#include "harness/check/shm_story.h"
 
 namespace aftermath {
 
 Decision decide_verdict(const Scenario& sc, const std::vector<CheckResult>& checks) {
   std::set<std::string> failed;
   for (const auto& c : checks) {
-    if (c.status == CheckStatus::Error) 
+    if (c.status == CheckStatus::Error)
       return {Verdict::Error, "check " + c.name + " errored: " + c.reason};
     if (c.status == CheckStatus::Fail) failed.insert(c.name);
   }
@@ -20,16 +20,15 @@ Decision decide_verdict(const Scenario& sc, const std::vector<CheckResult>& chec
     return out;
   };
   if (sc.expect.expect_pass) {
-    if (failed.empty()) 
-      return {Verdict::Pass, "every check passed"};
+    if (failed.empty()) return {Verdict::Pass, "every check passed"};
     return {Verdict::Fail, "failed: " + join(failed)};
   }
   std::set<std::string> unexpected;
   for (const auto& f : failed)
     if (!sc.expect.failing.count(f)) unexpected.insert(f);
-  if (!unexpected.empty()) 
+  if (!unexpected.empty())
     return {Verdict::Fail, "failed beyond the expected failure: " + join(unexpected)};
-  if (failed == sc.expect.failing) 
+  if (failed == sc.expect.failing)
     return {Verdict::XFail, "expected failure reproduced: " + join(failed)};
   std::set<std::string> missing;
   for (const auto& e : sc.expect.failing)
@@ -41,7 +40,8 @@ std::optional<Decision> fault_verdict(const std::vector<FaultRecord>& faults) {
   std::optional<Decision> out;
   for (const auto& f : faults) {
     if (f.optional || f.status == FaultStatus::Injected) continue;
-    std::string what = "fault " + std::to_string(f.index + 1) + " (" + std::string(to_string(f.action)) + " " + f.target +
+    std::string what = "fault " + std::to_string(f.index + 1) + " (" +
+                       std::string(to_string(f.action)) + " " + f.target +
                        (f.trigger.empty() ? "" : ", " + f.trigger) + ")";
     if (f.status == FaultStatus::Skipped) {
       // An error elsewhere outranks a skip.
@@ -89,8 +89,8 @@ enum class Pick { Earliest, Latest };
 
 // One of the spans' times over the nodes; with `every`, nullopt unless every
 // node has it.
-std::optional<Nanos> over_nodes(const std::map<int, NodeSpan>& spans, std::optional<Nanos> NodeSpan::*field,
-                                Pick pick, bool every) {
+std::optional<Nanos> over_nodes(const std::map<int, NodeSpan>& spans,
+                                std::optional<Nanos> NodeSpan::* field, Pick pick, bool every) {
   bool any = false;
   Nanos best = 0;
   for (const auto& [node, s] : spans) {
@@ -116,14 +116,17 @@ Timings compute_timings(const Timeline& tl, const std::vector<ProcessHistory>& p
   Timings t;
   std::map<int, NodeSpan> spans = node_spans(tl, procs);
   // The last top's exit (by itself or not), and its end by itself.
-  const std::optional<Nanos> top_start = over_nodes(spans, &NodeSpan::top_start, Pick::Earliest, false);
+  const std::optional<Nanos> top_start =
+      over_nodes(spans, &NodeSpan::top_start, Pick::Earliest, false);
   const std::optional<Nanos> top_exit = over_nodes(spans, &NodeSpan::top_exit, Pick::Latest, true);
   const std::optional<Nanos> top_end = over_nodes(spans, &NodeSpan::top_end, Pick::Latest, true);
   const std::optional<Nanos> done = over_nodes(spans, &NodeSpan::done, Pick::Latest, false);
-  const std::optional<Nanos> deadline = over_nodes(spans, &NodeSpan::deadline, Pick::Earliest, false);
+  const std::optional<Nanos> deadline =
+      over_nodes(spans, &NodeSpan::deadline, Pick::Earliest, false);
   std::optional<Nanos> teardown_took;
   for (const auto& [node, s] : spans)
-    if (s.teardown && s.done) teardown_took = std::max(teardown_took.value_or(0), *s.done - *s.teardown);
+    if (s.teardown && s.done)
+      teardown_took = std::max(teardown_took.value_or(0), *s.done - *s.teardown);
   std::optional<Nanos> origin;
   std::optional<Nanos> first_fault;
   for (const auto& f : tl.facts.faults)
@@ -150,11 +153,15 @@ Timings compute_timings(const Timeline& tl, const std::vector<ProcessHistory>& p
   for (const auto& p : procs) {
     auto e = p.end();
     const auto& node_teardown = spans[p.node].teardown;
-    if (!e || (node_teardown && *e > *node_teardown)) all_ended = false;
-    else last_end = std::max(last_end, *e);
+    if (!e || (node_teardown && *e > *node_teardown))
+      all_ended = false;
+    else
+      last_end = std::max(last_end, *e);
     auto g = p.gone_at ? p.gone_at : e;
-    if (!g) all_gone = false;
-    else last_gone = std::max(last_gone, *g);
+    if (!g)
+      all_gone = false;
+    else
+      last_gone = std::max(last_gone, *g);
   }
   t.ms["to_all_exited_ms"] =
       (origin && all_ended) ? ms(std::max<Nanos>(0, last_end - *origin)) : std::nullopt;

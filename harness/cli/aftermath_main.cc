@@ -8,8 +8,9 @@
 //   aftermath report RESULT.json | aftermath diff A B      (report_cmd.h)
 //   aftermath merge --out OUT DIR...                       (report_cmd.h)
 //   aftermath inspect | aftermath reap                     (hygiene_cmd.h)
-//   aftermath agent --coordinator H:P --token T            (harness/cluster/agent.h; srun starts it)
-//   aftermath witness --proc PID:TICKS... --grace D         (harness/cluster/witness.h; likewise)
+//   aftermath agent --coordinator H:P --token T            (harness/cluster/agent.h; srun starts
+//   it) aftermath witness --proc PID:TICKS... --grace D         (harness/cluster/witness.h;
+//   likewise)
 //
 // Exit status: 0 when every verdict is pass or xfail; 1 when any is fail,
 // xpass or error; 2 for usage or scenario errors (then nothing is launched).
@@ -20,14 +21,14 @@
 #include <vector>
 
 #include "harness/cli/hygiene_cmd.h"
-#include "harness/cluster/agent.h"
-#include "harness/cluster/witness.h"
 #include "harness/cli/inputs.h"
 #include "harness/cli/pytest_cmd.h"
 #include "harness/cli/report_cmd.h"
 #include "harness/cli/run_cmd.h"
 #include "harness/cli/scenarios_cmd.h"
 #include "harness/cli/suggest.h"
+#include "harness/cluster/agent.h"
+#include "harness/cluster/witness.h"
 #include "harness/core/shell_quote.h"
 #include "harness/supervise/supervisor.h"
 
@@ -57,11 +58,13 @@ struct HygieneFlags {
 // `inspect` (and its former name `check`, kept for existing scripts) and `reap`.
 std::pair<CLI::App*, CLI::App*> add_hygiene_commands(CLI::App& app, HygieneFlags& h) {
   auto* inspect = app.add_subcommand(
-      "inspect", "is this machine clean now? GPUs, device-file holders, /dev/shm, orphans, zombies");
+      "inspect",
+      "is this machine clean now? GPUs, device-file holders, /dev/shm, orphans, zombies");
   inspect->alias("check");
   inspect->add_flag("--json", h.json, "JSON for CI");
   add_hygiene_options(inspect, h.options);
-  auto* reap = app.add_subcommand("reap", "clean what inspect finds, safely (nothing without --yes)");
+  auto* reap =
+      app.add_subcommand("reap", "clean what inspect finds, safely (nothing without --yes)");
   reap->add_flag("--dry-run", h.dry_run, "show the plan only");
   reap->add_flag("--yes", h.yes, "carry the plan out");
   reap->add_flag("--all-users", h.all_users, "root only: other users' processes too");
@@ -83,8 +86,10 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("aftermath ") + AFTERMATH_VERSION);
   app.footer(
-      "Exit status: 0 when every verdict is pass, xfail or skipped (inspect: the machine is clean);\n"
-      "1 when any is fail, xpass or error, the run was interrupted or a report could not be written\n"
+      "Exit status: 0 when every verdict is pass, xfail or skipped (inspect: the machine is "
+      "clean);\n"
+      "1 when any is fail, xpass or error, the run was interrupted or a report could not be "
+      "written\n"
       "(inspect/reap: something is left, or --require-gpu and the GPUs could not be inspected);\n"
       "2 for usage or scenario errors, and then nothing is launched.\n"
       "Reports: result.json, junit.xml, report.html, trace.json, summary.md under --out.");
@@ -95,12 +100,16 @@ int main(int argc, char** argv) {
 
   RunCliOptions pytest_options;
   auto* pytest = app.add_subcommand(
-      "pytest", "run a pytest suite as the job (-- PYTEST ARGS), judging what each test left behind");
+      "pytest",
+      "run a pytest suite as the job (-- PYTEST ARGS), judging what each test left behind");
   add_run_options(pytest, pytest_options, RunOptionsFor::Pytest);
 
-  auto* validate = app.add_subcommand("validate", "parse and validate scenario files and suites; launch nothing");
+  auto* validate = app.add_subcommand(
+      "validate", "parse and validate scenario files and suites; launch nothing");
   std::vector<std::string> validate_inputs;
-  validate->add_option("inputs", validate_inputs, "scenario .yaml files, .suite files or directories")->required();
+  validate
+      ->add_option("inputs", validate_inputs, "scenario .yaml files, .suite files or directories")
+      ->required();
 
   auto* list = app.add_subcommand("list", "list scenarios with description, tags and requirements");
   std::string list_dir = "scenarios";
@@ -133,11 +142,13 @@ int main(int argc, char** argv) {
   agent->add_option("--token", agent_options.token, "the run's token")->required();
   agent->add_option("--node", agent_options.node, "this node's index (default: $SLURM_NODEID)");
 
-  auto* witness_cmd = app.add_subcommand(
-      "witness", "what is left of a node's job once its agent is gone (started by `aftermath run` through srun)");
+  auto* witness_cmd = app.add_subcommand("witness",
+                                         "what is left of a node's job once its agent is gone "
+                                         "(started by `aftermath run` through srun)");
   std::vector<std::string> witness_procs;
   std::string witness_grace = "1s";
-  witness_cmd->add_option("--proc", witness_procs, "PID:START_TICKS[:ROLE], a job process the agent saw alive");
+  witness_cmd->add_option("--proc", witness_procs,
+                          "PID:START_TICKS[:ROLE], a job process the agent saw alive");
   witness_cmd->add_option("--grace", witness_grace, "how long they may take to go (e.g. 1s)");
 
   std::vector<char*> args(argv, argv + argc);
@@ -181,6 +192,7 @@ int main(int argc, char** argv) {
   }
   if (witness_cmd->parsed()) return cmd_witness(witness_procs, witness_grace);
   if (pytest->parsed())
-    return cmd_pytest(pytest_options, inv, (std::filesystem::path(bin_dir()).parent_path() / "python").string());
+    return cmd_pytest(pytest_options, inv,
+                      (std::filesystem::path(bin_dir()).parent_path() / "python").string());
   return cmd_run(run_options, inv);
 }

@@ -9,11 +9,11 @@
 #include <optional>
 
 #include "harness/hygiene/hygiene.h"
-#include "reports/inspect.h"
 #include "harness/hygiene/reap.h"
 #include "harness/observe/nvml.h"
 #include "harness/observe/probe.h"
 #include "harness/os/expected.h"
+#include "reports/inspect.h"
 
 namespace aftermath {
 
@@ -39,10 +39,13 @@ Status build(const HygieneCliOptions& c, Built& b) {
   auto min_age = parse_duration(c.shm_min_age);
   auto tmp_min_age = parse_duration(c.tmp_min_age);
   if (!probe_timeout || !min_age || !tmp_min_age) {
-    const std::string& bad = !probe_timeout ? c.probe_timeout : !min_age ? c.shm_min_age : c.tmp_min_age;
+    const std::string& bad = !probe_timeout ? c.probe_timeout
+                             : !min_age     ? c.shm_min_age
+                                            : c.tmp_min_age;
     return Error{"'" + bad + "' is not a duration (e.g. 500ms, 20s, 2m)"};
   }
-  if (auto p = PathPattern::parse(c.device_pattern); !p) return Error{"--device-pattern: " + p.error().what};
+  if (auto p = PathPattern::parse(c.device_pattern); !p)
+    return Error{"--device-pattern: " + p.error().what};
   HygieneOptions& o = b.options;
   o.proc_root = c.proc_root;
   o.shm_dir = c.shm_dir;
@@ -97,7 +100,8 @@ void add_hygiene_options(CLI::App* sub, HygieneCliOptions& o) {
       ->capture_default_str();
   sub->add_option("--tmp-dir", o.tmp_dir,
                   "temp dir whose PyTorch/multiprocessing residue (pymp-*, torch-shm-dir-*, "
-                  "torchelastic_*, aftermath-torchrun-*) is judged: auto ($TMPDIR, else /tmp), a directory, or none")
+                  "torchelastic_*, aftermath-torchrun-*) is judged: auto ($TMPDIR, else /tmp), a "
+                  "directory, or none")
       ->capture_default_str();
   sub->add_option("--tmp-min-age", o.tmp_min_age,
                   "younger temp-dir residue is a leftover only when its maker is provably gone")

@@ -28,7 +28,8 @@ bool looks_like_program(const std::string& path) {
   char head[4] = {};
   std::ifstream f(path, std::ios::binary);
   f.read(head, sizeof head);
-  bool elf = f.gcount() == 4 && head[0] == 0x7f && head[1] == 'E' && head[2] == 'L' && head[3] == 'F';
+  bool elf =
+      f.gcount() == 4 && head[0] == 0x7f && head[1] == 'E' && head[2] == 'L' && head[3] == 'F';
   bool script = f.gcount() >= 2 && head[0] == '#' && head[1] == '!';
   auto perms = fs::status(p, ec).permissions();
   bool exec = (perms & (fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec)) !=
@@ -122,14 +123,17 @@ std::string bin_dir() { return fs::path(self_path()).parent_path().string(); }
 Expected<std::string> run_python(const std::string& given) {
   auto resolve = [](const std::string& p, const std::string& from) -> Expected<std::string> {
     std::string path = p;
-    if (p.find('/') == std::string::npos) path = find_program(p).value_or("");
-    else path = fs::absolute(p).lexically_normal().string();
+    if (p.find('/') == std::string::npos)
+      path = find_program(p).value_or("");
+    else
+      path = fs::absolute(p).lexically_normal().string();
     if (path.empty() || !is_executable_file(path))
       return Error{from + " '" + p + "': not found or not executable"};
     return path;
   };
   if (!given.empty()) return resolve(given, "--python");
-  if (const char* env = std::getenv("AFTERMATH_PYTHON"); env && *env) return resolve(env, "$AFTERMATH_PYTHON");
+  if (const char* env = std::getenv("AFTERMATH_PYTHON"); env && *env)
+    return resolve(env, "$AFTERMATH_PYTHON");
 #ifdef AFTERMATH_DEFAULT_PYTHON
   if (is_executable_file(AFTERMATH_DEFAULT_PYTHON)) return std::string(AFTERMATH_DEFAULT_PYTHON);
 #endif
@@ -142,7 +146,8 @@ std::map<std::string, std::string> scenario_vars(const std::string& python) {
   // The LibTorch trainer: $AFTERMATH_TRAINER (one built against another
   // LibTorch: fixtures/cpp builds on its own), else the build's.
   const char* trainer = std::getenv("AFTERMATH_TRAINER");
-  vars["AFTERMATH_TRAINER"] = trainer && *trainer ? std::string(trainer) : bin_dir() + "/aftermath-trainer";
+  vars["AFTERMATH_TRAINER"] =
+      trainer && *trainer ? std::string(trainer) : bin_dir() + "/aftermath-trainer";
   if (!python.empty()) vars["PYTHON"] = python;
   return vars;
 }

@@ -1,11 +1,11 @@
 #include "harness/cli/pytest_cmd.h"
 
+#include <sys/wait.h>
+
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-
-#include <sys/wait.h>
 
 #include "harness/cli/inputs.h"
 #include "harness/os/spawn.h"
@@ -33,7 +33,8 @@ std::string pytest_run_name(const std::vector<std::string>& pytest_args) {
     if (base.empty() || base == "." || base == "..") break;
     std::string name = "pytest-" + base;
     for (auto& ch : name)
-      if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '_' && ch != '.') ch = '_';
+      if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '_' && ch != '.')
+        ch = '_';
     return name;
   }
   return "pytest";
@@ -46,16 +47,22 @@ std::string pytest_pythonpath(const std::string& plugin_dir, const char* inherit
 
 int cmd_pytest(RunCliOptions c, RunInvocation inv, const std::string& plugin_dir) {
   if (!c.inputs.empty()) {
-    std::fprintf(stderr, "aftermath pytest: takes no scenario files ('%s'); pytest's arguments go after --, "
-                 "e.g. aftermath pytest -- tests/\n", c.inputs[0].c_str());
+    std::fprintf(
+        stderr,
+        "aftermath pytest: takes no scenario files ('%s'); pytest's arguments go after --, "
+        "e.g. aftermath pytest -- tests/\n",
+        c.inputs[0].c_str());
     return 2;
   }
   if (inv.job_command.empty()) {
-    std::fprintf(stderr, "aftermath pytest: give pytest's arguments after --, e.g. aftermath pytest -- tests/\n");
+    std::fprintf(
+        stderr,
+        "aftermath pytest: give pytest's arguments after --, e.g. aftermath pytest -- tests/\n");
     return 2;
   }
   if (!c.shard.empty()) {
-    std::fprintf(stderr, "aftermath pytest: --shard slices scenario files and suites, not a pytest run\n");
+    std::fprintf(stderr,
+                 "aftermath pytest: --shard slices scenario files and suites, not a pytest run\n");
     return 2;
   }
   // The plugin: beside the build's programs (bin/../python, where the build
@@ -67,7 +74,8 @@ int cmd_pytest(RunCliOptions c, RunInvocation inv, const std::string& plugin_dir
     beside = beside && fs::is_regular_file(fs::path(plugin_dir) / file, ec);
   if (c.name.empty()) c.name = pytest_run_name(inv.job_command);
   if (beside) {
-    const char* inherited = c.job_env.count("PYTHONPATH") ? c.job_env["PYTHONPATH"].c_str() : std::getenv("PYTHONPATH");
+    const char* inherited =
+        c.job_env.count("PYTHONPATH") ? c.job_env["PYTHONPATH"].c_str() : std::getenv("PYTHONPATH");
     c.job_env["PYTHONPATH"] = pytest_pythonpath(plugin_dir, inherited);
   }
   const std::string imports = beside ? "import pytest" : "import pytest, aftermath_pytest";
@@ -81,14 +89,17 @@ int cmd_pytest(RunCliOptions c, RunInvocation inv, const std::string& plugin_dir
     }
     CommandOutcome probe = run_command({*python, "-c", imports}, 60 * kSecond, 4096);
     if (!probe.exited_zero()) {
-      std::string why = !probe.started() ? "cannot be started (" + probe.output + ")"
+      std::string why = !probe.started()    ? "cannot be started (" + probe.output + ")"
                         : probe.timed_out() ? "did not answer `" + imports + "` within 60 s"
-                        : beside          ? "cannot import pytest"
-                                          : "cannot import pytest and the plugin (aftermath_pytest: install the "
-                                            "aftermath wheel into its environment)";
+                        : beside
+                            ? "cannot import pytest"
+                            : "cannot import pytest and the plugin (aftermath_pytest: install the "
+                              "aftermath wheel into its environment)";
       std::fprintf(stderr,
-                   "aftermath pytest: --python %s %s; install pytest for it (pip install pytest pytest-xdist; "
-                   "Debian: python3-pytest python3-pytest-xdist, for /usr/bin/python3) or name one that has it "
+                   "aftermath pytest: --python %s %s; install pytest for it (pip install pytest "
+                   "pytest-xdist; "
+                   "Debian: python3-pytest python3-pytest-xdist, for /usr/bin/python3) or name one "
+                   "that has it "
                    "with --python\n",
                    python->c_str(), why.c_str());
       return 2;

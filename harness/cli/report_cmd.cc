@@ -48,7 +48,6 @@ std::optional<json> load_or_say(const char* cmd, const std::string& path) {
   return std::move(*j);
 }
 
-
 // Writes the report files and names each on stdout; false (and why, on
 // stderr, after "aftermath CMD: ") when any cannot be written.
 bool write_and_name(const json& result, const fs::path& dir, bool with_result, const char* cmd) {

@@ -1,14 +1,12 @@
 #include "harness/cli/run_cmd.h"
 
-#include "harness/cluster/coordinator.h"
-
 #include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
-#include <cstdio>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -24,6 +22,7 @@
 #include "harness/check/scenario_load.h"
 #include "harness/cli/inputs.h"
 #include "harness/cli/run_console.h"
+#include "harness/cluster/coordinator.h"
 #include "harness/core/repeat_stats.h"
 #include "harness/core/shell_quote.h"
 #include "harness/observe/environment_facts.h"
@@ -34,8 +33,8 @@
 #include "harness/scenario/scenario.h"
 #include "harness/supervise/runner.h"
 #include "reports/json.h"
-#include "reports/write_reports.h"
 #include "reports/versions.h"
+#include "reports/write_reports.h"
 
 namespace aftermath {
 
@@ -102,7 +101,8 @@ Expected<RunOptions> run_options(const RunCliOptions& c, const RunInvocation& in
                                    {"--expect-output", c.expect_output},
                                    {"--expect-fail", c.expect_fail}})
     if (!value.empty()) ro.verdict_options.insert(ro.verdict_options.end(), {opt, value});
-  for (const auto& check : c.checks) ro.verdict_options.insert(ro.verdict_options.end(), {"--check", check});
+  for (const auto& check : c.checks)
+    ro.verdict_options.insert(ro.verdict_options.end(), {"--check", check});
   ro.contain.shm = c.shm;
   ro.command_line = inv.command_line;
   ro.self_path = self_path();
@@ -142,8 +142,8 @@ void expect_failing(const std::string& list, Scenario& sc, std::vector<std::stri
       continue;
     }
     if (auto it = sc.checks.find(name); it == sc.checks.end() || !it->second.enabled) {
-      errors.push_back("--expect-fail: check '" + name + "' does not run (enable it with --check '" +
-                       name + ": true')");
+      errors.push_back("--expect-fail: check '" + name +
+                       "' does not run (enable it with --check '" + name + ": true')");
       continue;
     }
     sc.expect.expect_pass = false;
@@ -158,16 +158,20 @@ void command_expectations(const RunCliOptions& c, Scenario& sc, std::vector<std:
   if (!c.expect_exit.empty() && !c.expect_signal.empty())
     errors.push_back("--expect-signal: --expect-exit and --expect-signal are mutually exclusive");
   if (!c.expect_exit.empty()) {
-    bool digits =
-        c.expect_exit.size() <= 3 && c.expect_exit.find_first_not_of("0123456789") == std::string::npos;
+    bool digits = c.expect_exit.size() <= 3 &&
+                  c.expect_exit.find_first_not_of("0123456789") == std::string::npos;
     if (!digits || std::stoi(c.expect_exit) > 255)
-      errors.push_back("--expect-exit: '" + c.expect_exit + "' is not an exit code (an integer 0..255)");
+      errors.push_back("--expect-exit: '" + c.expect_exit +
+                       "' is not an exit code (an integer 0..255)");
     else
       je.code = std::stoi(c.expect_exit);
   }
   if (!c.expect_signal.empty()) {
-    if (auto sig = parse_signal(c.expect_signal)) je.signal = *sig;
-    else errors.push_back("--expect-signal: unknown signal '" + c.expect_signal + "' (a name like SIGKILL, or a number)");
+    if (auto sig = parse_signal(c.expect_signal))
+      je.signal = *sig;
+    else
+      errors.push_back("--expect-signal: unknown signal '" + c.expect_signal +
+                       "' (a name like SIGKILL, or a number)");
   }
   if (!c.expect_output.empty()) {
     try {
@@ -185,7 +189,6 @@ void command_expectations(const RunCliOptions& c, Scenario& sc, std::vector<std:
   if (!c.expect_fail.empty()) expect_failing(c.expect_fail, sc, errors);
 }
 
-
 // The scenario of `-- COMMAND` (`program`: the command's resolved path): the
 // default checks, the --fault and expectation options. Problems go to `errors`.
 Scenario command_scenario(const RunCliOptions& c, const RunInvocation& inv,
@@ -193,7 +196,8 @@ Scenario command_scenario(const RunCliOptions& c, const RunInvocation& inv,
   Scenario sc;
   sc.name = c.name.empty() ? command_name(inv.job_command) : c.name;
   if (!c.name.empty() && !valid_scenario_name(c.name))
-    errors.push_back("--name: invalid name '" + c.name + "' (" + std::string(kScenarioNameRule) + ")");
+    errors.push_back("--name: invalid name '" + c.name + "' (" + std::string(kScenarioNameRule) +
+                     ")");
   sc.description = "ad-hoc command";
   sc.file = "<command line>";
   sc.job.argv = inv.job_command;
@@ -218,15 +222,18 @@ std::vector<Scenario> file_scenarios(const RunCliOptions& c, const std::string& 
                                      std::vector<std::string>& errors) {
   std::vector<Scenario> scenarios;
   if (!c.faults.empty())
-    errors.push_back("--fault works with -- COMMAND; scenario files list their faults under faults:");
-  for (const auto& [opt, given] : {std::pair<const char*, bool>{"--expect-exit", !c.expect_exit.empty()},
-                                   {"--expect-signal", !c.expect_signal.empty()},
-                                   {"--expect-output", !c.expect_output.empty()},
-                                   {"--name", !c.name.empty()},
-                                   {"--expect-fail", !c.expect_fail.empty()},
-                                   {"--check", !c.checks.empty()}})
+    errors.push_back(
+        "--fault works with -- COMMAND; scenario files list their faults under faults:");
+  for (const auto& [opt, given] :
+       {std::pair<const char*, bool>{"--expect-exit", !c.expect_exit.empty()},
+        {"--expect-signal", !c.expect_signal.empty()},
+        {"--expect-output", !c.expect_output.empty()},
+        {"--name", !c.name.empty()},
+        {"--expect-fail", !c.expect_fail.empty()},
+        {"--check", !c.checks.empty()}})
     if (given)
-      errors.push_back(std::string(opt) + " works with -- COMMAND; scenario files state it under checks: and expect:");
+      errors.push_back(std::string(opt) +
+                       " works with -- COMMAND; scenario files state it under checks: and expect:");
   for (const auto& f : expand_inputs(c.inputs, errors)) {
     ParseContext ctx;
     ctx.vars = scenario_vars(python);
@@ -247,7 +254,7 @@ std::vector<Scenario> file_scenarios(const RunCliOptions& c, const std::string& 
 // `shard`: the slice these scenarios are, with --shard.
 int run_scenarios(const std::vector<Scenario>& scenarios, RunOptions ro, const RunCliOptions& c,
                   const RunInvocation& inv, std::optional<ShardInfo> shard) {
-  struct sigaction sa {};
+  struct sigaction sa{};
   sa.sa_handler = on_signal;
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
@@ -313,13 +320,15 @@ int run_scenarios(const std::vector<Scenario>& scenarios, RunOptions ro, const R
 // again inside a new allocation (this process becomes salloc: its exit status
 // is the run's); 2 when Slurm cannot be asked (nothing launched). nullopt:
 // run here (already inside one, or nothing needs more than one node).
-std::optional<int> run_in_new_allocation(const std::vector<Scenario>& scenarios, const RunInvocation& inv) {
+std::optional<int> run_in_new_allocation(const std::vector<Scenario>& scenarios,
+                                         const RunInvocation& inv) {
   int nodes = 1;
   for (const auto& sc : scenarios) nodes = std::max(nodes, sc.nodes);
   const char* job = std::getenv("SLURM_JOB_ID");
   if (nodes < 2 || (job && *job)) return std::nullopt;
   auto refuse = [](const std::string& why) {
-    std::fprintf(stderr, "aftermath run --slurm: %s\naftermath run: nothing was launched\n", why.c_str());
+    std::fprintf(stderr, "aftermath run --slurm: %s\naftermath run: nothing was launched\n",
+                 why.c_str());
     return 2;
   };
   auto salloc = find_program("salloc");
@@ -329,13 +338,16 @@ std::optional<int> run_in_new_allocation(const std::vector<Scenario>& scenarios,
   if (const char* conf = std::getenv("SLURM_CONF"); conf && *conf && !std::filesystem::exists(conf))
     return refuse(std::string("$SLURM_CONF names ") + conf + ", which does not exist");
   CommandOutcome ping = run_command({"scontrol", "ping"}, 20 * kSecond, 4096);
-  if (ping.timed_out()) return refuse("no Slurm controller answers (scontrol ping gave no answer within 20s)");
+  if (ping.timed_out())
+    return refuse("no Slurm controller answers (scontrol ping gave no answer within 20s)");
   if (!ping.exited_zero() || ping.output.find("is UP") == std::string::npos) {
     // Its last line says it best ("fatal: Could not establish a configuration source").
     std::string said = ping.output;
     while (!said.empty() && (said.back() == '\n' || said.back() == ' ')) said.pop_back();
-    said = said.substr(said.find_last_of('\n') == std::string::npos ? 0 : said.find_last_of('\n') + 1);
-    return refuse("no Slurm controller answers (scontrol ping" + (said.empty() ? "" : ": " + said) + ")");
+    said =
+        said.substr(said.find_last_of('\n') == std::string::npos ? 0 : said.find_last_of('\n') + 1);
+    return refuse("no Slurm controller answers (scontrol ping" + (said.empty() ? "" : ": " + said) +
+                  ")");
   }
   std::error_code ec;
   std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
@@ -343,7 +355,8 @@ std::optional<int> run_in_new_allocation(const std::vector<Scenario>& scenarios,
   std::vector<std::string> argv = salloc_command(*salloc, self, inv.argv, nodes);
   std::string shown;
   for (const auto& a : argv) shown += (shown.empty() ? "" : " ") + shell_quote(a);
-  std::fprintf(stderr, "aftermath run --slurm: asking Slurm for %d node(s): %s\n", nodes, shown.c_str());
+  std::fprintf(stderr, "aftermath run --slurm: asking Slurm for %d node(s): %s\n", nodes,
+               shown.c_str());
   std::fflush(stderr);
   std::vector<char*> args;
   for (auto& a : argv) args.push_back(a.data());
@@ -361,7 +374,8 @@ Expected<Shard> parse_shard(const std::string& text) {
   auto slash = text.find('/');
   if (slash == std::string::npos) return bad();
   auto number = [](const std::string& s) -> int {
-    if (s.empty() || s.size() > 5 || s.find_first_not_of("0123456789") != std::string::npos) return -1;
+    if (s.empty() || s.size() > 5 || s.find_first_not_of("0123456789") != std::string::npos)
+      return -1;
     return std::stoi(s);
   };
   int i = number(text.substr(0, slash)), n = number(text.substr(slash + 1));
@@ -371,7 +385,8 @@ Expected<Shard> parse_shard(const std::string& text) {
 
 std::vector<std::size_t> shard_positions(std::size_t total, const Shard& s) {
   std::vector<std::size_t> out;
-  for (std::size_t k = static_cast<std::size_t>(s.index - 1); k < total; k += static_cast<std::size_t>(s.count))
+  for (std::size_t k = static_cast<std::size_t>(s.index - 1); k < total;
+       k += static_cast<std::size_t>(s.count))
     out.push_back(k);
   return out;
 }
@@ -396,53 +411,71 @@ void add_run_options(CLI::App* run, RunCliOptions& o, RunOptionsFor which) {
                   "outside a Slurm allocation, ask for one with as many nodes as the largest "
                   "multi-node scenario needs (salloc; $SALLOC_PARTITION, $SALLOC_TIMELIMIT ... "
                   "apply) and run there; inside one, use it");
-    run->add_option("--shard", o.shard,
-                    "I/N: run only the I-th of N deterministic slices of the scenarios (every N-th, "
-                    "from the I-th), for a CI matrix or a Slurm job array");
+    run->add_option(
+        "--shard", o.shard,
+        "I/N: run only the I-th of N deterministic slices of the scenarios (every N-th, "
+        "from the I-th), for a CI matrix or a Slurm job array");
   }
   const std::string job = pytest ? "the pytest run" : "-- COMMAND";
-  run->add_option("--expect-exit", o.expect_exit, job + " is expected to exit with this code (0..255)");
-  run->add_option("--expect-signal", o.expect_signal, job + " is expected to die by this signal (SIGKILL, 9)");
-  run->add_option("--expect-output", o.expect_output,
-                  "a regex the job's output must match (ECMAScript, searched in stdout and stderr)");
-  run->add_option("--expect-fail", o.expect_fail,
-                  "CHECK[,CHECK...]: the checks a known bug makes fail (xfail when exactly these fail)");
+  run->add_option("--expect-exit", o.expect_exit,
+                  job + " is expected to exit with this code (0..255)");
+  run->add_option("--expect-signal", o.expect_signal,
+                  job + " is expected to die by this signal (SIGKILL, 9)");
+  run->add_option(
+      "--expect-output", o.expect_output,
+      "a regex the job's output must match (ECMAScript, searched in stdout and stderr)");
+  run->add_option(
+      "--expect-fail", o.expect_fail,
+      "CHECK[,CHECK...]: the checks a known bug makes fail (xfail when exactly these fail)");
   run->add_option("--check", o.checks,
                   "a check's parameters, as YAML like under checks: ('no_orphans: {grace: {helper: "
                   "3s}}', 'memory_growth: true', 'shm_clean: false'); repeatable");
-  run->add_flag("--dry-run", o.dry_run, "parse and validate everything, launch nothing (exit 0 or 2)");
-  run->add_option("--fault", o.faults,
-                  std::string(pytest ? "" : "-- COMMAND only: ") +
-                      "inject a fault, as a YAML map: '{action: SIGKILL, target: launcher, at: {after: "
-                      "2s}}' (repeatable; fires in order)");
+  run->add_flag("--dry-run", o.dry_run,
+                "parse and validate everything, launch nothing (exit 0 or 2)");
+  run->add_option(
+      "--fault", o.faults,
+      std::string(pytest ? "" : "-- COMMAND only: ") +
+          "inject a fault, as a YAML map: '{action: SIGKILL, target: launcher, at: {after: "
+          "2s}}' (repeatable; fires in order)");
   // pytest refuses them with a clear message (cmd_pytest); not in its help.
   run->add_option("inputs", o.inputs, "scenario .yaml files, .suite files or directories")
       ->group(pytest ? "" : "Positionals");
   run->add_option("--out", o.out_dir, "report folder (result.json, junit.xml, per-scenario logs)");
   run->add_option("--timeout", o.timeout, "job deadline, overrides the scenario's (e.g. 30s)");
-  run->add_option("--grace", o.grace,
-                  "how long a process may outlive its parent or stay a zombie: one duration (e.g. "
-                  "500ms) or per role, '{default: 1s, helper: 5s}' (no_orphans gives helpers 5s unless told)");
-  run->add_option("--settle", o.settle, "how long leftovers are watched after the top process exits");
+  run->add_option(
+      "--grace", o.grace,
+      "how long a process may outlive its parent or stay a zombie: one duration (e.g. "
+      "500ms) or per role, '{default: 1s, helper: 5s}' (no_orphans gives helpers 5s unless told)");
+  run->add_option("--settle", o.settle,
+                  "how long leftovers are watched after the top process exits");
   run->add_option("--seed", o.seed, "seed passed to the job as AFTERMATH_SEED");
-  run->add_option("--python", o.pythons,
-                  pytest ? "the interpreter that runs pytest (its -m pytest), a path or a name on PATH; default "
-                           "$AFTERMATH_PYTHON, else the project's venv, else python3. Repeat it to run the "
-                           "suite once per interpreter, side by side (versions.md)"
-                         : "the interpreter of Python jobs (${PYTHON} in scenario files and in -- COMMAND), a "
-                           "path or a name on PATH; default $AFTERMATH_PYTHON, else the project's venv, else "
-                           "python3. Repeat it to run everything once per interpreter, side by side (versions.md)");
-  run->add_option("--name", o.name,
-                  pytest ? "the run's name in the reports (default: pytest-PATH, the first path pytest is given)"
-                         : "-- COMMAND only: the scenario's name in the reports (default: cmd-SCRIPT, the "
-                           "last .py/.sh argument, else cmd-PROGRAM)");
+  run->add_option(
+      "--python", o.pythons,
+      pytest
+          ? "the interpreter that runs pytest (its -m pytest), a path or a name on PATH; default "
+            "$AFTERMATH_PYTHON, else the project's venv, else python3. Repeat it to run the "
+            "suite once per interpreter, side by side (versions.md)"
+          : "the interpreter of Python jobs (${PYTHON} in scenario files and in -- COMMAND), a "
+            "path or a name on PATH; default $AFTERMATH_PYTHON, else the project's venv, else "
+            "python3. Repeat it to run everything once per interpreter, side by side "
+            "(versions.md)");
+  run->add_option(
+      "--name", o.name,
+      pytest
+          ? "the run's name in the reports (default: pytest-PATH, the first path pytest is given)"
+          : "-- COMMAND only: the scenario's name in the reports (default: cmd-SCRIPT, the "
+            "last .py/.sh argument, else cmd-PROGRAM)");
   run->add_option("--repeat", o.repeat,
                   "run each scenario N times (run 1/N, 2/N ...): timings as distributions, how "
                   "often a known bug reproduced (or a scenario failed) with a 95% interval, flaky "
                   "when runs differ in verdict or failed checks")
       ->check(CLI::Range(1, 10000));
-  if (!pytest) run->add_option("--jobs", o.jobs, "run N scenarios side by side")->check(CLI::Range(1, 256));
-  run->add_flag("--keep-leaks", o.keep_leaks, "leave leaked /dev/shm entries and temp-dir residue (pymp-*, torch-shm-dir-*) in place (still reported), and torchrun's log folders (torchelastic_*) in the temp dir");
+  if (!pytest)
+    run->add_option("--jobs", o.jobs, "run N scenarios side by side")->check(CLI::Range(1, 256));
+  run->add_flag(
+      "--keep-leaks", o.keep_leaks,
+      "leave leaked /dev/shm entries and temp-dir residue (pymp-*, torch-shm-dir-*) in place "
+      "(still reported), and torchrun's log folders (torchelastic_*) in the temp dir");
   run->add_flag("--ignore-requires", o.ignore_requires,
                 "launch scenarios whose requires: are not met here (normally skipped)");
   run->add_option("--contain", o.contain, "containment: auto, pidns or subreaper")
@@ -460,19 +493,23 @@ constexpr const char* kPythonVar = "${PYTHON}";
 // -- COMMAND with each "${PYTHON}" in its words replaced by `python`.
 std::vector<std::string> with_python(std::vector<std::string> argv, const std::string& python) {
   for (auto& a : argv)
-    for (size_t at = a.find(kPythonVar); at != std::string::npos; at = a.find(kPythonVar, at + python.size()))
+    for (size_t at = a.find(kPythonVar); at != std::string::npos;
+         at = a.find(kPythonVar, at + python.size()))
       a.replace(at, std::string(kPythonVar).size(), python);
   return argv;
 }
 
 bool names_python(const std::vector<std::string>& argv) {
-  return std::any_of(argv.begin(), argv.end(), [](const std::string& a) { return a.find(kPythonVar) != std::string::npos; });
+  return std::any_of(argv.begin(), argv.end(),
+                     [](const std::string& a) { return a.find(kPythonVar) != std::string::npos; });
 }
 
 // A folder name for an interpreter's part of a matrix run: "torch-2.13.0-cpu",
 // "no-torch-python-3.11.7"; made unique among `taken`.
 std::string version_dir(const PythonFacts& f, std::set<std::string>& taken) {
-  std::string base = f.torch ? "torch-" + f.torch->text : f.python.empty() ? "python" : "no-torch-python-" + f.python;
+  std::string base = f.torch            ? "torch-" + f.torch->text
+                     : f.python.empty() ? "python"
+                                        : "no-torch-python-" + f.python;
   for (auto& ch : base)
     if (!isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '_' && ch != '.') ch = '-';
   std::string name = base;
@@ -481,8 +518,8 @@ std::string version_dir(const PythonFacts& f, std::set<std::string>& taken) {
 }
 
 // One interpreter's scenarios, validated: problems go to `errors`.
-std::vector<Scenario> scenarios_for(const RunCliOptions& c, const RunInvocation& inv, const std::string& python,
-                                    std::vector<std::string>& errors) {
+std::vector<Scenario> scenarios_for(const RunCliOptions& c, const RunInvocation& inv,
+                                    const std::string& python, std::vector<std::string>& errors) {
   std::vector<Scenario> scenarios;
   if (!inv.job_command.empty()) {
     RunInvocation one = inv;
@@ -513,7 +550,8 @@ int cmd_run(const RunCliOptions& c, const RunInvocation& inv) {
   }
   if (!inv.job_command.empty()) {
     if (!c.shard.empty()) {
-      std::fprintf(stderr, "aftermath run: --shard slices scenario files and suites, not -- COMMAND\n");
+      std::fprintf(stderr,
+                   "aftermath run: --shard slices scenario files and suites, not -- COMMAND\n");
       return 2;
     }
     if (!c.inputs.empty()) {
@@ -529,7 +567,8 @@ int cmd_run(const RunCliOptions& c, const RunInvocation& inv) {
   for (const auto& given : c.pythons.empty() ? std::vector<std::string>{""} : c.pythons) {
     auto py = run_python(given);
     if (!py) {
-      std::fprintf(stderr, "aftermath run: %s\naftermath run: nothing was launched\n", py.error().what.c_str());
+      std::fprintf(stderr, "aftermath run: %s\naftermath run: nothing was launched\n",
+                   py.error().what.c_str());
       return 2;
     }
     if (std::find(pythons.begin(), pythons.end(), *py) != pythons.end()) {
@@ -540,7 +579,8 @@ int cmd_run(const RunCliOptions& c, const RunInvocation& inv) {
   }
   if (pythons.size() > 1 && !inv.job_command.empty() && !names_python(inv.job_command)) {
     std::fprintf(stderr,
-                 "aftermath run: --python is given %zu times, but -- COMMAND does not name ${PYTHON} (quote it: "
+                 "aftermath run: --python is given %zu times, but -- COMMAND does not name "
+                 "${PYTHON} (quote it: "
                  "aftermath run --python A --python B -- '${PYTHON}' train.py)\n",
                  pythons.size());
     return 2;

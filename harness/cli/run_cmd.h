@@ -41,11 +41,11 @@ struct RunCliOptions {
   std::string name;                 // --name, -- COMMAND only
   // Added to the environment of -- COMMAND's job (set by `aftermath pytest`).
   std::map<std::string, std::string> job_env;
-  std::string shard;                // --shard I/N ("" when not)
+  std::string shard;  // --shard I/N ("" when not)
   // --python, as given (repeatable): the interpreters of ${PYTHON}; with two
   // or more, every scenario runs once on each (see cmd_run).
   std::vector<std::string> pythons;
-  bool slurm = false;               // --slurm: outside an allocation, ask Slurm for one
+  bool slurm = false;  // --slurm: outside an allocation, ask Slurm for one
 };
 
 // --shard I/N: the I-th (1-based) of N slices of a run's scenarios.
@@ -79,7 +79,8 @@ std::vector<std::string> salloc_command(const std::string& salloc, const std::st
 // `aftermath pytest` without what only scenario files take (--shard,
 // --slurm, scenario inputs).
 enum class RunOptionsFor { Run, Pytest };
-void add_run_options(CLI::App* run, RunCliOptions& options, RunOptionsFor which = RunOptionsFor::Run);
+void add_run_options(CLI::App* run, RunCliOptions& options,
+                     RunOptionsFor which = RunOptionsFor::Run);
 
 // The default name of a `-- COMMAND` scenario: "cmd-" and the script it runs
 // (its last argument naming a .py or .sh file), else its program, with
@@ -93,10 +94,9 @@ std::string command_name(const std::vector<std::string>& command);
 // whole run is made once per interpreter, each one's reports under
 // --out/<torch-VERSION>/, and versions.md and versions.json under --out put
 // them side by side (a column per PyTorch version; `aftermath diff` between
-// two of them tells what changed); -- COMMAND must then name ${PYTHON}. with --shard, result.json's "shard"
-// records the slice (index, count, total, positions, names) for `aftermath
-// merge`. Installs SIGINT/SIGTERM/SIGHUP handlers that interrupt the run
-// (exit 1) and ignores SIGPIPE.
+// two of them tells what changed); -- COMMAND must then name ${PYTHON}. with --shard, result.json's
+// "shard" records the slice (index, count, total, positions, names) for `aftermath merge`. Installs
+// SIGINT/SIGTERM/SIGHUP handlers that interrupt the run (exit 1) and ignores SIGPIPE.
 int cmd_run(const RunCliOptions& options, const RunInvocation& invocation);
 
 }  // namespace aftermath

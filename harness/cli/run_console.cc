@@ -1,7 +1,5 @@
 #include "harness/cli/run_console.h"
 
-#include "reports/view.h"
-
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -9,6 +7,7 @@
 
 #include "harness/core/repeat_stats.h"
 #include "reports/escape.h"
+#include "reports/view.h"
 
 namespace aftermath {
 
@@ -17,8 +16,10 @@ namespace {
 std::string fmt_ms(const std::optional<double>& v) {
   if (!v) return "-";
   char buf[32];
-  if (*v >= 1000) std::snprintf(buf, sizeof buf, "%.2fs", *v / 1000);
-  else std::snprintf(buf, sizeof buf, "%.1fms", *v);
+  if (*v >= 1000)
+    std::snprintf(buf, sizeof buf, "%.2fs", *v / 1000);
+  else
+    std::snprintf(buf, sizeof buf, "%.1fms", *v);
   return buf;
 }
 
@@ -56,8 +57,8 @@ void print_table(const RunResult& run, bool tty) {
     const char* c = v == Verdict::Skipped ? "\033[33m" : good ? "\033[32m" : "\033[31m";
     return c + s + "\033[0m";
   };
-  std::printf("\n%-36s %-7s %-30s %10s %10s %10s\n", "scenario", "verdict", "failed checks",
-              "job", "all gone", "shm base");
+  std::printf("\n%-36s %-7s %-30s %10s %10s %10s\n", "scenario", "verdict", "failed checks", "job",
+              "all gone", "shm base");
   for (const auto& s : run.scenarios) {
     std::string failed;
     for (const auto& c : s.checks)
@@ -76,14 +77,16 @@ void print_table(const RunResult& run, bool tty) {
     if (s.verdict != Verdict::Pass && s.verdict != Verdict::XFail) {
       std::printf("    %s\n", s.verdict_reason.c_str());
       // Each failed check's own reason, then the job's last words: together
-      // they say why ("job_exit: exited(1), expected 0" and "ModuleNotFoundError: No module named 'torch'").
+      // they say why ("job_exit: exited(1), expected 0" and "ModuleNotFoundError: No module named
+      // 'torch'").
       for (const auto& c : s.checks)
         if (c.status == CheckStatus::Fail || c.status == CheckStatus::Error)
           std::printf("    %s: %s\n", c.name.c_str(), c.reason.c_str());
       // What the faults did: a signal the target ignored explains a verdict.
       for (const auto& f : s.timeline.facts.faults)
-        std::printf("    fault %d (%s, %s): %s: %s\n", f.index, std::string(to_string(f.action)).c_str(),
-                    f.trigger.c_str(), std::string(to_string(f.status)).c_str(), f.reason.c_str());
+        std::printf("    fault %d (%s, %s): %s: %s\n", f.index,
+                    std::string(to_string(f.action)).c_str(), f.trigger.c_str(),
+                    std::string(to_string(f.status)).c_str(), f.reason.c_str());
       std::string tail = report::last_lines(s.timeline.facts.stderr_text, 3);
       for (size_t at = 0; at < tail.size();) {
         size_t nl = tail.find('\n', at);
@@ -106,7 +109,8 @@ std::vector<std::string> leaking_test_lines(const ScenarioResult& r) {
   std::vector<std::string> out;
   for (const auto& t : r.tests) {
     if (t.leaks.empty()) continue;
-    std::string line = "test " + t.nodeid + (t.worker.empty() ? "" : " [" + t.worker + "]") + " left ";
+    std::string line =
+        "test " + t.nodeid + (t.worker.empty() ? "" : " [" + t.worker + "]") + " left ";
     for (size_t i = 0; i < t.leaks.size(); ++i) {
       if (i == 3) {
         line += "; ... (" + std::to_string(t.leaks.size()) + " in all)";
@@ -124,12 +128,13 @@ void print_aggregates(const RunResult& run) {
               "all gone ms: min / median / p95 / max");
   for (const auto& a : run.aggregates) {
     std::string v;
-    for (const auto& [name, n] : a.verdicts) v += (v.empty() ? "" : " ") + name + "=" + std::to_string(n);
+    for (const auto& [name, n] : a.verdicts)
+      v += (v.empty() ? "" : " ") + name + "=" + std::to_string(n);
     if (a.flaky) v += " FLAKY";
     char dist[96] = "-";
     if (auto it = a.timings_ms.find("to_all_gone_ms"); it != a.timings_ms.end())
-      std::snprintf(dist, sizeof dist, "%.1f / %.1f / %.1f / %.1f", it->second.min, it->second.median,
-                    it->second.p95, it->second.max);
+      std::snprintf(dist, sizeof dist, "%.1f / %.1f / %.1f / %.1f", it->second.min,
+                    it->second.median, it->second.p95, it->second.max);
     // The interval's dash is one column wide but three bytes: pad by hand.
     std::string rate = rate_text(a);
     size_t columns = char_count(rate);
@@ -144,7 +149,8 @@ void print_scenario_done(const ScenarioResult& r, bool live_line) {
   std::printf("[%s] %s: %s\n", run_label(r).c_str(), std::string(to_string(r.verdict)).c_str(),
               r.verdict_reason.c_str());
   if (!r.timeline.facts.containment_note.empty() && r.run_index == 0)
-    std::printf("[%s] containment: %s\n", r.name.c_str(), r.timeline.facts.containment_note.c_str());
+    std::printf("[%s] containment: %s\n", r.name.c_str(),
+                r.timeline.facts.containment_note.c_str());
   std::fflush(stdout);
 }
 

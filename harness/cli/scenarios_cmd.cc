@@ -46,8 +46,7 @@ int cmd_list(const std::string& dir) {
     auto nl = desc.find('\n');
     if (nl != std::string::npos) desc = desc.substr(0, nl);
     std::printf("%-36s %-24s %-14s %s\n", r->name.c_str(), join_or_dash(r->tags).c_str(),
-                join_or_dash(r->requires_).c_str(),
-                desc.c_str());
+                join_or_dash(r->requires_).c_str(), desc.c_str());
   }
   return bad ? 2 : 0;
 }

@@ -65,7 +65,8 @@ std::string mistyped_hint(CLI::App& app, const std::vector<std::string>& words) 
     const std::string& w = words[i];
     if (w == "--") break;
     if (w.size() < 3 || w.compare(0, 2, "--") != 0) continue;
-    std::string name = w.substr(2, w.find('=') == std::string::npos ? std::string::npos : w.find('=') - 2);
+    std::string name =
+        w.substr(2, w.find('=') == std::string::npos ? std::string::npos : w.find('=') - 2);
     if (std::find(known.begin(), known.end(), name) != known.end()) continue;
     std::string near = nearest(name, known);
     std::string hint = "--" + name + ": no such option of `aftermath " + first + "`";

@@ -7,9 +7,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
-#include <utility>
-
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "harness/check/scenario_load.h"
 #include "harness/cluster/link.h"
@@ -71,20 +70,27 @@ int run_agent(const AgentOptions& opt) {
   int node = opt.node;
   if (node < 0) {
     const char* id = std::getenv("SLURM_NODEID");
-    if (!id) return fail(none, protocol::kAgentBadStart, "no --node and no $SLURM_NODEID: which node is this?");
+    if (!id)
+      return fail(none, protocol::kAgentBadStart,
+                  "no --node and no $SLURM_NODEID: which node is this?");
     node = std::atoi(id);
   }
   auto colon = opt.coordinator.rfind(':');
   if (colon == std::string::npos)
-    return fail(none, protocol::kAgentBadStart, "--coordinator must be host:port, got '" + opt.coordinator + "'");
+    return fail(none, protocol::kAgentBadStart,
+                "--coordinator must be host:port, got '" + opt.coordinator + "'");
   std::string coord_host = opt.coordinator.substr(0, colon);
   int coord_port = std::atoi(opt.coordinator.c_str() + colon + 1);
   auto fd = connect_tcp(coord_host, coord_port, opt.connect_timeout);
   if (!fd) return fail(none, protocol::kAgentLostCoordinator, fd.error().what);
   Link link(std::move(*fd));
   std::string kept_address = peer_address(link.fd());
-  if (Status s = link.send({{"type", "hello"}, {"version", protocol::kVersion}, {"token", opt.token},
-                            {"node", node}, {"host", host_name()}, {"pid", ::getpid()}});
+  if (Status s = link.send({{"type", "hello"},
+                            {"version", protocol::kVersion},
+                            {"token", opt.token},
+                            {"node", node},
+                            {"host", host_name()},
+                            {"pid", ::getpid()}});
       !s)
     return fail(link, protocol::kAgentLostCoordinator, s.error().what);
 
@@ -92,7 +98,9 @@ int run_agent(const AgentOptions& opt) {
   json start;
   for (;;) {
     auto m = link.receive(opt.connect_timeout);
-    if (!m) return fail(link, protocol::kAgentLostCoordinator, "waiting for the start: " + m.error().what);
+    if (!m)
+      return fail(link, protocol::kAgentLostCoordinator,
+                  "waiting for the start: " + m.error().what);
     std::string type = m->value("type", "");
     if (type == "ping") {
       (void)link.send({{"type", "pong"}, {"id", m->value("id", 0)}, {"t", monotonic_now()}});
@@ -100,7 +108,8 @@ int run_agent(const AgentOptions& opt) {
       start = std::move(*m);
       break;
     } else if (type == "finish" || type == "error") {
-      return fail(link, protocol::kAgentBadStart, "the coordinator ended the run before it started");
+      return fail(link, protocol::kAgentBadStart,
+                  "the coordinator ended the run before it started");
     }
   }
   auto parsed = scenario_from(start);
@@ -119,9 +128,10 @@ int run_agent(const AgentOptions& opt) {
   o.self_path = opt.bin_dir + "/aftermath";
   // The run's interpreter, as the coordinator resolved it (${PYTHON}).
   const json vars = start.value("vars", json::object());
-  if (auto py = vars.find("PYTHON"); py != vars.end() && py->is_string()) o.python = py->get<std::string>();
-  NftNetworkCut cut("aftermath_cut_" + std::to_string(::getpid()), KeptPeer{kept_address, coord_port},
-                    o.exact_dir);
+  if (auto py = vars.find("PYTHON"); py != vars.end() && py->is_string())
+    o.python = py->get<std::string>();
+  NftNetworkCut cut("aftermath_cut_" + std::to_string(::getpid()),
+                    KeptPeer{kept_address, coord_port}, o.exact_dir);
   o.inject.network = &cut;
   bool streaming = true;
   std::optional<Nanos> origin;  // the agent clock at the run's time 0 (the earliest estimate)
@@ -151,7 +161,9 @@ int run_agent(const AgentOptions& opt) {
   const std::vector<size_t> mine = node_fault_indices(*parsed, node);
   std::vector<RemoteFireRequest> fires;
   o.node.on_remote_trigger = [&](size_t fault, const std::string& point, long long hit) {
-    if (streaming && !link.send({{"type", "trigger"}, {"fault", fault}, {"point", point}, {"hit", hit}}, kSecond))
+    if (streaming &&
+        !link.send({{"type", "trigger"}, {"fault", fault}, {"point", point}, {"hit", hit}},
+                   kSecond))
       streaming = false;
   };
   o.node.remote_progress = [&] {
@@ -165,7 +177,8 @@ int run_agent(const AgentOptions& opt) {
       if (type != "fire") continue;
       auto at = std::find(mine.begin(), mine.end(), m.value("fault", size_t(-1)));
       if (at != mine.end())
-        fires.push_back({size_t(at - mine.begin()), m.value("from", -1), m.value("point", ""), m.value("hit", 0LL)});
+        fires.push_back({size_t(at - mine.begin()), m.value("from", -1), m.value("point", ""),
+                         m.value("hit", 0LL)});
     }
     return progress;
   };
@@ -186,7 +199,8 @@ int run_agent(const AgentOptions& opt) {
                    {"faults", faults}},
                   60 * kSecond);
   // Until every node is done: a node that lost its network stays cut off.
-  Nanos wait = part.timeouts.job + part.timeouts.settle + 10 * part.timeouts.teardown + 300 * kSecond;
+  Nanos wait =
+      part.timeouts.job + part.timeouts.settle + 10 * part.timeouts.teardown + 300 * kSecond;
   while (!finished) {
     auto m = link.receive(wait);
     if (!m || m->value("type", "") == "finish") break;

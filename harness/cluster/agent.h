@@ -14,10 +14,10 @@
 namespace aftermath {
 
 struct AgentOptions {
-  std::string coordinator;   // host:port
-  std::string token;         // the coordinator's, proving the run is its own
-  int node = -1;             // -1: $SLURM_NODEID
-  std::string bin_dir;       // where aftermath-reaper lives
+  std::string coordinator;  // host:port
+  std::string token;        // the coordinator's, proving the run is its own
+  int node = -1;            // -1: $SLURM_NODEID
+  std::string bin_dir;      // where aftermath-reaper lives
   Nanos connect_timeout = 60 * kSecond;
 };
 

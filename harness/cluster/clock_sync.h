@@ -33,6 +33,8 @@ struct ClockOffset {
 std::optional<ClockOffset> estimate_offset(const std::vector<ClockSample>& samples);
 
 // An agent's time on the coordinator's clock.
-inline Nanos to_coordinator(Nanos agent_time, const ClockOffset& c) { return agent_time - c.offset; }
+inline Nanos to_coordinator(Nanos agent_time, const ClockOffset& c) {
+  return agent_time - c.offset;
+}
 
 }  // namespace aftermath

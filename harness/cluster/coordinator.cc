@@ -1,29 +1,27 @@
 #include "harness/cluster/coordinator.h"
 
-#include "harness/observe/python_probe.h"
-
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
-
+#include "harness/check/check_params.h"
 #include "harness/cluster/link.h"
 #include "harness/cluster/merge.h"
 #include "harness/cluster/node_part.h"
-#include "harness/check/check_params.h"
 #include "harness/cluster/protocol.h"
 #include "harness/cluster/witness.h"
 #include "harness/core/timeline_wire.h"
+#include "harness/observe/python_probe.h"
 #include "harness/os/find_program.h"
 #include "harness/os/pidfd.h"
 #include "harness/os/spawn.h"
@@ -130,7 +128,8 @@ struct Agent {
 void relay_progress(std::vector<Agent>& agents, const Agent& from) {
   Nanos t = monotonic_now();
   for (auto& b : agents) {
-    if (&b == &from || !b.link.open() || b.result || t - b.progress_relayed < 250 * kMilli) continue;
+    if (&b == &from || !b.link.open() || b.result || t - b.progress_relayed < 250 * kMilli)
+      continue;
     b.progress_relayed = t;
     (void)b.link.send({{"type", "progress"}}, 100 * kMilli);
   }
@@ -138,7 +137,8 @@ void relay_progress(std::vector<Agent>& agents, const Agent& from) {
 
 // A point on one node matched a fault that belongs to another: that node is
 // told to fire it (a node whose agent is gone cannot be).
-void relay_trigger(const Scenario& sc, std::vector<Agent>& agents, const Agent& from, const json& m) {
+void relay_trigger(const Scenario& sc, std::vector<Agent>& agents, const Agent& from,
+                   const json& m) {
   size_t fault = m.value("fault", size_t(-1));
   if (fault >= sc.faults.size()) return;
   int owner = fault_owner(sc.faults[fault]);
@@ -153,8 +153,9 @@ void relay_trigger(const Scenario& sc, std::vector<Agent>& agents, const Agent& 
   }
 }
 
-json start_message(const Scenario& sc, const RunOptions& o, std::uint64_t seed, const std::string& head,
-                   int node, const std::string& out_dir, const std::map<std::string, std::string>& vars) {
+json start_message(const Scenario& sc, const RunOptions& o, std::uint64_t seed,
+                   const std::string& head, int node, const std::string& out_dir,
+                   const std::map<std::string, std::string>& vars) {
   json v = json::object();
   for (const auto& [k, val] : vars) v[k] = val;
   v["AFTERMATH_HEAD"] = head;
@@ -163,27 +164,39 @@ json start_message(const Scenario& sc, const RunOptions& o, std::uint64_t seed, 
   json role_grace = json::object();
   for (const auto& [role, g] : sc.role_grace) role_grace[std::string(to_string(role))] = g;
   std::error_code ec;
-  std::string dir = sc.file.empty() ? "" : std::filesystem::absolute(sc.file, ec).parent_path().string();
-  return {{"type", "start"},       {"scenario", sc.text},
-          {"file", sc.file},       {"scenario_dir", dir},
-          {"vars", v},             {"seed", seed},
-          {"out_dir", out_dir},    {"containment", o.contain.mode},
-          {"shm", o.contain.shm},          {"keep_leaks", o.contain.keep_leaks},
-          {"grace", sc.grace},     {"role_grace", role_grace},
-          {"timeouts", {{"job", sc.timeouts.job}, {"settle", sc.timeouts.settle},
-                        {"teardown", sc.timeouts.teardown}}}};
+  std::string dir =
+      sc.file.empty() ? "" : std::filesystem::absolute(sc.file, ec).parent_path().string();
+  return {{"type", "start"},
+          {"scenario", sc.text},
+          {"file", sc.file},
+          {"scenario_dir", dir},
+          {"vars", v},
+          {"seed", seed},
+          {"out_dir", out_dir},
+          {"containment", o.contain.mode},
+          {"shm", o.contain.shm},
+          {"keep_leaks", o.contain.keep_leaks},
+          {"grace", sc.grace},
+          {"role_grace", role_grace},
+          {"timeouts",
+           {{"job", sc.timeouts.job},
+            {"settle", sc.timeouts.settle},
+            {"teardown", sc.timeouts.teardown}}}};
 }
 
 void take(Agent& a, const json& m, Nanos coordinator_origin) {
   std::string type = m.value("type", "");
   NodeRun& n = a.run;
   if (type == "obs") {
-    if (auto ob = observation_from_wire(m.value("o", json::object()))) n.timeline.add(std::move(*ob));
+    if (auto ob = observation_from_wire(m.value("o", json::object())))
+      n.timeline.add(std::move(*ob));
   } else if (type == "origin") {
     n.origin = m.value("t", Nanos{0});
   } else if (type == "result") {
-    if (auto f = run_facts_from_wire(m.value("facts", json::object()))) n.timeline.facts = std::move(*f);
-    if (auto d = device_timeline_from_wire(m.value("device", json::object()))) n.timeline.device = std::move(*d);
+    if (auto f = run_facts_from_wire(m.value("facts", json::object())))
+      n.timeline.facts = std::move(*f);
+    if (auto d = device_timeline_from_wire(m.value("device", json::object())))
+      n.timeline.device = std::move(*d);
     std::string v = m.value("verdict", "error");
     n.verdict = v == "skipped" ? Verdict::Skipped : v == "error" ? Verdict::Error : Verdict::Pass;
     n.verdict_reason = m.value("verdict_reason", "");
@@ -207,7 +220,8 @@ std::vector<WitnessProcess> last_seen_alive(const Timeline& t) {
     if (ob.kind == ObsKind::ProcStart) ticks[ob.pid] = static_cast<std::uint64_t>(ob.value);
   std::vector<WitnessProcess> out;
   for (const auto& p : build_histories(t))
-    if (!p.end() && ticks.count(p.pid)) out.push_back({p.pid, ticks[p.pid], std::string(to_string(p.role))});
+    if (!p.end() && ticks.count(p.pid))
+      out.push_back({p.pid, ticks[p.pid], std::string(to_string(p.role))});
   return out;
 }
 
@@ -224,15 +238,23 @@ struct Witness {
   std::string log_path;
 };
 
-std::unique_ptr<Witness> start_witness(const std::string& self, const NodeRun& n, const Scenario& sc) {
+std::unique_ptr<Witness> start_witness(const std::string& self, const NodeRun& n,
+                                       const Scenario& sc) {
   auto w = std::make_unique<Witness>();
   w->report_path = n.out_dir + "/witness.json";
   w->log_path = n.out_dir + "/witness.log";
-  std::vector<std::string> argv = {*find_program("srun"), "--nodes=1", "--ntasks=1",
-                                   "--relative=" + std::to_string(n.index), "--overlap",
-                                   "--job-name=aftermath-witness", "--output=" + w->report_path,
-                                   "--error=" + w->log_path, self, "witness",
-                                   "--grace", std::to_string(witness_grace(sc) / kMilli) + "ms"};
+  std::vector<std::string> argv = {*find_program("srun"),
+                                   "--nodes=1",
+                                   "--ntasks=1",
+                                   "--relative=" + std::to_string(n.index),
+                                   "--overlap",
+                                   "--job-name=aftermath-witness",
+                                   "--output=" + w->report_path,
+                                   "--error=" + w->log_path,
+                                   self,
+                                   "witness",
+                                   "--grace",
+                                   std::to_string(witness_grace(sc) / kMilli) + "ms"};
   for (const auto& p : last_seen_alive(n.timeline)) {
     argv.push_back("--proc");
     argv.push_back(witness_arg(p));
@@ -262,16 +284,21 @@ void finish_witness(Witness* w, NodeRun& n, Nanos deadline) {
 Expected<std::string> coordinator_address(const CoordinatorOptions& c) {
   std::string configured = !c.address.empty() ? c.address : env_or("AFTERMATH_COORDINATOR_ADDR");
   std::string host = host_name();
-  return pick_coordinator_address(configured, host, configured.empty() ? resolve_ipv4(host) : Expected<std::string>(""));
+  return pick_coordinator_address(
+      configured, host, configured.empty() ? resolve_ipv4(host) : Expected<std::string>(""));
 }
 
 }  // namespace
 
-Expected<std::string> pick_coordinator_address(const std::string& configured, const std::string& host,
+Expected<std::string> pick_coordinator_address(const std::string& configured,
+                                               const std::string& host,
                                                const Expected<std::string>& resolved) {
   if (!configured.empty()) return configured;
-  const std::string fix = ": set $AFTERMATH_COORDINATOR_ADDR to this host's address on the nodes' network";
-  if (!resolved) return Error{"this host's name '" + host + "' does not resolve (" + resolved.error().what + ")" + fix};
+  const std::string fix =
+      ": set $AFTERMATH_COORDINATOR_ADDR to this host's address on the nodes' network";
+  if (!resolved)
+    return Error{"this host's name '" + host + "' does not resolve (" + resolved.error().what +
+                 ")" + fix};
   if (resolved->rfind("127.", 0) == 0)
     return Error{"this host's name '" + host + "' resolves to " + *resolved +
                  ", a loopback address no other node can reach" + fix};
@@ -281,13 +308,15 @@ Expected<std::string> pick_coordinator_address(const std::string& configured, co
 Status multinode_available(int nodes) {
   std::string job = env_or("SLURM_JOB_ID");
   if (job.empty())
-    return Error{"nodes: " + std::to_string(nodes) + " runs through Slurm and this is not inside an allocation " +
-                 "(no $SLURM_JOB_ID): run it under `salloc -N" + std::to_string(nodes) + " aftermath run ...` " +
-                 "or in an sbatch script"};
+    return Error{"nodes: " + std::to_string(nodes) +
+                 " runs through Slurm and this is not inside an allocation " +
+                 "(no $SLURM_JOB_ID): run it under `salloc -N" + std::to_string(nodes) +
+                 " aftermath run ...` " + "or in an sbatch script"};
   int have = std::atoi(env_or("SLURM_JOB_NUM_NODES", env_or("SLURM_NNODES", "0")).c_str());
   if (have < nodes)
-    return Error{"nodes: " + std::to_string(nodes) + " but Slurm job " + job + " has " + std::to_string(have) +
-                 " node(s) (ask for them: salloc -N" + std::to_string(nodes) + ")"};
+    return Error{"nodes: " + std::to_string(nodes) + " but Slurm job " + job + " has " +
+                 std::to_string(have) + " node(s) (ask for them: salloc -N" +
+                 std::to_string(nodes) + ")"};
   if (!find_program("srun")) return Error{"srun is not in PATH (Debian package slurm-client)"};
   if (auto address = coordinator_address({}); !address) return address.error();
   return {};
@@ -306,7 +335,8 @@ ScenarioResult run_multinode(const Scenario& input, const RunOptions& o, int run
   if (ec) return harness_error(std::move(r), "cannot create " + r.out_dir + ": " + ec.message());
   r.stdout_path = r.out_dir + "/node0/stdout.log";
   r.stderr_path = r.out_dir + "/node0/stderr.log";
-  if (Status can = multinode_available(sc.nodes); !can) return harness_error(std::move(r), can.error().what);
+  if (Status can = multinode_available(sc.nodes); !can)
+    return harness_error(std::move(r), can.error().what);
 
   auto chosen = coordinator_address(c);
   if (!chosen) return harness_error(std::move(r), "coordinator: " + chosen.error().what);
@@ -324,9 +354,12 @@ ScenarioResult run_multinode(const Scenario& input, const RunOptions& o, int run
                                    "--overlap",
                                    "--kill-on-bad-exit=0",
                                    "--job-name=aftermath-" + sc.name,
-                                   self, "agent",
-                                   "--coordinator", address + ":" + std::to_string(port),
-                                   "--token", token};
+                                   self,
+                                   "agent",
+                                   "--coordinator",
+                                   address + ":" + std::to_string(port),
+                                   "--token",
+                                   token};
   Step step;
   if (auto pid = step.start(argv, agents_log); !pid)
     return harness_error(std::move(r), "cannot start srun: " + pid.error().what);
@@ -341,7 +374,8 @@ ScenarioResult run_multinode(const Scenario& input, const RunOptions& o, int run
   int connected = 0;
   std::string refused;
   while (connected < sc.nodes && monotonic_now() < deadline && step.running()) {
-    auto fd = accept_tcp(listener->get(), std::min<Nanos>(200 * kMilli, deadline - monotonic_now()));
+    auto fd =
+        accept_tcp(listener->get(), std::min<Nanos>(200 * kMilli, deadline - monotonic_now()));
     if (!fd) continue;
     Link link(std::move(*fd));
     auto hello = link.receive(10 * kSecond);
@@ -351,7 +385,8 @@ ScenarioResult run_multinode(const Scenario& input, const RunOptions& o, int run
     }
     int node = hello->value("node", -1);
     if (node < 0 || node >= sc.nodes || agents[node].link.open()) {
-      (void)link.send({{"type", "error"}, {"text", "node index " + std::to_string(node) + " is not expected"}});
+      (void)link.send(
+          {{"type", "error"}, {"text", "node index " + std::to_string(node) + " is not expected"}});
       continue;
     }
     Agent& a = agents[node];
@@ -364,7 +399,8 @@ ScenarioResult run_multinode(const Scenario& input, const RunOptions& o, int run
   if (connected < sc.nodes) {
     std::string missing;
     for (const auto& a : agents)
-      if (!a.link.open()) missing += (missing.empty() ? "" : ", ") + ("node" + std::to_string(a.run.index));
+      if (!a.link.open())
+        missing += (missing.empty() ? "" : ", ") + ("node" + std::to_string(a.run.index));
     for (auto& a : agents) (void)a.link.send({{"type", "finish"}});
     step.finish(10 * kSecond);
     std::string why = "the agents of " + missing + " never connected (within " +
@@ -398,7 +434,8 @@ ScenarioResult run_multinode(const Scenario& input, const RunOptions& o, int run
     (void)a.link.send(start_message(sc, o, seed, head, a.run.index, a.run.out_dir, vars));
 
   // Gather until every node has reported its end or is lost.
-  Nanos end = origin + sc.timeouts.job + sc.timeouts.settle + 10 * sc.timeouts.teardown + 120 * kSecond;
+  Nanos end =
+      origin + sc.timeouts.job + sc.timeouts.settle + 10 * sc.timeouts.teardown + 120 * kSecond;
   auto pending = [&] {
     int n = 0;
     for (const auto& a : agents) n += a.link.open() && !a.result;
@@ -422,9 +459,12 @@ ScenarioResult run_multinode(const Scenario& input, const RunOptions& o, int run
       std::vector<json> got;
       bool open = a.link.read_available(got);
       for (const auto& m : got) {
-        if (m.value("type", "") == "progress") relay_progress(agents, a);
-        else if (m.value("type", "") == "trigger") relay_trigger(sc, agents, a, m);
-        else take(a, m, origin);
+        if (m.value("type", "") == "progress")
+          relay_progress(agents, a);
+        else if (m.value("type", "") == "trigger")
+          relay_trigger(sc, agents, a, m);
+        else
+          take(a, m, origin);
       }
       if (!open && !a.result) lost(a);
     }
@@ -435,7 +475,8 @@ ScenarioResult run_multinode(const Scenario& input, const RunOptions& o, int run
   }
   Nanos witness_deadline = monotonic_now() + witness_grace(sc) + 60 * kSecond;
   for (auto& a : agents)
-    if (a.run.agent == AgentState::Lost) finish_witness(witnesses[a.run.index].get(), a.run, witness_deadline);
+    if (a.run.agent == AgentState::Lost)
+      finish_witness(witnesses[a.run.index].get(), a.run, witness_deadline);
   step.finish(30 * kSecond);
   for (auto& a : agents) a.link.close();
 

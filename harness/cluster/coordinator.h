@@ -23,7 +23,8 @@ Status multinode_available(int nodes);
 // $AFTERMATH_COORDINATOR_ADDR), else what this host's name resolved to,
 // unless that is a loopback address (Debian's /etc/hosts maps the host's
 // own name to 127.0.1.1), which no other node can reach; why not, then.
-Expected<std::string> pick_coordinator_address(const std::string& configured, const std::string& host,
+Expected<std::string> pick_coordinator_address(const std::string& configured,
+                                               const std::string& host,
                                                const Expected<std::string>& resolved);
 
 struct CoordinatorOptions {

@@ -58,7 +58,8 @@ Status Link::send(const nlohmann::json& message, Nanos timeout) {
   Nanos deadline = monotonic_now() + timeout;
   size_t off = 0;
   while (off < line.size()) {
-    ssize_t n = ::send(fd_.get(), line.data() + off, line.size() - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+    ssize_t n =
+        ::send(fd_.get(), line.data() + off, line.size() - off, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n > 0) {
       off += static_cast<size_t>(n);
       continue;
@@ -92,8 +93,9 @@ bool Link::read_available(std::vector<nlohmann::json>& out) {
   }
   size_t start = 0;
   for (size_t nl; (nl = in_.find('\n', start)) != std::string::npos; start = nl + 1) {
-    auto j = nlohmann::json::parse(in_.begin() + static_cast<long>(start), in_.begin() + static_cast<long>(nl),
-                                   nullptr, /*allow_exceptions=*/false);
+    auto j = nlohmann::json::parse(in_.begin() + static_cast<long>(start),
+                                   in_.begin() + static_cast<long>(nl), nullptr,
+                                   /*allow_exceptions=*/false);
     if (!j.is_discarded()) out.push_back(std::move(j));
   }
   in_.erase(0, start);

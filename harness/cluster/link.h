@@ -3,10 +3,9 @@
 // coordinator. Every wait has a deadline; nothing here throws.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "harness/os/clock.h"
 #include "harness/os/expected.h"
@@ -34,7 +33,7 @@ class Link {
 
  private:
   UniqueFd fd_;
-  std::string in_;               // bytes of an incomplete line
+  std::string in_;                      // bytes of an incomplete line
   std::vector<nlohmann::json> queued_;  // read ahead by receive()
 };
 

@@ -13,10 +13,14 @@ namespace {
 
 int severity(CheckStatus s) {
   switch (s) {
-    case CheckStatus::Error: return 3;
-    case CheckStatus::Fail: return 2;
-    case CheckStatus::Pass: return 1;
-    case CheckStatus::Skipped: return 0;
+    case CheckStatus::Error:
+      return 3;
+    case CheckStatus::Fail:
+      return 2;
+    case CheckStatus::Pass:
+      return 1;
+    case CheckStatus::Skipped:
+      return 0;
   }
   return 0;
 }
@@ -49,11 +53,13 @@ std::vector<FaultRecord> merge_faults(const Scenario& sc, const std::vector<Node
     int rank = 0;  // 3 acted, 2 its own node, 1 any
     for (size_t k = 0; k < nodes.size(); ++k) {
       const auto& n = nodes[k];
-      for (size_t li = 0; li < n.fault_indices.size() && li < n.timeline.facts.faults.size(); ++li) {
+      for (size_t li = 0; li < n.fault_indices.size() && li < n.timeline.facts.faults.size();
+           ++li) {
         if (n.fault_indices[li] != fi) continue;
         const FaultRecord& rec = n.timeline.facts.faults[li];
-        int r = rec.status != FaultStatus::NotTriggered ? 3
-                : sc.faults[fi].target.kind == TargetSpec::Kind::Node ? 2 : 1;
+        int r = rec.status != FaultStatus::NotTriggered               ? 3
+                : sc.faults[fi].target.kind == TargetSpec::Kind::Node ? 2
+                                                                      : 1;
         if (r > rank) {
           rank = r;
           chosen = &rec;
@@ -117,12 +123,14 @@ CheckResult died_with_agent(const NodeRun& n) {
   c.name = kDiedWithAgent;
   if (n.agent != AgentState::Lost) {
     c.status = CheckStatus::Skipped;
-    c.reason = n.agent == AgentState::Done ? "its agent lived to the run's end" : "its agent never connected";
+    c.reason = n.agent == AgentState::Done ? "its agent lived to the run's end"
+                                           : "its agent never connected";
     return c;
   }
   if (!n.witness) {
     c.status = CheckStatus::Error;
-    c.reason = "its agent was lost and " + (n.witness_error.empty() ? "no witness ran" : n.witness_error);
+    c.reason =
+        "its agent was lost and " + (n.witness_error.empty() ? "no witness ran" : n.witness_error);
     return c;
   }
   const WitnessReport& w = *n.witness;
@@ -130,29 +138,36 @@ CheckResult died_with_agent(const NodeRun& n) {
   c.measured["witness_waited_ms"] = static_cast<double>(w.waited) / 1e6;
   nlohmann::json survivors = nlohmann::json::array();
   for (const auto& sv : w.survivors)
-    survivors.push_back({{"pid", sv.process.pid}, {"role", sv.process.role}, {"comm", sv.comm},
-                         {"state", std::string(1, sv.state)}, {"killed_by_witness", sv.killed}});
+    survivors.push_back({{"pid", sv.process.pid},
+                         {"role", sv.process.role},
+                         {"comm", sv.comm},
+                         {"state", std::string(1, sv.state)},
+                         {"killed_by_witness", sv.killed}});
   c.measured["survivors"] = survivors;
   if (w.survivors.empty()) {
     c.status = CheckStatus::Pass;
-    c.reason = "none of the " + std::to_string(w.checked) + " job process(es) its agent last saw alive " +
-               "outlived it (the witness on " + w.host + " waited " + format_duration(w.waited) + ")";
+    c.reason = "none of the " + std::to_string(w.checked) +
+               " job process(es) its agent last saw alive " + "outlived it (the witness on " +
+               w.host + " waited " + format_duration(w.waited) + ")";
     return c;
   }
   c.status = CheckStatus::Fail;
   c.reason = std::to_string(w.survivors.size()) + " of " + std::to_string(w.checked) +
              " job process(es) outlived its agent by more than " + format_duration(w.waited) + ":";
   for (const auto& sv : w.survivors)
-    c.reason += " " + std::to_string(sv.process.pid) + " (" + sv.comm + ", " + sv.process.role + ")";
-  c.reason += std::all_of(w.survivors.begin(), w.survivors.end(), [](const auto& sv) { return sv.killed; })
-                  ? "; the witness killed them"
-                  : "; the witness could not kill them all";
+    c.reason +=
+        " " + std::to_string(sv.process.pid) + " (" + sv.comm + ", " + sv.process.role + ")";
+  c.reason +=
+      std::all_of(w.survivors.begin(), w.survivors.end(), [](const auto& sv) { return sv.killed; })
+          ? "; the witness killed them"
+          : "; the witness could not kill them all";
   return c;
 }
 
 }  // namespace
 
-CheckResult merge_check(const std::string& name, const std::vector<std::pair<int, CheckResult>>& per_node) {
+CheckResult merge_check(const std::string& name,
+                        const std::vector<std::pair<int, CheckResult>>& per_node) {
   CheckResult out;
   out.name = name;
   out.status = CheckStatus::Skipped;
@@ -163,13 +178,14 @@ CheckResult merge_check(const std::string& name, const std::vector<std::pair<int
   }
   for (const auto& [node, c] : per_node) {
     if (c.status != out.status) continue;
-    out.reason += (out.reason.empty() ? "" : "; ") + ("node" + std::to_string(node) + ": " + c.reason);
+    out.reason +=
+        (out.reason.empty() ? "" : "; ") + ("node" + std::to_string(node) + ": " + c.reason);
   }
   return out;
 }
 
-void merge_nodes(ScenarioResult& r, const Scenario& sc, const RunOptions& o, std::vector<NodeRun>& nodes,
-                 Nanos coordinator_origin) {
+void merge_nodes(ScenarioResult& r, const Scenario& sc, const RunOptions& o,
+                 std::vector<NodeRun>& nodes, Nanos coordinator_origin) {
   std::vector<std::optional<Nanos>> shifts;
   std::map<std::string, std::vector<std::pair<int, CheckResult>>> by_check;
   std::vector<std::string> check_order;
@@ -182,7 +198,8 @@ void merge_nodes(ScenarioResult& r, const Scenario& sc, const RunOptions& o, std
   r.processes.clear();
   for (size_t k = 0; k < nodes.size(); ++k) {
     NodeRun& n = nodes[k];
-    if (!n.have_result && n.fault_indices.empty()) n.fault_indices = node_fault_indices(sc, n.index);
+    if (!n.have_result && n.fault_indices.empty())
+      n.fault_indices = node_fault_indices(sc, n.index);
     NodeResult nr;
     nr.index = n.index;
     nr.host = n.host;
@@ -211,14 +228,15 @@ void merge_nodes(ScenarioResult& r, const Scenario& sc, const RunOptions& o, std
       part.processes = build_histories(part.timeline);
       nr.processes = static_cast<int>(part.processes.size());
       nr.verdict = Verdict::Error;
-      nr.verdict_reason = n.agent == AgentState::Absent ? "its agent never connected"
-                                              : "its agent was lost before it reported its run's end";
+      nr.verdict_reason = n.agent == AgentState::Absent
+                              ? "its agent never connected"
+                              : "its agent was lost before it reported its run's end";
       if (killed[k]) {
         // Lost as the scenario asked: what is judged there is what outlived it.
         nr.verdict = Verdict::Pass;
         // On the merged clock, as the fault's record is.
-        nr.verdict_reason =
-            "its agent was killed by the scenario's agent_kill at " + format_duration(*killed[k] + by.value_or(0));
+        nr.verdict_reason = "its agent was killed by the scenario's agent_kill at " +
+                            format_duration(*killed[k] + by.value_or(0));
       }
     } else if (n.verdict == Verdict::Skipped || !n.error.empty()) {
       nr.verdict = n.verdict;
@@ -276,7 +294,8 @@ void merge_nodes(ScenarioResult& r, const Scenario& sc, const RunOptions& o, std
     merged.facts.deadline_hit = merged.facts.deadline_hit || f.deadline_hit;
     if (f.stalled_since) {
       Nanos t = *f.stalled_since + s;
-      if (!merged.facts.stalled_since || t < *merged.facts.stalled_since) merged.facts.stalled_since = t;
+      if (!merged.facts.stalled_since || t < *merged.facts.stalled_since)
+        merged.facts.stalled_since = t;
     }
     for (const auto& d : f.diagnosis) merged.facts.diagnosis.push_back(d);
     merged.facts.diagnosis_took = std::max(merged.facts.diagnosis_took, f.diagnosis_took);
@@ -303,7 +322,8 @@ void merge_nodes(ScenarioResult& r, const Scenario& sc, const RunOptions& o, std
   r.verdict_reason = std::move(d.reason);
   for (size_t k = 0; k < r.nodes.size(); ++k) {
     const NodeResult& nr = r.nodes[k];
-    if (nr.agent == AgentState::Done && (nr.verdict != Verdict::Error || nr.checks.size())) continue;
+    if (nr.agent == AgentState::Done && (nr.verdict != Verdict::Error || nr.checks.size()))
+      continue;
     if (killed[k]) continue;  // judged by died_with_agent
     r.verdict = nr.verdict == Verdict::Skipped ? Verdict::Skipped : Verdict::Error;
     r.verdict_reason = "node" + std::to_string(nr.index) + ": " + nr.verdict_reason;

@@ -22,12 +22,12 @@ struct NodeRun {
   std::string host;
   std::string address;
   AgentState agent = AgentState::Absent;
-  std::optional<Nanos> lost_at;       // coordinator run time
+  std::optional<Nanos> lost_at;  // coordinator run time
   std::optional<ClockOffset> clock;
-  std::optional<Nanos> origin;        // the agent's clock at its run's time 0
-  Timeline timeline;                  // in the node's own run time
-  bool have_result = false;           // its facts arrived
-  Verdict verdict = Verdict::Error;   // the agent's verdict of its part (skipped, error carry over)
+  std::optional<Nanos> origin;       // the agent's clock at its run's time 0
+  Timeline timeline;                 // in the node's own run time
+  bool have_result = false;          // its facts arrived
+  Verdict verdict = Verdict::Error;  // the agent's verdict of its part (skipped, error carry over)
   std::string verdict_reason;
   std::string error;
   std::vector<size_t> fault_indices;  // its fault i is the scenario's fault_indices[i]
@@ -47,6 +47,7 @@ void merge_nodes(ScenarioResult& r, const Scenario& sc, const RunOptions& o,
 // One check over the nodes: error if any node errs, else fail if any fails,
 // else pass if any passes, else skipped; the reason names the nodes that
 // decided it; `measured` holds each node's under "nodes".
-CheckResult merge_check(const std::string& name, const std::vector<std::pair<int, CheckResult>>& per_node);
+CheckResult merge_check(const std::string& name,
+                        const std::vector<std::pair<int, CheckResult>>& per_node);
 
 }  // namespace aftermath

@@ -5,7 +5,8 @@
 namespace aftermath {
 
 int fault_owner(const FaultSpec& f) {
-  bool names_node = f.target.kind == TargetSpec::Kind::Node || f.target.kind == TargetSpec::Kind::Agent;
+  bool names_node =
+      f.target.kind == TargetSpec::Kind::Node || f.target.kind == TargetSpec::Kind::Agent;
   return names_node ? f.target.node : f.node;
 }
 

@@ -1,7 +1,7 @@
 // A node's part of a multi-node scenario: the same job, the faults that can
 // act there. A node:N or agent:N fault, or one with `node: N`, belongs to node
-// N alone; every other fault goes to every node, acts where its target lives (rank:2 on the node that hosts rank
-// 2) and is merged back into one record (merge.h).
+// N alone; every other fault goes to every node, acts where its target lives (rank:2 on the node
+// that hosts rank 2) and is merged back into one record (merge.h).
 #pragma once
 
 #include <cstddef>

@@ -8,7 +8,6 @@
 #include <cstdio>
 
 #include "harness/core/duration.h"
-
 #include "harness/observe/proc.h"
 #include "harness/os/pidfd.h"
 
@@ -54,7 +53,8 @@ bool to_number(const std::string& s, auto* out) {
 
 }  // namespace
 
-WitnessReport witness(const std::vector<WitnessProcess>& procs, Nanos grace, const std::string& proc_root) {
+WitnessReport witness(const std::vector<WitnessProcess>& procs, Nanos grace,
+                      const std::string& proc_root) {
   WitnessReport r;
   r.checked = static_cast<int>(procs.size());
   char host[256] = {};
@@ -92,7 +92,8 @@ Expected<WitnessProcess> parse_witness_arg(const std::string& text) {
   WitnessProcess p;
   auto a = text.find(':');
   auto b = a == std::string::npos ? std::string::npos : text.find(':', a + 1);
-  std::string ticks = a == std::string::npos ? "" : text.substr(a + 1, b == std::string::npos ? b : b - a - 1);
+  std::string ticks =
+      a == std::string::npos ? "" : text.substr(a + 1, b == std::string::npos ? b : b - a - 1);
   if (!to_number(text.substr(0, a), &p.pid) || p.pid <= 0 || !to_number(ticks, &p.start_ticks))
     return Error{"--proc: expected PID:START_TICKS[:ROLE], got '" + text + "'"};
   if (b != std::string::npos) p.role = text.substr(b + 1);
@@ -102,7 +103,8 @@ Expected<WitnessProcess> parse_witness_arg(const std::string& text) {
 int cmd_witness(const std::vector<std::string>& procs, const std::string& grace) {
   auto g = parse_duration_ns(grace);
   if (!g || *g < 0) {
-    std::fprintf(stderr, "aftermath witness: --grace: expected a duration like 1s or 500ms, got '%s'\n",
+    std::fprintf(stderr,
+                 "aftermath witness: --grace: expected a duration like 1s or 500ms, got '%s'\n",
                  grace.c_str());
     return 2;
   }
@@ -129,7 +131,8 @@ json to_json(const WitnessReport& r) {
                          {"state", std::string(1, s.state)},
                          {"ppid", s.ppid},
                          {"killed", s.killed}});
-  return {{"host", r.host}, {"checked", r.checked}, {"waited_ns", r.waited}, {"survivors", survivors}};
+  return {
+      {"host", r.host}, {"checked", r.checked}, {"waited_ns", r.waited}, {"survivors", survivors}};
 }
 
 Expected<WitnessReport> witness_report_from(const json& j) {

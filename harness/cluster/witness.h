@@ -8,11 +8,10 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "harness/os/clock.h"
 #include "harness/os/expected.h"
@@ -34,16 +33,17 @@ struct WitnessSurvivor {
 };
 
 struct WitnessReport {
-  int checked = 0;                        // processes asked about
+  int checked = 0;                         // processes asked about
   std::vector<WitnessSurvivor> survivors;  // still there after the grace
-  Nanos waited = 0;                       // from the witness's start until none was left, or the grace
+  Nanos waited = 0;  // from the witness's start until none was left, or the grace
   std::string host;
 };
 
 // Waits until none of `procs` is alive (pid with the same start time, a
 // zombie included) or `grace` passed, then SIGKILLs the survivors by pidfd
 // (each checked again once the pidfd is held) and waits up to 5 s for them.
-WitnessReport witness(const std::vector<WitnessProcess>& procs, Nanos grace, const std::string& proc_root = "/proc");
+WitnessReport witness(const std::vector<WitnessProcess>& procs, Nanos grace,
+                      const std::string& proc_root = "/proc");
 
 // "PID:TICKS[:ROLE]" (the witness's --proc) and back.
 std::string witness_arg(const WitnessProcess& p);

@@ -23,9 +23,15 @@ json to_json(const GpuProbe& p) {
 }
 
 json to_json(const GpuProcess& p) {
-  return json{{"nvml_pid", p.nvml_pid}, {"pid", p.pid},       {"nspid", p.nspid},
-              {"comm", p.comm},         {"ppid", p.ppid},     {"used_bytes", p.used_bytes},
-              {"in_job", p.in_job},     {"orphan", p.orphan}, {"state", std::string(p.state ? 1 : 0, p.state)}};
+  return json{{"nvml_pid", p.nvml_pid},
+              {"pid", p.pid},
+              {"nspid", p.nspid},
+              {"comm", p.comm},
+              {"ppid", p.ppid},
+              {"used_bytes", p.used_bytes},
+              {"in_job", p.in_job},
+              {"orphan", p.orphan},
+              {"state", std::string(p.state ? 1 : 0, p.state)}};
 }
 
 json to_json(const DeviceHolder& h) {
@@ -48,7 +54,8 @@ json to_json(const DeviceTimeline& tl) {
   j["job_gpus"] = tl.job_gpus;
   j["origin_ms"] = ms(tl.origin);
   auto sample = [](const GpuSample& s) {
-    json o = {{"t_ms", ms(s.t)}, {"index", s.index}, {"used_bytes", s.used}, {"free_bytes", s.free}};
+    json o = {
+        {"t_ms", ms(s.t)}, {"index", s.index}, {"used_bytes", s.used}, {"free_bytes", s.free}};
     if (!s.error.empty()) o["error"] = s.error;
     return o;
   };

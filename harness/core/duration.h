@@ -36,13 +36,20 @@ inline std::optional<std::int64_t> parse_duration_ns(std::string_view text) {
   std::string_view unit = text.substr(i);
   if (num.empty() || num == ".") return std::nullopt;
   double scale;
-  if (unit == "ns") scale = 1;
-  else if (unit == "us") scale = 1e3;
-  else if (unit == "ms") scale = 1e6;
-  else if (unit == "s") scale = 1e9;
-  else if (unit == "m" || unit == "min") scale = 60e9;
-  else if (unit == "h") scale = 3600e9;
-  else return std::nullopt;
+  if (unit == "ns")
+    scale = 1;
+  else if (unit == "us")
+    scale = 1e3;
+  else if (unit == "ms")
+    scale = 1e6;
+  else if (unit == "s")
+    scale = 1e9;
+  else if (unit == "m" || unit == "min")
+    scale = 60e9;
+  else if (unit == "h")
+    scale = 3600e9;
+  else
+    return std::nullopt;
   double v = std::strtod(num.c_str(), nullptr) * scale;
   if (!std::isfinite(v) || v > 9.2e18) return std::nullopt;
   return static_cast<std::int64_t>(std::llround(v));

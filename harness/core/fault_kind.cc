@@ -65,7 +65,9 @@ std::optional<E> value_of(const std::array<std::pair<E, std::string_view>, N>& t
 }  // namespace
 
 std::string_view to_string(FaultAction a) { return text_of(kActions, a); }
-std::optional<FaultAction> parse_fault_action(std::string_view text) { return value_of(kActions, text); }
+std::optional<FaultAction> parse_fault_action(std::string_view text) {
+  return value_of(kActions, text);
+}
 
 const std::vector<FaultAction>& all_fault_actions() {
   static const std::vector<FaultAction> all = [] {
@@ -77,7 +79,9 @@ const std::vector<FaultAction>& all_fault_actions() {
   return all;
 }
 
-bool is_node_action(FaultAction a) { return a == FaultAction::NodeLoss || a == FaultAction::Partition; }
+bool is_node_action(FaultAction a) {
+  return a == FaultAction::NodeLoss || a == FaultAction::Partition;
+}
 
 std::string_view to_string(FaultMechanism m) { return text_of(kMechanisms, m); }
 std::optional<FaultMechanism> parse_fault_mechanism(std::string_view text) {
@@ -85,6 +89,8 @@ std::optional<FaultMechanism> parse_fault_mechanism(std::string_view text) {
 }
 
 std::string_view to_string(FaultStatus s) { return text_of(kStatuses, s); }
-std::optional<FaultStatus> parse_fault_status(std::string_view text) { return value_of(kStatuses, text); }
+std::optional<FaultStatus> parse_fault_status(std::string_view text) {
+  return value_of(kStatuses, text);
+}
 
 }  // namespace aftermath

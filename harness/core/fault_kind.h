@@ -26,8 +26,22 @@ namespace aftermath {
 // launcher) and every process descended from it through living parents at
 // that moment, so a process reparented away from its parent is not found.
 enum class FaultAction {
-  None, Sigkill, Sigterm, Sigint, Sigstop, Sigcont, Sigsegv, Sigbus, HostOom, DeviceOom, Delay, Hang,
-  NodeLoss, Partition, AgentKill, Scancel
+  None,
+  Sigkill,
+  Sigterm,
+  Sigint,
+  Sigstop,
+  Sigcont,
+  Sigsegv,
+  Sigbus,
+  HostOom,
+  DeviceOom,
+  Delay,
+  Hang,
+  NodeLoss,
+  Partition,
+  AgentKill,
+  Scancel
 };
 // "SIGKILL" ... "SIGBUS", "host_oom", "device_oom", "delay", "hang",
 // "node_loss", "partition", "agent_kill", "scancel"; None: "".
@@ -44,7 +58,17 @@ bool is_node_action(FaultAction a);
 // how it acted: Signal, Rlimit, Cgroup, PointReply, Hog, Interposer, or the
 // device_oom mechanism it was asked for when that could not act; None when
 // it never got as far as choosing one.
-enum class FaultMechanism { None, Auto, Signal, Rlimit, Cgroup, Point, PointReply, Hog, Interposer };
+enum class FaultMechanism {
+  None,
+  Auto,
+  Signal,
+  Rlimit,
+  Cgroup,
+  Point,
+  PointReply,
+  Hog,
+  Interposer
+};
 // "", "auto", "signal", "rlimit", "cgroup", "point", "point-reply", "hog", "interposer".
 std::string_view to_string(FaultMechanism m);
 // The inverse for every mechanism but None; nullopt for any other text.

@@ -1,9 +1,8 @@
 #include "harness/core/job_environment.h"
 
 #include <algorithm>
-#include <vector>
-
 #include <nlohmann/json.hpp>
+#include <vector>
 
 namespace aftermath {
 

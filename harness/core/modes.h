@@ -20,17 +20,23 @@ enum class ProcMode { Own, Host };
 
 constexpr std::string_view to_text(ContainMode m) {
   switch (m) {
-    case ContainMode::PidNamespace: return "pidns";
-    case ContainMode::Subreaper: return "subreaper";
-    case ContainMode::Auto: break;
+    case ContainMode::PidNamespace:
+      return "pidns";
+    case ContainMode::Subreaper:
+      return "subreaper";
+    case ContainMode::Auto:
+      break;
   }
   return "auto";
 }
 constexpr std::string_view to_text(ShmMode m) {
   switch (m) {
-    case ShmMode::Private: return "private";
-    case ShmMode::Host: return "host";
-    case ShmMode::Auto: break;
+    case ShmMode::Private:
+      return "private";
+    case ShmMode::Host:
+      return "host";
+    case ShmMode::Auto:
+      break;
   }
   return "auto";
 }

@@ -55,8 +55,12 @@ Expected<TorchRange> TorchRange::parse(std::string_view text) {
     size_t comma = rest.find(',');
     std::string_view part = trim(rest.substr(0, comma));
     Clause c{Clause::Op::Eq, {}, 0};
-    for (auto [sym, op] : {std::pair{">=", Clause::Op::Ge}, {"<=", Clause::Op::Le}, {"==", Clause::Op::Eq},
-                           {"!=", Clause::Op::Ne}, {">", Clause::Op::Gt}, {"<", Clause::Op::Lt}}) {
+    for (auto [sym, op] : {std::pair{">=", Clause::Op::Ge},
+                           {"<=", Clause::Op::Le},
+                           {"==", Clause::Op::Eq},
+                           {"!=", Clause::Op::Ne},
+                           {">", Clause::Op::Gt},
+                           {"<", Clause::Op::Lt}}) {
       std::string_view s(sym);
       if (part.substr(0, s.size()) == s) {
         c.op = op;
@@ -68,10 +72,13 @@ Expected<TorchRange> TorchRange::parse(std::string_view text) {
     bool plain = !part.empty() && part.find_first_not_of("0123456789.") == std::string_view::npos &&
                  part.back() != '.';
     auto v = plain ? parse_torch_version(part) : std::nullopt;
-    if (!v) return Error{"'" + r.text_ + "': '" + std::string(part) + "' is not a version (MAJOR.MINOR or MAJOR.MINOR.PATCH)"};
+    if (!v)
+      return Error{"'" + r.text_ + "': '" + std::string(part) +
+                   "' is not a version (MAJOR.MINOR or MAJOR.MINOR.PATCH)"};
     c.v = *v;
     c.parts = static_cast<int>(std::count(part.begin(), part.end(), '.')) + 1;
-    if (c.parts > 3) return Error{"'" + r.text_ + "': '" + std::string(part) + "' has more than three numbers"};
+    if (c.parts > 3)
+      return Error{"'" + r.text_ + "': '" + std::string(part) + "' has more than three numbers"};
     r.clauses_.push_back(c);
     if (comma == std::string_view::npos) break;
     rest = rest.substr(comma + 1);
@@ -83,16 +90,30 @@ bool TorchRange::contains(const TorchVersion& v) const {
   for (const auto& c : clauses_) {
     // A version written with two numbers names a whole minor release: "==1.13"
     // holds for 1.13.1, "<2.2" for 2.1.x, ">2.2" only from 2.3.
-    auto key = [&](const TorchVersion& x) { return std::tuple(x.major, x.minor, c.parts == 3 ? x.patch : 0); };
+    auto key = [&](const TorchVersion& x) {
+      return std::tuple(x.major, x.minor, c.parts == 3 ? x.patch : 0);
+    };
     auto a = key(v), b = key(c.v);
     bool ok = false;
     switch (c.op) {
-      case Clause::Op::Ge: ok = a >= b; break;
-      case Clause::Op::Gt: ok = a > b; break;
-      case Clause::Op::Le: ok = a <= b; break;
-      case Clause::Op::Lt: ok = a < b; break;
-      case Clause::Op::Eq: ok = a == b; break;
-      case Clause::Op::Ne: ok = a != b; break;
+      case Clause::Op::Ge:
+        ok = a >= b;
+        break;
+      case Clause::Op::Gt:
+        ok = a > b;
+        break;
+      case Clause::Op::Le:
+        ok = a <= b;
+        break;
+      case Clause::Op::Lt:
+        ok = a < b;
+        break;
+      case Clause::Op::Eq:
+        ok = a == b;
+        break;
+      case Clause::Op::Ne:
+        ok = a != b;
+        break;
     }
     if (!ok) return false;
   }
@@ -120,7 +141,9 @@ TorchBehaviour torch_behaviour(const TorchVersion& v) {
 
 PythonFacts default_python_facts() { return PythonFacts{}; }
 
-Nanos helper_grace(const PythonFacts& f) { return std::max<Nanos>(5 * kSecond, f.shm_manager_linger + 3 * kSecond); }
+Nanos helper_grace(const PythonFacts& f) {
+  return std::max<Nanos>(5 * kSecond, f.shm_manager_linger + 3 * kSecond);
+}
 
 Nanos settle_quiet(const PythonFacts& f) { return f.loader_status_interval + kSecond; }
 

@@ -65,11 +65,11 @@ class TorchRange {
 // The facts of one interpreter. `torch` is empty when it has no PyTorch
 // (`torch_error` says why: "No module named 'torch'").
 struct PythonFacts {
-  std::string interpreter;       // the path the job runs
-  std::string python;            // "3.11.7"; empty when the probe failed
+  std::string interpreter;  // the path the job runs
+  std::string python;       // "3.11.7"; empty when the probe failed
   std::optional<TorchVersion> torch;
   std::string torch_error;
-  std::string torch_cuda;        // torch.version.cuda, "none" for a CPU build
+  std::string torch_cuda;  // torch.version.cuda, "none" for a CPU build
   // Read from the running torch (the probe), else the table's value:
   // a DataLoader worker's watchdog period (MP_STATUS_CHECK_INTERVAL).
   Nanos loader_status_interval = 5 * kSecond;

@@ -4,11 +4,10 @@
 
 #include <cstddef>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "harness/core/timeline.h"
 #include "harness/core/types.h"
@@ -20,59 +19,62 @@ constexpr int kResultSchemaVersion = 1;
 struct CheckResult {
   std::string name;
   CheckStatus status = CheckStatus::Error;
-  std::string reason;         // why it failed / was skipped / errored; a one-line summary on pass
-  nlohmann::json measured = nlohmann::json::object();  // measured values (ms for times, bytes, lists)
-  bool expected_to_fail = false;   // named in the scenario's expectation
+  std::string reason;  // why it failed / was skipped / errored; a one-line summary on pass
+  nlohmann::json measured =
+      nlohmann::json::object();   // measured values (ms for times, bytes, lists)
+  bool expected_to_fail = false;  // named in the scenario's expectation
 };
 
 // A job process's key in a run's result: its pid, made unique across the
 // nodes of a multi-node run, whose pids each come from a machine of its own
 // (node N's offset by (N + 1) << 32; node -1, one machine: the pid itself).
-constexpr long long process_key(long long node, long long pid) { return node < 0 ? pid : ((node + 1) << 32) | pid; }
+constexpr long long process_key(long long node, long long pid) {
+  return node < 0 ? pid : ((node + 1) << 32) | pid;
+}
 
 // One node of a multi-node run: its agent, its clock, its own checks.
 struct NodeResult {
   int index = 0;
-  std::string host;       // as the node names itself
-  std::string address;    // its agent's address, as the coordinator saw it
+  std::string host;     // as the node names itself
+  std::string address;  // its agent's address, as the coordinator saw it
   // done: the agent reported to the end; lost: its connection ended first
   // (at lost_at); absent: it never connected.
   AgentState agent = AgentState::Absent;
-  std::optional<Nanos> lost_at;     // coordinator run time
+  std::optional<Nanos> lost_at;  // coordinator run time
   // The node's monotonic clock minus the coordinator's, within ±uncertainty
   // (round-trip estimation over `clock_samples` exchanges).
   Nanos clock_offset = 0;
   Nanos clock_uncertainty = 0;
   Nanos round_trip = 0;
   int clock_samples = 0;
-  Nanos started = 0;                // its run's time 0 on the coordinator's run clock
-  Verdict verdict = Verdict::Error; // the node's part judged on its own
+  Nanos started = 0;                 // its run's time 0 on the coordinator's run clock
+  Verdict verdict = Verdict::Error;  // the node's part judged on its own
   std::string verdict_reason;
   std::vector<CheckResult> checks;
-  std::string out_dir;              // its stdout.log, stderr.log, logs/
+  std::string out_dir;  // its stdout.log, stderr.log, logs/
   int processes = 0;
 };
 
 // What one pytest test left behind, judged at its end.
 struct TestLeak {
   LeakKind kind = LeakKind::Process;
-  int pid = 0;            // all but shm: the process
-  std::string name;       // shm: the /dev/shm entry; device: "GPU N"
-  std::int64_t bytes = 0; // shm: its size; device: what the process held there
-  std::string what;       // one line for people: "worker 812 (python3) outlived its parent by 4.9s"
+  int pid = 0;             // all but shm: the process
+  std::string name;        // shm: the /dev/shm entry; device: "GPU N"
+  std::int64_t bytes = 0;  // shm: its size; device: what the process held there
+  std::string what;  // one line for people: "worker 812 (python3) outlived its parent by 4.9s"
 };
 
 // One test of a pytest suite run as the job, as the suite reported it
 // (fixtures/points/aftermath_pytest.py), with what is attributed to it.
 struct TestResult {
-  std::string nodeid;             // pytest's node id: tests/test_x.py::test_y[param]
-  std::string worker;             // pytest-xdist's worker id (gw0); "" without xdist
-  int pid = 0;                    // the process that ran it (host pid)
+  std::string nodeid;  // pytest's node id: tests/test_x.py::test_y[param]
+  std::string worker;  // pytest-xdist's worker id (gw0); "" without xdist
+  int pid = 0;         // the process that ran it (host pid)
   Nanos started = 0;
-  std::optional<Nanos> ended;     // nullopt: the run ended during the test
+  std::optional<Nanos> ended;  // nullopt: the run ended during the test
   TestOutcome outcome = TestOutcome::NotEnded;
-  std::vector<int> processes;     // the job processes it started (directly or below)
-  std::vector<TestLeak> leaks;    // empty: it left nothing behind
+  std::vector<int> processes;   // the job processes it started (directly or below)
+  std::vector<TestLeak> leaks;  // empty: it left nothing behind
 };
 
 struct ScenarioResult {
@@ -81,13 +83,13 @@ struct ScenarioResult {
   std::string description;
   std::vector<std::string> tags;
   std::string scenario_text;
-  std::string scenario_hash;     // FNV-1a 64 of scenario_text, hex
+  std::string scenario_hash;  // FNV-1a 64 of scenario_text, hex
   std::uint64_t seed = 0;
-  std::string expect;            // "pass" or "fail: a, b"
-  std::string torch_range;       // the scenario's `torch:` range that applied ("" when none)
+  std::string expect;       // "pass" or "fail: a, b"
+  std::string torch_range;  // the scenario's `torch:` range that applied ("" when none)
   Verdict verdict = Verdict::Error;
   std::string verdict_reason;
-  std::string error;             // set when verdict is error because the run itself failed
+  std::string error;  // set when verdict is error because the run itself failed
   std::vector<CheckResult> checks;
   // Named timings in milliseconds; nullopt = not reached / not applicable.
   // Keys: job_ms (launch to top exit), to_all_exited_ms, to_shm_baseline_ms, total_ms.
@@ -95,11 +97,11 @@ struct ScenarioResult {
   TimingsOrigin timings_origin = TimingsOrigin::None;
   std::vector<ProcessHistory> processes;
   Timeline timeline;
-  std::string out_dir;           // this scenario's report folder
+  std::string out_dir;  // this scenario's report folder
   std::string stdout_path, stderr_path;
-  std::string repro;             // one-line command that reruns it
-  std::string started_at;        // wall clock, ISO-8601 UTC
-  int run_index = 0;             // with --repeat N: 0..N-1
+  std::string repro;       // one-line command that reruns it
+  std::string started_at;  // wall clock, ISO-8601 UTC
+  int run_index = 0;       // with --repeat N: 0..N-1
   int runs = 1;
   // Per-process logs (AFTERMATH_LOG_DIR): by process_key(node, pid), the
   // files that exist, relative to out_dir (absolute when outside it); empty:
@@ -124,20 +126,20 @@ struct ScenarioResult {
 struct Aggregate {
   std::string name;
   int runs = 0;
-  std::map<std::string, int> verdicts;   // verdict -> count
+  std::map<std::string, int> verdicts;  // verdict -> count
   // The runs differ in their verdict or in their set of failed checks (run 1
   // fails shm_clean, run 2 no_orphans: both fail, yet the bug is not one).
   bool flaky = false;
-  bool expects_failure = false;          // the scenario reproduces a known bug
-  int reproduced = 0;                    // runs whose verdict was xfail
-  int failed = 0;                        // runs whose verdict was fail, xpass or error
-  int skipped = 0;                       // runs not judged (requirements, a mechanism unavailable)
+  bool expects_failure = false;  // the scenario reproduces a known bug
+  int reproduced = 0;            // runs whose verdict was xfail
+  int failed = 0;                // runs whose verdict was fail, xpass or error
+  int skipped = 0;               // runs not judged (requirements, a mechanism unavailable)
   // The rate a person repeats a scenario for, over the judged (not skipped)
   // runs: how often a known bug reproduced (`reproduced`) when the scenario
   // expects failure, else how often it failed (`failed`).
   int judged = 0;
   double rate = 0;
-  double rate_low = 0, rate_high = 0;    // 95% Wilson interval
+  double rate_low = 0, rate_high = 0;  // 95% Wilson interval
   // Each distinct outcome (verdict and failed checks) and the runs that had
   // it, in the order first seen; more than one makes the scenario flaky.
   struct Outcome {

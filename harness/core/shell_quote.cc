@@ -8,8 +8,10 @@ std::string shell_quote(const std::string& a) {
     return a;
   std::string out = "'";
   for (char c : a) {
-    if (c == '\'') out += "'\\''";
-    else out += c;
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out += c;
   }
   return out + "'";
 }

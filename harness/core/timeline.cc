@@ -6,58 +6,91 @@ namespace aftermath {
 
 std::string_view to_string(ObsKind k) {
   switch (k) {
-    case ObsKind::Phase: return "phase";
-    case ObsKind::ProcStart: return "proc_start";
-    case ObsKind::ProcParent: return "proc_parent";
-    case ObsKind::ProcState: return "proc_state";
-    case ObsKind::ProcExit: return "proc_exit";
-    case ObsKind::ProcGone: return "proc_gone";
-    case ObsKind::ShmAdd: return "shm_add";
-    case ObsKind::ShmResize: return "shm_resize";
-    case ObsKind::ShmRemove: return "shm_remove";
-    case ObsKind::ShmReclaim: return "shm_reclaim";
-    case ObsKind::Signal: return "signal";
-    case ObsKind::Sample: return "sample";
-    case ObsKind::Announce: return "announce";
-    case ObsKind::Event: return "event";
-    case ObsKind::Point: return "point";
-    case ObsKind::Fault: return "fault";
-    case ObsKind::Memory: return "memory";
-    case ObsKind::ProcExec: return "proc_exec";
-    case ObsKind::OomKill: return "oom_kill";
-    case ObsKind::RoleInferred: return "role_inferred";
-    case ObsKind::ShmHeld: return "shm_held";
-    case ObsKind::TmpLeft: return "tmp_left";
-    case ObsKind::TmpReclaim: return "tmp_reclaim";
-    case ObsKind::HarnessFailure: return "harness_failure";
-    case ObsKind::SamplePeriod: return "sample_period";
-    case ObsKind::Note: break;
+    case ObsKind::Phase:
+      return "phase";
+    case ObsKind::ProcStart:
+      return "proc_start";
+    case ObsKind::ProcParent:
+      return "proc_parent";
+    case ObsKind::ProcState:
+      return "proc_state";
+    case ObsKind::ProcExit:
+      return "proc_exit";
+    case ObsKind::ProcGone:
+      return "proc_gone";
+    case ObsKind::ShmAdd:
+      return "shm_add";
+    case ObsKind::ShmResize:
+      return "shm_resize";
+    case ObsKind::ShmRemove:
+      return "shm_remove";
+    case ObsKind::ShmReclaim:
+      return "shm_reclaim";
+    case ObsKind::Signal:
+      return "signal";
+    case ObsKind::Sample:
+      return "sample";
+    case ObsKind::Announce:
+      return "announce";
+    case ObsKind::Event:
+      return "event";
+    case ObsKind::Point:
+      return "point";
+    case ObsKind::Fault:
+      return "fault";
+    case ObsKind::Memory:
+      return "memory";
+    case ObsKind::ProcExec:
+      return "proc_exec";
+    case ObsKind::OomKill:
+      return "oom_kill";
+    case ObsKind::RoleInferred:
+      return "role_inferred";
+    case ObsKind::ShmHeld:
+      return "shm_held";
+    case ObsKind::TmpLeft:
+      return "tmp_left";
+    case ObsKind::TmpReclaim:
+      return "tmp_reclaim";
+    case ObsKind::HarnessFailure:
+      return "harness_failure";
+    case ObsKind::SamplePeriod:
+      return "sample_period";
+    case ObsKind::Note:
+      break;
   }
   return "note";
 }
 
 std::string_view to_string(JobContainment c) {
   switch (c) {
-    case JobContainment::PidNamespace: return "pid-namespace";
-    case JobContainment::UserPidNamespace: return "user+pid-namespace";
-    case JobContainment::Subreaper: return "subreaper";
-    case JobContainment::Unknown: break;
+    case JobContainment::PidNamespace:
+      return "pid-namespace";
+    case JobContainment::UserPidNamespace:
+      return "user+pid-namespace";
+    case JobContainment::Subreaper:
+      return "subreaper";
+    case JobContainment::Unknown:
+      break;
   }
   return "";
 }
 
 std::optional<JobContainment> parse_job_containment(std::string_view s) {
-  for (auto c : {JobContainment::Unknown, JobContainment::PidNamespace, JobContainment::UserPidNamespace,
-                 JobContainment::Subreaper})
+  for (auto c : {JobContainment::Unknown, JobContainment::PidNamespace,
+                 JobContainment::UserPidNamespace, JobContainment::Subreaper})
     if (to_string(c) == s) return c;
   return std::nullopt;
 }
 
 std::string_view to_string(ShmPlace p) {
   switch (p) {
-    case ShmPlace::Private: return "private";
-    case ShmPlace::Host: return "host";
-    case ShmPlace::Unknown: break;
+    case ShmPlace::Private:
+      return "private";
+    case ShmPlace::Host:
+      return "host";
+    case ShmPlace::Unknown:
+      break;
   }
   return "";
 }
@@ -70,19 +103,26 @@ std::optional<ShmPlace> parse_shm_place(std::string_view s) {
 
 std::string_view to_string(ForkSource f) {
   switch (f) {
-    case ForkSource::ProcessEvents: return "process events";
-    case ForkSource::Reaper: return "reaper";
-    case ForkSource::Machine: return "machine";
-    case ForkSource::Unknown: break;
+    case ForkSource::ProcessEvents:
+      return "process events";
+    case ForkSource::Reaper:
+      return "reaper";
+    case ForkSource::Machine:
+      return "machine";
+    case ForkSource::Unknown:
+      break;
   }
   return "";
 }
 
 std::string_view to_string(HarnessPart p) {
   switch (p) {
-    case HarnessPart::Teardown: return "teardown";
-    case HarnessPart::TmpDir: return "tmp";
-    case HarnessPart::ShmDir: return "shm";
+    case HarnessPart::Teardown:
+      return "teardown";
+    case HarnessPart::TmpDir:
+      return "tmp";
+    case HarnessPart::ShmDir:
+      return "shm";
   }
   return "teardown";
 }
@@ -135,7 +175,8 @@ Observation role_inferred(Nanos t, int pid, Role role, int rank, int worker, std
   o.text = std::move(why);
   return o;
 }
-Observation shm_held(Nanos t, int pid, std::string path, std::int64_t bytes, std::string how, bool deleted) {
+Observation shm_held(Nanos t, int pid, std::string path, std::int64_t bytes, std::string how,
+                     bool deleted) {
   auto o = make(t, ObsKind::ShmHeld);
   o.pid = pid;
   o.name = std::move(path);
@@ -368,8 +409,8 @@ std::vector<ProcessHistory> replay_histories(const Timeline& tl) {
           // Exited but not yet reaped is what a zombie is; the exit time is exact
           // (pidfd), the sampled 'Z' may come later.
           if (!h->zombie_since) h->zombie_since = o.t;
-        } else if (auto it = latest.find(o.pid); it != latest.end() && o.outcome &&
-                   !out[it->second].outcome) {
+        } else if (auto it = latest.find(o.pid);
+                   it != latest.end() && o.outcome && !out[it->second].outcome) {
           // The reaper's status for a pid a scan saw gone a moment before.
           out[it->second].outcome = o.outcome;
         }

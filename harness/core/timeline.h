@@ -17,7 +17,8 @@ namespace aftermath {
 
 enum class ObsKind {
   Phase,       // name: launch | running | job_exited | settle | deadline | teardown | done
-  ProcStart,   // pid, ppid, name=comm, text=cmdline, role, value=start time (clock ticks since boot), depth, state
+  ProcStart,   // pid, ppid, name=comm, text=cmdline, role, value=start time (clock ticks since
+               // boot), depth, state
   ProcParent,  // pid, ppid: the parent changed (re-parented after the parent's death)
   ProcState,   // pid, state: a new /proc state letter (R S D Z T t ...)
   ProcExit,    // pid, outcome (when known): the process exited (pidfd readable / reaped)
@@ -29,19 +30,30 @@ enum class ObsKind {
   Signal,      // pid, value=signal, text=why: the harness sent a signal
   Sample,      // value=job process count, value2=/dev/shm bytes above baseline
   Note,        // text
-  Announce,    // pid, role, value=rank, value2=worker, text=labels (JSON): a fixture said what it is
-  Event,       // pid, name, text=fields (JSON): a fixture's progress event
-  Point,       // pid, name, value=hit, text=labels (JSON): an armed point was reached
-  Fault,       // value=fault index, pid=target, name=action, text=what: a fault was sent
-  Memory,      // value=resident bytes of the job's live processes (sum of RSS), value2=processes summed
-  ProcExec,    // pid, name=comm, text=cmdline, role: the process exec'd (or renamed itself) since first seen
-  ShmHeld,     // pid, name=path, value=bytes, text=how ("mapped", "fd", "mapped+fd"), baseline=deleted: shared memory a live job process still held (at the top's exit, and when the teardown began)
-  RoleInferred,  // pid, role, value=rank, value2=worker, text=why: a role read from what the kernel shows (no announcement)
-  OomKill,     // pid=the fault's target, value=fault index, value2=kills so far, text=cgroup, name=the kernel's log line: the kernel OOM killer acted in a fault's cgroup
-  TmpLeft,     // name=path, value=bytes, value2=owner uid, text=kind (pymp | torch-shm-dir | torchelastic | other), pid=a process outside the job that holds (or held) it, 0: none: a temp-dir entry new since launch, still there after teardown
-  TmpReclaim,  // name=path, value=bytes, text=where it was moved ("": removed): the harness took a left temp-dir entry away after the run
-  HarnessFailure,  // value=the HarnessPart, name=its word, pid (teardown: a process still alive), text=why: the harness itself could not do or see something
-  SamplePeriod,  // value=the new sampling period (ns), value2=how long the sample that moved it took (ns): the sampler stretched its period (a sample took more than half of it) or came back toward the scenario's
+  Announce,  // pid, role, value=rank, value2=worker, text=labels (JSON): a fixture said what it is
+  Event,     // pid, name, text=fields (JSON): a fixture's progress event
+  Point,     // pid, name, value=hit, text=labels (JSON): an armed point was reached
+  Fault,     // value=fault index, pid=target, name=action, text=what: a fault was sent
+  Memory,  // value=resident bytes of the job's live processes (sum of RSS), value2=processes summed
+  ProcExec,  // pid, name=comm, text=cmdline, role: the process exec'd (or renamed itself) since
+             // first seen
+  ShmHeld,   // pid, name=path, value=bytes, text=how ("mapped", "fd", "mapped+fd"),
+            // baseline=deleted: shared memory a live job process still held (at the top's exit, and
+            // when the teardown began)
+  RoleInferred,  // pid, role, value=rank, value2=worker, text=why: a role read from what the kernel
+                 // shows (no announcement)
+  OomKill,  // pid=the fault's target, value=fault index, value2=kills so far, text=cgroup, name=the
+            // kernel's log line: the kernel OOM killer acted in a fault's cgroup
+  TmpLeft,  // name=path, value=bytes, value2=owner uid, text=kind (pymp | torch-shm-dir |
+            // torchelastic | other), pid=a process outside the job that holds (or held) it, 0:
+            // none: a temp-dir entry new since launch, still there after teardown
+  TmpReclaim,  // name=path, value=bytes, text=where it was moved ("": removed): the harness took a
+               // left temp-dir entry away after the run
+  HarnessFailure,  // value=the HarnessPart, name=its word, pid (teardown: a process still alive),
+                   // text=why: the harness itself could not do or see something
+  SamplePeriod,    // value=the new sampling period (ns), value2=how long the sample that moved it
+                 // took (ns): the sampler stretched its period (a sample took more than half of it)
+                 // or came back toward the scenario's
 };
 std::string_view to_string(ObsKind k);
 
@@ -100,7 +112,8 @@ Observation fault(Nanos t, int index, int pid, std::string action, std::string w
 Observation memory(Nanos t, std::int64_t rss_bytes, std::int64_t processes);
 Observation proc_exec(Nanos t, int pid, std::string comm, std::string cmdline, Role role);
 Observation role_inferred(Nanos t, int pid, Role role, int rank, int worker, std::string why);
-Observation shm_held(Nanos t, int pid, std::string path, std::int64_t bytes, std::string how, bool deleted);
+Observation shm_held(Nanos t, int pid, std::string path, std::int64_t bytes, std::string how,
+                     bool deleted);
 Observation oom_kill(Nanos t, int index, int pid, long long kills, std::string cgroup,
                      std::string kernel_line = "");
 Observation tmp_left(Nanos t, std::string path, std::int64_t bytes, unsigned owner,
@@ -114,13 +127,13 @@ Observation sample_period(Nanos t, Nanos period, Nanos sample_took);
 struct FaultRecord {
   int index = 0;
   FaultAction action = FaultAction::None;
-  std::string target;       // as written: worker:0/3
-  std::string trigger;      // "point loader.worker.getitem worker=3 hit 12", "after 2s"
-  std::string point;        // point-triggered: the point and hit that fired it
+  std::string target;   // as written: worker:0/3
+  std::string trigger;  // "point loader.worker.getitem worker=3 hit 12", "after 2s"
+  std::string point;    // point-triggered: the point and hit that fired it
   long long hit = 0;
   FaultStatus status = FaultStatus::NotTriggered;
-  std::string reason;       // why skipped / failed / not triggered, or how it was done
-  bool optional = false;    // the scenario said `optional: true`: not firing is no error
+  std::string reason;     // why skipped / failed / not triggered, or how it was done
+  bool optional = false;  // the scenario said `optional: true`: not firing is no error
   // Its trigger came but no live process matched the target yet: the fault
   // waits for one (until the job ends), from this time on.
   std::optional<Nanos> waiting_since;
@@ -134,7 +147,7 @@ struct FaultRecord {
   // host_oom by cgroup: the kernel OOM killer's kills in the fault's
   // cgroup(s) (memory.events / memory.oom_control), read until teardown.
   std::optional<long long> oom_kills;
-  std::vector<std::string> cgroups;  // the fault cgroups made (removed after teardown)
+  std::vector<std::string> cgroups;     // the fault cgroups made (removed after teardown)
   std::vector<std::string> kernel_log;  // the OOM killer's own lines (/dev/kmsg), where readable
 };
 
@@ -154,9 +167,9 @@ struct ProcessDiagnosis {
   int worker = -1;
   char state = '?';
   std::string wchan;
-  std::string kernel_stack;   // /proc/PID/stack, where readable
-  std::string user_stacks;    // gdb "thread apply all bt", where gdb is installed
-  std::string waiting_in;     // the collective it last entered and did not leave, if reported
+  std::string kernel_stack;  // /proc/PID/stack, where readable
+  std::string user_stacks;   // gdb "thread apply all bt", where gdb is installed
+  std::string waiting_in;    // the collective it last entered and did not leave, if reported
   // The Python stack of every thread that runs Python (gdb's py-bt), as text,
   // and the frames of the thread that most likely holds the hang (the main
   // thread unless it is idle), innermost first. Empty for a process that runs
@@ -164,7 +177,7 @@ struct ProcessDiagnosis {
   std::string python_stacks;
   std::vector<PythonFrame> python_frames;
   std::string python_note;
-  Nanos took = 0;             // how long this process's diagnosis took
+  Nanos took = 0;  // how long this process's diagnosis took
 };
 
 // How the job was contained: pid 1 of a PID namespace (made as root, or in
@@ -188,19 +201,19 @@ std::string_view to_string(ForkSource f);
 
 // Facts about the run that are not observations in time.
 struct RunFacts {
-  int top_pid = 0;                       // the job's top process (host pid)
-  int init_pid = 0;                      // the reaper every orphan is re-parented to (host pid)
-  std::optional<Outcome> top_outcome;    // nullopt: it never exited on its own
-  std::string stdout_text;               // captured output (may be truncated to the tail)
+  int top_pid = 0;                     // the job's top process (host pid)
+  int init_pid = 0;                    // the reaper every orphan is re-parented to (host pid)
+  std::optional<Outcome> top_outcome;  // nullopt: it never exited on its own
+  std::string stdout_text;             // captured output (may be truncated to the tail)
   std::string stderr_text;
-  bool deadline_hit = false;             // the job deadline passed with the top process alive
+  bool deadline_hit = false;  // the job deadline passed with the top process alive
   // no_hang's stall rule: no job process made progress (CPU time, a start or
   // an exit, an event or a point) from stalled_since for the stall window, so
   // the hang was declared then, before the deadline (deadline_hit is set too).
   std::optional<Nanos> stalled_since;
   Nanos stall_window = 0;
   JobContainment containment = JobContainment::Unknown;
-  std::string containment_note;          // why not a PID namespace, when not
+  std::string containment_note;  // why not a PID namespace, when not
   ForkSource forks_from = ForkSource::Unknown;
   ShmPlace shm = ShmPlace::Unknown;
   std::vector<FaultRecord> faults;
@@ -233,18 +246,18 @@ struct ProcessHistory {
   std::string comm;
   std::string cmdline;
   Role role = Role::Unknown;
-  int rank = -1;                        // announced
-  int worker = -1;                      // announced
-  Nanos started = 0;                    // first seen
-  std::optional<Nanos> orphaned_at;     // parent changed / parent exited while this lived
-  std::optional<Nanos> exited_at;       // ProcExit
-  std::optional<Nanos> gone_at;         // ProcGone
+  int rank = -1;                     // announced
+  int worker = -1;                   // announced
+  Nanos started = 0;                 // first seen
+  std::optional<Nanos> orphaned_at;  // parent changed / parent exited while this lived
+  std::optional<Nanos> exited_at;    // ProcExit
+  std::optional<Nanos> gone_at;      // ProcGone
   std::optional<Outcome> outcome;
-  std::optional<Nanos> zombie_since;    // first seen in state Z (or exited but not yet gone)
-  std::optional<Nanos> stopped_since;   // last entered T/t
+  std::optional<Nanos> zombie_since;   // first seen in state Z (or exited but not yet gone)
+  std::optional<Nanos> stopped_since;  // last entered T/t
   char last_state = 0;
   bool is_top = false;
-  int node = -1;                        // a multi-node run: the node it ran on
+  int node = -1;  // a multi-node run: the node it ran on
   // End of life: exit time, else gone time, else nullopt (alive at end of timeline).
   std::optional<Nanos> end() const { return exited_at ? exited_at : gone_at; }
 };

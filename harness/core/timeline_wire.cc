@@ -295,7 +295,9 @@ void from(const json& v, const std::string& path, Role& out) { word(v, path, out
 void from(const json& v, const std::string& path, JobContainment& out) {
   word(v, path, out, parse_job_containment);
 }
-void from(const json& v, const std::string& path, ShmPlace& out) { word(v, path, out, parse_shm_place); }
+void from(const json& v, const std::string& path, ShmPlace& out) {
+  word(v, path, out, parse_shm_place);
+}
 void from(const json& v, const std::string& path, ObsKind& out) {
   word(v, path, out, parse_obs_kind);
 }

@@ -1,7 +1,5 @@
 #include "harness/core/types.h"
 
-#include "harness/core/duration.h"
-
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -13,6 +11,8 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "harness/core/duration.h"
+
 namespace aftermath {
 
 std::optional<Nanos> parse_duration(std::string_view text) { return parse_duration_ns(text); }
@@ -20,11 +20,16 @@ std::optional<Nanos> parse_duration(std::string_view text) { return parse_durati
 std::string format_duration(Nanos d) {
   char buf[64];
   double a = std::fabs(static_cast<double>(d));
-  if (a >= 60e9 && std::fmod(a, 60e9) == 0) std::snprintf(buf, sizeof buf, "%.0fm", d / 60e9);
-  else if (a >= 1e9) std::snprintf(buf, sizeof buf, "%gs", d / 1e9);
-  else if (a >= 1e6) std::snprintf(buf, sizeof buf, "%gms", d / 1e6);
-  else if (a >= 1e3) std::snprintf(buf, sizeof buf, "%gus", d / 1e3);
-  else std::snprintf(buf, sizeof buf, "%lldns", static_cast<long long>(d));
+  if (a >= 60e9 && std::fmod(a, 60e9) == 0)
+    std::snprintf(buf, sizeof buf, "%.0fm", d / 60e9);
+  else if (a >= 1e9)
+    std::snprintf(buf, sizeof buf, "%gs", d / 1e9);
+  else if (a >= 1e6)
+    std::snprintf(buf, sizeof buf, "%gms", d / 1e6);
+  else if (a >= 1e3)
+    std::snprintf(buf, sizeof buf, "%gus", d / 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%lldns", static_cast<long long>(d));
   return buf;
 }
 
@@ -74,7 +79,9 @@ std::string signal_name(int sig) {
 std::optional<int> parse_signal(std::string_view text) {
   std::string t(text);
   for (auto& c : t) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  if (!t.empty() && std::all_of(t.begin(), t.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+  if (!t.empty() && std::all_of(t.begin(), t.end(), [](char c) {
+        return std::isdigit(static_cast<unsigned char>(c));
+      })) {
     if (t.size() > 2) return std::nullopt;  // also keeps overflow out
     int v = std::atoi(t.c_str());
     if (v > 0 && v < 65) return v;
@@ -88,11 +95,16 @@ std::optional<int> parse_signal(std::string_view text) {
 
 std::string_view to_string(Role r) {
   switch (r) {
-    case Role::Launcher: return "launcher";
-    case Role::Rank: return "rank";
-    case Role::Worker: return "worker";
-    case Role::Helper: return "helper";
-    case Role::Unknown: break;
+    case Role::Launcher:
+      return "launcher";
+    case Role::Rank:
+      return "rank";
+    case Role::Worker:
+      return "worker";
+    case Role::Helper:
+      return "helper";
+    case Role::Unknown:
+      break;
   }
   return "unknown";
 }
@@ -105,53 +117,76 @@ std::optional<Role> parse_role(std::string_view s) {
 
 std::string_view to_string(CheckStatus s) {
   switch (s) {
-    case CheckStatus::Pass: return "pass";
-    case CheckStatus::Fail: return "fail";
-    case CheckStatus::Skipped: return "skipped";
-    case CheckStatus::Error: break;
+    case CheckStatus::Pass:
+      return "pass";
+    case CheckStatus::Fail:
+      return "fail";
+    case CheckStatus::Skipped:
+      return "skipped";
+    case CheckStatus::Error:
+      break;
   }
   return "error";
 }
 
 std::string_view to_string(Verdict v) {
   switch (v) {
-    case Verdict::Pass: return "pass";
-    case Verdict::Fail: return "fail";
-    case Verdict::XFail: return "xfail";
-    case Verdict::XPass: return "xpass";
-    case Verdict::Skipped: return "skipped";
-    case Verdict::Error: break;
+    case Verdict::Pass:
+      return "pass";
+    case Verdict::Fail:
+      return "fail";
+    case Verdict::XFail:
+      return "xfail";
+    case Verdict::XPass:
+      return "xpass";
+    case Verdict::Skipped:
+      return "skipped";
+    case Verdict::Error:
+      break;
   }
   return "error";
 }
 
 std::string_view to_string(AgentState a) {
   switch (a) {
-    case AgentState::Done: return "done";
-    case AgentState::Lost: return "lost";
-    case AgentState::Absent: break;
+    case AgentState::Done:
+      return "done";
+    case AgentState::Lost:
+      return "lost";
+    case AgentState::Absent:
+      break;
   }
   return "absent";
 }
 
 std::string_view to_string(LeakKind k) {
   switch (k) {
-    case LeakKind::Orphan: return "orphan";
-    case LeakKind::Zombie: return "zombie";
-    case LeakKind::Shm: return "shm";
-    case LeakKind::Device: return "device";
-    case LeakKind::Process: break;
+    case LeakKind::Orphan:
+      return "orphan";
+    case LeakKind::Zombie:
+      return "zombie";
+    case LeakKind::Shm:
+      return "shm";
+    case LeakKind::Device:
+      return "device";
+    case LeakKind::Process:
+      break;
   }
   return "process";
 }
 
 std::string_view to_string(TestOutcome o) {
   switch (o) {
-    case TestOutcome::Passed: return "passed";
-    case TestOutcome::Failed: return "failed";
-    case TestOutcome::Skipped: return "skipped";
-    case TestOutcome::Error: return "error";
-    case TestOutcome::NotEnded: break;
+    case TestOutcome::Passed:
+      return "passed";
+    case TestOutcome::Failed:
+      return "failed";
+    case TestOutcome::Skipped:
+      return "skipped";
+    case TestOutcome::Error:
+      return "error";
+    case TestOutcome::NotEnded:
+      break;
   }
   return "";
 }
@@ -165,10 +200,14 @@ std::optional<TestOutcome> parse_test_outcome(std::string_view s) {
 
 std::string_view to_string(TimingsOrigin o) {
   switch (o) {
-    case TimingsOrigin::FirstFault: return "first fault";
-    case TimingsOrigin::TopExit: return "top process exit";
-    case TimingsOrigin::Deadline: return "deadline";
-    case TimingsOrigin::None: break;
+    case TimingsOrigin::FirstFault:
+      return "first fault";
+    case TimingsOrigin::TopExit:
+      return "top process exit";
+    case TimingsOrigin::Deadline:
+      return "deadline";
+    case TimingsOrigin::None:
+      break;
   }
   return "";
 }

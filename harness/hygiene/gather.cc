@@ -97,7 +97,8 @@ void gather_holders(const HygieneOptions& o, MachineSnapshot& m) {
     m.device_files = scan_open_files(o.proc_root, *pattern, nullptr, &m.unreadable);
   }
   const std::string shm_real = real_dir(o.shm_dir);
-  m.shm_held = scan_open_files(o.proc_root, PathPattern::under_dir(shm_real), nullptr, &m.unreadable);
+  m.shm_held =
+      scan_open_files(o.proc_root, PathPattern::under_dir(shm_real), nullptr, &m.unreadable);
   m.shm_mapped = scan_mapped_files(o.proc_root, shm_real, nullptr, &m.unreadable);
 }
 

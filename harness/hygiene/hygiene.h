@@ -98,11 +98,11 @@ struct HygieneTmp {
   std::int64_t bytes = 0;
   bool bytes_partial = false;
   unsigned uid = 0;
-  Nanos age = 0;            // since its newest mtime
-  std::uint64_t inode = 0;  // reap removes only this very entry
+  Nanos age = 0;                   // since its newest mtime
+  std::uint64_t inode = 0;         // reap removes only this very entry
   std::vector<int> held_by;        // live processes
   std::vector<std::string> bound;  // live sockets bound under it
-  bool maker_gone = false;   // its sockets are no longer bound
+  bool maker_gone = false;         // its sockets are no longer bound
   bool leftover = false;
   bool freed_by_reap = false;  // held only by leftover processes
   std::string why;
@@ -142,7 +142,6 @@ struct InspectReport {
   std::string proc_root, shm_dir, tmp_dir, device_pattern;
   bool clean() const { return problems.empty(); }
 };
-
 
 // Why process `p` could not be inspected, and whether that could change a
 // verdict of `report`: it may be a leftover itself (`may_be_leftover`: an

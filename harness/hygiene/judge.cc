@@ -28,7 +28,8 @@ bool interesting(const std::string& name, const std::vector<std::string>& prefix
 }
 
 std::string describe(const HygieneProcess& p) {
-  return "pid " + std::to_string(p.proc.pid) + " (" + p.proc.comm + ", uid " + std::to_string(p.proc.uid) + ")";
+  return "pid " + std::to_string(p.proc.pid) + " (" + p.proc.comm + ", uid " +
+         std::to_string(p.proc.uid) + ")";
 }
 
 // What the judging passes between its steps.
@@ -36,9 +37,9 @@ struct Judging {
   const MachineSnapshot& m;
   const HygieneOptions& o;
   InspectReport& rep;
-  JobRef nobody;                     // no job here: only orphanhood matters
-  std::set<int> exempt;              // the caller and its ancestors
-  std::set<int> leftovers;           // pids of leftover processes
+  JobRef nobody;            // no job here: only orphanhood matters
+  std::set<int> exempt;     // the caller and its ancestors
+  std::set<int> leftovers;  // pids of leftover processes
   std::map<int, HygieneProcess> listed;
 };
 
@@ -353,7 +354,8 @@ void judge_tmp(Judging& j) {
                            : "leftover: nobody holds it, older than " + format_age(o.tmp_min_age);
       j.rep.problems.push_back(path + " (" + std::string(to_string(t.kind)) + ", " +
                                format_bytes(t.bytes) + (t.bytes_partial ? "+" : "") + ", uid " +
-                               std::to_string(t.uid) + ", " + format_age(t.age) + " old): " + t.why);
+                               std::to_string(t.uid) + ", " + format_age(t.age) +
+                               " old): " + t.why);
     } else if (held && !t.held_by.empty() &&
                std::all_of(t.held_by.begin(), t.held_by.end(),
                            [&](int p) { return j.leftovers.count(p) > 0; })) {
@@ -376,8 +378,8 @@ void judge_unreadable(Judging& j) {
   for (int pid : j.m.unreadable) {
     const ProcInfo* p = j.m.processes.get(pid);
     if (!p) continue;  // gone meanwhile
-    bool may_be_leftover = j.nobody.orphan(*p) && !p->zombie() && pid > 1 &&
-                           !j.exempt.count(pid) && !j.o.daemon_comms.count(p->comm);
+    bool may_be_leftover = j.nobody.orphan(*p) && !p->zombie() && pid > 1 && !j.exempt.count(pid) &&
+                           !j.o.daemon_comms.count(p->comm);
     j.rep.uninspected.push_back(judge_uninspected(*p, may_be_leftover, j.rep, j.m.caller));
   }
   j.rep.unreadable_processes = static_cast<int>(j.rep.uninspected.size());
@@ -435,7 +437,8 @@ Uninspected judge_uninspected(const ProcInfo& p, bool may_be_leftover, const Ins
   if (!caller.root && p.uid != caller.uid)
     u.why = "owned by uid " + std::to_string(p.uid) + " (run as root to see other users')";
   else if (caller.root && !caller.ptrace_cap)
-    u.why = "refused: this process lacks CAP_SYS_PTRACE and that one holds capabilities it does not";
+    u.why =
+        "refused: this process lacks CAP_SYS_PTRACE and that one holds capabilities it does not";
   else if (caller.root)
     u.why = "refused even to root with CAP_SYS_PTRACE: a security module guards it";
   else

@@ -312,7 +312,8 @@ void terminate_processes(ReapPlan& plan, const HygieneOptions& h, const ReapOpti
   std::vector<Target> targets;
   for (auto& s : plan.steps) {
     if (s.kind != ReapStep::Kind::Terminate) continue;
-    if (auto fd = open_target(s, reader, own_ns, exempt, h, o)) targets.push_back({&s, std::move(*fd)});
+    if (auto fd = open_target(s, reader, own_ns, exempt, h, o))
+      targets.push_back({&s, std::move(*fd)});
   }
   terminate(targets, o);
 }
@@ -440,7 +441,8 @@ void remove_tmp_entry(ReapStep& s, const std::string& name, const HygieneOptions
 void remove_tmp_residue(ReapPlan& plan, const HygieneOptions& h, const ReapOptions& o) {
   std::vector<std::string> tmp_names;
   for (const auto& s : plan.steps)
-    if (s.kind == ReapStep::Kind::RemoveTmp) tmp_names.push_back(s.name.substr(s.name.rfind('/') + 1));
+    if (s.kind == ReapStep::Kind::RemoveTmp)
+      tmp_names.push_back(s.name.substr(s.name.rfind('/') + 1));
   auto tmp_holds = tmp_names.empty() || h.tmp_dir.empty()
                        ? std::map<std::string, TmpHold>{}
                        : find_tmp_holders(h.proc_root, h.tmp_dir, tmp_names);

@@ -63,7 +63,7 @@ struct ReapStep {
 };
 
 struct ReapPlan {
-  std::vector<ReapStep> steps;  // terminations (deepest first), removals, temp dir, cgroups
+  std::vector<ReapStep> steps;         // terminations (deepest first), removals, temp dir, cgroups
   std::vector<std::string> untouched;  // what the check found and reap leaves, and why
   // Processes left alone because they are no leftover ("pid N (comm, uid U):
   // why", the check's own verdict): the report's table already lists each,
@@ -75,7 +75,7 @@ struct ReapPlan {
 ReapPlan plan_reap(const InspectReport& report, const ReapOptions& options);
 
 struct ReapResult {
-  ReapPlan plan;      // with each step's result
+  ReapPlan plan;        // with each step's result
   InspectReport after;  // the inspection run again
 };
 

@@ -83,14 +83,14 @@ Caller this_caller();
 // A /dev/shm entry with what only a stat of it by name tells.
 struct ShmFile {
   ShmEntry entry;
-  std::uint64_t inode = 0;     // 0: the stat failed
-  std::int64_t ctime_ns = 0;   // its inode change time; its mtime when the stat failed
+  std::uint64_t inode = 0;    // 0: the stat failed
+  std::int64_t ctime_ns = 0;  // its inode change time; its mtime when the stat failed
 };
 
 // The machine as read at one moment. Plain data: no handle, nothing read later.
 struct MachineSnapshot {
-  std::int64_t now_wall_ns = 0;  // CLOCK_REALTIME, for ages
-  ProcessIndex processes;        // the proc root's process table
+  std::int64_t now_wall_ns = 0;         // CLOCK_REALTIME, for ages
+  ProcessIndex processes;               // the proc root's process table
   std::map<int, std::string> cmdlines;  // of processes that hold something, and of zombies
   int self_pid = 0;                     // the inspecting process, in the proc root
   Caller caller;
@@ -110,7 +110,7 @@ struct MachineSnapshot {
   std::map<int, std::vector<FileRef>> shm_mapped;    // pid -> files under the shm dir it maps
   std::set<int> unreadable;  // processes whose fds, maps or cwd were refused
 
-  std::vector<ShmFile> shm;  // every entry of the shm dir, by name
+  std::vector<ShmFile> shm;             // every entry of the shm dir, by name
   std::optional<std::int64_t> boot_ns;  // btime of the proc root; nullopt in a fake tree
   long clock_ticks = 0;                 // _SC_CLK_TCK
 

@@ -39,7 +39,6 @@ bool exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0;
 
 }  // namespace
 
-
 std::string fault_cgroup_name(int fault_index, int pid) {
   static std::atomic<int> serial{0};
   return "aftermath-" + std::to_string(::getpid()) + "-" + std::to_string(serial++) + "-f" +
@@ -55,10 +54,11 @@ Expected<std::unique_ptr<MemoryCgroup>> MemoryCgroup::create(const CgroupHome& h
     if (!sub || !cgroup_list_has(*sub, "memory")) {
       std::string err = write_control(home.dir + "/cgroup.subtree_control", "+memory");
       if (!err.empty())
-        return fail("cannot enable the memory controller for children of " + home.dir + ": " + err +
-                    (err.find(std::strerror(EBUSY)) != std::string::npos
-                         ? " (it holds processes: cgroup v2 allows no children with controllers then)"
-                         : ""));
+        return fail(
+            "cannot enable the memory controller for children of " + home.dir + ": " + err +
+            (err.find(std::strerror(EBUSY)) != std::string::npos
+                 ? " (it holds processes: cgroup v2 allows no children with controllers then)"
+                 : ""));
     }
   }
   std::string dir = home.dir + "/" + name;
@@ -68,7 +68,8 @@ Expected<std::unique_ptr<MemoryCgroup>> MemoryCgroup::create(const CgroupHome& h
   std::string err;
   if (home.version == 2) {
     err = write_control(dir + "/memory.max", lim);
-    if (err.empty() && exists(dir + "/memory.swap.max")) err = write_control(dir + "/memory.swap.max", "0");
+    if (err.empty() && exists(dir + "/memory.swap.max"))
+      err = write_control(dir + "/memory.swap.max", "0");
   } else {
     err = write_control(dir + "/memory.limit_in_bytes", lim);
     if (err.empty() && exists(dir + "/memory.memsw.limit_in_bytes"))
@@ -100,7 +101,8 @@ Status remove_cgroup_dir(const std::string& dir, Nanos deadline) {
   for (;;) {
     if (::rmdir(dir.c_str()) == 0 || errno == ENOENT) return {};
     int e = errno;
-    if (e != EBUSY || monotonic_now() >= until) return Error{"rmdir " + dir + ": " + errno_text(e), e};
+    if (e != EBUSY || monotonic_now() >= until)
+      return Error{"rmdir " + dir + ": " + errno_text(e), e};
     timespec ts{0, 10 * kMilli};
     ::nanosleep(&ts, nullptr);
   }

@@ -35,7 +35,8 @@ class MemoryCgroup {
   // Makes home.dir/name limited to `limit` bytes, swap off where the kernel
   // accounts it. An Error when it cannot (nothing is left behind).
   static Expected<std::unique_ptr<MemoryCgroup>> create(const CgroupHome& home,
-                                                        const std::string& name, std::int64_t limit);
+                                                        const std::string& name,
+                                                        std::int64_t limit);
   ~MemoryCgroup();
   MemoryCgroup(const MemoryCgroup&) = delete;
   MemoryCgroup& operator=(const MemoryCgroup&) = delete;

@@ -1,8 +1,5 @@
 #include "harness/inject/device_fault.h"
 
-#include "harness/os/spawn.h"
-#include "harness/observe/probe/loader.h"
-
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -17,6 +14,9 @@
 #include <cstring>
 #include <sstream>
 #include <stdexcept>
+
+#include "harness/observe/probe/loader.h"
+#include "harness/os/spawn.h"
 
 extern char** environ;
 
@@ -34,7 +34,8 @@ std::map<std::string, std::string> cuda_fail_env(const std::string& preload_path
   if (preload_path.find_first_of(": \t\n") != std::string::npos)
     bad("the interposer path cannot hold ':' or whitespace (LD_PRELOAD separators): '" +
         preload_path + "'");
-  if (fail_after && *fail_after < 1) bad("fail_after must be >= 1, not " + std::to_string(*fail_after));
+  if (fail_after && *fail_after < 1)
+    bad("fail_after must be >= 1, not " + std::to_string(*fail_after));
   if (!arm_path.empty() && arm_path.front() != '/')
     bad("the arm path must be absolute: '" + arm_path + "'");
 
@@ -82,9 +83,11 @@ std::vector<std::string> cudart_candidates() {
   return c;
 }
 
-Status device_oom_available(const std::string& dev_root, const std::vector<std::string>& candidates) {
+Status device_oom_available(const std::string& dev_root,
+                            const std::vector<std::string>& candidates) {
   std::string ctl = dev_root + "/nvidiactl";
-  if (::access(ctl.c_str(), F_OK) != 0) return Error{"no GPU on this machine (" + ctl + " absent)", ENOENT};
+  if (::access(ctl.c_str(), F_OK) != 0)
+    return Error{"no GPU on this machine (" + ctl + " absent)", ENOENT};
   auto loaded = cudart_loading::dlopen_first(candidates, RTLD_LAZY | RTLD_LOCAL);
   if (!loaded) return Error{"no CUDA runtime: " + loaded.error().what};
   ::dlclose(loaded->handle);
@@ -97,12 +100,18 @@ Status device_oom_available() { return device_oom_available("/dev", cudart_candi
 
 std::string_view to_string(HogState s) {
   switch (s) {
-    case HogState::NotStarted: return "not_started";
-    case HogState::Ready: return "ready";
-    case HogState::Failed: return "failed";
-    case HogState::Unavailable: return "unavailable";
-    case HogState::TimedOut: return "timed_out";
-    case HogState::Error: return "error";
+    case HogState::NotStarted:
+      return "not_started";
+    case HogState::Ready:
+      return "ready";
+    case HogState::Failed:
+      return "failed";
+    case HogState::Unavailable:
+      return "unavailable";
+    case HogState::TimedOut:
+      return "timed_out";
+    case HogState::Error:
+      return "error";
   }
   return "error";
 }

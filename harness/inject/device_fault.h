@@ -69,7 +69,8 @@ std::vector<std::string> cudart_candidates();
 // "no GPU on this machine (/dev/nvidiactl absent)" when `dev_root`/nvidiactl
 // does not exist, else "no CUDA runtime: ..." when none of `candidates` can
 // be dlopen()ed (each is closed again; CUDA is never initialised here).
-Status device_oom_available(const std::string& dev_root, const std::vector<std::string>& candidates);
+Status device_oom_available(const std::string& dev_root,
+                            const std::vector<std::string>& candidates);
 // The same for this machine: /dev and cudart_candidates().
 Status device_oom_available();
 
@@ -89,15 +90,15 @@ struct HogLine {
 std::optional<HogLine> parse_hog_line(std::string_view line);
 
 struct DeviceHogOptions {
-  std::string hog_path;                 // aftermath-device-hog (or a stand-in, in tests)
-  int device = 0;                       // CUDA ordinal (--device)
-  std::optional<std::uint64_t> bytes;   // --bytes when set, else --share
-  double share = 0.95;                  // fraction of the free memory, (0, 1]
-  Nanos deadline = 60 * kSecond;        // from spawn to the answer line
-  std::string cudart;                   // --cudart when not empty
+  std::string hog_path;                    // aftermath-device-hog (or a stand-in, in tests)
+  int device = 0;                          // CUDA ordinal (--device)
+  std::optional<std::uint64_t> bytes;      // --bytes when set, else --share
+  double share = 0.95;                     // fraction of the free memory, (0, 1]
+  Nanos deadline = 60 * kSecond;           // from spawn to the answer line
+  std::string cudart;                      // --cudart when not empty
   std::map<std::string, std::string> env;  // set in the hog's environment (over ours)
-  Nanos term_wait = 5 * kSecond;        // stop(): after SIGTERM, before SIGKILL
-  Nanos kill_wait = 2 * kSecond;        // after SIGKILL, how long to wait for the exit
+  Nanos term_wait = 5 * kSecond;           // stop(): after SIGTERM, before SIGKILL
+  Nanos kill_wait = 2 * kSecond;           // after SIGKILL, how long to wait for the exit
 };
 
 // One hog process. start() spawns it (posix_spawn: default signal
@@ -129,9 +130,9 @@ class DeviceHog {
   std::optional<Outcome> stop();
 
   HogState state() const { return state_; }
-  int pid() const { return pid_; }              // -1 before start(); kept after the reap
+  int pid() const { return pid_; }                       // -1 before start(); kept after the reap
   bool running() const { return pid_ > 0 && !reaped_; }  // spawned and not yet reaped
-  std::uint64_t held() const { return held_; }  // bytes held (Ready), else 0
+  std::uint64_t held() const { return held_; }           // bytes held (Ready), else 0
   std::uint64_t goal() const { return goal_; }
   std::uint64_t free_before() const { return free_before_; }
   std::uint64_t free_after() const { return free_after_; }

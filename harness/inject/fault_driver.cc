@@ -67,8 +67,9 @@ void FaultDriver::prepare_job_env(const std::vector<FaultSpec>& faults,
   if (!::mkdtemp(tmpl)) return;  // the fault then fails: "no arm folder"
   cuda_arm_dir_ = tmpl;
   auto it = env.find("LD_PRELOAD");
-  for (auto& [k, v] : cuda_fail_env(tools_dir() + "/libaftermath-cudafail.so", std::nullopt,
-                                    cuda_arm_dir_ + "/", it == env.end() ? std::string() : it->second))
+  for (auto& [k, v] :
+       cuda_fail_env(tools_dir() + "/libaftermath-cudafail.so", std::nullopt, cuda_arm_dir_ + "/",
+                     it == env.end() ? std::string() : it->second))
     env[k] = v;
 }
 
@@ -84,8 +85,12 @@ FaultAct FaultDriver::act(size_t index, const FaultSpec& f, const std::vector<Fa
     case FaultAction::Delay:
     case FaultAction::Hang:
       return hold_at_point(f);
-    case FaultAction::Sigkill: case FaultAction::Sigterm: case FaultAction::Sigint:
-    case FaultAction::Sigstop: case FaultAction::Sigcont: case FaultAction::Sigsegv:
+    case FaultAction::Sigkill:
+    case FaultAction::Sigterm:
+    case FaultAction::Sigint:
+    case FaultAction::Sigstop:
+    case FaultAction::Sigcont:
+    case FaultAction::Sigsegv:
     case FaultAction::Sigbus:
       return send_signal(f, targets, opt_.proc_root);
     case FaultAction::NodeLoss:
@@ -132,9 +137,10 @@ FaultAct FaultDriver::send_signal(const FaultSpec& f, const std::vector<FaultTar
              " process(es)";
   if (!ignored_by.empty()) {
     const bool one = ignored_by.find(',') == std::string::npos;
-    a.reason += "; " + ignored_by + (one ? " ignores " : " ignore ") + signal_name(f.signal) +
-                " (a disposition set in the job or inherited from what started aftermath: a "
-                "shell's background job starts with SIGINT and SIGQUIT ignored), so it had no effect there";
+    a.reason +=
+        "; " + ignored_by + (one ? " ignores " : " ignore ") + signal_name(f.signal) +
+        " (a disposition set in the job or inherited from what started aftermath: a "
+        "shell's background job starts with SIGINT and SIGQUIT ignored), so it had no effect there";
   }
   return a;
 }
@@ -142,12 +148,15 @@ FaultAct FaultDriver::send_signal(const FaultSpec& f, const std::vector<FaultTar
 FaultAct FaultDriver::node_fault(const FaultSpec& f, const std::vector<FaultTarget>& targets) {
   const std::string action(to_string(f.action));
   if (!opt_.tools.network)
-    return not_done(FaultStatus::Skipped, FaultMechanism::None,
-                    action + " acts on a node of a multi-node run (`nodes:` and an agent per node)");
+    return not_done(
+        FaultStatus::Skipped, FaultMechanism::None,
+        action + " acts on a node of a multi-node run (`nodes:` and an agent per node)");
   if (Status s = opt_.tools.network->cut(); !s)
-    return not_done(FaultStatus::Failed, FaultMechanism::None, "cannot cut the node's network: " + s.error().what);
+    return not_done(FaultStatus::Failed, FaultMechanism::None,
+                    "cannot cut the node's network: " + s.error().what);
   if (f.action == FaultAction::Partition) {
-    FaultAct a = injected(FaultMechanism::None, "the node's network cut for " + format_duration(f.duration));
+    FaultAct a =
+        injected(FaultMechanism::None, "the node's network cut for " + format_duration(f.duration));
     return a;
   }
   // Every process in one pass: microseconds apart, as a node that loses power.
@@ -164,8 +173,9 @@ FaultAct FaultDriver::node_fault(const FaultSpec& f, const std::vector<FaultTarg
 
 FaultAct FaultDriver::agent_kill(const std::vector<FaultTarget>& targets) const {
   if (!opt_.tools.end_agent)
-    return not_done(FaultStatus::Skipped, FaultMechanism::None,
-                    "agent_kill kills the agent of a multi-node run's node (`nodes:` and an agent per node)");
+    return not_done(
+        FaultStatus::Skipped, FaultMechanism::None,
+        "agent_kill kills the agent of a multi-node run's node (`nodes:` and an agent per node)");
   FaultAct a = injected(FaultMechanism::Signal, "SIGKILL to the node's agent; its " +
                                                     std::to_string(targets.size()) +
                                                     " job process(es) must die with it");
@@ -185,11 +195,14 @@ FaultAct FaultDriver::scancel(const FaultSpec& f, const std::vector<FaultTarget>
   sig.signal = f.step_signal ? f.step_signal : SIGTERM;
   FaultAct a = send_signal(sig, targets, opt_.proc_root);
   if (a.status != FaultStatus::Injected) return a;
-  a.reason = f.step_signal ? signal_name(f.step_signal) + " to the step's " + std::to_string(a.signalled.size()) +
-                                 " process(es) (the launcher and its descendants)"
-                           : "SIGCONT and SIGTERM to the step's " + std::to_string(a.signalled.size()) +
-                                 " process(es) (the launcher and its descendants); SIGKILL to what it then holds "
-                                 "after kill_wait " + format_duration(f.kill_wait);
+  a.reason =
+      f.step_signal
+          ? signal_name(f.step_signal) + " to the step's " + std::to_string(a.signalled.size()) +
+                " process(es) (the launcher and its descendants)"
+          : "SIGCONT and SIGTERM to the step's " + std::to_string(a.signalled.size()) +
+                " process(es) (the launcher and its descendants); SIGKILL to what it then holds "
+                "after kill_wait " +
+                format_duration(f.kill_wait);
   return a;
 }
 
@@ -218,7 +231,8 @@ Status FaultDriver::heal_network() {
   return {};
 }
 
-FaultAct FaultDriver::host_oom_rlimit(const FaultSpec& f, const std::vector<FaultTarget>& targets) const {
+FaultAct FaultDriver::host_oom_rlimit(const FaultSpec& f,
+                                      const std::vector<FaultTarget>& targets) const {
   std::string how;
   bool all = true;
   for (const FaultTarget& t : targets) {
@@ -250,14 +264,16 @@ FaultAct FaultDriver::host_oom_cgroup(size_t index, const FaultSpec& f,
   }
   std::string how, error;
   for (const FaultTarget& t : targets) {
-    auto cg = MemoryCgroup::create(home, fault_cgroup_name(static_cast<int>(index), t.pid), f.headroom);
+    auto cg =
+        MemoryCgroup::create(home, fault_cgroup_name(static_cast<int>(index), t.pid), f.headroom);
     Status moved = cg ? (*cg)->add(t.pid) : Status(cg.error());
     if (!moved) {
       error += (error.empty() ? "" : "; ") + moved.error().what;
       continue;
     }
-    how += (how.empty() ? "" : "; ") + std::string("pid ") + std::to_string(t.pid) + " moved into " +
-           (*cg)->dir() + " (" + (home.version == 2 ? "memory.max" : "memory.limit_in_bytes") + " " +
+    how += (how.empty() ? "" : "; ") + std::string("pid ") + std::to_string(t.pid) +
+           " moved into " + (*cg)->dir() + " (" +
+           (home.version == 2 ? "memory.max" : "memory.limit_in_bytes") + " " +
            format_bytes(f.headroom) + " of new charges)";
     a.cgroups.push_back((*cg)->dir());
     long long before = (*cg)->oom_kills().value_or(0);
@@ -281,7 +297,8 @@ FaultAct FaultDriver::device_oom(const FaultSpec& f, const std::vector<FaultTarg
     return not_done(FaultStatus::Skipped, f.mechanism, can.error().what);
   if (f.mechanism == FaultMechanism::Hog) return device_oom_hog(f);
   if (f.mechanism == FaultMechanism::Interposer) return device_oom_interposer(targets);
-  FaultAct a = injected(FaultMechanism::PointReply, "the fixture makes an oversized device allocation");
+  FaultAct a =
+      injected(FaultMechanism::PointReply, "the fixture makes an oversized device allocation");
   a.answer = "device_oom";
   return a;
 }
@@ -300,11 +317,12 @@ FaultAct FaultDriver::device_oom_hog(const FaultSpec& f) {
     return not_done(st == HogState::Unavailable ? FaultStatus::Skipped : FaultStatus::Failed,
                     FaultMechanism::Hog,
                     "aftermath-device-hog " + std::string(to_string(st)) + ": " + hog->reason());
-  FaultAct a = injected(
-      FaultMechanism::Hog,
-      "aftermath-device-hog (pid " + std::to_string(hog->pid()) + ") holds " +
-          format_bytes(static_cast<std::int64_t>(hog->held())) + " of GPU " + std::to_string(f.device) +
-          " (" + format_bytes(static_cast<std::int64_t>(hog->free_after())) + " left free) until teardown");
+  FaultAct a = injected(FaultMechanism::Hog,
+                        "aftermath-device-hog (pid " + std::to_string(hog->pid()) + ") holds " +
+                            format_bytes(static_cast<std::int64_t>(hog->held())) + " of GPU " +
+                            std::to_string(f.device) + " (" +
+                            format_bytes(static_cast<std::int64_t>(hog->free_after())) +
+                            " left free) until teardown");
   hogs_.push_back(std::move(hog));
   return a;
 }
@@ -332,13 +350,15 @@ FaultAct FaultDriver::device_oom_interposer(const std::vector<FaultTarget>& targ
   if (!error.empty())
     return not_done(FaultStatus::Failed, FaultMechanism::Interposer,
                     "cannot arm the interposer: " + error);
-  return injected(FaultMechanism::Interposer, "the next device allocation of pid " + armed_pids +
-                                                  " returns out-of-memory (libaftermath-cudafail.so)");
+  return injected(FaultMechanism::Interposer,
+                  "the next device allocation of pid " + armed_pids +
+                      " returns out-of-memory (libaftermath-cudafail.so)");
 }
 
 FaultAct FaultDriver::hold_at_point(const FaultSpec& f) {
   if (f.action == FaultAction::Delay) {
-    FaultAct a = injected(FaultMechanism::PointReply, "held at the point for " + format_duration(f.duration));
+    FaultAct a = injected(FaultMechanism::PointReply,
+                          "held at the point for " + format_duration(f.duration));
     a.answer = "delay " + std::to_string(f.duration / kMilli);
     return a;
   }
@@ -355,7 +375,8 @@ std::vector<OomKillSeen> FaultDriver::poll_oom_kills() {
     if (!k || *k <= c.kills) continue;
     c.kills = *k;
     for (auto& line : kmsg_.drain())  // only the OOM killer's verdicts are kept
-      if (line.message.find("Killed process ") != std::string::npos) kmsg_seen_.push_back(std::move(line));
+      if (line.message.find("Killed process ") != std::string::npos)
+        kmsg_seen_.push_back(std::move(line));
     OomKillSeen s;
     s.fault = c.fault;
     s.pid = c.pid;

@@ -41,23 +41,23 @@ struct FaultTarget {
 struct FaultAct {
   FaultStatus status = FaultStatus::Failed;
   FaultMechanism mechanism = FaultMechanism::None;
-  std::string reason;             // how it was done, or why it was not
-  std::string answer = "continue";  // the reply to the point that fired it (if any)
-  std::vector<int> signalled;     // pids a signal reached (each a Fault observation)
-  std::vector<std::string> cgroups;  // fault cgroups made (host_oom by cgroup)
+  std::string reason;                  // how it was done, or why it was not
+  std::string answer = "continue";     // the reply to the point that fired it (if any)
+  std::vector<int> signalled;          // pids a signal reached (each a Fault observation)
+  std::vector<std::string> cgroups;    // fault cgroups made (host_oom by cgroup)
   std::optional<long long> oom_kills;  // host_oom by cgroup, once tried: 0, counted from then on
-  std::vector<std::string> notes;    // side remarks for the timeline
-  bool ends_agent = false;           // agent_kill: end_agent() once this is recorded
+  std::vector<std::string> notes;      // side remarks for the timeline
+  bool ends_agent = false;             // agent_kill: end_agent() once this is recorded
 };
 
 // A new OOM kill seen in a fault cgroup.
 struct OomKillSeen {
-  size_t fault = 0;          // the fault's index
-  int pid = 0;               // the process moved into that cgroup
-  long long kills = 0;       // the kills in that cgroup so far
+  size_t fault = 0;           // the fault's index
+  int pid = 0;                // the process moved into that cgroup
+  long long kills = 0;        // the kills in that cgroup so far
   long long fault_total = 0;  // the kills in all of that fault's cgroups so far
   std::string cgroup;
-  std::string kernel_line;   // the OOM killer's own words on it ("": not readable)
+  std::string kernel_line;  // the OOM killer's own words on it ("": not readable)
 };
 
 // What the faults act with on this machine: one struct, passed down as it is
@@ -96,7 +96,8 @@ class FaultDriver {
 
   // Before the launch: when a fault uses the interposer (and it can act
   // here), makes the arm folder and adds to `env` what preloads it.
-  void prepare_job_env(const std::vector<FaultSpec>& faults, std::map<std::string, std::string>& env);
+  void prepare_job_env(const std::vector<FaultSpec>& faults,
+                       std::map<std::string, std::string>& env);
 
   // Acts out fault `index` on `targets` (not empty). `at_point`: its trigger
   // is a point whose process waits for the answer. Dispatches to one of the
@@ -111,7 +112,8 @@ class FaultDriver {
   // host_oom at a point, by RLIMIT_AS: the fixture then makes its allocation.
   FaultAct host_oom_rlimit(const FaultSpec& f, const std::vector<FaultTarget>& targets) const;
   // host_oom by a memory cgroup per target, the kernel's OOM killer acting.
-  FaultAct host_oom_cgroup(size_t index, const FaultSpec& f, const std::vector<FaultTarget>& targets);
+  FaultAct host_oom_cgroup(size_t index, const FaultSpec& f,
+                           const std::vector<FaultTarget>& targets);
   // device_oom: a hog, the interposer armed for the targets, or a point reply.
   FaultAct device_oom(const FaultSpec& f, const std::vector<FaultTarget>& targets);
   // delay and hang: the point's process is held (a reply to the point).

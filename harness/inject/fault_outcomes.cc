@@ -4,7 +4,8 @@
 
 namespace aftermath {
 
-void settle_fault_effects(std::vector<FaultRecord>& faults, const std::vector<Observation>& events) {
+void settle_fault_effects(std::vector<FaultRecord>& faults,
+                          const std::vector<Observation>& events) {
   for (auto& rec : faults) {
     if (!rec.sent || rec.pids.empty() || rec.status != FaultStatus::Injected) continue;
     bool stop = rec.action == FaultAction::Sigstop;

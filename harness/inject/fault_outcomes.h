@@ -20,9 +20,9 @@ void settle_fault_effects(std::vector<FaultRecord>& faults, const std::vector<Ob
 
 // How the run ended for the faults still waiting.
 struct UnfiredContext {
-  size_t next_fault = 0;       // the first fault that never fired (faults fire in order)
-  bool job_ended = false;      // the top process exited
-  bool deadline_hit = false;   // else: the deadline passed (or the run was cut short)
+  size_t next_fault = 0;      // the first fault that never fired (faults fire in order)
+  bool job_ended = false;     // the top process exited
+  bool deadline_hit = false;  // else: the deadline passed (or the run was cut short)
   std::map<std::string, long long> point_hits;  // point name -> times reached
 };
 

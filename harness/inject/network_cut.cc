@@ -49,10 +49,12 @@ std::string NftNetworkCut::ruleset() const {
   const std::string peer = keep_.address;
   const std::string port = std::to_string(keep_.port);
   return "table inet " + table_ + " { flags owner; " +
-         "chain in { type filter hook input priority -10; policy accept; iif \"lo\" accept; ip saddr " + peer +
-         " tcp sport " + port + " accept; drop; }; " +
-         "chain out { type filter hook output priority -10; policy accept; oif \"lo\" accept; ip daddr " + peer +
-         " tcp dport " + port + " accept; drop; }; }";
+         "chain in { type filter hook input priority -10; policy accept; iif \"lo\" accept; ip "
+         "saddr " +
+         peer + " tcp sport " + port + " accept; drop; }; " +
+         "chain out { type filter hook output priority -10; policy accept; oif \"lo\" accept; ip "
+         "daddr " +
+         peer + " tcp dport " + port + " accept; drop; }; }";
 }
 
 Status NftNetworkCut::cut() {

@@ -67,5 +67,4 @@ class NftNetworkCut : public NetworkCut {
   UniqueFd to_holder_;  // its stdin
 };
 
-
 }  // namespace aftermath

@@ -32,8 +32,8 @@ Expected<std::string> lower_address_space(int pid, std::int64_t headroom,
   lim.rlim_max = old.rlim_max;
   if (lim.rlim_cur > lim.rlim_max) lim.rlim_cur = lim.rlim_max;
   if (prlimit(pid, RLIMIT_AS, &lim, nullptr) != 0) return sys_error("prlimit");
-  return "RLIMIT_AS of pid " + std::to_string(pid) + " lowered to " +
-             std::to_string(lim.rlim_cur) + " bytes (its size + " + std::to_string(headroom) + ")";
+  return "RLIMIT_AS of pid " + std::to_string(pid) + " lowered to " + std::to_string(lim.rlim_cur) +
+         " bytes (its size + " + std::to_string(headroom) + ")";
 }
 
 }  // namespace aftermath

@@ -31,7 +31,7 @@ std::vector<int> select_targets(const TargetSpec& t, const std::vector<JobProces
         take = std::regex_search(p.cmdline, re);
         break;
       case TargetSpec::Kind::All:
-      case TargetSpec::Kind::Node:  // the run of node N's agent sees only node N's processes
+      case TargetSpec::Kind::Node:   // the run of node N's agent sees only node N's processes
       case TargetSpec::Kind::Agent:  // agent_kill: what must die with the agent
         take = true;
         break;
@@ -48,7 +48,8 @@ std::vector<int> select_targets(const TargetSpec& t, const std::vector<JobProces
   return out;
 }
 
-bool predicate_holds(const Predicate& p, const std::vector<JobProcess>& procs, int new_shm_entries) {
+bool predicate_holds(const Predicate& p, const std::vector<JobProcess>& procs,
+                     int new_shm_entries) {
   switch (p.kind) {
     case Predicate::Kind::Workers: {
       int n = 0;

@@ -22,7 +22,7 @@ struct JobProcess {
   char state = 'R';
   int depth = 0;
   bool is_top = false;
-  bool alive = true;  // not yet exited
+  bool alive = true;      // not yet exited
   bool orphaned = false;  // its parent exited while it lived (reparented to the job's init)
 };
 

@@ -109,15 +109,16 @@ Expected<CgroupHome> configured_home(const std::string& dir) {
   if (auto ctl = read_small_file(dir + "/cgroup.controllers")) {
     if (!has_word(*ctl, "memory")) {
       return Error{"AFTERMATH_CGROUP=" + dir + " has no memory controller (cgroup.controllers: " +
-              (ctl->empty() ? "empty" : ctl->substr(0, ctl->find('\n'))) + ")"};
+                   (ctl->empty() ? "empty" : ctl->substr(0, ctl->find('\n'))) + ")"};
     }
     return CgroupHome{2, dir};
   }
   if (exists(dir + "/memory.limit_in_bytes")) {
     return CgroupHome{1, dir};
   }
-  return Error{"AFTERMATH_CGROUP=" + dir + " is not a memory cgroup (no cgroup.controllers, no "
-          "memory.limit_in_bytes)"};
+  return Error{"AFTERMATH_CGROUP=" + dir +
+               " is not a memory cgroup (no cgroup.controllers, no "
+               "memory.limit_in_bytes)"};
 }
 
 }  // namespace
@@ -139,7 +140,8 @@ std::optional<int> fault_cgroup_owner(const std::string& name) {
   static const std::string prefix = "aftermath-";
   if (name.compare(0, prefix.size(), prefix) != 0) return std::nullopt;
   size_t end = name.find('-', prefix.size());
-  if (end == std::string::npos || end == prefix.size() || end - prefix.size() > 9) return std::nullopt;
+  if (end == std::string::npos || end == prefix.size() || end - prefix.size() > 9)
+    return std::nullopt;
   std::string digits = name.substr(prefix.size(), end - prefix.size());
   if (digits.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
   return std::stoi(digits);
@@ -173,7 +175,8 @@ std::vector<FaultCgroupEntry> list_fault_cgroups(const std::string& home_dir,
   return out;
 }
 
-Expected<CgroupHome> find_memory_cgroup_home(const std::string& proc_root, const std::string& configured) {
+Expected<CgroupHome> find_memory_cgroup_home(const std::string& proc_root,
+                                             const std::string& configured) {
   std::string conf = configured;
   if (conf.empty())
     if (const char* e = std::getenv("AFTERMATH_CGROUP"); e && *e) conf = e;
@@ -232,7 +235,7 @@ Expected<CgroupHome> find_memory_cgroup_home(const std::string& proc_root, const
   }
   if (!has_word(*ctl, "memory")) {
     return Error{"the memory controller is not available in " + own + " (cgroup.controllers: " +
-            (ctl->empty() ? "empty" : ctl->substr(0, ctl->find('\n'))) + ")"};
+                 (ctl->empty() ? "empty" : ctl->substr(0, ctl->find('\n'))) + ")"};
   }
   // Nearest cgroup, from ours up, that already gives its children memory.
   for (std::string d = own;; d = d.substr(0, d.rfind('/'))) {
@@ -243,12 +246,15 @@ Expected<CgroupHome> find_memory_cgroup_home(const std::string& proc_root, const
     if (d.size() <= v2->point.size() || d.rfind('/') == std::string::npos) break;
   }
   // The root of the hierarchy may hold processes and still enable memory.
-  if (own == v2->point && writable_dir(own) && ::access((own + "/cgroup.subtree_control").c_str(), W_OK) == 0) {
+  if (own == v2->point && writable_dir(own) &&
+      ::access((own + "/cgroup.subtree_control").c_str(), W_OK) == 0) {
     return CgroupHome{2, own};
   }
-  return Error{"no cgroup from " + own + " up enables memory for its children where we may write; set "
-          "AFTERMATH_CGROUP to a delegated cgroup v2 without processes of its own (e.g. mkdir "
-          "/sys/fs/cgroup/aftermath as root, with memory in /sys/fs/cgroup/cgroup.subtree_control)"};
+  return Error{
+      "no cgroup from " + own +
+      " up enables memory for its children where we may write; set "
+      "AFTERMATH_CGROUP to a delegated cgroup v2 without processes of its own (e.g. mkdir "
+      "/sys/fs/cgroup/aftermath as root, with memory in /sys/fs/cgroup/cgroup.subtree_control)"};
 }
 
 }  // namespace aftermath

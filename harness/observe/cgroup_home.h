@@ -28,14 +28,14 @@
 namespace aftermath {
 
 struct CgroupHome {
-  int version = 2;        // 1 or 2
-  std::string dir;        // fault cgroups are made in here
+  int version = 2;  // 1 or 2
+  std::string dir;  // fault cgroups are made in here
 };
 
 // Where a memory limit can be put on a job process, or an Error saying why
 // nowhere (see above). `configured` empty: $AFTERMATH_CGROUP when set.
 Expected<CgroupHome> find_memory_cgroup_home(const std::string& proc_root = "/proc",
-                                        const std::string& configured = "");
+                                             const std::string& configured = "");
 
 // The "oom_kill N" line of memory.events (v2) or memory.oom_control (v1).
 std::optional<long long> parse_oom_kill(const std::string& contents);

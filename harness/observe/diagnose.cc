@@ -72,7 +72,8 @@ void take_py_spy(ProcessDiagnosis& d, const BatchedCommand& run, Nanos bound) {
 std::string link_target(const std::string& path) {
   std::string s = read_link(path).value_or("");
   const std::string deleted = " (deleted)";  // an executable replaced on disk while it runs
-  if (s.size() > deleted.size() && s.compare(s.size() - deleted.size(), deleted.size(), deleted) == 0)
+  if (s.size() > deleted.size() &&
+      s.compare(s.size() - deleted.size(), deleted.size(), deleted) == 0)
     s.resize(s.size() - deleted.size());
   return s;
 }
@@ -99,16 +100,19 @@ void take_stacks(ProcessDiagnosis& d, const Target& t, const BatchedCommand& run
     if (python) d.python_note = "no Python stacks: gdb could not start";
     return;
   }
-  d.user_stacks = g.c_stacks.empty() ? "(no stacks: " + (g.errors.empty() ? c.output.substr(0, 300) : g.errors) + ")"
-                                     : g.c_stacks;
+  d.user_stacks =
+      g.c_stacks.empty()
+          ? "(no stacks: " + (g.errors.empty() ? c.output.substr(0, 300) : g.errors) + ")"
+          : g.c_stacks;
   // Killed at its own bound, or earlier, when the whole diagnosis's ran out.
   const std::string timed_out = run.took >= bound ? "gdb timed out after " + format_duration(bound)
                                                   : "gdb stopped when the diagnosis budget ran out";
   if (c.timed_out()) d.user_stacks += "(" + timed_out + ")\n";
   if (!python) return;
   if (t.script.empty()) {
-    d.python_note = "no Python stacks: no libpython gdb extension for Python " + t.python_version + " under " +
-                    gdb_data_root + "/auto-load (install python3-dbg, or python" + t.python_version + "-dbg)";
+    d.python_note = "no Python stacks: no libpython gdb extension for Python " + t.python_version +
+                    " under " + gdb_data_root + "/auto-load (install python3-dbg, or python" +
+                    t.python_version + "-dbg)";
     return;
   }
   auto threads = parse_py_bt(g.python);
@@ -116,7 +120,8 @@ void take_stacks(ProcessDiagnosis& d, const Target& t, const BatchedCommand& run
     if (!th.frames.empty()) d.python_stacks += th.header + "\n" + th.text;
   if (const PythonThreadStack* h = hang_thread(threads, d.pid)) d.python_frames = h->frames;
   if (!d.python_frames.empty()) {
-    if (c.timed_out() && !g.python_done) d.python_note = timed_out + ": the Python stacks may be incomplete";
+    if (c.timed_out() && !g.python_done)
+      d.python_note = timed_out + ": the Python stacks may be incomplete";
   } else if (c.timed_out()) {
     d.python_note = "no Python stacks: " + timed_out;
   } else if (!g.c_done && !g.errors.empty()) {
@@ -159,7 +164,8 @@ std::vector<ProcessDiagnosis> diagnose(const std::vector<int>& pids, const Diagn
   if (!any_tool) {
     for (size_t i = 0; i < out.size(); ++i)
       if (!targets[i].python_version.empty())
-        out[i].python_note = "no Python stacks: neither py-spy (pip install py-spy) nor gdb is installed";
+        out[i].python_note =
+            "no Python stacks: neither py-spy (pip install py-spy) nor gdb is installed";
     if (note) *note = out.empty() ? "" : "neither py-spy nor gdb installed: no user-space stacks";
     return out;
   }
@@ -173,7 +179,8 @@ std::vector<ProcessDiagnosis> diagnose(const std::vector<int>& pids, const Diagn
     std::vector<std::vector<std::string>> a;
     for (size_t i : which) {
       if (targets[i].py_spy)
-        a.push_back({o.py_spy, "dump", "--native", "--full-filenames", "--pid", std::to_string(out[i].pid)});
+        a.push_back({o.py_spy, "dump", "--native", "--full-filenames", "--pid",
+                     std::to_string(out[i].pid)});
       else
         a.push_back(gdb_stacks_argv({o.gdb, out[i].pid, targets[i].script, load_all}));
     }
@@ -184,15 +191,19 @@ std::vector<ProcessDiagnosis> diagnose(const std::vector<int>& pids, const Diagn
   // installed, gdb for the rest where it is.
   std::vector<size_t> all;
   for (size_t i = 0; i < out.size(); ++i) {
-    if (targets[i].py_spy || !o.gdb.empty()) all.push_back(i);
-    else if (!targets[i].python_version.empty()) out[i].python_note = "no Python stacks: py-spy is not installed";
+    if (targets[i].py_spy || !o.gdb.empty())
+      all.push_back(i);
+    else if (!targets[i].python_version.empty())
+      out[i].python_note = "no Python stacks: py-spy is not installed";
   }
   b.total = o.total - (monotonic_now() - start);
   auto runs = run_commands(argvs(all, false), b);
   if (o.gdb.empty()) {
     int without = 0;
     for (size_t i = 0; i < out.size(); ++i) without += targets[i].python_version.empty();
-    if (note && without) *note = "gdb not installed: no user-space stacks of " + std::to_string(without) + " non-Python process(es)";
+    if (note && without)
+      *note = "gdb not installed: no user-space stacks of " + std::to_string(without) +
+              " non-Python process(es)";
   }
   // A gdb whose loader did not run (no Python in that gdb) printed stacks
   // without the libraries' symbols: those processes again, every library loaded.
@@ -225,16 +236,19 @@ std::vector<ProcessDiagnosis> diagnose(const std::vector<int>& pids, const Diagn
     const BatchedCommand& run = runs[run_of[i]];
     if (!run.ran) {
       ++skipped;
-      if (!targets[i].python_version.empty()) d.python_note = "no Python stacks: the diagnosis budget ran out";
+      if (!targets[i].python_version.empty())
+        d.python_note = "no Python stacks: the diagnosis budget ran out";
       continue;
     }
     d.took += run.took;
-    if (targets[i].py_spy) take_py_spy(d, run, o.per_process);
-    else take_stacks(d, targets[i], run, split[i], o.per_process, o.gdb_data_root);
+    if (targets[i].py_spy)
+      take_py_spy(d, run, o.per_process);
+    else
+      take_stacks(d, targets[i], run, split[i], o.per_process, o.gdb_data_root);
   }
   if (note && skipped)
-    *note = std::to_string(skipped) + " process(es) without user stacks: the " + format_duration(o.total) +
-            " diagnosis budget ran out";
+    *note = std::to_string(skipped) + " process(es) without user stacks: the " +
+            format_duration(o.total) + " diagnosis budget ran out";
   return out;
 }
 
@@ -245,7 +259,8 @@ std::map<int, std::string> open_collectives(const Timeline& tl) {
     auto f = nlohmann::json::parse(o.text, nullptr, false);
     if (!f.is_object()) continue;
     // Fixture-supplied: any field may have any type; ignore what is malformed.
-    std::string state = f.contains("state") && f["state"].is_string() ? f["state"].get<std::string>() : "";
+    std::string state =
+        f.contains("state") && f["state"].is_string() ? f["state"].get<std::string>() : "";
     if (state == "begin") {
       std::string op = f.contains("op") && f["op"].is_string() ? f["op"].get<std::string>() : "?";
       std::string seq = f.contains("seq") ? f["seq"].dump() : "?";

@@ -20,14 +20,14 @@ namespace aftermath {
 
 struct DiagnoseOptions {
   std::string proc_root = "/proc";
-  std::string gdb;                      // path to gdb; empty: none
-  std::string py_spy;                   // path to py-spy; empty: Python stacks from gdb
+  std::string gdb;     // path to gdb; empty: none
+  std::string py_spy;  // path to py-spy; empty: Python stacks from gdb
   // Where gdb keeps its data: the libpython extension is looked for under
   // its auto-load folder (harness/observe/python_stack.h).
   std::string gdb_data_root = "/usr/share/gdb";
-  int parallel = 0;                     // gdbs at once; 0: min(8, the CPUs the harness may use)
-  Nanos per_process = 10 * kSecond;     // gdb bound for one process
-  Nanos total = 30 * kSecond;           // bound for all of them
+  int parallel = 0;                  // gdbs at once; 0: min(8, the CPUs the harness may use)
+  Nanos per_process = 10 * kSecond;  // gdb bound for one process
+  Nanos total = 30 * kSecond;        // bound for all of them
   // Called at least every 50 ms while gdb runs, and between processes: the
   // supervisor reads the job's events meanwhile, so a job that reports its
   // progress never blocks on a full socket while it is being looked at.

@@ -28,7 +28,7 @@ std::map<std::string, std::string> environment_facts() {
 #endif
   rlimit rl{};
   if (getrlimit(RLIMIT_NOFILE, &rl) == 0) env["ulimit_n"] = std::to_string(rl.rlim_cur);
-  struct statvfs vfs {};
+  struct statvfs vfs{};
   if (statvfs("/dev/shm", &vfs) == 0) {
     env["dev_shm_size_bytes"] = std::to_string(std::uint64_t(vfs.f_blocks) * vfs.f_frsize);
     env["dev_shm_used_bytes"] =
@@ -55,11 +55,15 @@ std::map<std::string, std::string> environment_facts() {
     int v = std::atoi(cudart.c_str());
     env["cuda_toolkit"] = std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
   }
-  auto nccl_major = first_match("/usr/local/cuda/include/nccl.h", std::regex(R"(define NCCL_MAJOR (\d+))"));
-  auto nccl_minor = first_match("/usr/local/cuda/include/nccl.h", std::regex(R"(define NCCL_MINOR (\d+))"));
-  auto nccl_patch = first_match("/usr/local/cuda/include/nccl.h", std::regex(R"(define NCCL_PATCH (\d+))"));
+  auto nccl_major =
+      first_match("/usr/local/cuda/include/nccl.h", std::regex(R"(define NCCL_MAJOR (\d+))"));
+  auto nccl_minor =
+      first_match("/usr/local/cuda/include/nccl.h", std::regex(R"(define NCCL_MINOR (\d+))"));
+  auto nccl_patch =
+      first_match("/usr/local/cuda/include/nccl.h", std::regex(R"(define NCCL_PATCH (\d+))"));
   if (!nccl_major.empty()) env["nccl"] = nccl_major + "." + nccl_minor + "." + nccl_patch;
-  auto driver = first_match("/proc/driver/nvidia/version", std::regex(R"(Kernel Module\s+([0-9.]+))"));
+  auto driver =
+      first_match("/proc/driver/nvidia/version", std::regex(R"(Kernel Module\s+([0-9.]+))"));
   env["nvidia_driver"] = driver.empty() ? "none" : driver;
   return env;
 }

@@ -52,10 +52,14 @@ std::string echo(const char* marker) { return std::string("echo \\n") + marker +
 std::string python_literal(const std::string& code) {
   std::string s = "\"";
   for (char c : code) {
-    if (c == '\\') s += "\\\\";
-    else if (c == '"') s += "\\\"";
-    else if (c == '\n') s += "\\n";
-    else s += c;
+    if (c == '\\')
+      s += "\\\\";
+    else if (c == '"')
+      s += "\\\"";
+    else if (c == '\n')
+      s += "\\n";
+    else
+      s += c;
   }
   return s + "\"";
 }
@@ -105,11 +109,28 @@ GdbStacksOutput split_gdb_stacks(std::string_view output) {
   std::string line;
   int failures = 0;
   while (std::getline(in, line)) {
-    if (line == kCStacks) { part = C; continue; }
-    if (line == kCEnd) { part = Between; o.c_done = true; continue; }
-    if (line == kPyStacks) { part = Py; continue; }
-    if (line == kPyEnd) { part = After; o.python_done = true; continue; }
-    if (starts_with(line, kLoaded)) { o.loaded = true; continue; }
+    if (line == kCStacks) {
+      part = C;
+      continue;
+    }
+    if (line == kCEnd) {
+      part = Between;
+      o.c_done = true;
+      continue;
+    }
+    if (line == kPyStacks) {
+      part = Py;
+      continue;
+    }
+    if (line == kPyEnd) {
+      part = After;
+      o.python_done = true;
+      continue;
+    }
+    if (starts_with(line, kLoaded)) {
+      o.loaded = true;
+      continue;
+    }
     if (part == C) {
       if (starts_with(line, "#") || starts_with(line, "Thread ")) o.c_stacks += line + "\n";
     } else if (part == Py) {

@@ -21,7 +21,7 @@
 namespace aftermath {
 
 struct GdbStacksCommand {
-  std::string gdb;               // path to gdb
+  std::string gdb;  // path to gdb
   int pid = 0;
   std::string libpython_script;  // set: also `thread apply all py-bt` with this extension
   bool load_all = false;         // every library's symbols, without the loader
@@ -33,12 +33,12 @@ std::vector<std::string> gdb_stacks_argv(const GdbStacksCommand& c);
 
 // gdb's output, split at the markers.
 struct GdbStacksOutput {
-  bool loaded = false;      // the loader ran to its end (or load_all)
-  bool c_done = false;      // the C stacks were printed completely
-  bool python_done = false; // the Python stacks were printed completely
-  std::string c_stacks;     // "Thread ..." and "#N ..." lines only
-  std::string python;       // py-bt's output, as printed
-  std::string errors;       // the first lines gdb printed about a failure (attach refused, ...)
+  bool loaded = false;       // the loader ran to its end (or load_all)
+  bool c_done = false;       // the C stacks were printed completely
+  bool python_done = false;  // the Python stacks were printed completely
+  std::string c_stacks;      // "Thread ..." and "#N ..." lines only
+  std::string python;        // py-bt's output, as printed
+  std::string errors;        // the first lines gdb printed about a failure (attach refused, ...)
 };
 GdbStacksOutput split_gdb_stacks(std::string_view output);
 

@@ -98,7 +98,8 @@ std::map<int, std::vector<FileRef>> scan_open_files(const std::string& proc_root
   char rel[32];
   for (int pid : numeric_entries(proc_root)) {
     std::snprintf(rel, sizeof rel, "%d/fd", pid);
-    const int fd_dir = root_fd >= 0 ? ::openat(root_fd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+    const int fd_dir =
+        root_fd >= 0 ? ::openat(root_fd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
     DIR* d = fd_dir >= 0 ? ::fdopendir(fd_dir) : nullptr;
     if (!d && fd_dir >= 0) {
       const int err = errno;

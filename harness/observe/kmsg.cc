@@ -18,7 +18,8 @@ std::optional<KmsgRecord> parse_kmsg_record(std::string_view text) {
   size_t pos = 0;
   for (int i = 0; i < 3; ++i) {
     size_t comma = head.find(',', pos);
-    std::string_view field = head.substr(pos, comma == std::string_view::npos ? head.size() - pos : comma - pos);
+    std::string_view field =
+        head.substr(pos, comma == std::string_view::npos ? head.size() - pos : comma - pos);
     auto [p, ec] = std::from_chars(field.data(), field.data() + field.size(), f[i]);
     if (ec != std::errc() || p != field.data() + field.size() || field.empty()) return std::nullopt;
     if (comma == std::string_view::npos) {
@@ -64,9 +65,9 @@ std::vector<KmsgRecord> KmsgTail::drain() {
         out.push_back(std::move(*r));
       continue;
     }
-    if (n < 0 && errno == EPIPE) continue;   // records were overwritten: go on from the oldest left
+    if (n < 0 && errno == EPIPE) continue;  // records were overwritten: go on from the oldest left
     if (n < 0 && errno == EINTR) continue;
-    break;                                   // EAGAIN: nothing more for now
+    break;  // EAGAIN: nothing more for now
   }
   return out;
 }

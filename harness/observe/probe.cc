@@ -13,8 +13,8 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "harness/os/spawn.h"
 #include "harness/os/pidfd.h"
+#include "harness/os/spawn.h"
 
 extern char** environ;
 

@@ -117,7 +117,9 @@ std::optional<std::string> read_small_file(const std::string& path) {
 }
 
 StatFiles::StatFiles(const std::string& root, std::size_t max_open)
-    : root_(root), root_fd_(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC)), max_open_(max_open) {}
+    : root_(root),
+      root_fd_(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC)),
+      max_open_(max_open) {}
 
 std::size_t StatFiles::default_max_open() {
   rlimit rl{};
@@ -181,7 +183,9 @@ std::string ProcReader::cmdline(int pid) const {
   return text ? parse_cmdline(*text) : std::string();
 }
 
-std::optional<std::uint64_t> parse_status_sigcgt(std::string_view c) { return parse_status_sigmask(c, "SigCgt"); }
+std::optional<std::uint64_t> parse_status_sigcgt(std::string_view c) {
+  return parse_status_sigmask(c, "SigCgt");
+}
 
 std::optional<std::uint64_t> parse_status_sigmask(std::string_view c, std::string_view field) {
   const std::string key = std::string(field) + ":";
@@ -207,7 +211,8 @@ std::optional<std::string> parse_environ_value(std::string_view c, std::string_v
     size_t end = c.find('\0', pos);
     if (end == std::string_view::npos) end = c.size();
     auto entry = c.substr(pos, end - pos);
-    if (entry.size() > name.size() && entry.substr(0, name.size()) == name && entry[name.size()] == '=')
+    if (entry.size() > name.size() && entry.substr(0, name.size()) == name &&
+        entry[name.size()] == '=')
       return std::string(entry.substr(name.size() + 1));
     pos = end + 1;
   }
@@ -239,8 +244,10 @@ std::optional<std::uint64_t> parse_io_bytes(std::string_view c) {
     while (!v.empty() && v.front() == ' ') v.remove_prefix(1);
     std::uint64_t n;
     if (!to_num(v, n)) continue;
-    if (key == "rchar") rchar = n;
-    else if (key == "wchar") wchar = n;
+    if (key == "rchar")
+      rchar = n;
+    else if (key == "wchar")
+      wchar = n;
   }
   if (!rchar || !wchar) return std::nullopt;
   return *rchar + *wchar;
@@ -296,7 +303,12 @@ std::map<int, std::pair<ProcStat, int>> ProcReader::subtree(int root) const {
     q.pop_front();
     std::optional<std::vector<int>> kids;
     if (threads == 1) {
-      path.assign(root_).append("/").append(std::to_string(pid)).append("/task/").append(std::to_string(pid)).append("/children");
+      path.assign(root_)
+          .append("/")
+          .append(std::to_string(pid))
+          .append("/task/")
+          .append(std::to_string(pid))
+          .append("/children");
       if (auto text = read_small_file(path)) {
         kids.emplace();
         for (auto f : split_fields(*text)) {
@@ -310,14 +322,16 @@ std::map<int, std::pair<ProcStat, int>> ProcReader::subtree(int root) const {
       if (pid != root) continue;  // gone meanwhile
       // No children files on this kernel: the whole table it is.
       auto table = scan();
-      for (const auto& [p, d] : descendants(table, root)) out.emplace(p, std::make_pair(table.at(p), d));
+      for (const auto& [p, d] : descendants(table, root))
+        out.emplace(p, std::make_pair(table.at(p), d));
       return out;
     }
     for (int c : *kids) {
       auto st = stat(c);
       if (!st) continue;
       int n = st->num_threads;
-      if (out.emplace(c, std::make_pair(std::move(*st), depth + 1)).second) q.push_back({c, depth + 1, n});
+      if (out.emplace(c, std::make_pair(std::move(*st), depth + 1)).second)
+        q.push_back({c, depth + 1, n});
     }
   }
   return out;
@@ -336,9 +350,9 @@ std::vector<int> ProcReader::pids() const {
   return out;
 }
 
-std::map<int, std::pair<ProcStat, int>> ProcReader::newcomers(int root, const std::map<int, int>& known,
-                                                              std::set<int>* foreign,
-                                                              const std::vector<int>* candidates) const {
+std::map<int, std::pair<ProcStat, int>> ProcReader::newcomers(
+    int root, const std::map<int, int>& known, std::set<int>* foreign,
+    const std::vector<int>* candidates) const {
   std::map<int, std::pair<ProcStat, int>> out;
   auto depth_of = [&](int pid) -> std::optional<int> {
     if (pid == root) return 0;

@@ -23,10 +23,10 @@ struct ProcStat {
   int ppid = 0;
   int pgrp = 0;
   int session = 0;
-  std::uint64_t utime = 0;       // clock ticks
+  std::uint64_t utime = 0;  // clock ticks
   std::uint64_t stime = 0;
   int num_threads = 0;
-  std::uint64_t starttime = 0;   // clock ticks since boot: with pid, identifies a process
+  std::uint64_t starttime = 0;  // clock ticks since boot: with pid, identifies a process
   std::int64_t rss_pages = 0;
 };
 
@@ -40,7 +40,8 @@ std::vector<int> parse_status_nspid(std::string_view contents);
 
 // A signal mask line of /proc/PID/status ("SigCgt": caught, "SigIgn":
 // ignored, ...): bit sig-1. nullopt if absent or malformed.
-std::optional<std::uint64_t> parse_status_sigmask(std::string_view contents, std::string_view field);
+std::optional<std::uint64_t> parse_status_sigmask(std::string_view contents,
+                                                  std::string_view field);
 // The SigCgt line: the mask of caught signals.
 std::optional<std::uint64_t> parse_status_sigcgt(std::string_view contents);
 
@@ -98,9 +99,9 @@ class ProcReader {
   // *foreign (pids no longer listed are dropped from it, so a reused pid is
   // looked at again). A process whose parent is neither known nor found is
   // left out.
-  std::map<int, std::pair<ProcStat, int>> newcomers(int root, const std::map<int, int>& known,
-                                                    std::set<int>* foreign,
-                                                    const std::vector<int>* candidates = nullptr) const;
+  std::map<int, std::pair<ProcStat, int>> newcomers(
+      int root, const std::map<int, int>& known, std::set<int>* foreign,
+      const std::vector<int>* candidates = nullptr) const;
   // The most recently created pid on the machine (last field of
   // /proc/loadavg): unchanged means no fork anywhere since the last read.
   std::optional<int> last_pid() const;

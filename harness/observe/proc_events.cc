@@ -73,30 +73,28 @@ bool attach_filter(int fd) {
   constexpr unsigned kChildTgid = kEv + offsetof(proc_event, event_data.fork.child_tgid);
   constexpr unsigned kPid = kEv + offsetof(proc_event, event_data.exit.process_pid);
   constexpr unsigned kTgid = kEv + offsetof(proc_event, event_data.exit.process_tgid);
-  static_assert(offsetof(proc_event, event_data.comm.process_tgid) == offsetof(proc_event, event_data.exit.process_tgid));
-  static_assert(offsetof(proc_event, event_data.exec.process_tgid) == offsetof(proc_event, event_data.exit.process_tgid));
+  static_assert(offsetof(proc_event, event_data.comm.process_tgid) ==
+                offsetof(proc_event, event_data.exit.process_tgid));
+  static_assert(offsetof(proc_event, event_data.exec.process_tgid) ==
+                offsetof(proc_event, event_data.exit.process_tgid));
   const auto be = [](unsigned v) { return static_cast<__u32>(htonl(v)); };
   sock_filter code[] = {
       BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kWhat),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, be(proc_event::PROC_EVENT_NONE), 14, 0),   // -> keep
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, be(proc_event::PROC_EVENT_FORK), 0, 5),    // -> not a fork
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, be(proc_event::PROC_EVENT_NONE), 14, 0),  // -> keep
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, be(proc_event::PROC_EVENT_FORK), 0, 5),   // -> not a fork
       // A fork: a process when the child is its own thread group's leader.
-      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kChildPid),
-      BPF_STMT(BPF_ST, 0),
-      BPF_STMT(BPF_LDX | BPF_W | BPF_MEM, 0),
-      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kChildTgid),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_X, 0, 8, 9),                                  // keep : drop
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, be(proc_event::PROC_EVENT_EXEC), 7, 0),    // -> keep
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kChildPid), BPF_STMT(BPF_ST, 0),
+      BPF_STMT(BPF_LDX | BPF_W | BPF_MEM, 0), BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kChildTgid),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_X, 0, 8, 9),                                // keep : drop
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, be(proc_event::PROC_EVENT_EXEC), 7, 0),  // -> keep
       BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, be(proc_event::PROC_EVENT_EXIT), 1, 0),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, be(proc_event::PROC_EVENT_COMM), 0, 6),    // -> drop
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, be(proc_event::PROC_EVENT_COMM), 0, 6),  // -> drop
       // An exit or a comm change: a process's when it is its leader's.
-      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kPid),
-      BPF_STMT(BPF_ST, 0),
-      BPF_STMT(BPF_LDX | BPF_W | BPF_MEM, 0),
-      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kTgid),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_X, 0, 0, 1),                                  // keep : drop
-      BPF_STMT(BPF_RET | BPF_K, 0xffffffff),  // keep
-      BPF_STMT(BPF_RET | BPF_K, 0),           // drop
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kPid), BPF_STMT(BPF_ST, 0),
+      BPF_STMT(BPF_LDX | BPF_W | BPF_MEM, 0), BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kTgid),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_X, 0, 0, 1),  // keep : drop
+      BPF_STMT(BPF_RET | BPF_K, 0xffffffff),         // keep
+      BPF_STMT(BPF_RET | BPF_K, 0),                  // drop
   };
   sock_fprog prog{static_cast<unsigned short>(sizeof code / sizeof code[0]), code};
   return ::setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof prog) == 0;
@@ -105,7 +103,9 @@ bool attach_filter(int fd) {
 }  // namespace
 
 Expected<std::unique_ptr<ProcEvents>> ProcEvents::open(int ack_timeout_ms) {
-  auto fail = [](std::string what) -> Expected<std::unique_ptr<ProcEvents>> { return Error{std::move(what)}; };
+  auto fail = [](std::string what) -> Expected<std::unique_ptr<ProcEvents>> {
+    return Error{std::move(what)};
+  };
   int fd = ::socket(PF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_CONNECTOR);
   if (fd < 0) return fail(std::string("no proc connector socket: ") + std::strerror(errno));
   std::unique_ptr<ProcEvents> self(new ProcEvents(fd));
@@ -132,8 +132,9 @@ Expected<std::unique_ptr<ProcEvents>> ProcEvents::open(int ack_timeout_ms) {
   for (;;) {
     long long left = deadline - now_ms();
     if (left <= 0)
-      return fail("the kernel did not acknowledge the process-events subscription (not in the "
-                  "initial PID/user namespace?)");
+      return fail(
+          "the kernel did not acknowledge the process-events subscription (not in the "
+          "initial PID/user namespace?)");
     pollfd p{fd, POLLIN, 0};
     int r = ::poll(&p, 1, static_cast<int>(left));
     if (r < 0 && errno != EINTR) return fail(std::string("poll: ") + std::strerror(errno));

@@ -28,7 +28,8 @@ struct ProcEvent {
   int tgid = 0;         // its process (thread group); pid == tgid: a process, not a thread
   int parent_pid = 0;   // Fork only: the forking thread
   int parent_tgid = 0;  // Fork only: the forking process
-  int exit_status = 0;  // Exit only: the wait status the parent will reap (exit code << 8, or the signal)
+  int exit_status =
+      0;  // Exit only: the wait status the parent will reap (exit code << 8, or the signal)
 };
 
 class ProcEvents {

@@ -87,12 +87,14 @@ PythonFacts run_probe(const std::string& interpreter) {
   auto at = c.output.rfind("aftermath-facts ");
   if (at == std::string::npos || !c.exited_zero()) {
     std::string said = last_line();
-    f.probe_error = interpreter + " is not a Python that runs (" + (said.empty() ? "no output" : said) + ")";
+    f.probe_error =
+        interpreter + " is not a Python that runs (" + (said.empty() ? "no output" : said) + ")";
     return f;
   }
   auto end = c.output.find('\n', at);
-  nlohmann::json d = nlohmann::json::parse(c.output.substr(at + 16, end == std::string::npos ? std::string::npos : end - at - 16),
-                                           nullptr, false);
+  nlohmann::json d = nlohmann::json::parse(
+      c.output.substr(at + 16, end == std::string::npos ? std::string::npos : end - at - 16),
+      nullptr, false);
   if (!d.is_object()) {
     f.probe_error = interpreter + ": the probe's answer is not JSON";
     return f;
@@ -101,7 +103,8 @@ PythonFacts run_probe(const std::string& interpreter) {
   f.python = d.value("python", "");
   if (d.contains("torch")) {
     f.torch = parse_torch_version(d["torch"].get<std::string>());
-    if (!f.torch) f.torch_error = "an unknown torch version '" + d["torch"].get<std::string>() + "'";
+    if (!f.torch)
+      f.torch_error = "an unknown torch version '" + d["torch"].get<std::string>() + "'";
   } else {
     f.torch_error = d.value("torch_error", "torch does not import");
   }
@@ -112,7 +115,8 @@ PythonFacts run_probe(const std::string& interpreter) {
     f.torchrun_monitor_interval = b.torchrun_monitor_interval;
     f.torch_cuda = d.value("cuda", "none");
     auto seconds = [&](const char* key, Nanos& out) {
-      if (d.contains(key) && d[key].is_number() && d[key].get<double>() >= 0 && d[key].get<double>() < 3600)
+      if (d.contains(key) && d[key].is_number() && d[key].get<double>() >= 0 &&
+          d[key].get<double>() < 3600)
         out = static_cast<Nanos>(d[key].get<double>() * 1e9);
     };
     seconds("loader_status_interval", f.loader_status_interval);

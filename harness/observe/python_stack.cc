@@ -16,7 +16,9 @@ std::string basename_of(std::string_view path) {
   return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
 }
 
-bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
 
 // "Thread 3 (Thread 0x7f98 (LWP 1691) "python3"):", "Thread 1 (process 42):",
 // "Thread 2 (LWP 43 "x"):": the thread's id, 0 if it shows none.
@@ -58,7 +60,8 @@ std::string find_libpython_script(const std::string& gdb_data_root, const std::s
   const std::string interp = "python" + version + "-gdb.py";
   const std::string lib = "libpython" + version + ".so";
   std::string lib_found;
-  for (fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec), end;
+  for (fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec),
+       end;
        !ec && it != end; it.increment(ec)) {
     if (it.depth() > 8) it.disable_recursion_pending();
     if (!it->is_regular_file(ec)) continue;
@@ -104,7 +107,8 @@ std::vector<PythonThreadStack> parse_py_bt(std::string_view text) {
     }
     // py-bt prints a frame's source line indented by four, right after it,
     // or in parentheses why it could not ("(failed to get frame line number)").
-    if (last && last->code.empty() && starts_with(line, "    ") && line.find_first_not_of(' ') != std::string::npos &&
+    if (last && last->code.empty() && starts_with(line, "    ") &&
+        line.find_first_not_of(' ') != std::string::npos &&
         line[line.find_first_not_of(' ')] != '(') {
       last->code = line.substr(line.find_first_not_of(' '));
       current().text += line + "\n";
@@ -165,7 +169,8 @@ bool is_installed_python_file(std::string_view file) {
   static const std::regex stdlib(R"(/lib(64)?/python\d+(\.\d+)?[a-z]*/)");
   if (starts_with(file, "<frozen")) return true;
   std::string f(file);
-  if (f.find("/site-packages/") != std::string::npos || f.find("/dist-packages/") != std::string::npos)
+  if (f.find("/site-packages/") != std::string::npos ||
+      f.find("/dist-packages/") != std::string::npos)
     return true;
   return std::regex_search(f, stdlib);
 }

@@ -142,8 +142,8 @@ Status probe_requirement(const std::string& name, const std::vector<std::string>
   return {};
 }
 
-Status requirements_met(const std::vector<std::string>& requirements, const std::vector<std::string>& job_argv,
-                        const RequirementEnv& env) {
+Status requirements_met(const std::vector<std::string>& requirements,
+                        const std::vector<std::string>& job_argv, const RequirementEnv& env) {
   for (const auto& r : requirements)
     if (Status met = probe_requirement(r, job_argv, env); !met)
       return Error{r + ": " + met.error().what, met.error().errnum};

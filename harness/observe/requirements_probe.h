@@ -1,6 +1,6 @@
-// A scenario's `requires:` (the names are harness/scenario/requirements.h's) probed on this machine. A scenario whose
-// requirements are not met is not launched: its verdict is `skipped`, with
-// the first unmet requirement and why ("gpu: no NVIDIA device
+// A scenario's `requires:` (the names are harness/scenario/requirements.h's) probed on this
+// machine. A scenario whose requirements are not met is not launched: its verdict is `skipped`,
+// with the first unmet requirement and why ("gpu: no NVIDIA device
 // (/dev/nvidiactl absent)"), so the GPU suite on a CPU runner reports what it
 // could not do instead of failing or passing.
 //
@@ -22,7 +22,6 @@
 
 #include <optional>
 #include <string>
-
 #include <vector>
 
 #include "harness/os/expected.h"

@@ -28,7 +28,9 @@ std::string_view basename(std::string_view p) {
   return slash == std::string_view::npos ? p : p.substr(slash + 1);
 }
 
-bool contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
+bool contains(std::string_view s, std::string_view part) {
+  return s.find(part) != std::string_view::npos;
+}
 
 }  // namespace
 
@@ -40,8 +42,8 @@ bool has_loader_worker_handlers(std::uint64_t sigcgt) {
 bool is_helper_process(std::string_view comm, std::string_view cmdline) {
   // /proc truncates comm to 15 characters.
   if (comm == "torch_shm_manag" || contains(cmdline, "torch_shm_manager")) return true;
-  for (std::string_view m : {"multiprocessing.resource_tracker", "multiprocessing.semaphore_tracker",
-                             "multiprocessing.forkserver"})
+  for (std::string_view m : {"multiprocessing.resource_tracker",
+                             "multiprocessing.semaphore_tracker", "multiprocessing.forkserver"})
     if (contains(cmdline, std::string("from ") + std::string(m) + " import main")) return true;
   return false;
 }
@@ -53,7 +55,8 @@ bool is_torchrun_agent(std::string_view cmdline) {
   for (size_t i = 0; i < w.size() && i < 2; ++i)
     if (contains(basename(w[i]), "torchrun")) return true;
   for (size_t i = 0; i + 1 < w.size() && i < 3; ++i)
-    if (w[i] == "-m" && (w[i + 1] == "torch.distributed.run" || w[i + 1] == "torch.distributed.launch"))
+    if (w[i] == "-m" &&
+        (w[i + 1] == "torch.distributed.run" || w[i + 1] == "torch.distributed.launch"))
       return true;
   return false;
 }
@@ -70,7 +73,8 @@ std::optional<Nanos> launcher_poll_interval(std::string_view cmdline, Nanos defa
   for (size_t i = 0; i < w.size(); ++i) {
     std::string_view a = w[i], value;
     for (std::string_view name : {"--monitor_interval", "--monitor-interval"}) {
-      if (a == name && i + 1 < w.size()) value = w[i + 1];
+      if (a == name && i + 1 < w.size())
+        value = w[i + 1];
       else if (a.size() > name.size() && a.substr(0, name.size()) == name && a[name.size()] == '=')
         value = a.substr(name.size() + 1);
     }
@@ -84,7 +88,8 @@ std::optional<Nanos> launcher_poll_interval(std::string_view cmdline, Nanos defa
 }
 
 std::optional<int> parse_rank_value(std::string_view text) {
-  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string_view::npos)
+  if (text.empty() || text.size() > 9 ||
+      text.find_first_not_of("0123456789") != std::string_view::npos)
     return std::nullopt;
   return std::atoi(std::string(text).c_str());
 }

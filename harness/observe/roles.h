@@ -43,9 +43,9 @@ namespace aftermath {
 // command line, another user's environment may be unreadable).
 struct RoleEvidence {
   std::string comm;
-  std::string cmdline;                 // arguments joined by spaces
-  std::optional<int> env_rank;         // RANK in /proc/PID/environ
-  std::optional<std::uint64_t> caught; // SigCgt of /proc/PID/status
+  std::string cmdline;                  // arguments joined by spaces
+  std::optional<int> env_rank;          // RANK in /proc/PID/environ
+  std::optional<std::uint64_t> caught;  // SigCgt of /proc/PID/status
   bool is_top = false;
 };
 

@@ -15,8 +15,8 @@ namespace aftermath {
 
 struct ShmEntry {
   std::string name;
-  std::int64_t bytes = 0;       // st_size
-  std::int64_t allocated = 0;   // st_blocks * 512: what it really costs
+  std::int64_t bytes = 0;      // st_size
+  std::int64_t allocated = 0;  // st_blocks * 512: what it really costs
   std::int64_t mtime_ns = 0;
   unsigned uid = 0;
 };

@@ -16,10 +16,13 @@ namespace {
 
 constexpr std::string_view kDeleted = " (deleted)";
 
-bool is_shm_path(std::string_view p) { return p.rfind("/dev/shm/", 0) == 0 || p.rfind("/memfd:", 0) == 0; }
+bool is_shm_path(std::string_view p) {
+  return p.rfind("/dev/shm/", 0) == 0 || p.rfind("/memfd:", 0) == 0;
+}
 
 HeldShm& entry(std::vector<HeldShm>& v, std::string_view raw) {
-  bool deleted = raw.size() > kDeleted.size() && raw.substr(raw.size() - kDeleted.size()) == kDeleted;
+  bool deleted =
+      raw.size() > kDeleted.size() && raw.substr(raw.size() - kDeleted.size()) == kDeleted;
   std::string path(deleted ? raw.substr(0, raw.size() - kDeleted.size()) : raw);
   for (auto& h : v)
     if (h.path == path) return h;
@@ -47,7 +50,8 @@ std::vector<HeldShm> parse_maps_shm(std::string_view maps) {
     size_t sp = line.find(' ');
     if (dash == std::string_view::npos || sp == std::string_view::npos || dash > sp) continue;
     std::uint64_t start = std::strtoull(std::string(line.substr(0, dash)).c_str(), nullptr, 16);
-    std::uint64_t end = std::strtoull(std::string(line.substr(dash + 1, sp - dash - 1)).c_str(), nullptr, 16);
+    std::uint64_t end =
+        std::strtoull(std::string(line.substr(dash + 1, sp - dash - 1)).c_str(), nullptr, 16);
     HeldShm& h = entry(out, path);
     h.mapped = true;
     if (end > start) h.bytes += static_cast<std::int64_t>(end - start);
@@ -67,8 +71,9 @@ std::vector<HeldShm> shm_held_by(const std::string& proc_root, int pid) {
       if (!target || !is_shm_path(*target)) continue;
       HeldShm& h = entry(out, *target);
       h.open = true;
-      struct stat st {};
-      if (!h.mapped && ::stat(link.c_str(), &st) == 0) h.bytes = std::max<std::int64_t>(h.bytes, st.st_size);
+      struct stat st{};
+      if (!h.mapped && ::stat(link.c_str(), &st) == 0)
+        h.bytes = std::max<std::int64_t>(h.bytes, st.st_size);
     }
     ::closedir(d);
   }

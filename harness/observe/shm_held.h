@@ -12,11 +12,11 @@
 namespace aftermath {
 
 struct HeldShm {
-  std::string path;     // "/dev/shm/torch_12_34_0", "/memfd:foo"; without " (deleted)"
-  bool deleted = false; // unlinked: only its holders keep it
+  std::string path;      // "/dev/shm/torch_12_34_0", "/memfd:foo"; without " (deleted)"
+  bool deleted = false;  // unlinked: only its holders keep it
   bool memfd = false;
-  bool mapped = false;  // in /proc/PID/maps
-  bool open = false;    // an fd in /proc/PID/fd
+  bool mapped = false;     // in /proc/PID/maps
+  bool open = false;       // an fd in /proc/PID/fd
   std::int64_t bytes = 0;  // mapped size, else the open file's size
 };
 

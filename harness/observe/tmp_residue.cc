@@ -103,7 +103,9 @@ std::string_view to_string(TmpKind k) {
 }
 
 TmpKind classify_tmp_name(std::string_view name) {
-  auto starts = [&](std::string_view p) { return name.size() > p.size() && name.substr(0, p.size()) == p; };
+  auto starts = [&](std::string_view p) {
+    return name.size() > p.size() && name.substr(0, p.size()) == p;
+  };
   if (starts("pymp-")) return TmpKind::Pymp;
   if (starts("torch-shm-dir-")) return TmpKind::TorchShmDir;
   if (starts("torchelastic_")) return TmpKind::Torchelastic;
@@ -126,7 +128,8 @@ Expected<TmpTable> scan_tmp(const std::string& dir, const TmpScanLimits& limits)
   ::closedir(d);
   TmpTable out;
   for (auto& n : names)
-    if (auto e = entry_at(dfd, n, limits)) out.emplace(n, std::move(*e));  // gone meanwhile: skipped
+    if (auto e = entry_at(dfd, n, limits))
+      out.emplace(n, std::move(*e));  // gone meanwhile: skipped
   ::close(dfd);
   return out;
 }

@@ -48,10 +48,10 @@ struct TmpEntry {
   TmpKind kind = TmpKind::Other;
   bool dir = false;
   unsigned uid = 0;
-  std::uint64_t inode = 0;    // what a removal re-checks: only this very entry goes
-  std::int64_t bytes = 0;     // st_size summed over everything under it (bounded)
-  bool bytes_partial = false; // the walk stopped at its bound: bytes is a lower bound
-  std::int64_t mtime_ns = 0;  // the newest mtime seen in it (CLOCK_REALTIME)
+  std::uint64_t inode = 0;     // what a removal re-checks: only this very entry goes
+  std::int64_t bytes = 0;      // st_size summed over everything under it (bounded)
+  bool bytes_partial = false;  // the walk stopped at its bound: bytes is a lower bound
+  std::int64_t mtime_ns = 0;   // the newest mtime seen in it (CLOCK_REALTIME)
   // Sockets directly in it (listener-*, manager.sock): a socket file whose
   // socket is no longer bound proves the process that bound it is gone.
   std::vector<std::string> sockets;
@@ -87,8 +87,8 @@ std::vector<UnixSocket> parse_proc_net_unix(std::string_view contents);
 
 // Who holds an entry of the temp dir.
 struct TmpHold {
-  std::vector<int> pids;            // live processes that hold it (proc-root pids), sorted
-  std::vector<std::string> bound;   // live bound sockets under it (paths)
+  std::vector<int> pids;           // live processes that hold it (proc-root pids), sorted
+  std::vector<std::string> bound;  // live bound sockets under it (paths)
   bool held() const { return !pids.empty() || !bound.empty(); }
 };
 

@@ -67,16 +67,20 @@ std::vector<BatchedCommand> run_commands(const std::vector<std::vector<std::stri
     if (n < 0 && errno != EINTR) {
       // Cannot wait any more: end them all now, start no more.
       for (auto& r : running) finish(r, true);
-      for (; next < argvs.size(); ++next) out[next].outcome.output = "not started: cannot wait for commands";
+      for (; next < argvs.size(); ++next)
+        out[next].outcome.output = "not started: cannot wait for commands";
       break;
     }
     now = monotonic_now();
     std::vector<Running> still;
     for (size_t i = 0; i < running.size(); ++i) {
       bool exited = n > 0 && (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) != 0;
-      if (exited) finish(running[i], false);
-      else if (now >= running[i].deadline) finish(running[i], true);
-      else still.push_back(running[i]);
+      if (exited)
+        finish(running[i], false);
+      else if (now >= running[i].deadline)
+        finish(running[i], true);
+      else
+        still.push_back(running[i]);
     }
     running = std::move(still);
     if (o.while_waiting) o.while_waiting();

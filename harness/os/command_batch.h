@@ -20,7 +20,7 @@ struct CommandBatchOptions {
   // A command does not start with less than this left of the total: a start
   // that could not finish is not worth its cost.
   Nanos min_start = 0;
-  size_t max_output = 256 * 1024;    // per command
+  size_t max_output = 256 * 1024;  // per command
   // Called at least every 50 ms while commands run (as run_command's).
   std::function<void()> while_waiting;
 };

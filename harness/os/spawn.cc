@@ -8,8 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 extern char** environ;
@@ -119,12 +119,16 @@ Expected<pid_t> spawn(const SpawnOptions& o) {
 
 std::string CommandOutcome::describe() const {
   switch (end) {
-    case End::NotStarted: return "not started: " + output;
-    case End::TimedOut: return "timed out";
-    case End::Exited: return "exited " + std::to_string(code);
+    case End::NotStarted:
+      return "not started: " + output;
+    case End::TimedOut:
+      return "timed out";
+    case End::Exited:
+      return "exited " + std::to_string(code);
     case End::Signaled: {
       const char* name = ::sigabbrev_np(code);
-      return std::string("killed by ") + (name ? std::string("SIG") + name : "signal " + std::to_string(code));
+      return std::string("killed by ") +
+             (name ? std::string("SIG") + name : "signal " + std::to_string(code));
     }
   }
   return "not started";
@@ -157,8 +161,10 @@ CommandOutcome finish_command(StartedCommand& c, bool kill, size_t max_output) {
   CommandOutcome r;
   if (kill || c.pidfd < 0) {
     // No pidfd: the child is ours and not yet reaped, so its pid still names it.
-    if (c.pidfd >= 0) ::syscall(SYS_pidfd_send_signal, c.pidfd, SIGKILL, nullptr, 0);
-    else ::kill(c.pid, SIGKILL);
+    if (c.pidfd >= 0)
+      ::syscall(SYS_pidfd_send_signal, c.pidfd, SIGKILL, nullptr, 0);
+    else
+      ::kill(c.pid, SIGKILL);
   }
   int status = 0;
   while (::waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
@@ -184,8 +190,8 @@ CommandOutcome finish_command(StartedCommand& c, bool kill, size_t max_output) {
   return r;
 }
 
-CommandOutcome run_command(const std::vector<std::string>& argv, Nanos deadline,
-                           size_t max_output, const std::function<void()>& while_waiting) {
+CommandOutcome run_command(const std::vector<std::string>& argv, Nanos deadline, size_t max_output,
+                           const std::function<void()>& while_waiting) {
   auto started = start_command(argv);
   if (!started) {
     CommandOutcome r;

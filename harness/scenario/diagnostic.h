@@ -11,7 +11,7 @@ struct Diagnostic {
   std::string file;
   int line = 0;
   int column = 0;
-  std::string field;    // dotted path: "job.command", "checks.job_exit.code", "timeouts.job"
+  std::string field;  // dotted path: "job.command", "checks.job_exit.code", "timeouts.job"
   std::string message;
   // "file:line:column: field: message"
   std::string to_string() const;

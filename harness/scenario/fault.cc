@@ -29,12 +29,14 @@ Expected<TargetSpec> parse_target(const std::string& text) {
     return t;
   }
   if (kind == "node" || kind == "agent") {
-    if (!to_int(arg, &t.node)) return fail("'" + kind + ":N' needs a node number, got '" + arg + "'");
+    if (!to_int(arg, &t.node))
+      return fail("'" + kind + ":N' needs a node number, got '" + arg + "'");
     t.kind = kind == "node" ? TargetSpec::Kind::Node : TargetSpec::Kind::Agent;
     return t;
   }
   if (kind == "rank" || kind == "workers") {
-    if (!to_int(arg, &t.rank)) return fail("'" + kind + ":R' needs a rank number, got '" + arg + "'");
+    if (!to_int(arg, &t.rank))
+      return fail("'" + kind + ":R' needs a rank number, got '" + arg + "'");
     t.kind = kind == "rank" ? TargetSpec::Kind::Rank : TargetSpec::Kind::Workers;
     return t;
   }
@@ -57,8 +59,9 @@ Expected<TargetSpec> parse_target(const std::string& text) {
     t.regex = arg;
     return t;
   }
-  return fail("unknown target '" + text +
-              "' (launcher, rank:R, worker:R/W, workers:R, match:<regex>, all, self, node:N, agent:N)");
+  return fail(
+      "unknown target '" + text +
+      "' (launcher, rank:R, worker:R/W, workers:R, match:<regex>, all, self, node:N, agent:N)");
 }
 
 const std::vector<std::string>& known_fault_actions() {

@@ -35,11 +35,11 @@ struct TargetSpec {
   // Agent: the harness's agent on node N (agent:N), for agent_kill.
   enum class Kind { Launcher, Rank, Worker, Workers, Match, All, Self, Node, Agent };
   Kind kind = Kind::All;
-  int node = -1;        // node:N, agent:N
-  int rank = -1;        // rank:R, worker:R/W, workers:R
-  int worker = -1;      // worker:R/W
-  std::string regex;    // match:<regex on the command line>
-  std::string text;     // as written
+  int node = -1;      // node:N, agent:N
+  int rank = -1;      // rank:R, worker:R/W, workers:R
+  int worker = -1;    // worker:R/W
+  std::string regex;  // match:<regex on the command line>
+  std::string text;   // as written
 };
 
 // "launcher", "rank:1", "worker:0/3", "workers:0", "match:torch_shm_manager",
@@ -50,9 +50,9 @@ Expected<TargetSpec> parse_target(const std::string& text);
 struct Predicate {
   enum class Kind { Workers, Processes, ShmEntries, State, Orphans };
   Kind kind = Kind::Processes;
-  int rank = -1;     // Workers: of this rank only (-1: any)
-  int count = 0;     // Workers / Processes / ShmEntries / Orphans: at least this many
-  char state = 0;    // State: some job process is in this /proc state (D, Z, T, ...)
+  int rank = -1;   // Workers: of this rank only (-1: any)
+  int count = 0;   // Workers / Processes / ShmEntries / Orphans: at least this many
+  char state = 0;  // State: some job process is in this /proc state (D, Z, T, ...)
   std::string text;
 };
 
@@ -70,15 +70,15 @@ struct TriggerSpec {
 
 struct FaultSpec {
   FaultAction action = FaultAction::None;
-  int signal = 0;                 // for signal actions
+  int signal = 0;  // for signal actions
   TargetSpec target;
   // `node: N` in a multi-node run: only node N acts on this fault (its
   // launcher, its rank R ...); -1: every node that has a match. node:N and
   // agent:N targets name their node themselves.
   int node = -1;
   TriggerSpec at;
-  Nanos duration = 0;             // delay: how long the point is held
-  Nanos resume_after = 0;         // SIGSTOP: SIGCONT after this (0: stays stopped)
+  Nanos duration = 0;      // delay: how long the point is held
+  Nanos resume_after = 0;  // SIGSTOP: SIGCONT after this (0: stays stopped)
   // scancel: `signal:` sends that one signal to the step, as `scancel
   // --signal` does (0: the cancel itself: SIGCONT and SIGTERM, then SIGKILL
   // after kill_wait, Slurm's KillWait; its default is Slurm's, 30 s).
@@ -92,7 +92,7 @@ struct FaultSpec {
   // trigger arms it for the target processes: their next cudaMalloc /
   // cuMemAlloc returns out-of-memory).
   FaultMechanism mechanism = FaultMechanism::Auto;
-  double share = 0.95;              // device_oom hog
+  double share = 0.95;  // device_oom hog
   std::optional<std::int64_t> bytes;
   int device = 0;
   // host_oom: how much more the target may take before its allocations fail
@@ -104,7 +104,7 @@ struct FaultSpec {
   // mechanism unavailable here). By default such a fault makes the verdict
   // `error` (or `skipped` for an unavailable mechanism), never `pass`.
   bool optional = false;
-  int line = 0;                   // where it was written, for reports
+  int line = 0;  // where it was written, for reports
 };
 
 // The actions a fault may name, as written (all_fault_actions() as text).

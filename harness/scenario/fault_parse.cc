@@ -11,9 +11,9 @@ namespace aftermath {
 
 namespace {
 
-const Keys kFaultKeys = {"action", "target",   "node",    "at",    "duration", "resume_after",
-                         "signal", "kill_wait", "mechanism", "share", "bytes",    "device",
-                         "headroom", "optional"};
+const Keys kFaultKeys = {"action",       "target", "node",      "at",        "duration",
+                         "resume_after", "signal", "kill_wait", "mechanism", "share",
+                         "bytes",        "device", "headroom",  "optional"};
 const Keys kTriggerKeys = {"point", "labels", "hit", "after", "when", "phase"};
 const Keys kPredicateKeys = {"workers", "processes", "shm_entries", "state", "orphans"};
 const Keys kPhases = {"startup", "steady", "shutdown"};
@@ -52,7 +52,8 @@ void parse_target_field(FieldReader& r, const Entry& fe, const Entries& es, Faul
         f->target = *spec;
         if (f->action == FaultAction::Scancel && spec->kind != TargetSpec::Kind::Launcher)
           r.error(t->where(), t->path,
-                  "scancel signals the step from its task down: its target is the launcher (or leave it out)");
+                  "scancel signals the step from its task down: its target is the launcher (or "
+                  "leave it out)");
       } else {
         r.error(t->where(), t->path, spec.error().what);
       }
@@ -85,13 +86,20 @@ void parse_scancel(FieldReader& r, const Entries& es, FaultSpec* f) {
   if (sig) {
     auto v = r.string_value(*sig);
     std::optional<int> n = v ? parse_signal(*v) : std::nullopt;
-    if (!scancel) r.error(sig->key.Mark(), sig->path, "only scancel takes a signal (the action names the signal otherwise)");
-    else if (v && !n) r.error(sig->where(), sig->path, "unknown signal '" + *v + "' (e.g. SIGTERM, SIGUSR1, 15)");
-    else if (n) f->step_signal = *n;
+    if (!scancel)
+      r.error(sig->key.Mark(), sig->path,
+              "only scancel takes a signal (the action names the signal otherwise)");
+    else if (v && !n)
+      r.error(sig->where(), sig->path, "unknown signal '" + *v + "' (e.g. SIGTERM, SIGUSR1, 15)");
+    else if (n)
+      f->step_signal = *n;
   }
   if (kw) {
-    if (!scancel) r.error(kw->key.Mark(), kw->path, "only scancel takes a kill_wait");
-    else if (sig) r.error(kw->key.Mark(), kw->path, "scancel with a signal sends only that signal: it has no kill_wait");
+    if (!scancel)
+      r.error(kw->key.Mark(), kw->path, "only scancel takes a kill_wait");
+    else if (sig)
+      r.error(kw->key.Mark(), kw->path,
+              "scancel with a signal sends only that signal: it has no kill_wait");
     if (auto v = r.bounded_duration(*kw, true)) f->kill_wait = *v;
   }
 }
@@ -167,7 +175,8 @@ void parse_optional_and_device(FieldReader& r, const Entries& es, FaultSpec* f) 
     const std::string s = d->value.IsScalar() ? d->value.Scalar() : "";
     if (!hog) {
       r.error(d->key.Mark(), d->path, "only device_oom with mechanism: hog takes a device");
-    } else if (s.empty() || s.size() > 4 || s.find_first_not_of("0123456789") != std::string::npos) {
+    } else if (s.empty() || s.size() > 4 ||
+               s.find_first_not_of("0123456789") != std::string::npos) {
       r.error(d->where(), d->path, "expected a CUDA device ordinal (0, 1, ...)");
     } else {
       f->device = std::stoi(s);
@@ -189,12 +198,14 @@ void check_combinations(FieldReader& r, const Entry& fe, size_t before, const Fa
        (f.action == FaultAction::HostOom && f.mechanism == FaultMechanism::Rlimit)) &&
       !at_point && r.error_count() == before) {
     r.error(fe.value.Mark(), child(fe.path, "at"),
-            "'" + std::string(to_string(f.action)) + "' acts inside the job at a point: it needs `at: {point: ...}`");
+            "'" + std::string(to_string(f.action)) +
+                "' acts inside the job at a point: it needs `at: {point: ...}`");
   }
-  if ((f.action == FaultAction::Delay || f.action == FaultAction::Hang) && f.target.kind != TargetSpec::Kind::Self &&
-      r.error_count() == before) {
+  if ((f.action == FaultAction::Delay || f.action == FaultAction::Hang) &&
+      f.target.kind != TargetSpec::Kind::Self && r.error_count() == before) {
     r.error(fe.value.Mark(), child(fe.path, "target"),
-            "'" + std::string(to_string(f.action)) + "' holds the process at the point: its target can only be self");
+            "'" + std::string(to_string(f.action)) +
+                "' holds the process at the point: its target can only be self");
   }
 }
 
@@ -204,9 +215,11 @@ void check_combinations(FieldReader& r, const Entry& fe, size_t before, const Fa
 void check_node_number(FieldReader& r, const Entry& e, const std::string& path, int nodes, int node,
                        const std::string& what) {
   if (nodes == 1) {
-    r.error(e.value.Mark(), path, what + " needs a multi-node scenario (nodes: 2 or more); this one runs on one node");
+    r.error(e.value.Mark(), path,
+            what + " needs a multi-node scenario (nodes: 2 or more); this one runs on one node");
   } else if (nodes > 1 && node >= nodes) {
-    r.error(e.value.Mark(), path, what + " does not exist: nodes are 0.." + std::to_string(nodes - 1));
+    r.error(e.value.Mark(), path,
+            what + " does not exist: nodes are 0.." + std::to_string(nodes - 1));
   }
 }
 
@@ -221,12 +234,15 @@ void check_node_target(FieldReader& r, const Entry& fe, const Entries& es, size_
   const std::string action(to_string(f.action));
   const std::string target_path = child(fe.path, "target");
   if (is_node_action(f.action) && kind != K::Node) {
-    r.error(fe.value.Mark(), target_path, "'" + action + "' acts on a node: its target must be node:N");
-  } else if (f.action == FaultAction::AgentKill && kind != K::Agent) {
-    r.error(fe.value.Mark(), target_path, "'agent_kill' kills a node's agent: its target must be agent:N");
-  } else if (kind == K::Node && !is_node_action(f.action) && !f.signal) {
     r.error(fe.value.Mark(), target_path,
-            "node:N takes the node actions (node_loss, partition) and signals, not '" + action + "'");
+            "'" + action + "' acts on a node: its target must be node:N");
+  } else if (f.action == FaultAction::AgentKill && kind != K::Agent) {
+    r.error(fe.value.Mark(), target_path,
+            "'agent_kill' kills a node's agent: its target must be agent:N");
+  } else if (kind == K::Node && !is_node_action(f.action) && !f.signal) {
+    r.error(
+        fe.value.Mark(), target_path,
+        "node:N takes the node actions (node_loss, partition) and signals, not '" + action + "'");
   } else if (kind == K::Agent && f.action != FaultAction::AgentKill) {
     r.error(fe.value.Mark(), target_path, "agent:N takes only agent_kill, not '" + action + "'");
   } else if (kind == K::Node || kind == K::Agent) {
@@ -297,12 +313,15 @@ void parse_predicate(FieldReader& r, const Entry& p, Predicate* pr) {
       static const Keys kWorkerKeys = {"rank", "count"};
       Entries ws = r.entries(p.value, p.path, &kWorkerKeys);
       if (const Entry* rk = find(ws, "rank")) pr->rank = count_of(r, *rk);
-      if (const Entry* c = find(ws, "count")) pr->count = count_of(r, *c);
-      else r.missing(p.value, child(p.path, "count"));
+      if (const Entry* c = find(ws, "count"))
+        pr->count = count_of(r, *c);
+      else
+        r.missing(p.value, child(p.path, "count"));
     } else {
       pr->count = count_of(r, p);
     }
-    pr->text = "workers" + (pr->rank >= 0 ? " of rank " + std::to_string(pr->rank) : std::string()) +
+    pr->text = "workers" +
+               (pr->rank >= 0 ? " of rank " + std::to_string(pr->rank) : std::string()) +
                " >= " + std::to_string(pr->count);
   } else if (p.name == "processes") {
     pr->kind = Predicate::Kind::Processes;
@@ -330,8 +349,9 @@ void parse_predicate(FieldReader& r, const Entry& p, Predicate* pr) {
 
 void parse_trigger(FieldReader& r, const Entry& te, TriggerSpec* t) {
   if (!te.value.IsMap()) {
-    r.wrong_type(te, "a map: {point: NAME, labels: {...}, hit: N} | {after: 2s} | {when: {...}} | "
-                     "{phase: startup|steady|shutdown}");
+    r.wrong_type(te,
+                 "a map: {point: NAME, labels: {...}, hit: N} | {after: 2s} | {when: {...}} | "
+                 "{phase: startup|steady|shutdown}");
     return;
   }
   Entries es = r.entries(te.value, te.path, &kTriggerKeys);
@@ -343,7 +363,8 @@ void parse_trigger(FieldReader& r, const Entry& te, TriggerSpec* t) {
   }
   if (find(es, "point")) return parse_point(r, es, t);
   for (const char* k : {"labels", "hit"}) {
-    if (const Entry* e = find(es, k)) r.error(e->key.Mark(), e->path, "only a point takes " + std::string(k));
+    if (const Entry* e = find(es, k))
+      r.error(e->key.Mark(), e->path, "only a point takes " + std::string(k));
   }
   if (const Entry* a = find(es, "after")) {
     t->kind = TriggerSpec::Kind::After;
@@ -365,14 +386,17 @@ void parse_trigger(FieldReader& r, const Entry& te, TriggerSpec* t) {
   const Entry* w = find(es, "when");
   t->kind = TriggerSpec::Kind::When;
   if (!w->value.IsMap()) {
-    r.wrong_type(*w, "a map: {workers: {rank: R, count: N}} | {processes: N} | {shm_entries: N} | "
-                     "{orphans: N} | {state: D}");
+    r.wrong_type(*w,
+                 "a map: {workers: {rank: R, count: N}} | {processes: N} | {shm_entries: N} | "
+                 "{orphans: N} | {state: D}");
     return;
   }
   Entries ps = r.entries(w->value, w->path, &kPredicateKeys);
   if (ps.size() != 1) {
-    if (!ps.empty()) r.error(w->where(), w->path, "needs exactly one predicate");
-    else if (w->value.size() == 0) r.error(w->where(), w->path, "needs a predicate");
+    if (!ps.empty())
+      r.error(w->where(), w->path, "needs exactly one predicate");
+    else if (w->value.size() == 0)
+      r.error(w->where(), w->path, "needs a predicate");
     return;
   }
   parse_predicate(r, ps[0], &t->when);
@@ -417,7 +441,8 @@ std::optional<FaultSpec> parse_fault(FieldReader& r, const Entry& fe, int nodes)
     r.missing(fe.value, child(fe.path, "duration"));
   }
   if (const Entry* ra = find(es, "resume_after")) {
-    if (f.action != FaultAction::Sigstop) r.error(ra->key.Mark(), ra->path, "only SIGSTOP takes resume_after");
+    if (f.action != FaultAction::Sigstop)
+      r.error(ra->key.Mark(), ra->path, "only SIGSTOP takes resume_after");
     if (auto v = r.bounded_duration(*ra, true)) f.resume_after = *v;
   }
   parse_scancel(r, es, &f);

@@ -28,8 +28,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const Keys kTopKeys = {"name",  "description",     "tags", "requires", "job",    "timeouts", "grace",
-                       "sample_interval", "seed", "checks", "expect", "faults", "nodes", "torch"};
+const Keys kTopKeys = {
+    "name", "description", "tags",   "requires", "job",   "timeouts", "grace", "sample_interval",
+    "seed", "checks",      "expect", "faults",   "nodes", "torch"};
 const Keys kTorchVariantKeys = {"checks", "expect"};
 // More nodes than a scenario on one test machine can mean; a real allocation
 // may be bigger, but a scenario names each node it faults.
@@ -47,7 +48,8 @@ void parse_name(FieldReader& r, const Entry& e, std::string* out) {
   std::optional<std::string> v = r.string_value(e);
   if (!v) return;
   if (!valid_scenario_name(*v)) {
-    r.error(e.where(), e.path, "invalid name '" + *v + "' (" + std::string(kScenarioNameRule) + ")");
+    r.error(e.where(), e.path,
+            "invalid name '" + *v + "' (" + std::string(kScenarioNameRule) + ")");
   }
   *out = *v;
 }
@@ -76,8 +78,9 @@ void parse_nodes(FieldReader& r, const Entry& e, int* nodes) {
   const std::string s = e.value.IsScalar() ? e.value.Scalar() : "";
   if (s.empty() || s.size() > 4 || s.find_first_not_of("0123456789") != std::string::npos ||
       std::stoi(s) < 1 || std::stoi(s) > kMaxNodes) {
-    r.error(e.where(), e.path, "expected a node count from 1 to " + std::to_string(kMaxNodes) +
-                                   ", got " + describe(e.value));
+    r.error(e.where(), e.path,
+            "expected a node count from 1 to " + std::to_string(kMaxNodes) + ", got " +
+                describe(e.value));
     return;
   }
   *nodes = std::stoi(s);
@@ -129,9 +132,9 @@ void parse_expect(FieldReader& r, const Entry& ee, const CheckCatalog& catalog,
                   const std::map<std::string, CheckConfig>& checks, Expectation* ex) {
   if (ee.value.IsScalar()) {
     if (ee.value.Scalar() != "pass") {
-      r.error(ee.where(), ee.path,
-              "expected 'pass' or a map {fail: [checks...], reason: text}, got " +
-                  describe(ee.value));
+      r.error(
+          ee.where(), ee.path,
+          "expected 'pass' or a map {fail: [checks...], reason: text}, got " + describe(ee.value));
     }
     return;
   }
@@ -168,10 +171,11 @@ void parse_expect(FieldReader& r, const Entry& ee, const CheckCatalog& catalog,
 // `torch: {RANGE: {checks: ..., expect: ...}, ...}`: each range's checks
 // start from the base's; its expectation is its own (the base's when it
 // states none).
-void parse_torch_variants(FieldReader& r, const Entry& te, const CheckCatalog& catalog, const Scenario& base,
-                          std::vector<TorchVariant>* out) {
+void parse_torch_variants(FieldReader& r, const Entry& te, const CheckCatalog& catalog,
+                          const Scenario& base, std::vector<TorchVariant>* out) {
   if (!te.value.IsMap() || te.value.size() == 0) {
-    r.wrong_type(te, "a map of version ranges ('>=2.2', '<2.0', '1.13') to {checks: ..., expect: ...}");
+    r.wrong_type(te,
+                 "a map of version ranges ('>=2.2', '<2.0', '1.13') to {checks: ..., expect: ...}");
     return;
   }
   for (const Entry& e : r.entries(te.value, te.path, nullptr)) {
@@ -186,7 +190,8 @@ void parse_torch_variants(FieldReader& r, const Entry& te, const CheckCatalog& c
     }
     TorchVariant v{*range, base.checks, base.expect};
     Entries es = r.entries(e.value, e.path, &kTorchVariantKeys);
-    if (e.value.size() == 0) r.error(e.where(), e.path, "says nothing: give checks:, expect: or both");
+    if (e.value.size() == 0)
+      r.error(e.where(), e.path, "says nothing: give checks:, expect: or both");
     if (const Entry* c = find(es, "checks")) parse_checks(r, *c, catalog, &v.checks);
     if (const Entry* x = find(es, "expect")) {
       v.expect = Expectation{};
@@ -205,11 +210,12 @@ std::optional<YAML::Mark> first_tab_indent(std::string_view text) {
   size_t start = 0;
   while (start <= text.size()) {
     size_t end = text.find('\n', start);
-    std::string_view line = text.substr(start, end == std::string_view::npos ? text.size() - start
-                                                                             : end - start);
+    std::string_view line =
+        text.substr(start, end == std::string_view::npos ? text.size() - start : end - start);
     size_t lead = line.find_first_not_of(" \t");
     std::string_view indent = line.substr(0, lead == std::string_view::npos ? line.size() : lead);
-    if (size_t tab = indent.find('\t'); tab != std::string_view::npos && lead != std::string_view::npos) {
+    if (size_t tab = indent.find('\t');
+        tab != std::string_view::npos && lead != std::string_view::npos) {
       m.column = static_cast<int>(tab);
       m.pos = static_cast<int>(start + tab);
       return m;
@@ -235,7 +241,8 @@ std::optional<YAML::Node> root_map(FieldReader& r, std::string_view text) {
     return std::nullopt;
   }
   if (docs.empty() || docs[0].IsNull()) {
-    r.error(YAML::Mark::null_mark(), "", "empty scenario: expected a map with name, description and job");
+    r.error(YAML::Mark::null_mark(), "",
+            "empty scenario: expected a map with name, description and job");
     return std::nullopt;
   }
   for (size_t i = 1; i < docs.size(); ++i) {
@@ -312,7 +319,8 @@ void parse_into(FieldReader& r, std::string_view text, const ParseContext& ctx,
   }
   if (const Entry* e = find(top, "sample_interval")) {
     if (auto d = r.duration(*e)) {
-      if (*d < 1 * kMilli || *d > 10 * kSecond) r.error(e->where(), e->path, "must be between 1ms and 10s");
+      if (*d < 1 * kMilli || *d > 10 * kSecond)
+        r.error(e->where(), e->path, "must be between 1ms and 10s");
       s->sample_interval = *d;
     }
   }
@@ -321,10 +329,12 @@ void parse_into(FieldReader& r, std::string_view text, const ParseContext& ctx,
   // After checks: expect.fail may only name enabled checks.
   if (const Entry* e = find(top, "expect")) parse_expect(r, *e, catalog, s->checks, &s->expect);
   if (const Entry* e = find(top, "faults")) parse_faults(r, *e, s->nodes, &s->faults);
-  if (const Entry* e = find(top, "torch")) parse_torch_variants(r, *e, catalog, *s, &s->torch_variants);
+  if (const Entry* e = find(top, "torch"))
+    parse_torch_variants(r, *e, catalog, *s, &s->torch_variants);
 }
 
-ParseResult parse_text(std::string_view text, const ParseContext& ctx, const CheckCatalog& catalog) {
+ParseResult parse_text(std::string_view text, const ParseContext& ctx,
+                       const CheckCatalog& catalog) {
   std::string base = ctx.scenario_dir;
   if (base.empty()) {
     fs::path file(ctx.file);
@@ -412,8 +422,9 @@ Expected<GraceSpec> parse_grace_text(std::string_view text) {
     return Error{"'" + std::string(text) + "' is neither a duration nor a map: " + e.msg};
   }
   if (!n.IsMap()) {
-    return Error{"'" + std::string(text) +
-                 "' is not a duration (e.g. 500ms) nor a map of roles (e.g. '{default: 1s, helper: 3s}')"};
+    return Error{
+        "'" + std::string(text) +
+        "' is not a duration (e.g. 500ms) nor a map of roles (e.g. '{default: 1s, helper: 3s}')"};
   }
   for (auto it = n.begin(); it != n.end(); ++it) {
     std::string key = it->first.IsScalar() ? it->first.Scalar() : "";
@@ -421,7 +432,8 @@ Expected<GraceSpec> parse_grace_text(std::string_view text) {
     if (key != "default") {
       auto r = parse_role(key);
       if (!r || key != std::string(to_string(*r)))
-        return Error{"unknown role '" + key + "' (default, launcher, rank, worker, helper, unknown)"};
+        return Error{"unknown role '" + key +
+                     "' (default, launcher, rank, worker, helper, unknown)"};
       role = *r;
     }
     auto d = it->second.IsScalar() ? parse_duration(it->second.Scalar()) : std::nullopt;
@@ -429,8 +441,10 @@ Expected<GraceSpec> parse_grace_text(std::string_view text) {
       return Error{key + ": '" + (it->second.IsScalar() ? it->second.Scalar() : std::string("?")) +
                    "' is not a duration (e.g. 500ms, 3s)"};
     }
-    if (key == "default") g.all = *d;
-    else g.by_role[role] = *d;
+    if (key == "default")
+      g.all = *d;
+    else
+      g.by_role[role] = *d;
   }
   return g;
 }

@@ -29,9 +29,8 @@ struct Job {
   std::string cwd;                         // absolute; empty = the harness's cwd
 };
 
-
 struct Timeouts {
-  Nanos job = 60 * kSecond;     // deadline for the top process; past it: hang, teardown
+  Nanos job = 60 * kSecond;  // deadline for the top process; past it: hang, teardown
   // After the top process exits, leftovers are watched until nothing of the
   // job is left (and /dev/shm is back), or nothing has changed for
   // settle_quiet() (core/python_facts.h), or this bound passes; 0: judge right away. 10 s by
@@ -41,19 +40,18 @@ struct Timeouts {
   // killed file_system loader), and a shorter watch blames the harness's
   // teardown on the job.
   Nanos settle = 10 * kSecond;
-  Nanos teardown = 2 * kSecond; // SIGTERM -> SIGKILL bound
+  Nanos teardown = 2 * kSecond;  // SIGTERM -> SIGKILL bound
 };
 
 // One check's configuration. Every known check has an entry after parsing.
 struct CheckConfig {
   bool enabled = true;
-  std::optional<Nanos> grace;  // per-check override of Scenario::grace
+  std::optional<Nanos> grace;        // per-check override of Scenario::grace
   std::map<Role, Nanos> role_grace;  // per-check, per-role overrides (grace: {helper: 3s})
   // The check's own parameters, typed and validated at parse time by the
   // check layer (harness/check/check_params.h); empty: the check's defaults.
   std::any params;
 };
-
 
 // A grace given as one duration ("500ms": the default for every role not
 // named otherwise) or as a map of roles ("{default: 1s, helper: 3s}").
@@ -65,9 +63,9 @@ struct GraceSpec {
 Expected<GraceSpec> parse_grace_text(std::string_view text);
 
 struct Expectation {
-  bool expect_pass = true;          // `expect: pass`
-  std::set<std::string> failing;    // `expect: {fail: [checks...]}`; non-empty iff !expect_pass
-  std::string reason;               // optional free text: the bug it reproduces
+  bool expect_pass = true;        // `expect: pass`
+  std::set<std::string> failing;  // `expect: {fail: [checks...]}`; non-empty iff !expect_pass
+  std::string reason;             // optional free text: the bug it reproduces
 };
 
 // What a scenario says for the PyTorch releases of one range (`torch:` in
@@ -84,11 +82,11 @@ struct Scenario {
   std::string description;
   std::vector<std::string> tags;
   std::vector<std::string> requires_;  // "root", "gpu", "torch", "python-torch", ...
-  std::string file;   // path as given; "<command line>" for `run -- CMD`
-  std::string text;   // the file's raw text (for the repro bundle)
+  std::string file;                    // path as given; "<command line>" for `run -- CMD`
+  std::string text;                    // the file's raw text (for the repro bundle)
   Job job;
   Timeouts timeouts;
-  Nanos grace = 1 * kSecond;            // how long a process may outlive its parent / stay a zombie
+  Nanos grace = 1 * kSecond;  // how long a process may outlive its parent / stay a zombie
   // Per role, over `grace` (`grace: {default: 1s, helper: 3s}`). Without
   // one, no_orphans gives helpers helper_grace() of the job's PyTorch
   // (core/python_facts.h; see CheckInput::grace).
@@ -102,8 +100,8 @@ struct Scenario {
   std::vector<TorchVariant> torch_variants;
   // Set by for_torch(): the range that applied, empty when none did.
   std::string torch_range;
-  std::optional<std::uint64_t> seed;     // `seed:`; the CLI's --seed wins
-  std::vector<FaultSpec> faults;         // in firing order
+  std::optional<std::uint64_t> seed;  // `seed:`; the CLI's --seed wins
+  std::vector<FaultSpec> faults;      // in firing order
   // `nodes: N`: the job runs on N nodes of a Slurm allocation, one agent per
   // node running that node's part (docs/multinode.md); 1: this machine only.
   int nodes = 1;

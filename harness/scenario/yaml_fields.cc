@@ -187,8 +187,10 @@ void FieldReader::grace(const Entry& e, std::optional<Nanos>* all, std::map<Role
   for (const Entry& r : entries(e.value, e.path, &kGraceKeys, "role")) {
     auto d = bounded_duration(r, false);
     if (!d) continue;
-    if (r.name == "default") *all = *d;
-    else (*by_role)[*parse_role(r.name)] = *d;
+    if (r.name == "default")
+      *all = *d;
+    else
+      (*by_role)[*parse_role(r.name)] = *d;
   }
 }
 

@@ -6,6 +6,8 @@
 // collected, not just the first. Nothing here touches the file system.
 #pragma once
 
+#include <yaml-cpp/yaml.h>
+
 #include <cstddef>
 #include <map>
 #include <optional>
@@ -13,8 +15,6 @@
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <yaml-cpp/yaml.h>
 
 #include "harness/core/types.h"
 #include "harness/scenario/diagnostic.h"

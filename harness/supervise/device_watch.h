@@ -23,7 +23,7 @@ struct DeviceWatchOptions {
   DeviceSources sources;
   std::string proc_root = "/proc";
   Nanos interval = 200 * kMilli;
-  DeviceMemoryParams memory;   // the scenario's device_memory_released parameters
+  DeviceMemoryParams memory;  // the scenario's device_memory_released parameters
 };
 
 // Is every GPU the job sees back at its baseline (within `tolerance_bytes`)

@@ -59,7 +59,8 @@ std::optional<EventSocket::Message> EventSocket::receive() {
 }
 
 std::error_code EventSocket::reply(const Message& to, std::string_view text) {
-  if (to.from_len <= offsetof(sockaddr_un, sun_path)) return std::make_error_code(std::errc::not_connected);
+  if (to.from_len <= offsetof(sockaddr_un, sun_path))
+    return std::make_error_code(std::errc::not_connected);
   ssize_t n = ::sendto(fd_.get(), text.data(), text.size(), MSG_DONTWAIT | MSG_NOSIGNAL,
                        reinterpret_cast<const sockaddr*>(&to.from), to.from_len);
   if (n < 0) return {errno, std::system_category()};

@@ -131,7 +131,8 @@ bool FaultSchedule::wait_for_target(size_t index, const std::vector<int>& pids, 
   return true;
 }
 
-std::string FaultSchedule::fire(size_t index, int self_pid, const std::string& point, long long hit) {
+std::string FaultSchedule::fire(size_t index, int self_pid, const std::string& point,
+                                long long hit) {
   if (stopped_ || index != next_ || in_fire_) return "continue";
   const FaultSpec& f = faults_[index];
   FaultRecord& rec = records_[index];
@@ -142,13 +143,16 @@ std::string FaultSchedule::fire(size_t index, int self_pid, const std::string& p
   in_fire_ = false;
   // Triggered on another node (fire_remote): that node's point and hit.
   const RemoteFire* remote = nullptr;
-  if (auto rf = remote_fires_.find(index); rf != remote_fires_.end() && self_pid == 0 && point.empty())
+  if (auto rf = remote_fires_.find(index);
+      rf != remote_fires_.end() && self_pid == 0 && point.empty())
     remote = &rf->second;
   // scancel: the step's tree among the live job processes; those outside it
   // (reparented) are counted for the timeline.
-  const std::vector<int> live = f.action == FaultAction::Scancel ? live_job_pids() : std::vector<int>{};
-  std::vector<int> pids = f.action == FaultAction::Scancel ? driver_.step_tree(tracker_.top_pid(), live)
-                                                            : select_targets(f.target, tracker_.view(), self_pid);
+  const std::vector<int> live =
+      f.action == FaultAction::Scancel ? live_job_pids() : std::vector<int>{};
+  std::vector<int> pids = f.action == FaultAction::Scancel
+                              ? driver_.step_tree(tracker_.top_pid(), live)
+                              : select_targets(f.target, tracker_.view(), self_pid);
   if (wait_for_target(index, pids, self_pid)) return "continue";
   next_ = index + 1;
   if (rec.waiting_since && !pids.empty())
@@ -185,8 +189,9 @@ std::string FaultSchedule::fire(size_t index, int self_pid, const std::string& p
     if (f.action == FaultAction::Partition && act.status == FaultStatus::Injected) heal_after(f);
     if (f.action == FaultAction::Scancel && act.status == FaultStatus::Injected) {
       if (size_t left = live.size() - pids.size())
-        hooks_.record(obs::note(now(), "scancel: " + std::to_string(left) +
-                                           " job process(es) outside the step's tree (reparented) not signalled"));
+        hooks_.record(obs::note(
+            now(), "scancel: " + std::to_string(left) +
+                       " job process(es) outside the step's tree (reparented) not signalled"));
       if (!f.step_signal) kill_after(f);
     }
     answer = act.answer;
@@ -243,7 +248,8 @@ void FaultSchedule::kill_after(const FaultSpec& f) {
     // below it (reparented); Slurm finds only what is still below a live task.
     hooks_.sample();
     std::vector<int> tree = driver_.step_tree(tracker_.top_pid(), live_job_pids());
-    hooks_.record(obs::note(now(), "scancel: kill_wait over: SIGKILL to the " + std::to_string(tree.size()) +
+    hooks_.record(obs::note(now(), "scancel: kill_wait over: SIGKILL to the " +
+                                       std::to_string(tree.size()) +
                                        " process(es) still in the step's tree"));
     for (int pid : tree) {
       const TrackedProcess* tr = tracker_.find(pid);
@@ -260,7 +266,8 @@ void FaultSchedule::heal_after(const FaultSpec& f) {
   t->async_wait([this](boost::system::error_code ec) {
     if (ec) return;
     Status healed = driver_.heal_network();
-    hooks_.record(obs::note(now(), healed ? "the partition healed: the node's network is back" : healed.error().what));
+    hooks_.record(obs::note(
+        now(), healed ? "the partition healed: the node's network is back" : healed.error().what));
   });
   resume_timers_.push_back(std::move(t));
 }
@@ -277,7 +284,8 @@ void FaultSchedule::close_cgroups() {
 
 void FaultSchedule::record_oom_kills(const std::vector<OomKillSeen>& kills) {
   for (const auto& k : kills) {
-    hooks_.record(obs::oom_kill(now(), static_cast<int>(k.fault), k.pid, k.kills, k.cgroup, k.kernel_line));
+    hooks_.record(
+        obs::oom_kill(now(), static_cast<int>(k.fault), k.pid, k.kills, k.cgroup, k.kernel_line));
     auto& rec = records_.at(k.fault);
     if (!k.kernel_line.empty()) rec.kernel_log.push_back(k.kernel_line);
     rec.oom_kills = k.fault_total;

@@ -48,7 +48,8 @@ class FaultSchedule {
   // The top exited: the shutdown phase begins, and targets no longer come.
   void on_job_end();
   // A point reached by `pid`: fires the next fault when it matches. The reply.
-  std::string on_point(int pid, const std::string& name, long long hit, const nlohmann::json& labels);
+  std::string on_point(int pid, const std::string& name, long long hit,
+                       const nlohmann::json& labels);
   // After each sample: a predicate trigger may hold (`new_shm_entries`:
   // beyond the baseline), a waiting fault may find its target.
   void after_sample(int new_shm_entries);

@@ -21,9 +21,9 @@ struct JobMessage {
   Role role = Role::Unknown;
   int rank = -1;
   int worker = -1;
-  long long hit = 0;  // point: the hit number it reports
+  long long hit = 0;                                 // point: the hit number it reports
   nlohmann::json labels = nlohmann::json::object();  // announce, point
-  std::string fields = "{}";  // event, test: its fields, as JSON text
+  std::string fields = "{}";                         // event, test: its fields, as JSON text
 };
 
 JobMessage parse_job_message(std::string_view text);

@@ -1,10 +1,10 @@
 #include "harness/supervise/job_shm.h"
 
-#include "harness/os/clock.h"
-
 #include <algorithm>
 #include <filesystem>
 #include <set>
+
+#include "harness/os/clock.h"
 
 namespace aftermath {
 
@@ -127,14 +127,16 @@ void JobShm::finish(bool keep_leaks, const std::string& keep_dir) {
         std::filesystem::create_directories(keep_dir, ec);
         std::filesystem::copy(path, std::filesystem::path(keep_dir) / name,
                               std::filesystem::copy_options::recursive, ec);
-        record_(obs::note(now_(), "kept a copy of leaked /dev/shm entry " + name + " in " + keep_dir));
+        record_(
+            obs::note(now_(), "kept a copy of leaked /dev/shm entry " + name + " in " + keep_dir));
       }
       continue;
     }
     if (!private_) {
       std::filesystem::remove_all(path, ec);
       if (ec) {
-        record_(obs::note(now_(), "cannot remove leaked /dev/shm entry " + name + ": " + ec.message()));
+        record_(
+            obs::note(now_(), "cannot remove leaked /dev/shm entry " + name + ": " + ec.message()));
         continue;
       }
     }

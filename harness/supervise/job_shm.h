@@ -52,7 +52,7 @@ class JobShm {
   int scans_ = 0;
   std::function<Nanos()> now_;
   std::function<void(Observation)> record_;
-  std::string dir_;     // where the job's /dev/shm is seen from here
+  std::string dir_;  // where the job's /dev/shm is seen from here
   bool private_ = false;
   bool final_ = false;  // the leftovers are recorded; scans stop (a private tmpfs vanishes)
   ShmWatch watch_;

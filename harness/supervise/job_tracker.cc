@@ -1,12 +1,11 @@
 #include "harness/supervise/job_tracker.h"
 
-#include <set>
-
 #include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <set>
 
 #include "harness/observe/roles.h"
 
@@ -23,7 +22,11 @@ Role role_by_rule(const std::string& comm, const std::string& cmdline, bool is_t
 
 JobTracker::JobTracker(asio::io_context& ctx, const std::string& proc_root, JobTrackerHooks hooks,
                        std::unique_ptr<ProcEvents> events)
-    : ctx_(ctx), reader_(proc_root), stats_(proc_root), hooks_(std::move(hooks)), events_(std::move(events)) {}
+    : ctx_(ctx),
+      reader_(proc_root),
+      stats_(proc_root),
+      hooks_(std::move(hooks)),
+      events_(std::move(events)) {}
 
 std::unique_ptr<ProcEvents> JobTracker::open_events(const std::string& proc_root) {
   // Forks, execs and renames pushed by the kernel, where it lets us listen
@@ -59,7 +62,8 @@ void JobTracker::add_top(Nanos t, int pid, int inner_pid, std::string comm, std:
   procs_[pid] = std::move(tr);
 }
 
-void JobTracker::reaped(Nanos t, int reaper_pid, const Outcome& out, bool top, const std::string& argv0) {
+void JobTracker::reaped(Nanos t, int reaper_pid, const Outcome& out, bool top,
+                        const std::string& argv0) {
   int host = top ? top_pid_ : host_pid_for(reaper_pid);
   if (top && host && !procs_.count(host)) {
     // Too short-lived for any sample: its life is still known exactly.
@@ -78,7 +82,8 @@ void JobTracker::reaped(Nanos t, int reaper_pid, const Outcome& out, bool top, c
   record(obs::proc_exit(t, host, out));
   it->second.alive = false;
   dirty_ = true;
-  if (!top && !(out.is_exited() && out.exit_code() == 0) && hooks_.on_failed_exit) hooks_.on_failed_exit(host);
+  if (!top && !(out.is_exited() && out.exit_code() == 0) && hooks_.on_failed_exit)
+    hooks_.on_failed_exit(host);
   // Reaped is gone, at the reaper's exact time, even if a sample that ran
   // before this record arrived already saw it gone (the timeline is sorted
   // by time at the end, so the earlier stamp wins).
@@ -111,7 +116,8 @@ void JobTracker::track_new(int pid, const ProcStat& st, int depth) {
   // pytest test's attribution) see it there.
   int born_of = st.ppid;
   Nanos born_at = now();
-  const bool reparented = pid != top_pid_ && (st.ppid == reaper_pid_ || st.ppid == init_pid_ || st.ppid == 1);
+  const bool reparented =
+      pid != top_pid_ && (st.ppid == reaper_pid_ || st.ppid == init_pid_ || st.ppid == 1);
   if (pid != top_pid_ && !procs_.count(st.ppid)) {
     int child = pid;
     for (int hops = 0; hops < 64; ++hops) {
@@ -147,7 +153,8 @@ void JobTracker::track_new(int pid, const ProcStat& st, int depth) {
   record(obs::proc_start(born_at, pid, born_of, st.comm, cmd, tr.role, depth,
                          static_cast<std::int64_t>(st.starttime), st.state,
                          tr.inner_pid != pid ? tr.inner_pid : 0));
-  if (born_of != st.ppid && reparented) record(obs::proc_parent(now(), pid, st.ppid));  // reparented since
+  if (born_of != st.ppid && reparented)
+    record(obs::proc_parent(now(), pid, st.ppid));  // reparented since
   // Watch its exit through a pidfd, then prove the pidfd names the process we
   // scanned (same start time), not a successor that reused the pid.
   UniqueFd fd;
@@ -179,7 +186,8 @@ void JobTracker::classify(TrackedProcess& tr) {
   ev.caught = reader_.caught_signals(tr.pid);
   RoleParent parent;
   const RoleParent* pp = nullptr;
-  if (auto it = procs_.find(tr.first_ppid); it != procs_.end() && it->second.starttime <= tr.starttime) {
+  if (auto it = procs_.find(tr.first_ppid);
+      it != procs_.end() && it->second.starttime <= tr.starttime) {
     parent.role = it->second.role;
     parent.rank = it->second.rank;
     parent.env_rank = it->second.env_rank;
@@ -228,7 +236,8 @@ void JobTracker::classify_pending() {
   constexpr Nanos kFirstGap = 100 * kMilli, kMaxGap = 2 * kSecond;
   Nanos t = now();
   for (auto& [pid, tr] : procs_) {
-    if (tr.announced || tr.role_final || !tr.alive || tr.gone || t - tr.seen_at >= kLookFor) continue;
+    if (tr.announced || tr.role_final || !tr.alive || tr.gone || t - tr.seen_at >= kLookFor)
+      continue;
     if (t < tr.next_look) continue;
     tr.look_gap = std::min(kMaxGap, tr.look_gap ? 2 * tr.look_gap : kFirstGap);
     tr.next_look = t + tr.look_gap;
@@ -263,8 +272,8 @@ void JobTracker::on_pidfd(int pid) {
   auto it = procs_.find(pid);
   if (it == procs_.end() || !it->second.alive) return;
   it->second.alive = false;
-  ++records_;     // live_count() counts again, even inside on_exit
-  dirty_ = true;  // it may be a zombie now, its children orphans
+  ++records_;           // live_count() counts again, even inside on_exit
+  dirty_ = true;        // it may be a zombie now, its children orphans
   hooks_.on_exit(pid);  // e.g. an OOM kill comes before the exit it causes
   record(obs::proc_exit(now(), pid, std::nullopt));
 }
@@ -450,7 +459,8 @@ std::map<int, int> JobTracker::refresh_tracked(bool all) {
       const std::uint64_t cpu_before = tr.cpu_read;
       const bool quiet = !first && st->state == tr.state && st->ppid == tr.ppid &&
                          st->rss_pages == tr.rss_pages && cpu == cpu_before;
-      tr.read_gap = quiet ? std::min<Nanos>(kSecond, tr.read_gap ? 2 * tr.read_gap : 2 * refresh_every_) : 0;
+      tr.read_gap =
+          quiet ? std::min<Nanos>(kSecond, tr.read_gap ? 2 * tr.read_gap : 2 * refresh_every_) : 0;
       tr.next_read = t + tr.read_gap;
       tr.stat_seen = true;
       tr.rss_pages = st->rss_pages;
@@ -461,13 +471,16 @@ std::map<int, int> JobTracker::refresh_tracked(bool all) {
       // imports torch and takes part in the rendezvous: work) or a helper's
       // (torch_shm_manager, multiprocessing's trackers). Any other process's
       // CPU time is work.
-      bool works = tr.role != Role::Helper && !(is_torchrun_agent(tr.cmdline) && parents.count(pid)) &&
+      bool works = tr.role != Role::Helper &&
+                   !(is_torchrun_agent(tr.cmdline) && parents.count(pid)) &&
                    (work_of_ == 0 || work_of_ == pid);
-      if (!first && cpu > cpu_before && works) work_ticks_[pid] += static_cast<std::int64_t>(cpu - cpu_before);
+      if (!first && cpu > cpu_before && works)
+        work_ticks_[pid] += static_cast<std::int64_t>(cpu - cpu_before);
       if (watch_io_ && works) {
         if (auto io = reader_.io_bytes(pid)) {
           auto [seen, first] = io_seen_.try_emplace(pid, *io);
-          if (!first && *io > seen->second) io_bytes_ += static_cast<std::int64_t>(*io - seen->second);
+          if (!first && *io > seen->second)
+            io_bytes_ += static_cast<std::int64_t>(*io - seen->second);
           seen->second = *io;
         }
       }
@@ -488,7 +501,8 @@ std::map<int, int> JobTracker::refresh_tracked(bool all) {
       tr.ppid = st->ppid;
       // Reparented to the job's init (the reaper, or a subreaper's 1): its
       // parent is gone while it lives on.
-      if (!tr.is_top && (st->ppid == reaper_pid_ || st->ppid == init_pid_ || st->ppid == 1)) tr.orphaned = true;
+      if (!tr.is_top && (st->ppid == reaper_pid_ || st->ppid == init_pid_ || st->ppid == 1))
+        tr.orphaned = true;
       record(obs::proc_parent(now(), pid, st->ppid));
       int parent = st->ppid == reaper_pid_ ? 0 : known.count(st->ppid) ? known[st->ppid] : -1;
       if (parent >= 0) {
@@ -513,7 +527,8 @@ std::map<int, int> JobTracker::refresh_tracked(bool all) {
   // bound on what the job holds, and what an OOM killer weighs).
   static const std::int64_t kPage = ::sysconf(_SC_PAGESIZE);
   std::int64_t rss = rss_pages * kPage;
-  if (last_rss_ < 0 || std::llabs(rss - last_rss_) >= (1 << 20) || (summed == 0) != (last_rss_procs_ == 0)) {
+  if (last_rss_ < 0 || std::llabs(rss - last_rss_) >= (1 << 20) ||
+      (summed == 0) != (last_rss_procs_ == 0)) {
     record(obs::memory(now(), rss, summed));
     last_rss_ = rss;
     last_rss_procs_ = summed;
@@ -536,8 +551,9 @@ void JobTracker::signal_live(int sig, const char* why) {
   std::vector<TrackedProcess*> live;
   for (auto& [pid, tr] : procs_)
     if (tr.alive && !tr.gone && tr.pidfd) live.push_back(&tr);
-  std::stable_sort(live.begin(), live.end(),
-                   [](const TrackedProcess* a, const TrackedProcess* b) { return a->depth > b->depth; });
+  std::stable_sort(live.begin(), live.end(), [](const TrackedProcess* a, const TrackedProcess* b) {
+    return a->depth > b->depth;
+  });
   for (TrackedProcess* tr : live) {
     if (!pidfd_signal(tr->pidfd.get(), sig)) record(obs::signal(now(), tr->pid, sig, why));
     if (sig == SIGTERM && (tr->state == 'T' || tr->state == 't'))

@@ -38,35 +38,37 @@ namespace aftermath {
 // JobProcess it is) and the bookkeeping that keeps that true.
 struct TrackedProcess : JobProcess {
   TrackedProcess() { state = 0; }  // unknown until read
-  std::uint64_t starttime = 0;  // clock ticks since boot (0: not read yet)
-  int inner_pid = 0;            // its pid in the job's namespace (0: same, or unknown)
+  std::uint64_t starttime = 0;     // clock ticks since boot (0: not read yet)
+  int inner_pid = 0;               // its pid in the job's namespace (0: same, or unknown)
   int first_ppid = 0;
   Nanos seen_at = 0;
   bool announced = false;   // it said who it is: no inference over that
   bool role_final = false;  // inferred, and no later evidence can change it
   bool env_read = false;    // RANK read from its environment (again after an exec)
   std::optional<int> env_rank;
-  std::string comm;         // as last read; a change means an exec (or a rename)
-  Nanos next_read = 0;      // when a refresh reads its stat again (a dirty one reads all)
-  Nanos read_gap = 0;       // 0: every refresh; doubling while its stat does not move
-  bool stat_seen = false;   // its stat was read once (the fields below are its)
+  std::string comm;        // as last read; a change means an exec (or a rename)
+  Nanos next_read = 0;     // when a refresh reads its stat again (a dirty one reads all)
+  Nanos read_gap = 0;      // 0: every refresh; doubling while its stat does not move
+  bool stat_seen = false;  // its stat was read once (the fields below are its)
   std::int64_t rss_pages = 0;
-  bool rss_counted = false;  // alive at the last read: its RSS is the job's
+  bool rss_counted = false;    // alive at the last read: its RSS is the job's
   std::uint64_t cpu_read = 0;  // utime + stime at the last read
-  Nanos next_look = 0;      // when classify_pending() looks at it again
-  Nanos look_gap = 0;       // and the gap after that (doubling, up to 2 s)
-  bool gone = false;        // reaped (no longer in /proc)
+  Nanos next_look = 0;         // when classify_pending() looks at it again
+  Nanos look_gap = 0;          // and the gap after that (doubling, up to 2 s)
+  bool gone = false;           // reaped (no longer in /proc)
   UniqueFd pidfd;
   std::unique_ptr<boost::asio::posix::stream_descriptor> watch;
 };
 
 struct JobTrackerHooks {
-  std::function<Nanos()> now;                  // run time
-  std::function<void(Observation)> record;     // every observation the tracker makes
-  std::function<void()> on_role_change;        // a role or number changed (a fault may wait for it)
-  std::function<void(int pid)> on_exit;        // a pidfd said exit, before its ProcExit is recorded
-  std::function<void()> on_refreshed;          // after each re-read of the tracked processes
-  std::function<void(int pid)> on_failed_exit;  // a job process (not the top) exited non-zero or by a signal (from the kernel's exit events, or the reaper's reap)
+  std::function<Nanos()> now;               // run time
+  std::function<void(Observation)> record;  // every observation the tracker makes
+  std::function<void()> on_role_change;     // a role or number changed (a fault may wait for it)
+  std::function<void(int pid)> on_exit;     // a pidfd said exit, before its ProcExit is recorded
+  std::function<void()> on_refreshed;       // after each re-read of the tracked processes
+  std::function<void(int pid)>
+      on_failed_exit;  // a job process (not the top) exited non-zero or by a signal (from the
+                       // kernel's exit events, or the reaper's reap)
 };
 
 class JobTracker {
@@ -127,12 +129,12 @@ class JobTracker {
 
   const TrackedProcess* find(int pid) const;
   int host_pid_for(int reaper_pid) const;  // 0: unknown
-  int live_count() const;     // not yet exited
-  int present_count() const;  // not yet reaped (zombies included)
-  std::vector<int> live_pids() const;     // not exited
-  std::vector<int> present_pids() const;  // not reaped
-  std::vector<JobProcess> view() const;   // not reaped, as the injector sees them
-  JobRef ref() const;                     // the job, for device and hygiene checks
+  int live_count() const;                  // not yet exited
+  int present_count() const;               // not yet reaped (zombies included)
+  std::vector<int> live_pids() const;      // not exited
+  std::vector<int> present_pids() const;   // not reaped
+  std::vector<JobProcess> view() const;    // not reaped, as the injector sees them
+  JobRef ref() const;                      // the job, for device and hygiene checks
   bool top_started() const { return top_pid_ != 0; }
   int top_pid() const { return top_pid_; }
   int reaper_pid() const { return reaper_pid_; }
@@ -179,7 +181,7 @@ class JobTracker {
   std::map<int, int> refresh_tracked(bool all);
   void refresh_commands();  // re-read comm and cmdline of the processes in execd_
   void classify(TrackedProcess& tr);
-  void classify_pending();  // look again at the young ones whose role is not final
+  void classify_pending();              // look again at the young ones whose role is not final
   void watch_exit(TrackedProcess& tr);  // pidfd (opened here if needed) -> ProcExit
   void on_pidfd(int pid);
   void drain_events(bool* forked);
@@ -197,18 +199,18 @@ class JobTracker {
   int top_pid_ = 0;
   std::map<int, std::int64_t> work_ticks_;  // working pid -> CPU ticks since reset_work()
   bool watch_io_ = false;
-  std::int64_t io_bytes_ = 0;               // since reset_work()
-  std::map<int, std::uint64_t> io_seen_;    // pid -> rchar+wchar at the last read
+  std::int64_t io_bytes_ = 0;             // since reset_work()
+  std::map<int, std::uint64_t> io_seen_;  // pid -> rchar+wchar at the last read
   int work_of_ = 0;
-  std::int64_t last_rss_ = -1;      // the job's RSS at the last memory observation
+  std::int64_t last_rss_ = -1;  // the job's RSS at the last memory observation
   std::int64_t last_rss_procs_ = -1;
   bool dirty_ = true;       // something happened since the last walk
   Nanos last_refresh_ = 0;  // when the tracked processes were last re-read
   Nanos refresh_every_ = 200 * kMilli;
-  int last_pid_seen_ = -1;  // /proc/loadavg's last pid at the last tick
+  int last_pid_seen_ = -1;      // /proc/loadavg's last pid at the last tick
   bool reaper_forks_ = false;   // the reaper reports the job's forks
   bool reaper_forked_ = false;  // and did since the last tick
-  std::vector<int> born_;   // job processes announced by fork events, not yet looked at
+  std::vector<int> born_;       // job processes announced by fork events, not yet looked at
   // Who forked each job process, by the kernel's fork events, and when the
   // event was read: a process first seen already reparented (its parent
   // forked it and exited at once: a daemon's double fork) still gets its
@@ -218,10 +220,10 @@ class JobTracker {
     Nanos t = 0;
   };
   std::map<int, Forked> forked_;
-  std::set<int> execd_;     // job processes that exec'd or renamed themselves since
+  std::set<int> execd_;             // job processes that exec'd or renamed themselves since
   std::map<int, int> exit_status_;  // pid -> wait status, from the kernel's exit events
-  std::set<int> foreign_;   // pids seen outside the job (listing without children files)
-  bool lost_events_ = false;  // the event stream overflowed: the next refresh walks
+  std::set<int> foreign_;           // pids seen outside the job (listing without children files)
+  bool lost_events_ = false;        // the event stream overflowed: the next refresh walks
   int refreshes_ = 0;
 };
 

@@ -4,9 +4,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <set>
-
 #include <nlohmann/json.hpp>
+#include <set>
 
 namespace aftermath {
 
@@ -29,9 +28,8 @@ std::string field_text(const nlohmann::json& v) {
 
 }  // namespace
 
-std::map<int, ScenarioResult::ProcessLogs> find_process_logs(const Timeline& tl,
-                                                            const std::vector<ProcessHistory>& procs,
-                                                            const std::string& out_dir) {
+std::map<int, ScenarioResult::ProcessLogs> find_process_logs(
+    const Timeline& tl, const std::vector<ProcessHistory>& procs, const std::string& out_dir) {
   namespace fs = std::filesystem;
   std::map<int, ScenarioResult::ProcessLogs> out;
   std::set<int> job;
@@ -100,12 +98,13 @@ void merge_process_output(Timeline& tl, const std::vector<ProcessHistory>& procs
   std::vector<const ProcessHistory*> order;
   for (const auto& p : procs)
     if (logs.count(p.pid)) order.push_back(&p);
-  std::stable_sort(order.begin(), order.end(), [](const ProcessHistory* a, const ProcessHistory* b) {
-    if (a->is_top != b->is_top) return b->is_top;
-    if (a->depth != b->depth) return a->depth > b->depth;
-    if (a->started != b->started) return a->started < b->started;
-    return a->pid < b->pid;
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [](const ProcessHistory* a, const ProcessHistory* b) {
+                     if (a->is_top != b->is_top) return b->is_top;
+                     if (a->depth != b->depth) return a->depth > b->depth;
+                     if (a->started != b->started) return a->started < b->started;
+                     return a->pid < b->pid;
+                   });
   auto full = [&](const std::string& path) {
     return !path.empty() && path.front() == '/' ? path : out_dir + "/" + path;
   };

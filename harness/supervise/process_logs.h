@@ -18,9 +18,8 @@ namespace aftermath {
 // events; the sender's pid is the kernel's) and that exist, by pid, relative
 // to out_dir. Without a PID namespace (containment "subreaper"), a file
 // <out_dir>/logs/*-<pid>.out/.err of a job process counts too.
-std::map<int, ScenarioResult::ProcessLogs> find_process_logs(const Timeline& tl,
-                                                            const std::vector<ProcessHistory>& procs,
-                                                            const std::string& out_dir);
+std::map<int, ScenarioResult::ProcessLogs> find_process_logs(
+    const Timeline& tl, const std::vector<ProcessHistory>& procs, const std::string& out_dir);
 
 // The job's output as the checks (job_exit's output_regex) and reports
 // (stderr tail) read it, now that announced processes write their own files:

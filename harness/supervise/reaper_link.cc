@@ -4,13 +4,12 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-
-#include <sys/wait.h>
 
 #include "harness/os/pidfd.h"
 #include "harness/os/spawn.h"
@@ -28,7 +27,7 @@ std::optional<reaper::Record> RecordStream::next() {
 }
 
 std::vector<std::string> reaper_args(const ReaperLaunch& l, int events_fd, int lifeline_fd) {
-  std::vector<std::string> args = {"--events",  std::to_string(events_fd),
+  std::vector<std::string> args = {"--events",   std::to_string(events_fd),
                                    "--lifeline", std::to_string(lifeline_fd),
                                    "--stdout",   l.stdout_path,
                                    "--stderr",   l.stderr_path,
@@ -60,8 +59,9 @@ JobContainment job_containment(reaper::Containment c) {
 std::string subreaper_note(int errnum) {
   std::string why = errnum ? std::string("no PID namespace (") + std::strerror(errnum) + ")"
                            : std::string("subreaper requested");
-  return why + ": the job is held by a subreaper, which kills it if the harness dies; a job "
-               "process can outlive the run only if the reaper itself is SIGKILLed";
+  return why +
+         ": the job is held by a subreaper, which kills it if the harness dies; a job "
+         "process can outlive the run only if the reaper itself is SIGKILLed";
 }
 
 std::string proc_view_note(const reaper::Record& r) {
@@ -89,7 +89,8 @@ ReaperLink::~ReaperLink() {
   }
 }
 
-Status ReaperLink::start(const ReaperLaunch& launch, std::function<void(const reaper::Record&)> on_record) {
+Status ReaperLink::start(const ReaperLaunch& launch,
+                         std::function<void(const reaper::Record&)> on_record) {
   on_record_ = std::move(on_record);
   int life[2], ev[2];
   if (::pipe2(life, O_CLOEXEC) != 0) return sys_error("pipe");

@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
+#include "harness/core/timeline.h"
 #include "harness/os/expected.h"
 #include "harness/os/pidfd.h"
-#include "harness/core/timeline.h"
 #include "harness/supervise/reaper_protocol.h"
 
 namespace aftermath {
@@ -40,14 +40,14 @@ class RecordStream {
 
 // What the reaper is started with.
 struct ReaperLaunch {
-  std::string reaper_path;   // aftermath-reaper
-  std::string stdout_path;   // the job's output
+  std::string reaper_path;  // aftermath-reaper
+  std::string stdout_path;  // the job's output
   std::string stderr_path;
-  std::string containment;   // auto | pidns | subreaper
-  std::string shm;           // auto | private | host
+  std::string containment;            // auto | pidns | subreaper
+  std::string shm;                    // auto | private | host
   std::uint64_t ignored_signals = 0;  // bit sig-1: the job starts with these ignored
-  int watch_forks_ms = 0;    // >0: pid 1 of a PID namespace reports the job's forks (Forked)
-  std::string cwd;           // empty: ours
+  int watch_forks_ms = 0;         // >0: pid 1 of a PID namespace reports the job's forks (Forked)
+  std::string cwd;                // empty: ours
   std::vector<std::string> argv;  // the job
   std::map<std::string, std::string> env;  // the job's whole environment
 };

@@ -32,14 +32,14 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
-#include <sys/statvfs.h>
 #include <sys/signalfd.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <map>
 #include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -131,7 +131,7 @@ void restore_ignored(const Options& o) {
   if (!o.ignored_given) return;
   for (int sig = 1; sig < 65; ++sig) {
     if (sig == SIGKILL || sig == SIGSTOP) continue;
-    struct sigaction sa {};
+    struct sigaction sa{};
     sa.sa_handler = (o.ignored >> (sig - 1)) & 1 ? SIG_IGN : SIG_DFL;
     sigemptyset(&sa.sa_mask);
     (void)sigaction(sig, &sa, nullptr);  // EINVAL for the C library's own: left as they are
@@ -310,7 +310,7 @@ int own_mount_namespace() {
 // job's own mount namespace), so concurrent jobs never see (or get blamed for)
 // each other's segments, and whatever the job leaks goes away with it.
 bool private_shm() {
-  struct statvfs host {};
+  struct statvfs host{};
   if (statvfs("/dev/shm", &host) != 0) return false;
   char opts[64];
   snprintf(opts, sizeof opts, "size=%llu,mode=1777",
@@ -367,11 +367,16 @@ bool parse_options(int argc, char** argv, Options& o) {
       fprintf(stderr, "aftermath-reaper: %s takes %s, not %s\n", a.c_str(), takes, v);
       return false;
     };
-    if (a == "--events") g_events = atoi(next());
-    else if (a == "--lifeline") g_lifeline = atoi(next());
-    else if (a == "--stdout") o.out = next();
-    else if (a == "--stderr") o.err = next();
-    else if (a == "--cwd") o.cwd = next();
+    if (a == "--events")
+      g_events = atoi(next());
+    else if (a == "--lifeline")
+      g_lifeline = atoi(next());
+    else if (a == "--stdout")
+      o.out = next();
+    else if (a == "--stderr")
+      o.err = next();
+    else if (a == "--cwd")
+      o.cwd = next();
     else if (a == "--contain") {
       const char* v = next();
       auto m = parse_contain_mode(v);
@@ -477,8 +482,10 @@ int main(int argc, char** argv) {
   int err_pid = 0, err_user = 0;
   Containment mode = Containment::Subreaper;
   if (o.contain != ContainMode::Subreaper) {
-    if (try_pid_namespace(false, &err_pid)) mode = Containment::PidNamespace;
-    else if (try_pid_namespace(true, &err_user)) mode = Containment::UserPidNamespace;
+    if (try_pid_namespace(false, &err_pid))
+      mode = Containment::PidNamespace;
+    else if (try_pid_namespace(true, &err_user))
+      mode = Containment::UserPidNamespace;
   }
   if (mode == Containment::Subreaper && o.contain == ContainMode::PidNamespace) {
     errno = err_pid;

@@ -245,7 +245,8 @@ std::vector<ScenarioResult> run_batch(const std::vector<Scenario>& scenarios, co
     for (;;) {
       size_t i = next.fetch_add(1);
       if (i >= items.size() || (o.interrupted && *o.interrupted)) return;
-      results[i] = run_scenario(scenarios[items[i].scenario], o, items[i].run, std::max(1, b.repeat));
+      results[i] =
+          run_scenario(scenarios[items[i].scenario], o, items[i].run, std::max(1, b.repeat));
       std::lock_guard<std::mutex> lock(done_mu);
       if (on_done) on_done(results[i]);
     }

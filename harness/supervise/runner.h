@@ -3,9 +3,9 @@
 #pragma once
 
 #include <functional>
-#include <utility>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness/core/result.h"
@@ -34,18 +34,18 @@ struct RunOptions {
   InjectTools inject;
   // Command-line overrides of every scenario's values.
   std::optional<Nanos> timeout;
-  std::optional<Nanos> grace;             // --grace 500ms: every role not named otherwise
-  std::map<Role, Nanos> role_grace;       // --grace '{helper: 3s}'
-  std::string grace_text;                 // as given, for the repro line
+  std::optional<Nanos> grace;        // --grace 500ms: every role not named otherwise
+  std::map<Role, Nanos> role_grace;  // --grace '{helper: 3s}'
+  std::string grace_text;            // as given, for the repro line
   std::optional<Nanos> settle;
   std::optional<std::uint64_t> seed;
-  std::string command_line;   // how the harness was invoked (for the repro line)
+  std::string command_line;              // how the harness was invoked (for the repro line)
   std::vector<std::string> fault_texts;  // --fault values, for the repro line
   // The -- COMMAND options that change its verdict (--expect-exit 1,
   // --expect-fail no_orphans, --check ..., --name ...), as given: the repro
   // line repeats them, so rerunning it judges the same way.
   std::vector<std::string> verdict_options;
-  std::string self_path;      // the aftermath binary (for the repro line)
+  std::string self_path;  // the aftermath binary (for the repro line)
   const volatile bool* interrupted = nullptr;
   std::function<void(const Scenario&, const LiveStatus&)> on_status;
   NodeHooks node;  // a multi-node agent's hooks into its node's run
@@ -59,7 +59,8 @@ struct RunOptions {
   std::string exact_dir;
   // Runs a multi-node scenario (`nodes:` 2 or more): set by the program that
   // can (harness/cluster); without it such a scenario is a harness error.
-  std::function<ScenarioResult(const Scenario&, const RunOptions&, int run_index, int runs)> multinode;
+  std::function<ScenarioResult(const Scenario&, const RunOptions&, int run_index, int runs)>
+      multinode;
 };
 
 // The pieces of run_scenario a multi-node coordinator shares with it.

@@ -70,12 +70,14 @@ class Supervisor {
         reaper_(ctx_),
         tracker_(ctx_, opt.proc_root, tracker_hooks(), JobTracker::open_events(opt.proc_root)),
         shm_([this] { return now(); }, [this](Observation o) { add(std::move(o)); }),
-        device_(ctx_, device_options(sc, opt), [this] { return now(); }, [this] { return tracker_.ref(); }),
+        device_(
+            ctx_, device_options(sc, opt), [this] { return now(); },
+            [this] { return tracker_.ref(); }),
         driver_(driver_options(opt)),
         schedule_(ctx_, sc.faults, tl_.facts.faults, tracker_, driver_, schedule_hooks()) {
-  schedule_.watch(sc.remote_triggers);
-  tracker_.refresh_every(10 * sc.sample_interval);
-}
+    schedule_.watch(sc.remote_triggers);
+    tracker_.refresh_every(10 * sc.sample_interval);
+  }
 
   Timeline run();
 
@@ -186,9 +188,11 @@ JobTrackerHooks Supervisor::tracker_hooks() {
     if (!after_failure_ || failure_seen_ || top_exited_) return;
     failure_seen_ = true;
     tracker_.count_work_of(tracker_.top_pid());
-    add(obs::note(now(), "pid " + std::to_string(pid) +
-                             " failed: from now on only the launcher's work, and processes starting or ending, "
-                             "count as progress (no_hang after_failure)"));
+    add(obs::note(
+        now(),
+        "pid " + std::to_string(pid) +
+            " failed: from now on only the launcher's work, and processes starting or ending, "
+            "count as progress (no_hang after_failure)"));
   };
 
   h.on_refreshed = [this] {
@@ -202,13 +206,15 @@ JobTrackerHooks Supervisor::tracker_hooks() {
     static const long kTicks = ::sysconf(_SC_CLK_TCK);
     if (stall_window_ > 0) {
       const std::int64_t window_ticks = stall_window_ * kTicks / kSecond;
-      if (tracker_.work_ticks_beyond(window_ticks / 50) >= std::max<std::int64_t>(1, window_ticks / 100) ||
+      if (tracker_.work_ticks_beyond(window_ticks / 50) >=
+              std::max<std::int64_t>(1, window_ticks / 100) ||
           tracker_.io_bytes() >= 1024)
         mark_progress();
     }
     if (opt_.node.remote_progress && opt_.node.remote_progress()) mark_progress(false);
     if (opt_.node.remote_fires)
-      for (const auto& f : opt_.node.remote_fires()) schedule_.fire_remote(f.fault, f.node, f.point, f.hit);
+      for (const auto& f : opt_.node.remote_fires())
+        schedule_.fire_remote(f.fault, f.node, f.point, f.hit);
   };
   return h;
 }
@@ -226,20 +232,28 @@ FaultScheduleHooks Supervisor::schedule_hooks() {
 
 bool Supervisor::is_progress(const Observation& o) const {
   // A change of state or parent, or a resize, is not the job moving on.
-  if (o.kind == ObsKind::ProcState || o.kind == ObsKind::ProcParent || o.kind == ObsKind::ShmResize) return false;
+  if (o.kind == ObsKind::ProcState || o.kind == ObsKind::ProcParent || o.kind == ObsKind::ShmResize)
+    return false;
   // After a failure (no_hang's after_failure) the survivors' events, points
   // and /dev/shm entries are theirs, not the launcher's reaction.
-  const bool survivors = o.kind == ObsKind::Event || o.kind == ObsKind::Point || o.kind == ObsKind::ShmAdd ||
-                         o.kind == ObsKind::ShmRemove;
+  const bool survivors = o.kind == ObsKind::Event || o.kind == ObsKind::Point ||
+                         o.kind == ObsKind::ShmAdd || o.kind == ObsKind::ShmRemove;
   return !(failure_seen_ && survivors && o.pid != tracker_.top_pid());
 }
 
 void Supervisor::add(Observation o) {
   switch (o.kind) {  // what counts as the job still changing (the settle's quiet rule)
-    case ObsKind::ProcStart: case ObsKind::ProcExit: case ObsKind::ProcGone:
-    case ObsKind::ProcParent: case ObsKind::ProcState: case ObsKind::ProcExec:
-    case ObsKind::ShmAdd: case ObsKind::ShmRemove: case ObsKind::ShmResize:
-    case ObsKind::Event: case ObsKind::Point:
+    case ObsKind::ProcStart:
+    case ObsKind::ProcExit:
+    case ObsKind::ProcGone:
+    case ObsKind::ProcParent:
+    case ObsKind::ProcState:
+    case ObsKind::ProcExec:
+    case ObsKind::ShmAdd:
+    case ObsKind::ShmRemove:
+    case ObsKind::ShmResize:
+    case ObsKind::Event:
+    case ObsKind::Point:
       last_change_ = now();
       if (is_progress(o)) mark_progress();
       break;
@@ -315,7 +329,8 @@ void Supervisor::on_mode(const reaper::Record& r) {
   tl_.facts.containment = job_containment(mode);
   if (!pid_ns) tl_.facts.containment_note = subreaper_note(r.b);
   // The reaper's ForkWatch (it comes after, from pid 1) says "reaper".
-  tl_.facts.forks_from = tracker_.events_fd() >= 0 ? ForkSource::ProcessEvents : ForkSource::Machine;
+  tl_.facts.forks_from =
+      tracker_.events_fd() >= 0 ? ForkSource::ProcessEvents : ForkSource::Machine;
 }
 
 void Supervisor::on_top_started(Nanos t, const reaper::Record& r) {
@@ -381,7 +396,8 @@ bool Supervisor::event_driven() const {
   // Every change a tick looks for is announced: forks and execs by the
   // kernel's process events, /dev/shm by inotify, exits by pidfds, messages
   // and reaps by their sockets; no fault cgroup's OOM count is polled.
-  return tracker_.forks_announced() && shm_.watch_fd() >= 0 && !driver_.has_cgroups() && !shm_.finished();
+  return tracker_.forks_announced() && shm_.watch_fd() >= 0 && !driver_.has_cgroups() &&
+         !shm_.finished();
 }
 
 void Supervisor::schedule_sample() {
@@ -391,7 +407,8 @@ void Supervisor::schedule_sample() {
   // it forward, never to less than a period after the last.
   constexpr Nanos kIdleTick = 100 * kMilli;
   Nanos next = last_tick_ + pacer_.period();
-  if (event_driven()) next = std::max(next, std::min(tracker_.next_refresh(), last_tick_ + kIdleTick));
+  if (event_driven())
+    next = std::max(next, std::min(tracker_.next_refresh(), last_tick_ + kIdleTick));
   tick_at_ = next;
   timer_.expires_after(std::chrono::nanoseconds(std::max<Nanos>(0, next - now())));
   timer_.async_wait([this](boost::system::error_code ec) {
@@ -423,7 +440,8 @@ void Supervisor::tick_soon() {
 }
 
 void Supervisor::arm_wakes() {
-  auto arm = [this](std::unique_ptr<asio::posix::stream_descriptor>& w, int& watched, bool& pending, int fd) {
+  auto arm = [this](std::unique_ptr<asio::posix::stream_descriptor>& w, int& watched, bool& pending,
+                    int fd) {
     if (fd < 0 || pending) return;
     if (!w || watched != fd) {
       if (w) w->close();
@@ -431,10 +449,11 @@ void Supervisor::arm_wakes() {
       watched = fd;
     }
     pending = true;
-    w->async_wait(asio::posix::stream_descriptor::wait_read, [this, &pending](boost::system::error_code ec) {
-      pending = false;
-      if (!ec) tick_soon();
-    });
+    w->async_wait(asio::posix::stream_descriptor::wait_read,
+                  [this, &pending](boost::system::error_code ec) {
+                    pending = false;
+                    if (!ec) tick_soon();
+                  });
   };
   if (!event_driven()) return;
   arm(events_wake_, events_wake_fd_, events_wake_pending_, tracker_.events_fd());
@@ -502,7 +521,8 @@ void Supervisor::teardown() {
   // Prove it: nothing we ever saw is still there.
   sample();
   for (int pid : tracker_.still_running())
-    add(obs::harness_failure(now(), HarnessPart::Teardown, "pid " + std::to_string(pid) + " is still alive", pid));
+    add(obs::harness_failure(now(), HarnessPart::Teardown,
+                             "pid " + std::to_string(pid) + " is still alive", pid));
 }
 
 void Supervisor::record_shm_held() {
@@ -580,9 +600,11 @@ void Supervisor::diagnose_hang() {
   DiagnoseOptions d;
   d.proc_root = opt_.proc_root;
   if (auto it = sc_.checks.find("no_hang"); it != sc_.checks.end())
-    if (auto budget = check_params<NoHangParams>(it->second).diagnose) d.per_process = d.total = *budget;
+    if (auto budget = check_params<NoHangParams>(it->second).diagnose)
+      d.per_process = d.total = *budget;
   d.gdb = find_debugger(opt_.inject.dev_root);
-  d.py_spy = find_py_spy(opt_.python.interpreter, std::filesystem::path(opt_.contain.reaper_path).parent_path().string());
+  d.py_spy = find_py_spy(opt_.python.interpreter,
+                         std::filesystem::path(opt_.contain.reaper_path).parent_path().string());
   // Keep reading the job's events (and exits) while gdb looks at it: a job
   // that reports progress must not block on a full event socket, which would
   // change the very stacks being taken.
@@ -639,7 +661,7 @@ Timeline Supervisor::run() {
   sample();
   Nanos job_deadline = sc_.timeouts.job;
   if (auto it = sc_.checks.find("no_hang"); it != sc_.checks.end() && it->second.enabled &&
-                                             check_params<NoHangParams>(it->second).stall) {
+                                            check_params<NoHangParams>(it->second).stall) {
     stall_window_ = *check_params<NoHangParams>(it->second).stall;
     after_failure_ = check_params<NoHangParams>(it->second).after_failure;
     tracker_.watch_io(true);
@@ -678,10 +700,10 @@ Timeline Supervisor::run() {
     const Nanos quiet = settle_quiet(opt_.python);
     bool clean = pump(bound, [&] { return clean_now() || now() - last_change_ >= quiet; });
     if (!clean_now())
-      add(obs::note(now(), clean ? "settle ended: nothing of the job changed for " +
-                                       format_duration(quiet)
-                                 : "settle ended at its " + format_duration(sc_.timeouts.settle) +
-                                       " bound with job processes or /dev/shm entries left"));
+      add(obs::note(now(),
+                    clean ? "settle ended: nothing of the job changed for " + format_duration(quiet)
+                          : "settle ended at its " + format_duration(sc_.timeouts.settle) +
+                                " bound with job processes or /dev/shm entries left"));
   } else if (interrupted()) {
     add(obs::note(now(), "interrupted"));
   } else {
@@ -763,8 +785,9 @@ void Supervisor::finish_tmp() {
 std::uint64_t ignored_signals_now() {
   std::uint64_t mask = 0;
   for (int sig = 1; sig < 65; ++sig) {
-    struct sigaction sa {};
-    if (::sigaction(sig, nullptr, &sa) == 0 && sa.sa_handler == SIG_IGN) mask |= std::uint64_t(1) << (sig - 1);
+    struct sigaction sa{};
+    if (::sigaction(sig, nullptr, &sa) == 0 && sa.sa_handler == SIG_IGN)
+      mask |= std::uint64_t(1) << (sig - 1);
   }
   return mask;
 }

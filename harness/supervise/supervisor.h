@@ -57,8 +57,8 @@ struct LiveStatus {
 // How the job is contained and what becomes of what it leaves: from the
 // command line (RunOptions) to the supervisor as it is.
 struct Containment {
-  std::string reaper_path;           // aftermath-reaper
-  std::string mode = "auto";         // auto | pidns | subreaper
+  std::string reaper_path;    // aftermath-reaper
+  std::string mode = "auto";  // auto | pidns | subreaper
   // auto | private | host. private: the job gets its own tmpfs at /dev/shm (in
   // its own mount namespace), so parallel runs never mix their segments and
   // leaks vanish with the job; host: the machine's /dev/shm, where entries
@@ -94,7 +94,7 @@ struct NodeHooks {
 
 struct SupervisorOptions {
   Containment contain;
-  std::string out_dir;                  // this scenario's folder: stdout.log, stderr.log
+  std::string out_dir;  // this scenario's folder: stdout.log, stderr.log
   std::string proc_root = "/proc";
   std::string shm_dir = "/dev/shm";
   // The device side (null nvml: no GPU observation). NVML is sampled every

@@ -114,7 +114,8 @@ std::vector<Observation> TmpDirWatch::finish(Nanos now) {
       outside = s->second.outside;
     }
     std::string path = opt_.dir + "/" + e.name;
-    out.push_back(obs::tmp_left(now, path, e.bytes, e.uid, std::string(to_string(e.kind)), outside));
+    out.push_back(
+        obs::tmp_left(now, path, e.bytes, e.uid, std::string(to_string(e.kind)), outside));
     if (!known_residue(e.kind) || outside != 0 || opt_.keep_leaks) continue;
     auto again = stat_tmp(opt_.dir, e.name, kListOnly);
     if (!again || again->inode != e.inode) continue;  // gone or replaced meanwhile
@@ -131,7 +132,8 @@ std::vector<Observation> TmpDirWatch::finish(Nanos now) {
         if (!ec) std::filesystem::remove_all(path, ec);
       }
       if (ec) {
-        out.push_back(obs::note(now, "cannot move torchrun's log folder " + path + " to " + to + ": " + ec.message()));
+        out.push_back(obs::note(
+            now, "cannot move torchrun's log folder " + path + " to " + to + ": " + ec.message()));
         continue;
       }
       out.push_back(obs::tmp_reclaim(now, path, e.bytes, to));
@@ -139,7 +141,8 @@ std::vector<Observation> TmpDirWatch::finish(Nanos now) {
     }
     std::filesystem::remove_all(path, ec);
     if (ec) {
-      out.push_back(obs::note(now, "cannot remove leftover temp-dir entry " + path + ": " + ec.message()));
+      out.push_back(
+          obs::note(now, "cannot remove leftover temp-dir entry " + path + ": " + ec.message()));
       continue;
     }
     out.push_back(obs::tmp_reclaim(now, path, e.bytes));

@@ -28,16 +28,16 @@
 #include <vector>
 
 #include "harness/core/timeline.h"
-#include "harness/os/expected.h"
 #include "harness/observe/shm.h"
 #include "harness/observe/tmp_residue.h"
+#include "harness/os/expected.h"
 
 namespace aftermath {
 
 class TmpDirWatch {
  public:
   struct Options {
-    std::string dir;                   // the job's temp dir (job_tmp_dir())
+    std::string dir;  // the job's temp dir (job_tmp_dir())
     std::string proc_root = "/proc";
     bool keep_leaks = false;
     // Where torchrun's log folders (torchelastic_*, which torchrun makes on
@@ -66,8 +66,8 @@ class TmpDirWatch {
  private:
   struct Seen {
     std::uint64_t inode = 0;
-    bool job = false;    // a job process held it
-    int outside = 0;     // a process outside the job held it (-1: a socket, holder unnamed)
+    bool job = false;  // a job process held it
+    int outside = 0;   // a process outside the job held it (-1: a socket, holder unnamed)
     Nanos next_try = 0;
     Nanos backoff = 0;
   };

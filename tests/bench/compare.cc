@@ -62,7 +62,8 @@ double pct(std::vector<double> v, double q) {
 }
 
 // Runs argv to completion, output discarded (or captured); wall time in ms.
-double run_cmd(const std::vector<std::string>& argv, std::string* out = nullptr, int* status_out = nullptr) {
+double run_cmd(const std::vector<std::string>& argv, std::string* out = nullptr,
+               int* status_out = nullptr) {
   char tmpl[] = "/tmp/aftermath-compare-XXXXXX";
   int fd = mkstemp(tmpl);
   unlink(tmpl);
@@ -111,7 +112,8 @@ std::string fmt(const char* f, double v) {
 double psutil_ms(const std::string& script) {
   std::string out;
   int st = 0;
-  if (run_cmd({"/usr/bin/python3", "-c", script}, &out, &st) >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+  if (run_cmd({"/usr/bin/python3", "-c", script}, &out, &st) >= 0 && WIFEXITED(st) &&
+      WEXITSTATUS(st) == 0)
     return std::atof(out.c_str());
   return 0;
 }
@@ -151,13 +153,18 @@ void snapshot_rows() {
     }
     double o = median(walk), smp = median(sample), path = median(by_path);
     std::vector<double> ps;
-    for (int i = 0; i < (g_quick ? 5 : 20); ++i) ps.push_back(run_cmd({"ps", "-eo", "pid,ppid,stat,comm"}));
+    for (int i = 0; i < (g_quick ? 5 : 20); ++i)
+      ps.push_back(run_cmd({"ps", "-eo", "pid,ppid,stat,comm"}));
     const std::string reps_s = std::to_string(g_quick ? 5 : 20);
     double p = psutil_ms(
         "import psutil, time, statistics\n"
-        "root = psutil.Process(" + std::to_string(tree.root()) + ")\n"
+        "root = psutil.Process(" +
+        std::to_string(tree.root()) +
+        ")\n"
         "ts = []\n"
-        "for _ in range(" + reps_s + "):\n"
+        "for _ in range(" +
+        reps_s +
+        "):\n"
         "    t = time.perf_counter()\n"
         "    procs = [root] + root.children(recursive=True)\n"
         "    rows = [(q.pid, q.ppid(), q.status(), q.name()) for q in procs]\n"
@@ -166,24 +173,30 @@ void snapshot_rows() {
     // psutil's sample: the same known processes, state and parent re-read.
     double ps_sample = psutil_ms(
         "import psutil, time, statistics\n"
-        "root = psutil.Process(" + std::to_string(tree.root()) + ")\n"
+        "root = psutil.Process(" +
+        std::to_string(tree.root()) +
+        ")\n"
         "procs = [root] + root.children(recursive=True)\n"
         "ts = []\n"
-        "for _ in range(" + reps_s + "):\n"
+        "for _ in range(" +
+        reps_s +
+        "):\n"
         "    t = time.perf_counter()\n"
         "    rows = [(q.status(), q.ppid(), q.cpu_times()) for q in procs]\n"
         "    ts.append(time.perf_counter() - t)\n"
         "print(statistics.median(ts) * 1000)\n");
-    g_rows.push_back({"walk of a " + std::to_string(n) + "-process job (every process found from nothing)",
-                      fmt("%.3f ms", o) + fmt(" (%.1f us/proc)", o * 1000 / n),
-                      (p > 0 ? "psutil " + fmt("%.2f ms", p) : std::string("psutil n/a")) + "; ps " +
-                          fmt("%.1f ms", median(ps)),
-                      p > 0 ? fmt("%.1fx vs psutil", p / o) : "-", "≥5x psutil, ≤20 us/proc"});
-    g_rows.push_back({"sample of a " + std::to_string(n) + "-process job (state, parent, CPU of each)",
-                      fmt("%.3f ms", smp) + fmt(" (%.1f us/proc", smp * 1000 / n) +
-                          fmt("; by path %.1f us/proc)", path * 1000 / n),
-                      ps_sample > 0 ? "psutil " + fmt("%.2f ms", ps_sample) : std::string("psutil n/a"),
-                      ps_sample > 0 ? fmt("%.1fx vs psutil", ps_sample / smp) : "-", "≤10 us/proc"});
+    g_rows.push_back(
+        {"walk of a " + std::to_string(n) + "-process job (every process found from nothing)",
+         fmt("%.3f ms", o) + fmt(" (%.1f us/proc)", o * 1000 / n),
+         (p > 0 ? "psutil " + fmt("%.2f ms", p) : std::string("psutil n/a")) + "; ps " +
+             fmt("%.1f ms", median(ps)),
+         p > 0 ? fmt("%.1fx vs psutil", p / o) : "-", "≥5x psutil, ≤20 us/proc"});
+    g_rows.push_back(
+        {"sample of a " + std::to_string(n) + "-process job (state, parent, CPU of each)",
+         fmt("%.3f ms", smp) + fmt(" (%.1f us/proc", smp * 1000 / n) +
+             fmt("; by path %.1f us/proc)", path * 1000 / n),
+         ps_sample > 0 ? "psutil " + fmt("%.2f ms", ps_sample) : std::string("psutil n/a"),
+         ps_sample > 0 ? fmt("%.1fx vs psutil", ps_sample / smp) : "-", "≤10 us/proc"});
   }
 }
 
@@ -200,7 +213,8 @@ void shm_rows() {
     char tmpl[] = "/dev/shm/aftermath-compare-XXXXXX";
     std::string dir = mkdtemp(tmpl);
     for (int i = 0; i < n; ++i) {
-      int fd = open((dir + "/torch_1_" + std::to_string(i) + "_0").c_str(), O_CREAT | O_WRONLY, 0600);
+      int fd =
+          open((dir + "/torch_1_" + std::to_string(i) + "_0").c_str(), O_CREAT | O_WRONLY, 0600);
       if (fd >= 0) close(fd);
     }
     // The baseline: scan + diff every sample, what a polling sampler does.
@@ -238,12 +252,14 @@ void shm_rows() {
     for (int i = 0; i < (n >= 100000 ? 3 : 5); ++i) ls.push_back(run_cmd({"ls", "-la", dir}));
     job.finish(false, "");
     std::filesystem::remove_all(dir);
-    g_rows.push_back({"/dev/shm with " + std::to_string(n) + " entries: a sample (idle / with a new entry)",
-                      fmt("%.3f", median(idle)) + fmt(" / %.3f ms", median(change)) + (found ? "" : " (NOT FOUND)") +
-                          fmt("; baseline %.0f ms", base_ms) + fmt(", %.1f MiB", static_cast<double>(mem) / (1 << 20)),
-                      "scan + diff " + fmt("%.2f ms", median(t)) + "; ls -la " + fmt("%.1f ms", median(ls)),
-                      fmt("%.0fx vs scan", median(t) / std::max(1e-6, median(change))),
-                      "O(changes): ≤ 0.1 ms at any size"});
+    g_rows.push_back(
+        {"/dev/shm with " + std::to_string(n) + " entries: a sample (idle / with a new entry)",
+         fmt("%.3f", median(idle)) + fmt(" / %.3f ms", median(change)) +
+             (found ? "" : " (NOT FOUND)") + fmt("; baseline %.0f ms", base_ms) +
+             fmt(", %.1f MiB", static_cast<double>(mem) / (1 << 20)),
+         "scan + diff " + fmt("%.2f ms", median(t)) + "; ls -la " + fmt("%.1f ms", median(ls)),
+         fmt("%.0fx vs scan", median(t) / std::max(1e-6, median(change))),
+         "O(changes): ≤ 0.1 ms at any size"});
   }
 }
 
@@ -264,7 +280,8 @@ void exit_latency_rows() {
   std::mt19937_64 rng(20261124);
   std::uniform_int_distribution<Nanos> first_tick(1, kPeriod);
   auto sleep_until = [](Nanos t) {
-    timespec ts{static_cast<time_t>(t / aftermath::kSecond), static_cast<long>(t % aftermath::kSecond)};
+    timespec ts{static_cast<time_t>(t / aftermath::kSecond),
+                static_cast<long>(t % aftermath::kSecond)};
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
     }
   };
@@ -307,10 +324,12 @@ void exit_latency_rows() {
       close(hold[1]);
     }
   }
-  g_rows.push_back({"exit detection (SIGKILL -> seen), " + std::to_string(n) + " kills",
-                    fmt("pidfd median %.3f ms", median(pidfd_lat)) + fmt(", p99 %.3f ms", pct(pidfd_lat, 0.99)),
-                    fmt("10 ms polling median %.2f ms", median(poll_lat)) + fmt(", p99 %.2f ms", pct(poll_lat, 0.99)),
-                    fmt("%.0fx", median(poll_lat) / std::max(1e-6, median(pidfd_lat))), "median < 1 ms"});
+  g_rows.push_back(
+      {"exit detection (SIGKILL -> seen), " + std::to_string(n) + " kills",
+       fmt("pidfd median %.3f ms", median(pidfd_lat)) + fmt(", p99 %.3f ms", pct(pidfd_lat, 0.99)),
+       fmt("10 ms polling median %.2f ms", median(poll_lat)) +
+           fmt(", p99 %.2f ms", pct(poll_lat, 0.99)),
+       fmt("%.0fx", median(poll_lat) / std::max(1e-6, median(pidfd_lat))), "median < 1 ms"});
 }
 
 void unarmed_point_row() {
@@ -319,8 +338,8 @@ void unarmed_point_row() {
   long armed = 0;
   for (long i = 0; i < n; ++i) armed += aftermath::points::point("loader.worker.getitem").armed;
   double ns = static_cast<double>(monotonic_now() - t0) / n;
-  g_rows.push_back({"unarmed point (C++ client)", fmt("%.2f ns/call", ns) + (armed ? "?" : ""), "-", "-",
-                    "< 50 ns"});
+  g_rows.push_back({"unarmed point (C++ client)", fmt("%.2f ns/call", ns) + (armed ? "?" : ""), "-",
+                    "-", "< 50 ns"});
 }
 
 void fixed_cost_row() {
@@ -352,18 +371,29 @@ void overhead_row() {
     return fmt("%.2f%% of one core steady", o.steady_pct) + fmt(", %.2f%% whole run", o.whole_pct) +
            fmt(" (%.2f s CPU)", o.whole_cpu);
   };
-  g_rows.push_back({"supervising 136 idle processes for " + std::to_string(secs) + " s (20 ms sampling)", both(ev),
-                    fb.whole_pct < 0 ? "-" : "without process events (AFTERMATH_PROC_EVENTS=0): " + both(fb), "-",
-                    "< 1% steady"});
+  g_rows.push_back(
+      {"supervising 136 idle processes for " + std::to_string(secs) + " s (20 ms sampling)",
+       both(ev),
+       fb.whole_pct < 0 ? "-" : "without process events (AFTERMATH_PROC_EVENTS=0): " + both(fb),
+       "-", "< 1% steady"});
 }
 
 Overhead overhead_run(bool fallback) {
   Overhead r;
   int secs = g_quick ? 10 : 30;
   std::string out = "/tmp/aftermath-compare-out";
-  std::vector<std::string> argv = {g_bin + "/aftermath", "run", "--out", out, "--timeout",
-                                   std::to_string(secs + 30) + "s", "--", g_bin + "/tc_hang",
-                                   "--children", "135", "--life", std::to_string(secs) + "s"};
+  std::vector<std::string> argv = {g_bin + "/aftermath",
+                                   "run",
+                                   "--out",
+                                   out,
+                                   "--timeout",
+                                   std::to_string(secs + 30) + "s",
+                                   "--",
+                                   g_bin + "/tc_hang",
+                                   "--children",
+                                   "135",
+                                   "--life",
+                                   std::to_string(secs) + "s"};
   std::vector<char*> args;
   for (auto& a : argv) args.push_back(a.data());
   args.push_back(nullptr);
@@ -404,7 +434,7 @@ Overhead overhead_run(bool fallback) {
       if (!up_t) up_t = monotonic_now(), up_cpu = cpu;
       last_t = monotonic_now(), last_cpu = cpu;
     }
-    struct timespec ts {0, 100 * 1000 * 1000};
+    struct timespec ts{0, 100 * 1000 * 1000};
     nanosleep(&ts, nullptr);
   }
   double wall = static_cast<double>(monotonic_now() - t0) / 1e9;
@@ -412,7 +442,9 @@ Overhead overhead_run(bool fallback) {
   std::filesystem::remove_all(out);
   r.whole_cpu = static_cast<double>(cpu) / 1e9;
   r.whole_pct = 100 * r.whole_cpu / wall;
-  if (last_t > up_t) r.steady_pct = 100.0 * static_cast<double>(last_cpu - up_cpu) / static_cast<double>(last_t - up_t);
+  if (last_t > up_t)
+    r.steady_pct =
+        100.0 * static_cast<double>(last_cpu - up_cpu) / static_cast<double>(last_t - up_t);
   return r;
 }
 
@@ -439,7 +471,7 @@ void holder_rows() {
     pid_t p = fork();
     if (p == 0) {
       prctl(PR_SET_PDEATHSIG, SIGKILL);
-      alarm(600);  // bounds its own life
+      alarm(600);      // bounds its own life
       close(hold[1]);  // or the EOF that ends it would never come
       close(ready[0]);
       // Like a CUDA process: the control files and one GPU.
@@ -493,13 +525,15 @@ void holder_rows() {
   for (pid_t p : kids) waitpid(p, nullptr, 0);
   std::filesystem::remove_all(dir);
   double o = median(ours);
-  std::string base = (fu.empty() ? std::string("fuser n/a") : "fuser -v " + fmt("%.1f ms", median(fu))) +
-                     "; " + (ls.empty() ? std::string("lsof n/a") : "lsof " + fmt("%.1f ms", median(ls)));
-  g_rows.push_back({"device-file holder scan, whole machine, " + std::to_string(up) + " holders of " +
-                        std::to_string(files.size()) + " planted files",
+  std::string base =
+      (fu.empty() ? std::string("fuser n/a") : "fuser -v " + fmt("%.1f ms", median(fu))) + "; " +
+      (ls.empty() ? std::string("lsof n/a") : "lsof " + fmt("%.1f ms", median(ls)));
+  g_rows.push_back({"device-file holder scan, whole machine, " + std::to_string(up) +
+                        " holders of " + std::to_string(files.size()) + " planted files",
                     fmt("%.2f ms", o) + " (" + std::to_string(found) + " found)", base,
-                    fu.empty() ? "-" : fmt("%.1fx vs fuser", median(fu) / o) +
-                                           (ls.empty() ? "" : fmt(", %.1fx vs lsof", median(ls) / o)),
+                    fu.empty() ? "-"
+                               : fmt("%.1fx vs fuser", median(fu) / o) +
+                                     (ls.empty() ? "" : fmt(", %.1fx vs lsof", median(ls) / o)),
                     "≥ 3x fuser"});
 }
 
@@ -508,7 +542,8 @@ void suite_rows() {
   for (int jobs : {1, 2, 4}) {
     double t = run_cmd({g_bin + "/aftermath", "run", "--out", out, "--jobs", std::to_string(jobs),
                         "scenarios/nightly-cpu.suite"});
-    g_rows.push_back({"CPU nightly suite, --jobs " + std::to_string(jobs), fmt("%.2f s", t / 1000), "-", "-", "-"});
+    g_rows.push_back({"CPU nightly suite, --jobs " + std::to_string(jobs), fmt("%.2f s", t / 1000),
+                      "-", "-", "-"});
   }
   std::filesystem::remove_all(out);
 }
@@ -527,7 +562,7 @@ void loader_throughput_rows() {
     auto at = line.find("\"" + key + "\": ");
     return at == std::string::npos ? -1.0 : std::atof(line.c_str() + at + key.size() + 4);
   };
-  const std::vector<std::string> shape = {"--workers", "16", "--dataset-size", "16384",
+  const std::vector<std::string> shape = {"--workers",    "16", "--dataset-size", "16384",
                                           "--batch-size", "16", "--sample-bytes", "512"};
   const int runs = g_quick ? 1 : 5;
   for (std::string sharing : {"file_descriptor", "file_system"}) {
@@ -557,8 +592,7 @@ void loader_throughput_rows() {
          t > 0 ? "PyTorch DataLoader " + fmt("%.0f batches/s", t) +
                      fmt(" (%.0f whole pass)", median(theirs_all))
                : "PyTorch n/a",
-         t > 0 ? fmt("%.2fx", o / t) + fmt(" (%.2fx)", median(ours_all) / median(theirs_all))
-               : "-",
+         t > 0 ? fmt("%.2fx", o / t) + fmt(" (%.2fx)", median(ours_all) / median(theirs_all)) : "-",
          "≥ 2x PyTorch"});
   }
 }
@@ -580,7 +614,8 @@ int main(int argc, char** argv) {
       std::fputs(usage, stdout);
       return 0;
     } else {
-      std::fprintf(stderr, "aftermath-compare: unknown option %s (or --only without its rows)\n%s", argv[i], usage);
+      std::fprintf(stderr, "aftermath-compare: unknown option %s (or --only without its rows)\n%s",
+                   argv[i], usage);
       return 2;
     }
   }
@@ -594,17 +629,20 @@ int main(int argc, char** argv) {
     }
     at = end + 1;
   }
-  auto want = [&](const char* row) { return only.empty() || only.find("," + std::string(row) + ",") != std::string::npos; };
+  auto want = [&](const char* row) {
+    return only.empty() || only.find("," + std::string(row) + ",") != std::string::npos;
+  };
   g_bin = std::filesystem::read_symlink("/proc/self/exe").parent_path().string();
   // The suite's timings run the CPU nightly suite three times (--jobs 1, 2,
   // 4): most of a full run. --quick leaves them out unless asked for.
   const bool suite = want("suite") && std::filesystem::exists("scenarios/nightly-cpu.suite") &&
                      (!g_quick || !only.empty());
   std::fprintf(stderr, "measuring%s...\n",
-               suite            ? " (this takes 10-15 minutes, most of it the CPU nightly suite run three times)"
-               : !only.empty()  ? ""
-               : g_quick        ? " (this takes about a minute)"
-                                : " (this takes about 3 minutes)");
+               suite
+                   ? " (this takes 10-15 minutes, most of it the CPU nightly suite run three times)"
+               : !only.empty() ? ""
+               : g_quick       ? " (this takes about a minute)"
+                               : " (this takes about 3 minutes)");
   if (want("snapshot")) snapshot_rows();
   // Exit detection before the /dev/shm rows: removing 100,000 entries
   // leaves the kernel freeing inodes for a while, on the cores a kill needs.
@@ -614,9 +652,11 @@ int main(int argc, char** argv) {
   if (want("fixed")) fixed_cost_row();
   if (want("overhead")) overhead_row();
   if (want("holders")) holder_rows();
-  if (suite) suite_rows();
+  if (suite)
+    suite_rows();
   else if (g_quick && only.empty())
-    g_rows.push_back({"CPU nightly suite", "left out by --quick (--only suite times it)", "-", "-", "-"});
+    g_rows.push_back(
+        {"CPU nightly suite", "left out by --quick (--only suite times it)", "-", "-", "-"});
   if (want("loader")) loader_throughput_rows();
   std::printf("| figure | aftermath | baseline | ratio | target |\n|---|---|---|---|---|\n");
   for (const auto& r : g_rows)

@@ -33,15 +33,17 @@ class BlockedPythons {
     // With torch, each is a rank of its own one-process gloo group, so its
     // threads wait in libtorch and gloo as a DDP rank's do.
     std::string rank = torch ? "import os, torch, torch.distributed as dist\n"
-                               "dist.init_process_group('gloo', init_method='file://" + dir_.path() +
-                                   "/pg-%d' % os.getpid(), rank=0, world_size=1)\n"
+                               "dist.init_process_group('gloo', init_method='file://" +
+                                   dir_.path() + "/pg-%d' % os.getpid(), rank=0, world_size=1)\n"
                              : "";
     script_ = dir_.write("blocked.py", "import sys\n" + rank +
                                            "def wait_here(stream):\n"
                                            "    print('ready', flush=True)\n"
                                            "    return stream.read()\n"
                                            "wait_here(sys.stdin)\n");
-    for (int i = 0; i < n; ++i) kids_.push_back(std::make_unique<PythonChild>("/usr/bin/python3", std::vector<std::string>{script_}));
+    for (int i = 0; i < n; ++i)
+      kids_.push_back(
+          std::make_unique<PythonChild>("/usr/bin/python3", std::vector<std::string>{script_}));
     for (auto& k : kids_) ok_ = ok_ && k->wait_for("ready", 120000);
   }
   bool ok() const { return ok_; }
@@ -90,10 +92,17 @@ void BM_Diagnose(benchmark::State& state) {
 }
 BENCHMARK(BM_Diagnose)
     ->ArgNames({"procs", "parallel", "torch"})
-    ->Args({1, 1, 0})->Args({1, 1, 1})
-    ->Args({2, 1, 1})->Args({2, 0, 1})
-    ->Args({8, 1, 1})->Args({8, 0, 1})->Args({8, 3, 1})->Args({8, 4, 1})
-    ->Iterations(3)->UseRealTime()->Unit(benchmark::kMillisecond);
+    ->Args({1, 1, 0})
+    ->Args({1, 1, 1})
+    ->Args({2, 1, 1})
+    ->Args({2, 0, 1})
+    ->Args({8, 1, 1})
+    ->Args({8, 0, 1})
+    ->Args({8, 3, 1})
+    ->Args({8, 4, 1})
+    ->Iterations(3)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 // The diagnosis before Python stacks: gdb's plain "thread apply all bt" per
 // process, one after another.
@@ -110,8 +119,8 @@ void BM_DiagnoseBefore(benchmark::State& state) {
   }
   for (auto _ : state) {
     for (int pid : procs.pids()) {
-      auto c = aftermath::run_command({gdb, "-nx", "-batch", "-p", std::to_string(pid), "-ex", "set pagination off",
-                                       "-ex", "thread apply all bt"},
+      auto c = aftermath::run_command({gdb, "-nx", "-batch", "-p", std::to_string(pid), "-ex",
+                                       "set pagination off", "-ex", "thread apply all bt"},
                                       60 * aftermath::kSecond);
       benchmark::DoNotOptimize(c);
     }
@@ -119,7 +128,11 @@ void BM_DiagnoseBefore(benchmark::State& state) {
 }
 BENCHMARK(BM_DiagnoseBefore)
     ->ArgNames({"procs", "torch"})
-    ->Args({1, 1})->Args({2, 1})->Args({8, 1})
-    ->Iterations(3)->UseRealTime()->Unit(benchmark::kMillisecond);
+    ->Args({1, 1})
+    ->Args({2, 1})
+    ->Args({8, 1})
+    ->Iterations(3)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -33,9 +33,9 @@ void BM_SubtreeSnapshot(benchmark::State& state) {
   }
   state.counters["processes"] = static_cast<double>(found);
   // Seconds per process of the job (shown with an SI prefix: "4.2u" = 4.2 us).
-  state.counters["per_process"] = benchmark::Counter(
-      static_cast<double>(found),
-      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  state.counters["per_process"] =
+      benchmark::Counter(static_cast<double>(found), benchmark::Counter::kIsIterationInvariantRate |
+                                                         benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_SubtreeSnapshot)->Arg(1)->Arg(17)->Arg(136)->Arg(1000)->Unit(benchmark::kMicrosecond);
 
@@ -58,7 +58,8 @@ void StatRefresh(benchmark::State& state, bool kept) {
     }
   }
   state.counters["per_process"] = benchmark::Counter(
-      static_cast<double>(pids.size()), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+      static_cast<double>(pids.size()),
+      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 void BM_StatRefreshKeptFds(benchmark::State& state) { StatRefresh(state, true); }
 void BM_StatRefreshByPath(benchmark::State& state) { StatRefresh(state, false); }

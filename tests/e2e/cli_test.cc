@@ -30,14 +30,16 @@ class Cli : public ::testing::Test {
     ASSERT_FALSE(r.result.is_null()) << r.err;
     auto c = e2e::check(r, "no_hang");
     EXPECT_EQ(c["status"], "fail");
-    EXPECT_NE(c["reason"].get<std::string>().find("hang: progress stopped at"), std::string::npos) << c["reason"];
+    EXPECT_NE(c["reason"].get<std::string>().find("hang: progress stopped at"), std::string::npos)
+        << c["reason"];
     EXPECT_LT(c["measured"]["verdict_ms"].get<double>(), before_ms);
   }
   // no_hang passed and so did the run.
   void expect_progressing(const e2e::Run& r) {
     ASSERT_FALSE(r.result.is_null()) << r.err;
     EXPECT_EQ(e2e::check_status(r, "no_hang"), "pass") << e2e::check(r, "no_hang")["reason"];
-    EXPECT_EQ(r.result["scenarios"][0]["verdict"], "pass") << r.result["scenarios"][0]["verdict_reason"];
+    EXPECT_EQ(r.result["scenarios"][0]["verdict"], "pass")
+        << r.result["scenarios"][0]["verdict_reason"];
   }
   void expect_only_failing(const e2e::Run& r, std::set<std::string> failing) {
     ASSERT_FALSE(r.result.is_null()) << r.err;
@@ -46,9 +48,9 @@ class Cli : public ::testing::Test {
       // The device checks skip, never pass, on a machine without a GPU.
       bool device = name == "device_memory_released" || name == "no_device_holders" ||
                     name == "device_alloc_probe";
-      std::string want = failing.count(name) ? "fail"
+      std::string want = failing.count(name)                               ? "fail"
                          : device && ::access("/dev/nvidiactl", F_OK) != 0 ? "skipped"
-                                                                          : "pass";
+                                                                           : "pass";
       EXPECT_EQ(c["status"], want) << name << ": " << c["reason"].get<std::string>();
     }
   }
@@ -126,8 +128,9 @@ TEST_F(Cli, DoubleForkedSetsidDaemonIsStillFound) {
 TEST_F(Cli, ShmHeldByAnEscapedDaemonIsALeakNamingIt) {
   std::string pids = dir / "pids";
   e2e::PidSink sink(pids);
-  auto r = run_cmd({"--grace", "200ms", "--settle", "2s"},
-                   {e2e::bin("tc_daemon"), "--life", "30s", "--shm-bytes", "1048576", "--pidfile", pids});
+  auto r = run_cmd(
+      {"--grace", "200ms", "--settle", "2s"},
+      {e2e::bin("tc_daemon"), "--life", "30s", "--shm-bytes", "1048576", "--pidfile", pids});
   EXPECT_EQ(r.exit_code, 1);
   expect_only_failing(r, {"no_orphans", "all_exited", "shm_clean"});
   auto all = e2e::read_pids(pids);
@@ -135,7 +138,8 @@ TEST_F(Cli, ShmHeldByAnEscapedDaemonIsALeakNamingIt) {
   auto m = e2e::check(r, "shm_clean")["measured"];
   ASSERT_EQ(m["leaked"].size(), 1u) << m.dump(1);
   EXPECT_EQ(m["leaked"][0]["bytes"], 1048576);
-  EXPECT_NE(m["leaked"][0]["held_by_leftover"].get<std::string>().find("orphaned"), std::string::npos)
+  EXPECT_NE(m["leaked"][0]["held_by_leftover"].get<std::string>().find("orphaned"),
+            std::string::npos)
       << m.dump(1);
   EXPECT_TRUE(m["held_at_teardown"].empty()) << m.dump(1);
   EXPECT_TRUE(e2e::all_gone_within(all, 2s));
@@ -143,7 +147,8 @@ TEST_F(Cli, ShmHeldByAnEscapedDaemonIsALeakNamingIt) {
 }
 
 TEST_F(Cli, ShmLeakIsRecordedThenRemoved) {
-  auto r = run_cmd({"--settle", "300ms"}, {e2e::bin("tc_shm_leak"), "--count", "3", "--bytes", "65536"});
+  auto r =
+      run_cmd({"--settle", "300ms"}, {e2e::bin("tc_shm_leak"), "--count", "3", "--bytes", "65536"});
   EXPECT_EQ(r.exit_code, 1);
   expect_only_failing(r, {"shm_clean"});
   auto m = e2e::check(r, "shm_clean")["measured"];
@@ -161,20 +166,23 @@ TEST_F(Cli, KeepLeaksKeepsACopyOfAPrivateShm) {
   auto r = run_cmd({"--settle", "200ms", "--keep-leaks"},
                    {e2e::bin("tc_shm_leak"), "--count", "1", "--bytes", "4096"});
   ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
-  if (r.result["scenarios"][0]["containment"]["shm"] != "private") GTEST_SKIP() << "no mount namespace";
+  if (r.result["scenarios"][0]["containment"]["shm"] != "private")
+    GTEST_SKIP() << "no mount namespace";
   auto m = e2e::check(r, "shm_clean")["measured"];
   ASSERT_EQ(m["leaked"].size(), 1u);
   std::string name = m["leaked"][0]["name"];
   std::string copy = r.result["scenarios"][0]["out_dir"].get<std::string>() + "/leaked-shm/" + name;
   std::error_code ec;
-  EXPECT_EQ(std::filesystem::file_size(copy, ec), 4096u) << copy << ": " << ec.message() << "\n" << r.out;
+  EXPECT_EQ(std::filesystem::file_size(copy, ec), 4096u) << copy << ": " << ec.message() << "\n"
+                                                         << r.out;
   EXPECT_FALSE(std::filesystem::exists("/dev/shm/" + name)) << "the host's /dev/shm was touched";
 }
 
 // With the host's /dev/shm: the leak is really there, and the harness removes
 // it unless --keep-leaks.
 TEST_F(Cli, HostShmLeakIsRemovedOrKept) {
-  auto r = run_cmd({"--settle", "200ms", "--shm", "host"}, {e2e::bin("tc_shm_leak"), "--count", "1"});
+  auto r =
+      run_cmd({"--settle", "200ms", "--shm", "host"}, {e2e::bin("tc_shm_leak"), "--count", "1"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.result["scenarios"][0]["containment"]["shm"], "host");
   auto m = e2e::check(r, "shm_clean")["measured"];
@@ -218,7 +226,8 @@ TEST_F(Cli, ExitCodeAndSignalAreDistinctOutcomes) {
   EXPECT_EQ(r.result["scenarios"][0]["top"]["outcome"]["code"], 3);
 
   TempDir d2;
-  auto k = e2e::aftermath(d2, {"run", "--out", d2 / "out", "--", e2e::bin("tc_exit"), "--signal", "KILL"});
+  auto k = e2e::aftermath(
+      d2, {"run", "--out", d2 / "out", "--", e2e::bin("tc_exit"), "--signal", "KILL"});
   EXPECT_EQ(k.result["scenarios"][0]["top"]["outcome"]["kind"], "killed");
   EXPECT_EQ(k.result["scenarios"][0]["top"]["outcome"]["signal"], "SIGKILL");
 }
@@ -237,9 +246,10 @@ TEST_F(Cli, AProgramWithoutTheDoubleDashGetsTheHint) {
     EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
     std::string cmd = prog;
     for (const auto& w : rest) cmd += " " + w;
-    EXPECT_NE(r.err.find(prog + ": a program, not a scenario or suite; did you mean `aftermath run -- " +
-                         cmd + "`?"),
-              std::string::npos)
+    EXPECT_NE(
+        r.err.find(prog + ": a program, not a scenario or suite; did you mean `aftermath run -- " +
+                   cmd + "`?"),
+        std::string::npos)
         << r.err;
     EXPECT_FALSE(std::filesystem::exists(d / "out/result.json"));
   }
@@ -261,7 +271,8 @@ TEST_F(Cli, AMistypedOptionOrCommandGetsTheNearestName) {
            {{"rn", "--out", d / "out", "--", prog},
             "aftermath: rn: no such command; did you mean `aftermath run`?"},
            {{"run", "--out", d / "out", "--frobnicate", "--", prog},
-            "aftermath: --frobnicate: no such option of `aftermath run` (see `aftermath run --help`)"}}) {
+            "aftermath: --frobnicate: no such option of `aftermath run` (see `aftermath run "
+            "--help`)"}}) {
     auto r = e2e::aftermath(d, c.args);
     EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
     EXPECT_NE(r.err.find(c.said), std::string::npos) << r.err;
@@ -279,8 +290,8 @@ TEST_F(Cli, NameNamesAnAdHocRun) {
   EXPECT_EQ(r.result["scenarios"][0]["name"], "ddp-smoke");
   EXPECT_NE(e2e::slurp(d / "out/junit.xml").find("name=\"ddp-smoke\""), std::string::npos);
   TempDir d2;
-  auto bad = e2e::aftermath(d2, {"run", "--out", d2 / "out", "--name", "Bad Name", "--",
-                                 e2e::bin("tc_clean")});
+  auto bad = e2e::aftermath(
+      d2, {"run", "--out", d2 / "out", "--name", "Bad Name", "--", e2e::bin("tc_clean")});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("--name: invalid name 'Bad Name'"), std::string::npos) << bad.err;
   EXPECT_FALSE(std::filesystem::exists(d2 / "out/result.json"));
@@ -293,14 +304,15 @@ TEST_F(Cli, TheSkeletonSuiteMatchesItsExpectations) {
   EXPECT_GE(r.result["scenarios"].size(), 9u);
   for (const auto& s : r.result["scenarios"]) {
     std::string v = s["verdict"];
-    EXPECT_TRUE(v == "pass" || v == "xfail") << s["name"] << ": " << v << " " << s["verdict_reason"];
+    EXPECT_TRUE(v == "pass" || v == "xfail")
+        << s["name"] << ": " << v << " " << s["verdict_reason"];
   }
 }
 
 TEST_F(Cli, UnexpectedPassIsXpassAndExitsOne) {
   std::string yaml = dir / "xpass.yaml";
-  std::ofstream(yaml) << "name: xpass-demo\ndescription: d\njob:\n  command: " << e2e::bin("tc_clean")
-                      << "\nexpect:\n  fail: [no_orphans]\n";
+  std::ofstream(yaml) << "name: xpass-demo\ndescription: d\njob:\n  command: "
+                      << e2e::bin("tc_clean") << "\nexpect:\n  fail: [no_orphans]\n";
   auto r = e2e::aftermath(dir, {"run", "--out", out(), yaml});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.result["scenarios"][0]["verdict"], "xpass");
@@ -366,10 +378,10 @@ TEST_P(HarnessKilled, NoJobProcessSurvives) {
   TempDir dir;
   std::string pids = dir / "pids";
   e2e::PidSink sink(pids);  // host pids, from inside the job's PID namespace too
-  e2e::Child c = e2e::spawn({e2e::bin("aftermath"), "run", "--contain", GetParam(), "--out",
-                             dir / "out", "--timeout", "60s", "--", e2e::bin("tc_hang"),
-                             "--ignore-term", "--children", "3", "--pidfile", pids},
-                            dir / "o", dir / "e");
+  e2e::Child c = e2e::spawn(
+      {e2e::bin("aftermath"), "run", "--contain", GetParam(), "--out", dir / "out", "--timeout",
+       "60s", "--", e2e::bin("tc_hang"), "--ignore-term", "--children", "3", "--pidfile", pids},
+      dir / "o", dir / "e");
   ASSERT_TRUE(e2e::wait_lines(pids, 4, 10s)) << e2e::slurp(dir / "e");
   auto all = e2e::read_pids(pids);
   for (int p : all) ASSERT_TRUE(e2e::alive(p));
@@ -394,8 +406,9 @@ namespace {
 // outcomes were lost in 15 loaded runs).
 TEST(Parallel, EveryOrphansOutcomeIsKnownUnderLoad) {
   TempDir dir;
-  auto r = e2e::aftermath(dir, {"run", "--out", dir / "out", "--repeat", "8", "--jobs", "4",
-                                e2e::src("scenarios/orphan-outlives-parent.yaml")},
+  auto r = e2e::aftermath(dir,
+                          {"run", "--out", dir / "out", "--repeat", "8", "--jobs", "4",
+                           e2e::src("scenarios/orphan-outlives-parent.yaml")},
                           std::chrono::seconds(120));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   ASSERT_EQ(r.result["scenarios"].size(), 8u);
@@ -486,7 +499,8 @@ TEST_F(Cli, RepeatsThatFailDifferentChecksAreFlaky) {
 // The job's resident memory is on the timeline: a job that touches 96 MiB
 // is seen holding at least that much, and the report draws it.
 TEST_F(Cli, JobMemoryIsSampledOnTheTimeline) {
-  if (::access(e2e::python().c_str(), X_OK) != 0) GTEST_SKIP() << e2e::python() << " is not installed";
+  if (::access(e2e::python().c_str(), X_OK) != 0)
+    GTEST_SKIP() << e2e::python() << " is not installed";
   auto r = run_cmd({}, {e2e::python(), "-c",
                         "import time\n"
                         "b = bytearray(96 << 20)\n"
@@ -513,19 +527,22 @@ namespace {
 // statement is validated like a scenario file's (exit 2, nothing launched).
 TEST_F(Cli, ExpectationsOnTheCommandLine) {
   auto code = run_cmd({"--expect-exit", "3"}, {e2e::bin("tc_exit"), "--code", "3"});
-  EXPECT_EQ(code.result["scenarios"][0]["verdict"], "pass") << code.result["scenarios"][0]["verdict_reason"];
+  EXPECT_EQ(code.result["scenarios"][0]["verdict"], "pass")
+      << code.result["scenarios"][0]["verdict_reason"];
   EXPECT_EQ(code.exit_code, 0);
   auto sig = run_cmd({"--expect-signal", "SIGSEGV", "--expect-output", "about to end"},
                      {e2e::bin("tc_exit"), "--signal", "SIGSEGV"});
-  EXPECT_EQ(sig.result["scenarios"][0]["verdict"], "pass") << sig.result["scenarios"][0]["verdict_reason"];
+  EXPECT_EQ(sig.result["scenarios"][0]["verdict"], "pass")
+      << sig.result["scenarios"][0]["verdict_reason"];
   auto wrong = run_cmd({"--expect-exit", "3"}, {e2e::bin("tc_exit"), "--code", "4"});
   EXPECT_EQ(wrong.result["scenarios"][0]["verdict"], "fail");
   EXPECT_EQ(wrong.exit_code, 1);
   // A known bug: exactly these checks fail -> xfail, exit 0.
-  auto x = run_cmd({"--expect-fail", "no_orphans,all_exited", "--check", "no_orphans: {grace: 300ms}",
-                    "--timeout", "10s", "--settle", "1s"},
+  auto x = run_cmd({"--expect-fail", "no_orphans,all_exited", "--check",
+                    "no_orphans: {grace: 300ms}", "--timeout", "10s", "--settle", "1s"},
                    {e2e::bin("tc_orphan"), "--children", "1", "--child-life", "30s"});
-  EXPECT_EQ(x.result["scenarios"][0]["verdict"], "xfail") << x.result["scenarios"][0]["verdict_reason"];
+  EXPECT_EQ(x.result["scenarios"][0]["verdict"], "xfail")
+      << x.result["scenarios"][0]["verdict_reason"];
   EXPECT_EQ(x.exit_code, 0);
   EXPECT_EQ(e2e::check(x, "no_orphans")["measured"]["grace_ms"], 300.0);
 }
@@ -549,7 +566,8 @@ TEST_F(Cli, BadExpectationsAreRejectedBeforeLaunch) {
     std::string marker = dir / "launched";
     auto r = run_cmd(c.opts, {"/bin/sh", "-c", "touch " + marker});
     EXPECT_EQ(r.exit_code, 2) << c.message << "\n" << r.err;
-    EXPECT_NE(r.err.find(c.message), std::string::npos) << "want: " << c.message << "\ngot: " << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos)
+        << "want: " << c.message << "\ngot: " << r.err;
     EXPECT_FALSE(std::filesystem::exists(marker)) << c.message;
   }
 }
@@ -582,14 +600,17 @@ TEST_F(Cli, ShardsSliceASuite) {
     std::istringstream in(r.out);
     std::string line;
     ASSERT_TRUE(std::getline(in, line));
-    EXPECT_NE(line.find("aftermath run --shard " + std::to_string(i) + "/3: "), std::string::npos) << line;
+    EXPECT_NE(line.find("aftermath run --shard " + std::to_string(i) + "/3: "), std::string::npos)
+        << line;
     total = std::stoul(line.substr(line.find(" of ") + 4));
     while (std::getline(in, line))
       if (line.rfind("  ", 0) == 0) seen.insert(line.substr(2));
   }
   EXPECT_EQ(seen.size(), total);
-  EXPECT_EQ(std::set<std::string>(seen.begin(), seen.end()).size(), total) << "a scenario in two shards";
-  auto bad = e2e::aftermath(dir, {"run", "--shard", "4/3", e2e::src("scenarios/nightly-cpu.suite")});
+  EXPECT_EQ(std::set<std::string>(seen.begin(), seen.end()).size(), total)
+      << "a scenario in two shards";
+  auto bad =
+      e2e::aftermath(dir, {"run", "--shard", "4/3", e2e::src("scenarios/nightly-cpu.suite")});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("--shard: expected I/N"), std::string::npos) << bad.err;
   auto cmd = run_cmd({"--shard", "1/2"}, {"/bin/true"});
@@ -598,7 +619,8 @@ TEST_F(Cli, ShardsSliceASuite) {
   EXPECT_FALSE(std::filesystem::exists(dir / "out/result.json"));
   // More shards than scenarios: the empty one still writes its reports, and
   // says which slice it was, for a job array's merge.
-  auto empty = e2e::aftermath(dir, {"run", "--out", dir / "out", "--shard", "2/2", e2e::src("scenarios/clean-job.yaml")});
+  auto empty = e2e::aftermath(
+      dir, {"run", "--out", dir / "out", "--shard", "2/2", e2e::src("scenarios/clean-job.yaml")});
   ASSERT_EQ(empty.exit_code, 0) << empty.out << empty.err;
   ASSERT_FALSE(empty.result.is_null()) << empty.out << empty.err;
   EXPECT_EQ(empty.result["scenarios"].size(), 0u);
@@ -727,10 +749,12 @@ TEST_F(Cli, MergeRefusesBadInputAndWritesNothing) {
 TEST_F(Cli, GracePerRoleOnTheCommandLine) {
   auto strict = run_cmd({"--grace", "{default: 100ms, unknown: 100ms}", "--settle", "3s"},
                         {e2e::bin("tc_orphan"), "--children", "1", "--child-life", "600ms"});
-  EXPECT_EQ(e2e::check_status(strict, "no_orphans"), "fail") << e2e::check(strict, "no_orphans")["reason"];
+  EXPECT_EQ(e2e::check_status(strict, "no_orphans"), "fail")
+      << e2e::check(strict, "no_orphans")["reason"];
   auto lenient = run_cmd({"--grace", "{default: 100ms, unknown: 2s}", "--settle", "3s"},
                          {e2e::bin("tc_orphan"), "--children", "1", "--child-life", "600ms"});
-  EXPECT_EQ(e2e::check_status(lenient, "no_orphans"), "pass") << e2e::check(lenient, "no_orphans")["reason"];
+  EXPECT_EQ(e2e::check_status(lenient, "no_orphans"), "pass")
+      << e2e::check(lenient, "no_orphans")["reason"];
   EXPECT_EQ(e2e::check(lenient, "no_orphans")["measured"]["grace_by_role_ms"]["unknown"], 2000.0);
 }
 
@@ -756,7 +780,8 @@ TEST_F(Cli, WithoutProcessEventsTheReaperSaysWhenTheJobForks) {
   ::unsetenv("AFTERMATH_PROC_EVENTS");
   ASSERT_FALSE(r.result.is_null()) << r.err;
   const auto& s = r.result["scenarios"][0];
-  if (s["containment"]["mode"] == "subreaper") GTEST_SKIP() << "no PID namespace here: " << s["containment"]["note"];
+  if (s["containment"]["mode"] == "subreaper")
+    GTEST_SKIP() << "no PID namespace here: " << s["containment"]["note"];
   EXPECT_EQ(s["containment"]["forks"], "reaper");
   int top = s["top"]["pid"];
   int children = 0;
@@ -785,7 +810,8 @@ TEST_F(Cli, ExitStatusOfAProcessReapedByItsParent) {
   ::unsetenv("AFTERMATH_PROC_EVENTS");
   bool said = false;
   for (const auto& o : blind.result["scenarios"][0]["timeline"])
-    if (o.value("kind", "") == "note" && o.value("text", "").find("exit status unknown") != std::string::npos)
+    if (o.value("kind", "") == "note" &&
+        o.value("text", "").find("exit status unknown") != std::string::npos)
       said = true;
   EXPECT_TRUE(said) << blind.result["scenarios"][0]["timeline"].dump(1).substr(0, 3000);
 }
@@ -815,7 +841,8 @@ TEST_F(Cli, StallRuleLeavesASlowButProgressingJobAlone) {
       "    time.sleep(2.0)\n"
       "    t = time.process_time()\n"
       "    while time.process_time() - t < 0.2: pass\n";
-  expect_progressing(run_cmd({"--timeout", "60s", "--check", "no_hang: {stall: 3s}"}, {e2e::python(), "-c", slow}));
+  expect_progressing(run_cmd({"--timeout", "60s", "--check", "no_hang: {stall: 3s}"},
+                             {e2e::python(), "-c", slow}));
 }
 
 // Eight processes that only poll: every 100 ms each wakes and spins for
@@ -833,7 +860,8 @@ TEST_F(Cli, ManyPollersThatDoNoWorkAreAHang) {
       "    while time.perf_counter() - t < 0.0005: pass\n"
       "    time.sleep(0.1)\n";
   // The 60 s deadline is not waited for.
-  expect_stalled(run_cmd({"--timeout", "60s", "--check", "no_hang: {stall: 4s}"}, {e2e::python(), "-c", pollers}),
+  expect_stalled(run_cmd({"--timeout", "60s", "--check", "no_hang: {stall: 4s}"},
+                         {e2e::python(), "-c", pollers}),
                  30000.0);
 }
 
@@ -848,7 +876,8 @@ TEST_F(Cli, AJobThatMovesDataOnLittleCpuIsNotAHang) {
       "for _ in range(8):\n"
       "    os.write(fd, b'x' * 2048)\n"
       "    time.sleep(1.0)\n";
-  expect_progressing(run_cmd({"--timeout", "60s", "--check", "no_hang: {stall: 3s}"}, {e2e::python(), "-c", writer}));
+  expect_progressing(run_cmd({"--timeout", "60s", "--check", "no_hang: {stall: 3s}"},
+                             {e2e::python(), "-c", writer}));
 }
 
 // after_failure: a child fails, its sibling keeps working (CPU, the kind of
@@ -856,7 +885,8 @@ TEST_F(Cli, AJobThatMovesDataOnLittleCpuIsNotAHang) {
 // From the failure on only the parent's reaction counts: a hang within the
 // stall window. Without after_failure the same job is busy to the deadline.
 TEST_F(Cli, AfterAFailureOnlyTheLaunchersReactionIsProgress) {
-  if (::geteuid() != 0) GTEST_SKIP() << "the exit status of a child its parent reaps comes from process events: root";
+  if (::geteuid() != 0)
+    GTEST_SKIP() << "the exit status of a child its parent reaps comes from process events: root";
   const char* job =
       "import os, sys, time\n"
       "a = os.fork()\n"
@@ -868,10 +898,12 @@ TEST_F(Cli, AfterAFailureOnlyTheLaunchersReactionIsProgress) {
       "    while True: sum(range(10000))\n"
       "os.waitpid(a, 0)\n"
       "os.waitpid(b, 0)\n";
-  expect_stalled(run_cmd({"--timeout", "15s", "--check", "no_hang: {stall: 3s, after_failure: true}"},
-                         {e2e::python(), "-c", job}),
-                 15000.0);
-  auto without = run_cmd({"--timeout", "8s", "--check", "no_hang: {stall: 3s}"}, {e2e::python(), "-c", job});
+  expect_stalled(
+      run_cmd({"--timeout", "15s", "--check", "no_hang: {stall: 3s, after_failure: true}"},
+              {e2e::python(), "-c", job}),
+      15000.0);
+  auto without =
+      run_cmd({"--timeout", "8s", "--check", "no_hang: {stall: 3s}"}, {e2e::python(), "-c", job});
   ASSERT_FALSE(without.result.is_null()) << without.err;
   auto d = e2e::check(without, "no_hang");
   EXPECT_EQ(d["status"], "fail");
@@ -888,9 +920,10 @@ namespace {
 // expectations and checks), not a failure.
 TEST(CliRepro, TheReproLineKeepsTheVerdictsOptions) {
   TempDir dir;
-  auto r = e2e::aftermath(dir, {"run", "--out", dir / "out", "--name", "orphan-known", "--grace", "100ms",
-                                "--expect-fail", "no_orphans", "--check", "no_hang: {stall: 20s}", "--",
-                                e2e::bin("tc_orphan"), "--child-life", "1500ms"});
+  auto r = e2e::aftermath(
+      dir, {"run", "--out", dir / "out", "--name", "orphan-known", "--grace", "100ms",
+            "--expect-fail", "no_orphans", "--check", "no_hang: {stall: 20s}", "--",
+            e2e::bin("tc_orphan"), "--child-life", "1500ms"});
   ASSERT_FALSE(r.result.is_null()) << r.err;
   const auto& s = r.result["scenarios"][0];
   ASSERT_EQ(s["verdict"], "xfail") << s["verdict_reason"];
@@ -900,7 +933,8 @@ TEST(CliRepro, TheReproLineKeepsTheVerdictsOptions) {
     EXPECT_NE(repro.find(part), std::string::npos) << part << " not in: " << repro;
   // Rerun exactly as printed, in a folder of its own (the default --out).
   TempDir again;
-  e2e::Child c = e2e::spawn({"/bin/sh", "-c", "cd " + again.path() + " && " + repro}, again / "o", again / "e");
+  e2e::Child c = e2e::spawn({"/bin/sh", "-c", "cd " + again.path() + " && " + repro}, again / "o",
+                            again / "e");
   ASSERT_GE(e2e::wait_for(c, std::chrono::seconds(60)), 0);
   auto rerun = nlohmann::json::parse(e2e::slurp(again / "aftermath-out/result.json"));
   EXPECT_EQ(rerun["scenarios"][0]["name"], "orphan-known");
@@ -923,19 +957,24 @@ TEST(CliHelp, VersionExitCodesAndHelpThatFitTheCommand) {
   EXPECT_NE(h.out.find("Exit status: 0 when every verdict is pass"), std::string::npos) << h.out;
   auto p = e2e::aftermath(dir, {"pytest", "--help"});
   EXPECT_EQ(p.exit_code, 0);
-  for (const char* run_only : {"--shard", "--slurm", "--jobs", "scenario .yaml files", "-- COMMAND"})
-    EXPECT_EQ(p.out.find(run_only), std::string::npos) << run_only << " in pytest's help:\n" << p.out;
+  for (const char* run_only :
+       {"--shard", "--slurm", "--jobs", "scenario .yaml files", "-- COMMAND"})
+    EXPECT_EQ(p.out.find(run_only), std::string::npos) << run_only << " in pytest's help:\n"
+                                                       << p.out;
   EXPECT_NE(p.out.find("the pytest run is expected to exit"), std::string::npos) << p.out;
   auto r = e2e::aftermath(dir, {"run", "--help"});
   EXPECT_NE(r.out.find("--shard"), std::string::npos);
   // The scripts: --help prints their usage at once, builds and makes nothing.
-  for (const char* script : {"scripts/quickstart.sh", "scripts/test.sh", "scripts/build.sh", "scripts/deps.sh",
-                             "scripts/venv.sh", "scripts/wheel.sh", "scripts/gpu-validate.sh"}) {
+  for (const char* script :
+       {"scripts/quickstart.sh", "scripts/test.sh", "scripts/build.sh", "scripts/deps.sh",
+        "scripts/venv.sh", "scripts/wheel.sh", "scripts/gpu-validate.sh"}) {
     TempDir cwd;
-    e2e::Child c = e2e::spawn({"/bin/sh", "-c", "cd " + cwd.path() + " && " + e2e::src(script) + " --help"},
-                              cwd / "o", cwd / "e");
+    e2e::Child c =
+        e2e::spawn({"/bin/sh", "-c", "cd " + cwd.path() + " && " + e2e::src(script) + " --help"},
+                   cwd / "o", cwd / "e");
     int status = e2e::wait_for(c, std::chrono::seconds(20));
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << script << ": " << e2e::slurp(cwd / "e");
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        << script << ": " << e2e::slurp(cwd / "e");
     EXPECT_FALSE(e2e::slurp(cwd / "o").empty()) << script;
     EXPECT_FALSE(std::filesystem::exists(cwd / "--help")) << script << " took --help for a folder";
   }

@@ -17,8 +17,8 @@
 namespace aftermath {
 namespace {
 
-using ::testing::HasSubstr;
 using e2e::TempDir;
+using ::testing::HasSubstr;
 
 // A probe that answers without starting anything.
 class ScriptedProbe final : public ProbeRunner {
@@ -102,7 +102,13 @@ TEST(DeviceRun, MemoryReleasedLateIsWaitedForAndTimed) {
   // Baseline 100 MiB; the job holds 1 GiB more; the memory comes back only
   // some samples later (a driver tearing a context down after the exit).
   auto held = FakeNvml::gpu(0, 1124, 81920, {FakeNvml::proc(4242, 1024)});
-  FakeNvml nvml({{FakeNvml::gpu(0, 100)}, {held}, {held}, {held}, {held}, {held}, {held},
+  FakeNvml nvml({{FakeNvml::gpu(0, 100)},
+                 {held},
+                 {held},
+                 {held},
+                 {held},
+                 {held},
+                 {held},
                  {FakeNvml::gpu(0, 100)}});
   ScriptedProbe probe(ProbeStatus::Ok);
   ScenarioResult r = run_scenario(scenario(), options(dir, &nvml, &probe));
@@ -145,7 +151,8 @@ TEST(DeviceRun, MemoryNeverReleasedFailsAtTheScenariosDeadline) {
 TEST(DeviceRun, ProbeFailureAfterTheJobFailsTheProbeCheck) {
   TempDir dir;
   FakeNvml nvml({{FakeNvml::gpu(0, 100)}});
-  ScriptedProbe probe(ProbeStatus::Failed, "cudaErrorDevicesUnavailable: all CUDA-capable devices are busy");
+  ScriptedProbe probe(ProbeStatus::Failed,
+                      "cudaErrorDevicesUnavailable: all CUDA-capable devices are busy");
   ScenarioResult r = run_scenario(scenario(), options(dir, &nvml, &probe));
   const CheckResult* pr = find(r, kDeviceAllocProbe);
   ASSERT_NE(pr, nullptr);
@@ -195,11 +202,15 @@ struct PlantedGpu {
 };
 
 Scenario oom_scenario(const std::string& fault, const std::string& checks = "") {
-  std::string text = "name: device-oom\n"
-                     "description: a job that allocates device memory after each point\n"
-                     "job: {command: " + std::string(AFTERMATH_CUDAFAIL_POINT_JOB) + ", args: ['3']}\n"
-                     "timeouts: {job: 20s, settle: 1s, teardown: 1s}\n"
-                     "faults:\n" + fault + checks;
+  std::string text =
+      "name: device-oom\n"
+      "description: a job that allocates device memory after each point\n"
+      "job: {command: " +
+      std::string(AFTERMATH_CUDAFAIL_POINT_JOB) +
+      ", args: ['3']}\n"
+      "timeouts: {job: 20s, settle: 1s, teardown: 1s}\n"
+      "faults:\n" +
+      fault + checks;
   ParseContext ctx;
   ctx.file = "<test>";
   auto r = parse_scenario(text, ctx);

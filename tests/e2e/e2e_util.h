@@ -2,9 +2,10 @@
 // read its reports, and make sure nothing a test started outlives it.
 #pragma once
 
-#include <errno.h>
 #include <arpa/inet.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -21,7 +22,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -34,8 +34,12 @@ extern char** environ;
 
 namespace e2e {
 
-inline std::string bin(const std::string& name) { return std::string(AFTERMATH_BIN_DIR) + "/" + name; }
-inline std::string src(const std::string& rel) { return std::string(AFTERMATH_SOURCE_DIR) + "/" + rel; }
+inline std::string bin(const std::string& name) {
+  return std::string(AFTERMATH_BIN_DIR) + "/" + name;
+}
+inline std::string src(const std::string& rel) {
+  return std::string(AFTERMATH_SOURCE_DIR) + "/" + rel;
+}
 
 using aftermath::testing::alive;
 using aftermath::testing::slurp;
@@ -53,8 +57,8 @@ struct Child {
 
 // Starts argv with stdout/stderr to files, in this process's environment with
 // `env` ("NAME=value") on top.
-inline Child spawn(const std::vector<std::string>& argv, const std::string& out, const std::string& err,
-                   const std::vector<std::string>& env = {}) {
+inline Child spawn(const std::vector<std::string>& argv, const std::string& out,
+                   const std::string& err, const std::vector<std::string>& env = {}) {
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
@@ -67,7 +71,8 @@ inline Child spawn(const std::vector<std::string>& argv, const std::string& out,
   for (char** e = environ; *e; ++e) {
     std::string kv(*e);
     bool replaced = false;
-    for (const auto& x : env) replaced |= kv.compare(0, x.find('=') + 1, x, 0, x.find('=') + 1) == 0;
+    for (const auto& x : env)
+      replaced |= kv.compare(0, x.find('=') + 1, x, 0, x.find('=') + 1) == 0;
     if (!replaced) env_list.push_back(kv);
   }
   env_list.insert(env_list.end(), env.begin(), env.end());
@@ -266,7 +271,6 @@ inline std::vector<int> read_pids(const std::string& path) {
   return out;
 }
 
-
 // Waits (bounded polling) until none of `pids` is alive; true if so.
 inline bool all_gone_within(const std::vector<int>& pids, std::chrono::milliseconds bound) {
   auto end = std::chrono::steady_clock::now() + bound;
@@ -339,8 +343,12 @@ struct TorchPython {
   std::string name;  // "venv" | "debian"
   std::string path;
 };
-inline std::vector<TorchPython> torch_pythons() { return {{"venv", python()}, {"debian", "/usr/bin/python3"}}; }
-inline std::string torch_python_name(const ::testing::TestParamInfo<TorchPython>& info) { return info.param.name; }
+inline std::vector<TorchPython> torch_pythons() {
+  return {{"venv", python()}, {"debian", "/usr/bin/python3"}};
+}
+inline std::string torch_python_name(const ::testing::TestParamInfo<TorchPython>& info) {
+  return info.param.name;
+}
 
 // Why `py` cannot run PyTorch here ("" when it can): its `import torch`, once
 // per interpreter and test binary, with a deadline.

@@ -1,7 +1,6 @@
 // End-to-end: faults injected into real instrumented programs, by point, time
 // and predicate, on every kind of target; each recorded exactly.
 #include <gtest/gtest.h>
-
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -37,7 +36,9 @@ class Faults : public ::testing::Test {
     return e2e::aftermath(dir, a);
   }
   static const json& scenario(const e2e::Run& r) { return r.result.at("scenarios").at(0); }
-  static const json& fault(const e2e::Run& r, size_t i = 0) { return scenario(r).at("faults").at(i); }
+  static const json& fault(const e2e::Run& r, size_t i = 0) {
+    return scenario(r).at("faults").at(i);
+  }
   // Processes by pid, from result.json.
   static std::map<int, json> procs(const e2e::Run& r) {
     std::map<int, json> m;
@@ -88,8 +89,8 @@ TEST_F(Faults, SamePointSameSeedSameResultFiveTimes) {
     ASSERT_FALSE(r.result.is_null()) << r.err;
     json s = r.result["scenarios"][0];
     json f = s["faults"][0];
-    outcomes.insert(f["point"].get<std::string>() + "#" + std::to_string(f["hit"].get<int>()) + " " +
-                    f["target_role"].get<std::string>() + " rank " +
+    outcomes.insert(f["point"].get<std::string>() + "#" + std::to_string(f["hit"].get<int>()) +
+                    " " + f["target_role"].get<std::string>() + " rank " +
                     std::to_string(f["rank"].get<int>()) + " " + s["verdict"].get<std::string>() +
                     " seed " + std::to_string(s["seed"].get<long long>()));
     EXPECT_EQ(r.exit_code, 0) << s["verdict_reason"];
@@ -104,15 +105,16 @@ TEST_F(Faults, EverySelectorResolvesToTheRightProcesses) {
     std::string role;  // every selected process has it ("" = any)
     size_t count;
   };
-  std::vector<Case> cases = {{"launcher", "launcher", 1}, {"rank:1", "rank", 1},
-                             {"worker:1/0", "worker", 1}, {"workers:0", "worker", 2},
-                             {"all", "", 7},               {"match:tc_points", "", 7}};
+  std::vector<Case> cases = {
+      {"launcher", "launcher", 1}, {"rank:1", "rank", 1}, {"worker:1/0", "worker", 1},
+      {"workers:0", "worker", 2},  {"all", "", 7},        {"match:tc_points", "", 7}};
   for (const auto& c : cases) {
     SCOPED_TRACE(c.target);
     TempDir d;
     auto r = e2e::aftermath(
         d, {"run", "--out", d / "out", "--fault",
-            "{action: SIGSTOP, target: '" + c.target + "', at: {when: {workers: 4}}, resume_after: 50ms}",
+            "{action: SIGSTOP, target: '" + c.target +
+                "', at: {when: {workers: 4}}, resume_after: 50ms}",
             "--", points(), "--ranks", "2", "--workers", "2", "--steps", "30", "--items", "40"});
     ASSERT_FALSE(r.result.is_null()) << c.target << ": " << r.err;
     json f = r.result["scenarios"][0]["faults"][0];
@@ -133,8 +135,8 @@ TEST_F(Faults, EverySelectorResolvesToTheRightProcesses) {
       EXPECT_EQ(ps[f["pids"][0]]["worker"], 0);
     }
     // Stopped, then resumed: the job still finishes cleanly.
-    EXPECT_EQ(r.result["scenarios"][0]["verdict"], "pass") << c.target << ": "
-                                                            << r.result["scenarios"][0]["verdict_reason"];
+    EXPECT_EQ(r.result["scenarios"][0]["verdict"], "pass")
+        << c.target << ": " << r.result["scenarios"][0]["verdict_reason"];
   }
 }
 
@@ -190,20 +192,23 @@ TEST_F(Faults, StopWithoutResumeIsAHangWithDiagnosis) {
 }
 
 TEST_F(Faults, HostOomMakesTheNextAllocationFailForReal) {
-  auto r = run({"{action: host_oom, at: {point: alloc}}"},
-               {points(), "--workers", "1", "--steps", "4", "--alloc-step", "2", "--alloc-mb", "256"});
+  auto r =
+      run({"{action: host_oom, at: {point: alloc}}"},
+          {points(), "--workers", "1", "--steps", "4", "--alloc-step", "2", "--alloc-mb", "256"});
   json f = fault(r);
   EXPECT_EQ(f["status"], "injected");
   EXPECT_EQ(f["mechanism"], "rlimit");
   std::string err = e2e::job_output(scenario(r), "stderr");
-  EXPECT_NE(err.find("allocation of 256 MiB failed: Cannot allocate memory"), std::string::npos) << err;
+  EXPECT_NE(err.find("allocation of 256 MiB failed: Cannot allocate memory"), std::string::npos)
+      << err;
   EXPECT_EQ(scenario(r)["top"]["outcome"]["code"], 3);
 
   // Negative control: the same job without the fault allocates fine.
   TempDir d2;
   auto ok = e2e::aftermath(d2, {"run", "--out", d2 / "out", "--", points(), "--workers", "1",
                                 "--steps", "4", "--alloc-step", "2", "--alloc-mb", "256"});
-  EXPECT_NE(e2e::job_output(ok.result["scenarios"][0], "stderr").find("succeeded"), std::string::npos);
+  EXPECT_NE(e2e::job_output(ok.result["scenarios"][0], "stderr").find("succeeded"),
+            std::string::npos);
 }
 
 TEST_F(Faults, UnavailableMechanismsAreSkippedWithTheReason) {
@@ -231,8 +236,9 @@ TEST_F(Faults, UnavailableMechanismsAreSkippedWithTheReason) {
 TEST_F(Faults, HostOomByCgroupIsTheKernelsOomKiller) {
   auto home = aftermath::find_memory_cgroup_home();
   if (!home) GTEST_SKIP() << "no memory cgroup to use here: " << home.error().what;
-  auto r = run({"{action: host_oom, mechanism: cgroup, at: {point: alloc}}"},
-               {points(), "--workers", "1", "--steps", "4", "--alloc-step", "2", "--alloc-mb", "256"});
+  auto r =
+      run({"{action: host_oom, mechanism: cgroup, at: {point: alloc}}"},
+          {points(), "--workers", "1", "--steps", "4", "--alloc-step", "2", "--alloc-mb", "256"});
   json f = fault(r);
   EXPECT_EQ(f["status"], "injected") << f.dump();
   EXPECT_EQ(f["mechanism"], "cgroup");
@@ -254,13 +260,15 @@ TEST_F(Faults, HostOomByCgroupIsTheKernelsOomKiller) {
   // The kernel's own line, where its log can be read here.
   if (aftermath::KmsgTail().open().empty()) {
     ASSERT_EQ(f["kernel_log"].size(), 1u) << f.dump();
-    EXPECT_NE(f["kernel_log"][0].get<std::string>().find("Killed process " + std::to_string(rank) + " "),
-              std::string::npos)
+    EXPECT_NE(
+        f["kernel_log"][0].get<std::string>().find("Killed process " + std::to_string(rank) + " "),
+        std::string::npos)
         << f["kernel_log"][0];
   }
   EXPECT_NE(e2e::slurp(dir / "out/report.html").find("injected (cgroup), oom_kill 1"),
             std::string::npos);
-  EXPECT_NE(e2e::slurp(dir / "out/report.html").find("SIGKILL from the kernel to " + std::to_string(rank)),
+  EXPECT_NE(e2e::slurp(dir / "out/report.html")
+                .find("SIGKILL from the kernel to " + std::to_string(rank)),
             std::string::npos);
   EXPECT_NE(e2e::slurp(dir / "out/trace.json").find("\"name\":\"oom_kill\""), std::string::npos);
   // The fault cgroups are gone with the job.
@@ -274,8 +282,8 @@ TEST_F(Faults, HostOomOnATimeTriggerUsesTheCgroup) {
   auto home = aftermath::find_memory_cgroup_home();
   if (!home) GTEST_SKIP() << "no memory cgroup to use here: " << home.error().what;
   auto r = run({"{action: host_oom, target: rank:0, at: {after: 10ms}}"},
-               {points(), "--workers", "1", "--steps", "40", "--step-ms", "25", "--alloc-step", "40",
-                "--alloc-mb", "256"});
+               {points(), "--workers", "1", "--steps", "40", "--step-ms", "25", "--alloc-step",
+                "40", "--alloc-mb", "256"});
   json f = fault(r);
   EXPECT_EQ(f["status"], "injected") << f.dump();
   EXPECT_EQ(f["mechanism"], "cgroup");
@@ -293,11 +301,11 @@ TEST_F(Faults, AKilledHarnessLeavesItsFaultCgroupToCheckAndReap) {
   ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
   std::string pids = dir / "pids";
   e2e::PidSink sink(pids);  // host pids, from inside the job's PID namespace too
-  e2e::Child c = e2e::spawn({e2e::bin("aftermath"), "run", "--out", dir / "out", "--timeout", "60s",
-                             "--fault", "{action: host_oom, target: rank:0, at: {after: 10ms}}",
-                             "--", points(), "--workers", "0", "--steps", "100000", "--step-ms",
-                             "50", "--pidfile", pids},
-                            dir / "o", dir / "e");
+  e2e::Child c =
+      e2e::spawn({e2e::bin("aftermath"), "run", "--out", dir / "out", "--timeout", "60s", "--fault",
+                  "{action: host_oom, target: rank:0, at: {after: 10ms}}", "--", points(),
+                  "--workers", "0", "--steps", "100000", "--step-ms", "50", "--pidfile", pids},
+                 dir / "o", dir / "e");
   // Its fault cgroup, once the rank is in it.
   const std::string prefix = "aftermath-" + std::to_string(c.pid) + "-";
   std::string made;
@@ -324,9 +332,9 @@ TEST_F(Faults, AKilledHarnessLeavesItsFaultCgroupToCheckAndReap) {
   // would clean them).
   std::filesystem::create_directories(dir / "shm");
   std::filesystem::create_directories(dir / "tmp");
-  std::vector<std::string> scope{"--no-probe", "--shm-dir", dir / "shm", "--tmp-dir", dir / "tmp",
-                                 "--device-pattern", dir / "nvidia*", "--cgroup-dir",
-                                 home->dir, "--json"};
+  std::vector<std::string> scope{
+      "--no-probe",       "--shm-dir",     dir / "shm",    "--tmp-dir", dir / "tmp",
+      "--device-pattern", dir / "nvidia*", "--cgroup-dir", home->dir,   "--json"};
   std::vector<std::string> check{"check"}, reap{"reap", "--yes"};
   check.insert(check.end(), scope.begin(), scope.end());
   reap.insert(reap.end(), scope.begin(), scope.end());
@@ -340,7 +348,8 @@ TEST_F(Faults, AKilledHarnessLeavesItsFaultCgroupToCheckAndReap) {
   EXPECT_TRUE(listed) << checked.out;
   auto reaped = e2e::aftermath(d2, reap);
   EXPECT_FALSE(std::filesystem::exists(made)) << reaped.out << reaped.err;
-  if (std::filesystem::exists(made)) (void)aftermath::remove_cgroup_dir(made, 5 * aftermath::kSecond);
+  if (std::filesystem::exists(made))
+    (void)aftermath::remove_cgroup_dir(made, 5 * aftermath::kSecond);
 }
 
 TEST_F(Faults, DelayHoldsThePoint) {
@@ -379,15 +388,18 @@ TEST_F(Faults, PhaseAndPredicateTriggers) {
   // predicate counts announced workers.)
   auto r = run({"{action: SIGSTOP, target: launcher, at: {phase: startup}, resume_after: 10ms}",
                 "{action: SIGSTOP, target: rank:0, at: {phase: steady}, resume_after: 10ms}",
-                "{action: SIGSTOP, target: workers:0, at: {when: {workers: {rank: 0, count: 2}}}, resume_after: 10ms}"},
+                "{action: SIGSTOP, target: workers:0, at: {when: {workers: {rank: 0, count: 2}}}, "
+                "resume_after: 10ms}"},
                {points(), "--workers", "2", "--steps", "20", "--items", "40"});
-  for (int i = 0; i < 3; ++i) EXPECT_EQ(fault(r, i)["status"], "injected") << i << fault(r, i).dump();
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(fault(r, i)["status"], "injected") << i << fault(r, i).dump();
   EXPECT_EQ(scenario(r)["verdict"], "pass") << scenario(r)["verdict_reason"];
   // And the process-count predicate itself, with a target that needs no role.
   TempDir d2;
-  auto p = e2e::aftermath(d2, {"run", "--out", d2 / "out", "--fault",
-                               "{action: SIGSTOP, target: all, at: {when: {processes: 4}}, resume_after: 10ms}",
-                               "--", points(), "--workers", "2", "--steps", "20", "--items", "40"});
+  auto p = e2e::aftermath(
+      d2, {"run", "--out", d2 / "out", "--fault",
+           "{action: SIGSTOP, target: all, at: {when: {processes: 4}}, resume_after: 10ms}", "--",
+           points(), "--workers", "2", "--steps", "20", "--items", "40"});
   EXPECT_EQ(p.result["scenarios"][0]["faults"][0]["status"], "injected");
   EXPECT_GE(p.result["scenarios"][0]["faults"][0]["pids"].size(), 4u);
 }
@@ -421,8 +433,7 @@ TEST_F(Faults, AFaultWithNoMatchingTargetFailsVisibly) {
 // A job that never announces ranks: the fault cannot act, so the run is an
 // error with the fault's reason in every report, not "every check passed".
 TEST_F(Faults, AFaultThatNeverFiredIsNeverAPass) {
-  auto r = run({"{action: SIGKILL, target: rank:1, at: {after: 100ms}}"},
-               {"/bin/sleep", "0.6"});
+  auto r = run({"{action: SIGKILL, target: rank:1, at: {after: 100ms}}"}, {"/bin/sleep", "0.6"});
   ASSERT_FALSE(r.result.is_null()) << r.err;
   EXPECT_EQ(scenario(r)["verdict"], "error");
   std::string why = scenario(r)["verdict_reason"];
@@ -439,7 +450,8 @@ TEST_F(Faults, AFaultThatNeverFiredIsNeverAPass) {
   // optional: true keeps the old behaviour, explicitly.
   auto opt = run({"{action: SIGKILL, target: rank:1, at: {after: 100ms}, optional: true}"},
                  {"/bin/sleep", "0.6"});
-  EXPECT_EQ(opt.result["scenarios"][0]["verdict"], "pass") << opt.result["scenarios"][0]["verdict_reason"];
+  EXPECT_EQ(opt.result["scenarios"][0]["verdict"], "pass")
+      << opt.result["scenarios"][0]["verdict_reason"];
   EXPECT_EQ(opt.exit_code, 0);
 }
 
@@ -448,8 +460,9 @@ TEST_F(Faults, APointNeverReachedIsAnError) {
                {points(), "--workers", "1", "--steps", "3"});
   ASSERT_FALSE(r.result.is_null()) << r.err;
   EXPECT_EQ(fault(r)["status"], "not_triggered");
-  EXPECT_EQ(fault(r)["reason"], "point 'no.such.point' was never reached before the job ended "
-                                "(does the job run the points client, and is the point's name right?)");
+  EXPECT_EQ(fault(r)["reason"],
+            "point 'no.such.point' was never reached before the job ended "
+            "(does the job run the points client, and is the point's name right?)");
   EXPECT_EQ(scenario(r)["verdict"], "error");
   // A point the job passes, but never at the hit asked for (the client
   // reports only armed hits, so the harness never hears of the others).
@@ -478,7 +491,8 @@ TEST_F(Faults, BadFaultsAreRejectedBeforeLaunch) {
   auto r = run({"{action: SIGKIL, target: launcher, at: {after: 1s}}"},
                {e2e::bin("tc_clean"), "--pidfile", marker});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("--fault 1:1:10: fault.action: unknown action 'SIGKIL'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--fault 1:1:10: fault.action: unknown action 'SIGKIL'"), std::string::npos)
+      << r.err;
   EXPECT_FALSE(std::filesystem::exists(marker));
 
   std::string yaml = dir / "bad.yaml";
@@ -514,8 +528,8 @@ TEST_F(Faults, PythonClientTakesPartToo) {
                         << "')\nimport aftermath_points as ap\nap.announce('rank', rank=0)\n"
                         << "for step in range(1, 6):\n    ap.point('step', hit=step)\n"
                         << "    print('step', step, flush=True)\n";
-  auto r = run({"{action: SIGKILL, target: self, at: {point: step, hit: 3}}"},
-               {e2e::python(), script});
+  auto r =
+      run({"{action: SIGKILL, target: self, at: {point: step, hit: 3}}"}, {e2e::python(), script});
   json f = fault(r);
   EXPECT_EQ(f["status"], "injected");
   EXPECT_EQ(f["target_role"], "rank");

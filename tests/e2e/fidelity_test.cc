@@ -5,7 +5,6 @@
 // (tests/data/python/kill_child_found_in_proc.py): it knows nothing of the
 // harness.
 #include <gtest/gtest.h>
-
 #include <linux/capability.h>
 #include <sched.h>
 #include <sys/mount.h>
@@ -35,7 +34,8 @@ std::string unavailable(const std::string& find) {
   TempDir d;
   e2e::Child c = e2e::spawn({kPython, "-c", "import psutil"}, d / "o", d / "e");
   int status = e2e::wait_for(c, 30s);
-  return status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? "" : "no psutil for " + kPython;
+  return status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? ""
+                                                                      : "no psutil for " + kPython;
 }
 
 // The program's report line, "self=S getpid=G found=F outcome=O".
@@ -63,7 +63,8 @@ std::vector<std::string> run_args(const TempDir& d, const std::string& find,
                                   std::vector<std::string> args) {
   std::vector<std::string> a{"run", "--out", d / "out"};
   a.insert(a.end(), args.begin(), args.end());
-  for (const std::string& s : {std::string("--"), std::string(kPython), program(), std::string("--find"), find})
+  for (const std::string& s :
+       {std::string("--"), std::string(kPython), program(), std::string("--find"), find})
     a.push_back(s);
   return a;
 }
@@ -138,7 +139,8 @@ TEST_P(ProcView, AChildFoundInProcIsKilledByThatPid) {
   }
   Report in = parse(e2e::job_output(sc, "stdout"));
   EXPECT_EQ(sc["top"]["outcome"]["text"], "exited(" + std::to_string(plain_code) + ")")
-      << in.outcome << "\n" << e2e::job_output(sc, "stderr");
+      << in.outcome << "\n"
+      << e2e::job_output(sc, "stderr");
   EXPECT_EQ(in.outcome, plain.outcome);
   EXPECT_EQ(in.self, in.getpid) << "/proc/self and os.getpid() disagree inside the job";
   EXPECT_NE(in.found, "None");
@@ -208,8 +210,9 @@ TEST(ProcViewUserNamespace, AMaskedProcIsReportedAndTheJobSeesTheHosts) {
   const json sc = json::parse(rj)["scenarios"][0];
   if (sc["containment"]["mode"] != "user+pid-namespace")
     GTEST_SKIP() << "no user namespace here: " << sc["containment"].dump();
-  EXPECT_EQ(sc["containment"]["note"],
-            "the job sees the host's /proc (mount of a procfs for its PID namespace refused: EPERM)");
+  EXPECT_EQ(
+      sc["containment"]["note"],
+      "the job sees the host's /proc (mount of a procfs for its PID namespace refused: EPERM)");
   Report in = parse(e2e::job_output(sc, "stdout"));
   EXPECT_EQ(in.outcome, "ProcessLookupError");
   EXPECT_NE(in.self, in.getpid);
@@ -230,10 +233,12 @@ ReaperRun run_reaper(const TempDir& d, const std::vector<std::string>& extra) {
   int ev_w = ::fcntl(ev[1], F_DUPFD, 100), life_r = ::fcntl(life[0], F_DUPFD, 100);
   ::close(ev[1]);
   ::close(life[0]);
-  std::vector<std::string> argv{e2e::bin("aftermath-reaper"), "--events", std::to_string(ev_w),
-                                "--lifeline", std::to_string(life_r), "--stdout", d / "job.out"};
+  std::vector<std::string> argv{
+      e2e::bin("aftermath-reaper"), "--events", std::to_string(ev_w), "--lifeline",
+      std::to_string(life_r),       "--stdout", d / "job.out"};
   argv.insert(argv.end(), extra.begin(), extra.end());
-  for (const std::string& s : {std::string("--"), std::string(kPython), program()}) argv.push_back(s);
+  for (const std::string& s : {std::string("--"), std::string(kPython), program()})
+    argv.push_back(s);
   e2e::Child c = e2e::spawn(argv, d / "reaper.out", d / "reaper.err");
   ::close(ev_w);
   ::close(life_r);
@@ -276,7 +281,8 @@ TEST(ReaperProcView, WithTheHostsProcTheKillFails) {
   if (auto why = unavailable("proc"); !why.empty()) GTEST_SKIP() << why;
   TempDir own_dir, host_dir;
   auto own = run_reaper(own_dir, {"--contain", "pidns"});
-  if (!find(own, reaper::Msg::Mode)) GTEST_SKIP() << "no PID namespace here: " << e2e::slurp(own_dir / "reaper.err");
+  if (!find(own, reaper::Msg::Mode))
+    GTEST_SKIP() << "no PID namespace here: " << e2e::slurp(own_dir / "reaper.err");
   auto host = run_reaper(host_dir, {"--contain", "pidns", "--proc", "host"});
 
   const reaper::Record* pv = find(own, reaper::Msg::ProcView);
@@ -308,8 +314,8 @@ TEST(ReaperProcView, WithTheHostsProcTheKillFails) {
 
 TEST(ReaperProcView, ABadProcOptionIsRejected) {
   TempDir d;
-  e2e::Child c = e2e::spawn({e2e::bin("aftermath-reaper"), "--events", "1", "--lifeline", "0", "--proc",
-                             "mine", "--", "/bin/true"},
+  e2e::Child c = e2e::spawn({e2e::bin("aftermath-reaper"), "--events", "1", "--lifeline", "0",
+                             "--proc", "mine", "--", "/bin/true"},
                             d / "o", d / "e");
   int status = e2e::wait_for(c, 10s);
   ASSERT_TRUE(WIFEXITED(status));

@@ -5,7 +5,6 @@
 // frames, down to the script's own all_reduce call, and the no_hang check's
 // reason says where rank 0 is.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <filesystem>
@@ -31,7 +30,8 @@ int line_of(const std::string& file, const std::string& text) {
 
 bool python_stacks_available() {
   std::string exe = std::filesystem::canonical("/usr/bin/python3").string();
-  return !aftermath::find_libpython_script("/usr/share/gdb", exe, aftermath::python_version_of(exe)).empty();
+  return !aftermath::find_libpython_script("/usr/share/gdb", exe, aftermath::python_version_of(exe))
+              .empty();
 }
 
 const json* process_of(const json& diagnosis, int rank) {
@@ -52,13 +52,33 @@ TEST(HangDiagnosis, AStoppedRankHoldsTheOtherInItsAllReduce) {
   // gdb reads libtorch's symbols before it has a stack: 3-6 s on a quiet
   // machine, past the 10 s default once both cores are busy with other work,
   // so the diagnosis gets a budget that does not depend on this machine.
-  auto r = e2e::aftermath(
-      dir,
-      {"run", "--out", dir / "out", "--timeout", "40s", "--check", "no_hang: {stall: 3s, diagnose: 120s}", "--fault",
-       "{action: SIGSTOP, target: rank:1, at: {when: {workers: {count: 2}}}}", "--", "/usr/bin/python3",
-       e2e::src("fixtures/python/torchrun_shim.py"), "--nnodes", "1", "--nproc_per_node", "2", "--master_addr",
-       "127.0.0.1", "--master_port", std::to_string(e2e::free_port()), program, "--workers", "1", "--steps", "100000"},
-      300s);
+  auto r = e2e::aftermath(dir,
+                          {"run",
+                           "--out",
+                           dir / "out",
+                           "--timeout",
+                           "40s",
+                           "--check",
+                           "no_hang: {stall: 3s, diagnose: 120s}",
+                           "--fault",
+                           "{action: SIGSTOP, target: rank:1, at: {when: {workers: {count: 2}}}}",
+                           "--",
+                           "/usr/bin/python3",
+                           e2e::src("fixtures/python/torchrun_shim.py"),
+                           "--nnodes",
+                           "1",
+                           "--nproc_per_node",
+                           "2",
+                           "--master_addr",
+                           "127.0.0.1",
+                           "--master_port",
+                           std::to_string(e2e::free_port()),
+                           program,
+                           "--workers",
+                           "1",
+                           "--steps",
+                           "100000"},
+                          300s);
   ASSERT_FALSE(r.result.is_null()) << r.err << r.out;
   const json& s = r.result["scenarios"][0];
   ASSERT_EQ(s["faults"][0]["status"], "injected") << s["faults"][0].dump();
@@ -83,23 +103,25 @@ TEST(HangDiagnosis, AStoppedRankHoldsTheOtherInItsAllReduce) {
   EXPECT_EQ(frames[0]["function"], "all_reduce") << frames.dump(1);
   bool call_site = false;
   for (const auto& f : frames)
-    call_site = call_site || (f["file"] == program && f["line"] == call_line && f["function"] == "main" &&
-                              f["code"] == "dist.all_reduce(t)");
+    call_site = call_site || (f["file"] == program && f["line"] == call_line &&
+                              f["function"] == "main" && f["code"] == "dist.all_reduce(t)");
   EXPECT_TRUE(call_site) << frames.dump(1);
   // The stopped rank's frames are read as well: gdb reads a stopped process.
   EXPECT_FALSE((*stopped)["python_frames"].empty()) << stopped->dump(1);
   EXPECT_EQ((*stopped)["state"], "T");
   // The check names it, and measures it.
   std::string reason = e2e::check(r, "no_hang")["reason"];
-  std::string where = "rank 0 (pid " + std::to_string((*waiting)["pid"].get<int>()) + ") is in all_reduce (distributed_c10d.py:";
+  std::string where = "rank 0 (pid " + std::to_string((*waiting)["pid"].get<int>()) +
+                      ") is in all_reduce (distributed_c10d.py:";
   EXPECT_NE(reason.find(where), std::string::npos) << reason;
-  EXPECT_NE(reason.find("called from ddp_plain.py:" + std::to_string(call_line)), std::string::npos) << reason;
+  EXPECT_NE(reason.find("called from ddp_plain.py:" + std::to_string(call_line)), std::string::npos)
+      << reason;
   bool measured = false;
   const json no_hang = e2e::check(r, "no_hang");
   for (const auto& d : no_hang["measured"]["diagnosis"])
     if (d["rank"] == 0 && d["role"] == "rank")
-      measured = d["python_where"].get<std::string>().find("called from ddp_plain.py:" + std::to_string(call_line)) !=
-                 std::string::npos;
+      measured = d["python_where"].get<std::string>().find(
+                     "called from ddp_plain.py:" + std::to_string(call_line)) != std::string::npos;
   EXPECT_TRUE(measured) << no_hang["measured"].dump(1);
 }
 

@@ -5,8 +5,9 @@
 // collide; down leaves nothing; a real torchrun job all-reduces across nodes.
 // Each test skips, with the reason, where no cluster can be made (not root,
 // no Slurm, no network namespaces).
-#include <gtest/gtest.h>
+#include "tests/support/local_cluster.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,7 +20,6 @@
 #include <thread>
 
 #include "e2e_util.h"
-#include "tests/support/local_cluster.h"
 
 using namespace std::chrono_literals;
 using aftermath::testing::LocalCluster;
@@ -58,7 +58,8 @@ Cmd run(const TempDir& dir, const std::string& tag, std::vector<std::string> arg
   Cmd r;
   if (c.pid <= 0) return r;
   int status = e2e::wait_for(c, deadline);
-  r.took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+  r.took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                 start);
   if (status >= 0 && WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
   r.out = e2e::slurp(dir / (tag + ".out"));
   r.err = e2e::slurp(dir / (tag + ".err"));
@@ -78,7 +79,8 @@ std::vector<std::string> netns_of(const std::string& name) {
   std::vector<std::string> found;
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator("/run/netns", ec))
-    if (e.path().filename().string().rfind("aftermath-" + name + "-", 0) == 0) found.push_back(e.path().filename());
+    if (e.path().filename().string().rfind("aftermath-" + name + "-", 0) == 0)
+      found.push_back(e.path().filename());
   return found;
 }
 
@@ -129,10 +131,13 @@ TEST_F(LocalClusterTest, SrunFromThisMachineRunsATaskOnEachNode) {
   EXPECT_EQ(c.nodes()[0].hostname, "node0");
   EXPECT_EQ(c.nodes()[1].hostname, "node1");
 
-  Cmd r = srun(c, "srun", {"-N2", "--ntasks-per-node=1", "/bin/sh", "-c",
-                           "echo $SLURM_NODEID $(hostname) $(hostname -I) $(getent hosts node0 node1 | cut -d' ' -f1)"});
+  Cmd r = srun(c, "srun",
+               {"-N2", "--ntasks-per-node=1", "/bin/sh", "-c",
+                "echo $SLURM_NODEID $(hostname) $(hostname -I) $(getent hosts node0 node1 | cut "
+                "-d' ' -f1)"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  std::map<int, std::vector<std::string>> by_node;  // node id -> hostname, own address, node0's, node1's
+  std::map<int, std::vector<std::string>>
+      by_node;  // node id -> hostname, own address, node0's, node1's
   for (const auto& line : lines_of(r.out)) {
     std::istringstream in(line);
     int id = -1;
@@ -184,9 +189,9 @@ TEST_F(LocalClusterTest, DownLeavesNothing) {
   LocalCluster c(2);
   ASSERT_TRUE(c.ok()) << c.error();
   // A step left running on both nodes: its tasks print their pids, then sleep.
-  e2e::Child step = e2e::spawn(
-      {on_path("srun"), "-N2", "--ntasks-per-node=1", "/bin/sh", "-c", "echo task $$; exec sleep 300"},
-      dir / "step.out", dir / "step.err", c.env());
+  e2e::Child step = e2e::spawn({on_path("srun"), "-N2", "--ntasks-per-node=1", "/bin/sh", "-c",
+                                "echo task $$; exec sleep 300"},
+                               dir / "step.out", dir / "step.err", c.env());
   ASSERT_GT(step.pid, 0);
   ASSERT_TRUE(e2e::wait_lines(dir / "step.out", 2, 30s)) << e2e::slurp(dir / "step.err");
   std::vector<int> tasks = e2e::read_pids(dir / "step.out");
@@ -202,9 +207,11 @@ TEST_F(LocalClusterTest, DownLeavesNothing) {
   auto start = std::chrono::steady_clock::now();
   std::string why;
   ASSERT_TRUE(c.down(&why)) << why;
-  auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+  auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - start);
   RecordProperty("down_ms", std::to_string(took.count()));
-  std::cout << "[ measure  ] up " << c.up_time().count() << " ms, down (a step running) " << took.count() << " ms\n";
+  std::cout << "[ measure  ] up " << c.up_time().count() << " ms, down (a step running) "
+            << took.count() << " ms\n";
 
   for (pid_t p : daemons) EXPECT_FALSE(e2e::alive(p)) << "daemon " << p;
   for (int p : tasks) EXPECT_FALSE(e2e::alive(p)) << "task " << p;
@@ -225,7 +232,8 @@ TEST_F(LocalClusterTest, RefusesANameUpAndBadInput) {
   ASSERT_TRUE(c.ok()) << c.error();
   auto again = LocalCluster::run_script({"up", c.name(), "1"}, 60s);
   EXPECT_EQ(again.exit_code, 1);
-  EXPECT_NE(again.output.find("cluster " + c.name() + " is already up"), std::string::npos) << again.output;
+  EXPECT_NE(again.output.find("cluster " + c.name() + " is already up"), std::string::npos)
+      << again.output;
   Cmd r = srun(c, "srun", {"-N1", "hostname"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "node0\n");
@@ -239,7 +247,8 @@ TEST_F(LocalClusterTest, RefusesANameUpAndBadInput) {
   EXPECT_TRUE(netns_of(c.name() + "-x").empty());
   auto unknown = LocalCluster::run_script({"down", c.name() + "-y"}, 20s);
   EXPECT_EQ(unknown.exit_code, 1);
-  EXPECT_NE(unknown.output.find("no cluster " + c.name() + "-y here"), std::string::npos) << unknown.output;
+  EXPECT_NE(unknown.output.find("no cluster " + c.name() + "-y here"), std::string::npos)
+      << unknown.output;
 }
 
 // The subnet a name hashes to is skipped when an address here overlaps it:
@@ -254,7 +263,9 @@ TEST_F(LocalClusterTest, SubnetInUseIsSkipped) {
   }
   // Plant an address in that subnet, on a veth pair of this test's own.
   std::string planted = "amt" + std::to_string(::getpid() % 1000000);
-  Cmd add = run(dir, "add", {"ip", "link", "add", planted, "type", "veth", "peer", "name", planted + "p"}, {}, 10s);
+  Cmd add =
+      run(dir, "add", {"ip", "link", "add", planted, "type", "veth", "peer", "name", planted + "p"},
+          {}, 10s);
   ASSERT_EQ(add.exit_code, 0) << add.err;
   struct Unplant {
     TempDir& d;
@@ -270,7 +281,8 @@ TEST_F(LocalClusterTest, SubnetInUseIsSkipped) {
   ASSERT_EQ(up.exit_code, 0) << up.output;
   EXPECT_EQ(down.exit_code, 0) << down.output;
   EXPECT_NE(env.output.find("AFTERMATH_CLUSTER_HOST_ADDR=10."), std::string::npos) << env.output;
-  EXPECT_EQ(env.output.find("AFTERMATH_CLUSTER_HOST_ADDR=" + first + ".1\n"), std::string::npos) << env.output;
+  EXPECT_EQ(env.output.find("AFTERMATH_CLUSTER_HOST_ADDR=" + first + ".1\n"), std::string::npos)
+      << env.output;
 }
 
 // A real cross-node PyTorch job: srun starts one torchrun agent per node
@@ -281,26 +293,30 @@ TEST_F(LocalClusterTest, TorchrunAllReduceAcrossNodes) {
   if (!e2e::torch_unavailable().empty()) GTEST_SKIP() << e2e::torch_unavailable();
   LocalCluster c(2);
   ASSERT_TRUE(c.ok()) << c.error();
-  std::string script = dir.write("all_reduce.py",
-                                 "import os, socket, torch, torch.distributed as dist\n"
-                                 "dist.init_process_group('gloo')\n"
-                                 "t = torch.tensor([float(dist.get_rank())])\n"
-                                 "dist.all_reduce(t)\n"
-                                 "line = 'rank %d of %d on %s sum %d\\n' % (dist.get_rank(), dist.get_world_size(),\n"
-                                 "                                           socket.gethostname(), int(t.item()))\n"
-                                 "os.write(1, line.encode())  # one write: the node's 2 ranks share a pipe\n"
-                                 "dist.destroy_process_group()\n");
+  std::string script = dir.write(
+      "all_reduce.py",
+      "import os, socket, torch, torch.distributed as dist\n"
+      "dist.init_process_group('gloo')\n"
+      "t = torch.tensor([float(dist.get_rank())])\n"
+      "dist.all_reduce(t)\n"
+      "line = 'rank %d of %d on %s sum %d\\n' % (dist.get_rank(), dist.get_world_size(),\n"
+      "                                           socket.gethostname(), int(t.item()))\n"
+      "os.write(1, line.encode())  # one write: the node's 2 ranks share a pipe\n"
+      "dist.destroy_process_group()\n");
   std::filesystem::create_directories(dir / "tmp");
   // Plain torchrun of the project's PyTorch, its logs where we say (else it
   // leaves a torchelastic_* folder in $TMPDIR on every run, by design).
-  Cmd r = srun(c, "torchrun",
-               {"-N2", "--ntasks-per-node=1", "--kill-on-bad-exit=1", e2e::python(), "-m",
-                "torch.distributed.run", "--nnodes", "2", "--nproc_per_node", "2",
-                "--rdzv_backend", "c10d", "--rdzv_endpoint", c.nodes()[0].hostname + ":29400", "--rdzv_id",
-                c.name(), "--log-dir", dir / "torchrun-logs", script},
-               90s, {"GLOO_SOCKET_IFNAME=" + c.node_ifname(), "TMPDIR=" + dir / "tmp", "AFTERMATH_LOG_DIR="});
+  Cmd r = srun(
+      c, "torchrun",
+      {"-N2", "--ntasks-per-node=1", "--kill-on-bad-exit=1", e2e::python(), "-m",
+       "torch.distributed.run", "--nnodes", "2", "--nproc_per_node", "2", "--rdzv_backend", "c10d",
+       "--rdzv_endpoint", c.nodes()[0].hostname + ":29400", "--rdzv_id", c.name(), "--log-dir",
+       dir / "torchrun-logs", script},
+      90s,
+      {"GLOO_SOCKET_IFNAME=" + c.node_ifname(), "TMPDIR=" + dir / "tmp", "AFTERMATH_LOG_DIR="});
   RecordProperty("torchrun_ms", std::to_string(r.took.count()));
-  std::cout << "[ measure  ] torchrun, 2 nodes x 2 gloo ranks, all_reduce: " << r.took.count() << " ms\n";
+  std::cout << "[ measure  ] torchrun, 2 nodes x 2 gloo ranks, all_reduce: " << r.took.count()
+            << " ms\n";
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
 
   std::map<int, std::string> host_of_rank;
@@ -308,7 +324,9 @@ TEST_F(LocalClusterTest, TorchrunAllReduceAcrossNodes) {
     std::istringstream in(line);
     std::string w_rank, w_of, w_on, host, w_sum;
     int rank = -1, world = -1, sum = -1;
-    if (!(in >> w_rank >> rank >> w_of >> world >> w_on >> host >> w_sum >> sum) || w_rank != "rank") continue;
+    if (!(in >> w_rank >> rank >> w_of >> world >> w_on >> host >> w_sum >> sum) ||
+        w_rank != "rank")
+      continue;
     EXPECT_EQ(world, 4) << line;
     EXPECT_EQ(sum, 0 + 1 + 2 + 3) << line;
     host_of_rank[rank] = host;

@@ -43,8 +43,9 @@ class ProcessLogs : public ::testing::TestWithParam<const char*> {
   TempDir dir;
   std::string out() const { return dir / "out"; }
   e2e::Run run_logs(std::vector<std::string> extra = {}) {
-    std::vector<std::string> a{"run", "--out", out(), "--contain", GetParam(), "--",
-                               e2e::bin("tc_logs"), "--ranks", "2", "--workers", "2"};
+    std::vector<std::string> a{
+        "run",     "--out", out(),       "--contain", GetParam(), "--", e2e::bin("tc_logs"),
+        "--ranks", "2",     "--workers", "2"};
     a.insert(a.end(), extra.begin(), extra.end());
     return e2e::aftermath(dir, a);
   }
@@ -82,11 +83,12 @@ TEST_P(ProcessLogs, EachAnnouncedProcessHasItsOwnLogsInResultJsonAndTheReport) {
     if (own_ns) {
       EXPECT_NE(named, host);
     }
-    EXPECT_NE(so.find("-" + std::to_string(named) + ".out"), std::string::npos) << so << " " << p.dump();
+    EXPECT_NE(so.find("-" + std::to_string(named) + ".out"), std::string::npos)
+        << so << " " << p.dump();
   }
-  EXPECT_EQ(seen, (std::multiset<std::string>{"launcher -1/-1", "rank 0/-1", "rank 1/-1",
-                                              "worker 0/0", "worker 0/1", "worker 1/0",
-                                              "worker 1/1"}));
+  EXPECT_EQ(seen,
+            (std::multiset<std::string>{"launcher -1/-1", "rank 0/-1", "rank 1/-1", "worker 0/0",
+                                        "worker 0/1", "worker 1/0", "worker 1/1"}));
   EXPECT_EQ(paths.size(), 14u);
   // The job's shared stdout keeps what came before the launcher announced and
   // says where the rest went.
@@ -97,7 +99,8 @@ TEST_P(ProcessLogs, EachAnnouncedProcessHasItsOwnLogsInResultJsonAndTheReport) {
   EXPECT_EQ(without_markers(shared), "launcher: starting\n");
 
   // What the job reported about itself.
-  EXPECT_EQ(sc["job_environment"], (json{{"sharing_strategy", "file_system"}, {"start_method", "fork"}}));
+  EXPECT_EQ(sc["job_environment"],
+            (json{{"sharing_strategy", "file_system"}, {"start_method", "fork"}}));
 
   // report.html links every file from its lane, relative to the report.
   std::string html = e2e::slurp(out() + "/report.html");
@@ -120,14 +123,16 @@ TEST_P(ProcessLogs, EachAnnouncedProcessHasItsOwnLogsInResultJsonAndTheReport) {
     std::string both = std::to_string(p["pid"].get<int>()) + " (" +
                        std::to_string(p["job_pid"].get<int>()) + " in the job)";
     EXPECT_NE(html.find("<td class=\"num\">" + both + "</td>"), std::string::npos) << both;
-    EXPECT_NE(html.find("<title>" + p["role"].get<std::string>() + " " + both), std::string::npos) << both;
+    EXPECT_NE(html.find("<title>" + p["role"].get<std::string>() + " " + both), std::string::npos)
+        << both;
   }
   EXPECT_NE(html.find("<th>job sharing_strategy</th><td>file_system</td>"), std::string::npos);
 
   // `aftermath report` renders the same from result.json alone.
   std::string again = dir / "again";
-  e2e::Child c = e2e::spawn({e2e::bin("aftermath"), "report", out() + "/result.json", "--out", again},
-                            dir / "report.out", dir / "report.err");
+  e2e::Child c =
+      e2e::spawn({e2e::bin("aftermath"), "report", out() + "/result.json", "--out", again},
+                 dir / "report.out", dir / "report.err");
   int status = e2e::wait_for(c, std::chrono::seconds(30));
   ASSERT_TRUE(status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
       << e2e::slurp(dir / "report.err");
@@ -172,10 +177,13 @@ TEST_P(ProcessLogs, OutputChecksStillSeeEveryProcesssLines) {
   std::ofstream(yaml) << "name: logs-job\n"
                          "description: Processes that announce and print lines of their own.\n"
                          "job:\n"
-                         "  command: " << e2e::bin("tc_logs") << "\n"
+                         "  command: "
+                      << e2e::bin("tc_logs")
+                      << "\n"
                          "  args: [--ranks, \"2\", --workers, \"2\"]\n"
                          "checks:\n"
-                         "  job_exit: {code: 0, output_regex: \"worker 1/1 err 2[\\\\s\\\\S]*launcher -1/-1 err 2\"}\n";
+                         "  job_exit: {code: 0, output_regex: \"worker 1/1 err "
+                         "2[\\\\s\\\\S]*launcher -1/-1 err 2\"}\n";
   auto r = e2e::aftermath(dir, {"run", "--out", out(), "--contain", GetParam(), yaml});
   ASSERT_FALSE(r.result.is_null()) << r.err;
   auto c = e2e::check(r, "job_exit");

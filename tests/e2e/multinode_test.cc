@@ -29,8 +29,8 @@ const std::string& cluster_unavailable() {
 
 // `salloc -N<nodes> aftermath run --out DIR/out ARGS...` against cluster c,
 // the coordinator listening on this machine's address in the cluster.
-e2e::Run salloc_run(const e2e::TempDir& dir, const LocalCluster& c, int nodes, std::vector<std::string> args,
-                    std::chrono::milliseconds deadline) {
+e2e::Run salloc_run(const e2e::TempDir& dir, const LocalCluster& c, int nodes,
+                    std::vector<std::string> args, std::chrono::milliseconds deadline) {
   std::vector<std::string> argv{aftermath::find_program("salloc").value_or("salloc"),
                                 "-N" + std::to_string(nodes),
                                 "--quiet",
@@ -54,8 +54,10 @@ const nlohmann::json* scenario(const e2e::Run& r, const std::string& name) {
 std::string ranks_stderr(const nlohmann::json& sc, int node) {
   std::string text;
   for (const auto& p : sc["processes"])
-    if (p["node"] == node && p["role"] == "rank" && p.contains("logs") && p["logs"].contains("stderr"))
-      text += e2e::slurp(sc["out_dir"].get<std::string>() + "/" + p["logs"]["stderr"].get<std::string>());
+    if (p["node"] == node && p["role"] == "rank" && p.contains("logs") &&
+        p["logs"].contains("stderr"))
+      text += e2e::slurp(sc["out_dir"].get<std::string>() + "/" +
+                         p["logs"]["stderr"].get<std::string>());
   return text;
 }
 
@@ -87,13 +89,14 @@ TEST(MultiNodeSuite, TheSuiteIsTheScenariosTestedHere) {
   std::istringstream in(e2e::slurp(e2e::src("scenarios/multinode-cpu.suite")));
   for (std::string line; std::getline(in, line);)
     if (!line.empty() && line[0] != '#') files.push_back(line);
-  EXPECT_EQ(files, (std::vector<std::string>{"multinode-clean.yaml", "multinode-node-loss.yaml",
-                                             "multinode-node-kill-no-cut.yaml", "multinode-partition-heals.yaml",
-                                             "multinode-node-loss-16-workers.yaml", "multinode-agent-kill.yaml",
-                                             "multinode-torchrun-agent-sigterm.yaml",
-                                             "multinode-scancel-loader-workers.yaml",
-                                             "multinode-scancel-reparented-workers.yaml",
-                                             "multinode-scancel-tied-workers.yaml"}));
+  EXPECT_EQ(
+      files,
+      (std::vector<std::string>{
+          "multinode-clean.yaml", "multinode-node-loss.yaml", "multinode-node-kill-no-cut.yaml",
+          "multinode-partition-heals.yaml", "multinode-node-loss-16-workers.yaml",
+          "multinode-agent-kill.yaml", "multinode-torchrun-agent-sigterm.yaml",
+          "multinode-scancel-loader-workers.yaml", "multinode-scancel-reparented-workers.yaml",
+          "multinode-scancel-tied-workers.yaml"}));
 }
 
 // A clean run and a lost node: every verdict as written, and what each run shows.
@@ -102,10 +105,11 @@ TEST_F(MultiNode, ACleanRunAndANodeLoss) {
   std::vector<std::string> env = cluster().env();
   env.push_back("AFTERMATH_COORDINATOR_ADDR=" + cluster().host_addr());
   env.push_back("SLURM_JOB_ID=");
-  e2e::Run r = e2e::aftermath(dir,
-                              {"run", "--slurm", "--out", dir / "out", e2e::src("scenarios/multinode-clean.yaml"),
-                               e2e::src("scenarios/multinode-node-loss.yaml")},
-                              110s, env);
+  e2e::Run r = e2e::aftermath(
+      dir,
+      {"run", "--slurm", "--out", dir / "out", e2e::src("scenarios/multinode-clean.yaml"),
+       e2e::src("scenarios/multinode-node-loss.yaml")},
+      110s, env);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_THAT(r.err, HasSubstr("aftermath run --slurm: asking Slurm for 2 node(s): "));
 
@@ -124,7 +128,8 @@ TEST_F(MultiNode, ACleanRunAndANodeLoss) {
     EXPECT_EQ(n["verdict"], "pass") << n["verdict_reason"];
     // One kernel, one monotonic clock: the estimate is near 0 and its bound
     // is half a round trip on the cluster's network.
-    EXPECT_LE(std::abs(n["clock"]["offset_ms"].get<double>()), n["clock"]["uncertainty_ms"].get<double>() + 1.0);
+    EXPECT_LE(std::abs(n["clock"]["offset_ms"].get<double>()),
+              n["clock"]["uncertainty_ms"].get<double>() + 1.0);
     EXPECT_LT(n["clock"]["uncertainty_ms"].get<double>(), 50.0);
     EXPECT_EQ(n["clock"]["samples"], 8);
   }
@@ -152,7 +157,8 @@ TEST_F(MultiNode, ACleanRunAndANodeLoss) {
   ASSERT_EQ((*loss)["faults"].size(), 1u);
   const auto& fault = (*loss)["faults"][0];
   EXPECT_EQ(fault["status"], "injected") << fault["reason"];
-  EXPECT_THAT(fault["reason"].get<std::string>(), HasSubstr("network cut, then SIGKILL to 3 process(es)"));
+  EXPECT_THAT(fault["reason"].get<std::string>(),
+              HasSubstr("network cut, then SIGKILL to 3 process(es)"));
   double sent = fault["sent_ms"];
   double first_death = 1e18, last_death = 0;
   for (const auto& p : (*loss)["processes"]) {
@@ -169,12 +175,17 @@ TEST_F(MultiNode, ACleanRunAndANodeLoss) {
   EXPECT_EQ(node_check(n1, "no_hang"), "pass");
   EXPECT_EQ(node_check(n1, "all_exited"), "pass");
   // The survivors never saw their peers' sockets close: the cut held.
-  double stalled = (*loss)["top"]["stalled_since_ms"].is_number() ? (*loss)["top"]["stalled_since_ms"].get<double>() : -1;
+  double stalled = (*loss)["top"]["stalled_since_ms"].is_number()
+                       ? (*loss)["top"]["stalled_since_ms"].get<double>()
+                       : -1;
   EXPECT_GT(stalled, 0);
   std::string node0_ranks = ranks_stderr(*loss, 0);
-  EXPECT_THAT(node0_ranks, HasSubstr("dist_job: rank 0/4"));  // the logs are there, and say nothing of a peer
-  EXPECT_THAT(node0_ranks, ::testing::Not(::testing::ContainsRegex("Connection (reset|closed) by peer")));
-  std::cout << "[ measure  ] node loss: node 1 dead " << (last_death - sent) << " ms after the fault; node 0 "
+  EXPECT_THAT(node0_ranks,
+              HasSubstr("dist_job: rank 0/4"));  // the logs are there, and say nothing of a peer
+  EXPECT_THAT(node0_ranks,
+              ::testing::Not(::testing::ContainsRegex("Connection (reset|closed) by peer")));
+  std::cout << "[ measure  ] node loss: node 1 dead " << (last_death - sent)
+            << " ms after the fault; node 0 "
             << "stalled from " << stalled << " ms (fault at " << sent << " ms)\n";
 
   // Nothing of either run is left.
@@ -226,10 +237,13 @@ TEST_F(MultiNode, AKillWithoutTheCutAndAPartitionThatHeals) {
   }
   std::string ranks_err = ranks_stderr(*kill, 0);
   // A reset or a close, as the killed peer had unread data or not.
-  EXPECT_THAT(ranks_err, ::testing::ContainsRegex("Connection (reset|closed) by peer")) << ranks_err;
+  EXPECT_THAT(ranks_err, ::testing::ContainsRegex("Connection (reset|closed) by peer"))
+      << ranks_err;
   std::string reason = e2e::check(r, "no_hang")["reason"];
-  if (exit_barrier_hangs) EXPECT_THAT(reason, HasSubstr("node0: hang"));
-  else EXPECT_EQ(e2e::check(r, "no_hang")["status"], "pass") << reason;
+  if (exit_barrier_hangs)
+    EXPECT_THAT(reason, HasSubstr("node0: hang"));
+  else
+    EXPECT_EQ(e2e::check(r, "no_hang")["status"], "pass") << reason;
 
   const nlohmann::json* part = scenario(r, "multinode-partition-heals");
   ASSERT_NE(part, nullptr) << r.out;
@@ -238,7 +252,8 @@ TEST_F(MultiNode, AKillWithoutTheCutAndAPartitionThatHeals) {
   EXPECT_EQ(fault["status"], "injected") << fault.dump();
   bool healed = false;
   for (const auto& o : (*part)["timeline"])
-    if (o["kind"] == "note" && o.value("text", "").find("the partition healed") != std::string::npos) {
+    if (o["kind"] == "note" &&
+        o.value("text", "").find("the partition healed") != std::string::npos) {
       healed = true;
       EXPECT_GE(o["t_ms"].get<double>() - fault["sent_ms"].get<double>(), 5000.0);
     }
@@ -251,12 +266,14 @@ TEST_F(MultiNode, AKillWithoutTheCutAndAPartitionThatHeals) {
 // A node lost while both run 16 DataLoader workers in file_system mode: the
 // survivor hangs with its workers; the lost node keeps its /dev/shm batches.
 TEST_F(MultiNode, ANodeLossUnder16FileSystemWorkers) {
-  e2e::Run r = salloc_run(dir, cluster(), 2, {e2e::src("scenarios/multinode-node-loss-16-workers.yaml")}, 110s);
+  e2e::Run r = salloc_run(dir, cluster(), 2,
+                          {e2e::src("scenarios/multinode-node-loss-16-workers.yaml")}, 110s);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const nlohmann::json& sc = r.result["scenarios"][0];
   EXPECT_EQ(sc["verdict"], "xfail") << sc["verdict_reason"];
   std::map<std::pair<int, std::string>, int> count;
-  for (const auto& p : sc["processes"]) ++count[{p["node"].get<int>(), p["role"].get<std::string>()}];
+  for (const auto& p : sc["processes"])
+    ++count[{p["node"].get<int>(), p["role"].get<std::string>()}];
   EXPECT_EQ((count[{0, "worker"}]), 16);
   EXPECT_EQ((count[{1, "worker"}]), 16);
   const auto& n0 = sc["nodes"][0];
@@ -300,9 +317,11 @@ TEST_F(MultiNode, AnAgentKilledAndATorchrunAgentStopped) {
   EXPECT_EQ(witness["checked"], 3) << witness.dump();
   EXPECT_EQ(witness["survivors"].size(), 0u) << witness.dump();
   // Node 0: its agent exits after its ranks (2.13), or hangs in its exit barrier (1.13).
-  EXPECT_EQ(node_check((*kill)["nodes"][0], "no_hang"), e2e::torch_at_least(*kill, 2, 13) ? "pass" : "fail");
+  EXPECT_EQ(node_check((*kill)["nodes"][0], "no_hang"),
+            e2e::torch_at_least(*kill, 2, 13) ? "pass" : "fail");
   std::cout << "[ measure  ] agent_kill: node 1's agent lost "
-            << n1["lost_ms"].get<double>() - fault["sent_ms"].get<double>() << " ms after the fault; the witness waited "
+            << n1["lost_ms"].get<double>() - fault["sent_ms"].get<double>()
+            << " ms after the fault; the witness waited "
             << witness["waited_ns"].get<double>() / 1e6 << " ms\n";
 
   const nlohmann::json* term = scenario(r, "multinode-torchrun-agent-sigterm");
@@ -316,7 +335,8 @@ TEST_F(MultiNode, AnAgentKilledAndATorchrunAgentStopped) {
   if (!e2e::torch_at_least(*term, 2, 13)) {
     EXPECT_EQ(node_check(t0, "job_exit"), "pass");
   }
-  std::cout << "[ measure  ] torchrun SIGTERM on node 1: node 0's job_exit " << node_check(t0, "job_exit") << "\n";
+  std::cout << "[ measure  ] torchrun SIGTERM on node 1: node 0's job_exit "
+            << node_check(t0, "job_exit") << "\n";
   EXPECT_EQ(node_check(t0, "all_exited"), "pass");
   EXPECT_EQ(node_check(t0, "no_hang"), "pass");
   EXPECT_EQ(node_check((*term)["nodes"][1], "job_exit"), "fail");
@@ -351,12 +371,14 @@ std::set<std::string> sigtermed(const std::string& log) {
 TEST_F(MultiNode, ScancelReachesWhatSlurmReaches) {
   const std::string program = e2e::src("tests/data/programs/step_tree.py");
   const std::string slurm_log = dir / "slurm.log";
-  const std::string script =
-      "srun " + e2e::python() + " " + program + " " + slurm_log + " & P=$!; "
-      "for i in $(seq 600); do grep -q ready " + slurm_log + " 2>/dev/null && break; sleep 0.05; done; "
-      "scancel --signal=TERM $SLURM_JOB_ID.0; wait $P";
-  e2e::Child c = e2e::spawn({aftermath::find_program("salloc").value_or("salloc"), "-N1", "--quiet", "/bin/bash",
-                             "-c", script},
+  const std::string script = "srun " + e2e::python() + " " + program + " " + slurm_log +
+                             " & P=$!; "
+                             "for i in $(seq 600); do grep -q ready " +
+                             slurm_log +
+                             " 2>/dev/null && break; sleep 0.05; done; "
+                             "scancel --signal=TERM $SLURM_JOB_ID.0; wait $P";
+  e2e::Child c = e2e::spawn({aftermath::find_program("salloc").value_or("salloc"), "-N1", "--quiet",
+                             "/bin/bash", "-c", script},
                             dir / "salloc.out", dir / "salloc.err", cluster().env());
   // srun returns once every process holding its output is gone: the
   // reparented one too (it ends by itself 3 s after it was reparented).
@@ -367,10 +389,13 @@ TEST_F(MultiNode, ScancelReachesWhatSlurmReaches) {
 
   const std::string model_log = dir / "model.log";
   const std::string yaml = dir / "scancel-tree.yaml";
-  std::ofstream(yaml) << ("name: scancel-tree\ndescription: the tree under scancel --signal=TERM\ntags: [slurm]\n"
-                        "job: {command: " + e2e::python() + ", args: [" + program + ", " + model_log + "]}\n"
-                        "faults: [{action: scancel, signal: SIGTERM, at: {when: {processes: 4}}}]\n"
-                        "timeouts: {job: 30s}\n");
+  std::ofstream(yaml)
+      << ("name: scancel-tree\ndescription: the tree under scancel --signal=TERM\ntags: [slurm]\n"
+          "job: {command: " +
+          e2e::python() + ", args: [" + program + ", " + model_log +
+          "]}\n"
+          "faults: [{action: scancel, signal: SIGTERM, at: {when: {processes: 4}}}]\n"
+          "timeouts: {job: 30s}\n");
   e2e::Run r = e2e::aftermath(dir, {"run", "--out", dir / "out", yaml}, 60s);
   ASSERT_FALSE(r.result.is_null()) << r.out << r.err;
   const auto& fault = r.result["scenarios"][0]["faults"][0];
@@ -381,7 +406,9 @@ TEST_F(MultiNode, ScancelReachesWhatSlurmReaches) {
   std::string notes;
   for (const auto& o : r.result["scenarios"][0]["timeline"])
     if (o["kind"] == "note") notes += o["text"].get<std::string>() + "\n";
-  EXPECT_THAT(notes, HasSubstr("scancel: 1 job process(es) outside the step's tree (reparented) not signalled"));
+  EXPECT_THAT(
+      notes,
+      HasSubstr("scancel: 1 job process(es) outside the step's tree (reparented) not signalled"));
 }
 
 // scancel on a job with DataLoader workers, three ways (every verdict as
@@ -398,7 +425,8 @@ TEST_F(MultiNode, ScancelWithDataLoaderWorkers) {
   const nlohmann::json* reparented = scenario(r, "multinode-scancel-reparented-workers");
   const nlohmann::json* tied = scenario(r, "multinode-scancel-tied-workers");
   ASSERT_TRUE(all && reparented && tied) << r.out;
-  for (const auto* sc : {all, reparented, tied}) EXPECT_EQ((*sc)["verdict"], "xfail") << (*sc)["verdict_reason"];
+  for (const auto* sc : {all, reparented, tied})
+    EXPECT_EQ((*sc)["verdict"], "xfail") << (*sc)["verdict_reason"];
   // The whole job: torchrun, the rank, 4 workers and their 4 managers per node.
   EXPECT_EQ((*all)["faults"][0]["pids"].size(), 10u) << (*all)["faults"][0].dump();
   for (int n : {0, 1}) EXPECT_EQ(node_check((*all)["nodes"][n], "shm_clean"), "fail");
@@ -415,17 +443,19 @@ TEST_F(MultiNode, ScancelWithDataLoaderWorkers) {
 // too and passes its hit on, through the coordinator, to node 1.
 TEST_F(MultiNode, AFaultOfOneNodeTriggeredByAPointOnAnother) {
   const std::string yaml = dir / "cross.yaml";
-  std::ofstream(yaml) << ("name: cross-node-trigger\n"
-                          "description: node 1 lost at rank 0's 10th step (rank 0 lives on node 0)\n"
-                          "tags: [multinode]\nrequires: [python-torch]\nnodes: 2\n"
-                          "job:\n  command: ${PYTHON}\n"
-                          "  args: [-m, torch.distributed.run"
-                          ", --nnodes, '2', --nproc_per_node, '1', --rdzv_backend, c10d, --rdzv_endpoint,"
-                          " '${AFTERMATH_HEAD}:29400', --rdzv_id, cross, " + e2e::src("fixtures/python/dist_job.py") +
-                          ", --launch, none, --steps, '1000', --step-time, 20ms]\n"
-                          "faults:\n  - {action: node_loss, target: 'node:1', at: {point: step, labels: {rank: 0}, "
-                          "hit: 10}}\n"
-                          "timeouts: {job: 40s}\nchecks: {no_hang: {stall: 5s}}\n");
+  std::ofstream(yaml)
+      << ("name: cross-node-trigger\n"
+          "description: node 1 lost at rank 0's 10th step (rank 0 lives on node 0)\n"
+          "tags: [multinode]\nrequires: [python-torch]\nnodes: 2\n"
+          "job:\n  command: ${PYTHON}\n"
+          "  args: [-m, torch.distributed.run"
+          ", --nnodes, '2', --nproc_per_node, '1', --rdzv_backend, c10d, --rdzv_endpoint,"
+          " '${AFTERMATH_HEAD}:29400', --rdzv_id, cross, " +
+          e2e::src("fixtures/python/dist_job.py") +
+          ", --launch, none, --steps, '1000', --step-time, 20ms]\n"
+          "faults:\n  - {action: node_loss, target: 'node:1', at: {point: step, labels: {rank: 0}, "
+          "hit: 10}}\n"
+          "timeouts: {job: 40s}\nchecks: {no_hang: {stall: 5s}}\n");
   e2e::Run r = salloc_run(dir, cluster(), 2, {yaml}, 120s);
   ASSERT_FALSE(r.result.is_null()) << r.out << r.err;
   const nlohmann::json& sc = r.result["scenarios"][0];
@@ -437,11 +467,13 @@ TEST_F(MultiNode, AFaultOfOneNodeTriggeredByAPointOnAnother) {
   // From the point on node 0 to the fault on node 1, on the merged clock.
   double point_ms = -1;
   for (const auto& o : sc["timeline"])
-    if (o["kind"] == "point" && o.value("node", -1) == 0 && o.value("hit", 0) == 10) point_ms = o["t_ms"];
+    if (o["kind"] == "point" && o.value("node", -1) == 0 && o.value("hit", 0) == 10)
+      point_ms = o["t_ms"];
   ASSERT_GE(point_ms, 0) << "node 0's point is on the merged timeline";
   double latency = fault["sent_ms"].get<double>() - point_ms;
   EXPECT_GT(latency, 0);
-  std::cout << "[ measure  ] cross-node trigger: node 1's fault " << latency << " ms after node 0's point\n";
+  std::cout << "[ measure  ] cross-node trigger: node 1's fault " << latency
+            << " ms after node 0's point\n";
   EXPECT_TRUE(std::filesystem::is_empty(dir / "tmp"));
 }
 
@@ -453,7 +485,9 @@ TEST(MultiNodeSuite, WithoutAFittingAllocationNothingIsLaunched) {
   e2e::Run r = e2e::aftermath(dir, {"run", "--out", dir / "out", file}, 30s,
                               {"SLURM_JOB_ID=", "SLURM_JOB_NUM_NODES=", "SLURM_NNODES="});
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
-  EXPECT_THAT(r.err, HasSubstr(file + ": nodes: 2 runs through Slurm and this is not inside an allocation"));
+  EXPECT_THAT(
+      r.err,
+      HasSubstr(file + ": nodes: 2 runs through Slurm and this is not inside an allocation"));
   EXPECT_THAT(r.err, HasSubstr("nothing was launched"));
   EXPECT_FALSE(std::filesystem::exists(dir / "out"));
 
@@ -467,8 +501,8 @@ TEST(MultiNodeSuite, WithoutAFittingAllocationNothingIsLaunched) {
   e2e::Run none = e2e::aftermath(dir, {"run", "--slurm", "--out", dir / "out", file}, 60s,
                                  {"SLURM_JOB_ID=", "SLURM_CONF=" + (dir / "no-slurm.conf")});
   EXPECT_EQ(none.exit_code, 2) << none.out << none.err;
-  EXPECT_THAT(none.err, HasSubstr("aftermath run --slurm: $SLURM_CONF names " + (dir / "no-slurm.conf") +
-                                   ", which does not exist"));
+  EXPECT_THAT(none.err, HasSubstr("aftermath run --slurm: $SLURM_CONF names " +
+                                  (dir / "no-slurm.conf") + ", which does not exist"));
   EXPECT_THAT(none.err, HasSubstr("nothing was launched"));
   EXPECT_FALSE(std::filesystem::exists(dir / "out"));
 }

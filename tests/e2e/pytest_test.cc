@@ -29,8 +29,8 @@ std::string pytest_unavailable(const std::string& py) {
     if (c.pid <= 0) return "cannot start " + py;
     int status = e2e::wait_for(c, 60s);
     if (status < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-      return "pytest or pytest-xdist is not installed for " + py + " (scripts/deps.sh): " +
-             e2e::slurp(d / "err").substr(0, 300);
+      return "pytest or pytest-xdist is not installed for " + py +
+             " (scripts/deps.sh): " + e2e::slurp(d / "err").substr(0, 300);
     return std::string();
   }();
   return cache[py] = why;
@@ -48,8 +48,16 @@ class PytestSuite : public ::testing::TestWithParam<e2e::TorchPython> {
   static const std::string& py() { return GetParam().path; }
   TempDir dir;
   e2e::Run run(std::vector<std::string> pytest_args) {
-    std::vector<std::string> a{"pytest", "--out", dir / "out", "--python", py(), "--",
-                               e2e::src("tests/pytest_leaks"), "-q", "-p", "no:cacheprovider"};
+    std::vector<std::string> a{"pytest",
+                               "--out",
+                               dir / "out",
+                               "--python",
+                               py(),
+                               "--",
+                               e2e::src("tests/pytest_leaks"),
+                               "-q",
+                               "-p",
+                               "no:cacheprovider"};
     a.insert(a.end(), pytest_args.begin(), pytest_args.end());
     // Nothing written into the source tree (no __pycache__ beside the suite).
     return e2e::aftermath(dir, a, 150s, {"PYTHONDONTWRITEBYTECODE=1"});
@@ -80,12 +88,14 @@ class PytestSuite : public ::testing::TestWithParam<e2e::TorchPython> {
     EXPECT_EQ(l["test_keeps_loader_iterator"], (std::multiset<std::string>{"process", "process"}))
         << sc.at("tests").dump(1);
     EXPECT_FALSE(l["test_orphans_loader_workers"].empty());
-    for (const auto& k : l["test_orphans_loader_workers"]) EXPECT_EQ(k, "orphan") << sc.at("tests").dump(1);
+    for (const auto& k : l["test_orphans_loader_workers"])
+      EXPECT_EQ(k, "orphan") << sc.at("tests").dump(1);
     EXPECT_EQ(l["test_leaks_shm_segment"], std::multiset<std::string>{"shm"});
     EXPECT_EQ(l["test_leaves_zombie"], std::multiset<std::string>{"zombie"});
     // The daemon pattern's grandchild, re-parented before any sample: its
     // test's by the kernel's fork events (as root, where they may be heard).
-    EXPECT_EQ(l["test_daemon_grandchild"], std::multiset<std::string>{"orphan"}) << sc.at("tests").dump(1);
+    EXPECT_EQ(l["test_daemon_grandchild"], std::multiset<std::string>{"orphan"})
+        << sc.at("tests").dump(1);
     // The clean test's own child, where a sample saw it, is its and no leak.
     for (const auto& t : sc.at("tests")) {
       if (short_name(t) == "test_clean") {
@@ -108,10 +118,11 @@ class PytestSuite : public ::testing::TestWithParam<e2e::TorchPython> {
     EXPECT_NE(repro.find(" -m pytest -p aftermath_pytest "), std::string::npos) << repro;
 
     // The terminal: one line per leaking test, none for the clean one.
-    for (const char* line : {R"(test \S+::test_keeps_loader_iterator( \[gw\d\])? left process: )",
-                             R"(test \S+::test_orphans_loader_workers( \[gw\d\])? left orphan: )",
-                             R"(test \S+::test_leaks_shm_segment( \[gw\d\])? left shm: /dev/shm/torch_)",
-                             R"(test \S+::test_leaves_zombie( \[gw\d\])? left zombie: )"})
+    for (const char* line :
+         {R"(test \S+::test_keeps_loader_iterator( \[gw\d\])? left process: )",
+          R"(test \S+::test_orphans_loader_workers( \[gw\d\])? left orphan: )",
+          R"(test \S+::test_leaks_shm_segment( \[gw\d\])? left shm: /dev/shm/torch_)",
+          R"(test \S+::test_leaves_zombie( \[gw\d\])? left zombie: )"})
       EXPECT_TRUE(std::regex_search(r.out, std::regex(line))) << line << "\n" << r.out;
     EXPECT_EQ(r.out.find("test_clean"), std::string::npos) << r.out;
 
@@ -163,16 +174,21 @@ TEST(PytestCommand, RefusesAMissingDoubleDashAndScenarioFiles) {
   EXPECT_EQ(files.exit_code, 2);
   EXPECT_NE(files.err.find("takes no scenario files ('x.yaml')"), std::string::npos) << files.err;
   // An interpreter without pytest, or none at all.
-  auto nopytest = e2e::aftermath(dir, {"pytest", "--out", dir / "out", "--python", "/bin/false", "--", "tests"});
+  auto nopytest = e2e::aftermath(
+      dir, {"pytest", "--out", dir / "out", "--python", "/bin/false", "--", "tests"});
   EXPECT_EQ(nopytest.exit_code, 2);
-  EXPECT_NE(nopytest.err.find("--python /bin/false cannot import pytest"), std::string::npos) << nopytest.err;
-  auto missing = e2e::aftermath(dir, {"pytest", "--out", dir / "out", "--python", dir / "no-python", "--", "tests"});
+  EXPECT_NE(nopytest.err.find("--python /bin/false cannot import pytest"), std::string::npos)
+      << nopytest.err;
+  auto missing = e2e::aftermath(
+      dir, {"pytest", "--out", dir / "out", "--python", dir / "no-python", "--", "tests"});
   EXPECT_EQ(missing.exit_code, 2);
-  EXPECT_NE(missing.err.find("--python '" + dir / "no-python" + "': not found or not executable"), std::string::npos)
+  EXPECT_NE(missing.err.find("--python '" + dir / "no-python" + "': not found or not executable"),
+            std::string::npos)
       << missing.err;
   EXPECT_FALSE(std::filesystem::exists(dir / "out/result.json"));
 }
 
-INSTANTIATE_TEST_SUITE_P(Versions, PytestSuite, ::testing::ValuesIn(e2e::torch_pythons()), e2e::torch_python_name);
+INSTANTIATE_TEST_SUITE_P(Versions, PytestSuite, ::testing::ValuesIn(e2e::torch_pythons()),
+                         e2e::torch_python_name);
 
 }  // namespace

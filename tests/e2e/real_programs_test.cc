@@ -6,7 +6,6 @@
 // settle watches long enough to see PyTorch's own cleanup; rank and worker
 // targets hit the right processes of a real torchrun job.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <map>
@@ -21,7 +20,6 @@ using nlohmann::json;
 
 namespace {
 
-
 class RealPrograms : public ::testing::TestWithParam<e2e::TorchPython> {
  protected:
   void SetUp() override {
@@ -31,7 +29,9 @@ class RealPrograms : public ::testing::TestWithParam<e2e::TorchPython> {
   // This interpreter's PyTorch, as the harness reads it.
   static aftermath::PythonFacts facts() { return aftermath::probe_python(py()); }
   TempDir dir;
-  static std::string program(const std::string& name) { return e2e::src("tests/data/programs/" + name); }
+  static std::string program(const std::string& name) {
+    return e2e::src("tests/data/programs/" + name);
+  }
   e2e::Run run(std::vector<std::string> opts, std::vector<std::string> cmd,
                std::chrono::milliseconds deadline = 120s) {
     std::vector<std::string> a{"run", "--out", dir / "out"};
@@ -49,7 +49,8 @@ class RealPrograms : public ::testing::TestWithParam<e2e::TorchPython> {
   static std::vector<std::string> failed_checks(const e2e::Run& r) {
     std::vector<std::string> out;
     for (const auto& c : scenario(r)["checks"])
-      if (c["status"] != "pass" && c["status"] != "skipped") out.push_back(c["name"].get<std::string>() + ": " + c["reason"].get<std::string>());
+      if (c["status"] != "pass" && c["status"] != "skipped")
+        out.push_back(c["name"].get<std::string>() + ": " + c["reason"].get<std::string>());
     return out;
   }
   // torchrun as a user runs it: the `torchrun` beside the interpreter (a
@@ -66,7 +67,8 @@ class RealPrograms : public ::testing::TestWithParam<e2e::TorchPython> {
     std::string beside = std::filesystem::path(py()).parent_path() / "torchrun";
     if (needs_shim())
       cmd = {py(), e2e::src("fixtures/python/torchrun_shim.py")};
-    else if (::access(beside.c_str(), X_OK) == 0 && std::filesystem::path(py()).parent_path() != "/usr/bin")
+    else if (::access(beside.c_str(), X_OK) == 0 &&
+             std::filesystem::path(py()).parent_path() != "/usr/bin")
       cmd = {beside};
     else
       cmd = {py(), "-m", "torch.distributed.run"};
@@ -86,8 +88,8 @@ class RealPrograms : public ::testing::TestWithParam<e2e::TorchPython> {
 // by its designed 2 s. Every default check passes, and the processes are
 // named for what they are.
 TEST_P(RealPrograms, CleanFileSystemLoaderPassesEveryDefaultCheck) {
-  auto r = run({}, {py(), program("loader_plain.py"), "--workers", "4", "--strategy",
-                    "file_system", "--batches", "12"});
+  auto r = run({}, {py(), program("loader_plain.py"), "--workers", "4", "--strategy", "file_system",
+                    "--batches", "12"});
   ASSERT_FALSE(r.result.is_null()) << r.err << r.out;
   EXPECT_EQ(scenario(r)["verdict"], "pass") << scenario(r)["verdict_reason"] << "\n"
                                             << ::testing::PrintToString(failed_checks(r));
@@ -118,10 +120,11 @@ TEST_P(RealPrograms, CleanFileSystemLoaderPassesEveryDefaultCheck) {
 // The same with the managers stopped: a helper that never exits is still a
 // failure.
 TEST_P(RealPrograms, StoppedShmManagersFail) {
-  auto r = run({"--timeout", "40s", "--fault",
-                "{action: SIGSTOP, target: 'match:torch_shm_manager', at: {when: {shm_entries: 1}}}"},
-               {py(), program("loader_plain.py"), "--workers", "4", "--strategy",
-                "file_system", "--batches", "12"});
+  auto r =
+      run({"--timeout", "40s", "--fault",
+           "{action: SIGSTOP, target: 'match:torch_shm_manager', at: {when: {shm_entries: 1}}}"},
+          {py(), program("loader_plain.py"), "--workers", "4", "--strategy", "file_system",
+           "--batches", "12"});
   ASSERT_FALSE(r.result.is_null()) << r.err << r.out;
   EXPECT_EQ(scenario(r)["faults"][0]["status"], "injected") << scenario(r)["faults"][0].dump();
   EXPECT_EQ(scenario(r)["verdict"], "fail") << scenario(r)["verdict_reason"];
@@ -147,10 +150,11 @@ TEST_P(RealPrograms, KilledFileSystemLoaderIsWatchedUntilPyTorchCleansUp) {
   }
   EXPECT_EQ(workers, 16) << orphans.dump(1);
   double longest = orphans["max_orphan_lifetime_ms"];
-  EXPECT_GE(longest, 3000);   // the watchdog's interval is 5 s
+  EXPECT_GE(longest, 3000);  // the watchdog's interval is 5 s
   EXPECT_LE(longest, 30000);
   EXPECT_EQ(orphans["max_orphan_lifetime_is_lower_bound"], false);
-  EXPECT_NE(e2e::check(r, "no_orphans")["reason"].get<std::string>().find("16 workers"), std::string::npos)
+  EXPECT_NE(e2e::check(r, "no_orphans")["reason"].get<std::string>().find("16 workers"),
+            std::string::npos)
       << e2e::check(r, "no_orphans")["reason"];
 }
 
@@ -181,7 +185,8 @@ TEST_P(RealPrograms, PlainTorchrunWithFileSystemWorkersPassesEveryDefaultCheck) 
   auto r = run({}, torchrun({"--workers", "4", "--strategy", "file_system", "--steps", "12"}));
   ASSERT_FALSE(r.result.is_null()) << r.err << r.out;
   const json& s = scenario(r);
-  EXPECT_EQ(s["verdict"], "pass") << s["verdict_reason"] << "\n" << ::testing::PrintToString(failed_checks(r));
+  EXPECT_EQ(s["verdict"], "pass") << s["verdict_reason"] << "\n"
+                                  << ::testing::PrintToString(failed_checks(r));
   EXPECT_EQ(r.exit_code, 0);
   auto n = roles(r);
   EXPECT_EQ(n["rank"], 2) << s["processes"].dump(1);
@@ -211,13 +216,15 @@ TEST_P(RealPrograms, ASigkilledTorchrunAgentLeavesNothingInTmp) {
   EXPECT_EQ(tmp["measured"].dump().find("aftermath-torchrun"), std::string::npos) << tmp.dump(1);
   const std::string prefix = needs_shim() ? "torchrun-" : "torchelastic_";
   int agent_dirs = 0;
-  for (const auto& e : std::filesystem::directory_iterator(scenario(r)["out_dir"].get<std::string>() + "/logs"))
+  for (const auto& e :
+       std::filesystem::directory_iterator(scenario(r)["out_dir"].get<std::string>() + "/logs"))
     if (e.is_directory() && e.path().filename().string().rfind(prefix, 0) == 0 &&
         !std::filesystem::is_empty(e.path()))
       ++agent_dirs;
   EXPECT_EQ(agent_dirs, 1) << tmp.dump(1);
   for (const auto& e : std::filesystem::directory_iterator(dir / "tmp"))
-    if (e.path().filename().string().rfind("torchelastic_", 0) == 0) ADD_FAILURE() << "left in TMPDIR: " << e.path();
+    if (e.path().filename().string().rfind("torchelastic_", 0) == 0)
+      ADD_FAILURE() << "left in TMPDIR: " << e.path();
 }
 
 // rank:1 and worker:0/1 on a job that never announces itself hit exactly
@@ -238,9 +245,13 @@ TEST_P(RealPrograms, RankAndWorkerTargetsHitTheRightProcessOfATorchrunJob) {
     }
 
   TempDir d2;
-  std::vector<std::string> a{"run", "--out", d2 / "out", "--fault",
-                             "{action: SIGKILL, target: worker:0/1, at: {when: {workers: {rank: 0, count: 2}}}}",
-                             "--"};
+  std::vector<std::string> a{
+      "run",
+      "--out",
+      d2 / "out",
+      "--fault",
+      "{action: SIGKILL, target: worker:0/1, at: {when: {workers: {rank: 0, count: 2}}}}",
+      "--"};
   for (const auto& c : torchrun({"--workers", "2", "--steps", "400"})) a.push_back(c);
   auto w = e2e::aftermath(d2, a, 120s);
   ASSERT_FALSE(w.result.is_null()) << w.err << w.out;
@@ -261,7 +272,9 @@ TEST_P(RealPrograms, RankAndWorkerTargetsHitTheRightProcessOfATorchrunJob) {
   EXPECT_EQ(by_pid[parent]["rank"], 0);
   int younger = 0;
   for (const auto& [pid2, p] : by_pid)
-    if (p["ppid"] == parent && p["role"] == "worker" && p["started_ms"] < by_pid[wpid]["started_ms"]) ++younger;
+    if (p["ppid"] == parent && p["role"] == "worker" &&
+        p["started_ms"] < by_pid[wpid]["started_ms"])
+      ++younger;
   EXPECT_EQ(younger, 1);
 }
 
@@ -277,8 +290,9 @@ TEST(VersionMatrix, OneRunPerInterpreterSideBySide) {
     if (e2e::torch_unavailable(p.path).empty()) have.push_back(p.path);
   if (have.size() < 2) GTEST_SKIP() << "needs two interpreters with torch";
   TempDir dir;
-  auto r = e2e::aftermath(dir, {"run", "--out", dir / "out", "--python", have[0], "--python", have[1], "--",
-                                "${PYTHON}", "-c", "import torch; print(torch.__version__)"},
+  auto r = e2e::aftermath(dir,
+                          {"run", "--out", dir / "out", "--python", have[0], "--python", have[1],
+                           "--", "${PYTHON}", "-c", "import torch; print(torch.__version__)"},
                           120s);
   EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
   json v = json::parse(e2e::slurp(dir / "out/versions.json"));
@@ -289,13 +303,15 @@ TEST(VersionMatrix, OneRunPerInterpreterSideBySide) {
     EXPECT_EQ(ver["interpreter"], have[i]);
     EXPECT_TRUE(ver["torch"].is_string());
     dirs.insert(ver["dir"].get<std::string>());
-    json res = json::parse(e2e::slurp(dir / ("out/" + ver["dir"].get<std::string>() + "/result.json")));
+    json res =
+        json::parse(e2e::slurp(dir / ("out/" + ver["dir"].get<std::string>() + "/result.json")));
     const json& s = res["scenarios"][0];
     EXPECT_EQ(s["verdict"], "pass") << s["verdict_reason"];
     EXPECT_EQ(s["python"]["interpreter"], have[i]);
     // ${PYTHON} became this interpreter in the job's command.
     EXPECT_NE(s["repro"].get<std::string>().find(have[i]), std::string::npos) << s["repro"];
-    EXPECT_NE(e2e::slurp(s["stdout_path"].get<std::string>()).find(ver["torch"].get<std::string>()), std::string::npos);
+    EXPECT_NE(e2e::slurp(s["stdout_path"].get<std::string>()).find(ver["torch"].get<std::string>()),
+              std::string::npos);
   }
   EXPECT_EQ(dirs.size(), 2u);
   ASSERT_EQ(v["scenarios"].size(), 1u);
@@ -305,8 +321,8 @@ TEST(VersionMatrix, OneRunPerInterpreterSideBySide) {
   EXPECT_NE(r.out.find("versions: "), std::string::npos) << r.out;
   // A command that does not name ${PYTHON} cannot run on two: said, nothing launched.
   TempDir d2;
-  auto bad = e2e::aftermath(d2, {"run", "--out", d2 / "out", "--python", have[0], "--python", have[1], "--",
-                                 have[0], "-c", "pass"});
+  auto bad = e2e::aftermath(d2, {"run", "--out", d2 / "out", "--python", have[0], "--python",
+                                 have[1], "--", have[0], "-c", "pass"});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("does not name ${PYTHON}"), std::string::npos) << bad.err;
   EXPECT_FALSE(std::filesystem::exists(d2 / "out"));
@@ -327,8 +343,9 @@ TEST(JobSignals, IgnoredSignalsAreTheLaunchersNotTheHarnesss) {
   for (const char* trap : {"", "trap '' HUP; "}) {
     TempDir d;
     // Directly: what the job would see without the harness.
-    e2e::Child direct = e2e::spawn({"/bin/sh", "-c", std::string(trap) + "exec /bin/cat /proc/self/status"},
-                                   d / "direct.out", d / "direct.err");
+    e2e::Child direct =
+        e2e::spawn({"/bin/sh", "-c", std::string(trap) + "exec /bin/cat /proc/self/status"},
+                   d / "direct.out", d / "direct.err");
     ASSERT_GE(e2e::wait_for(direct, 30s), 0);
     std::string want = sig_ign_line(e2e::slurp(d / "direct.out"));
     ASSERT_FALSE(want.empty());

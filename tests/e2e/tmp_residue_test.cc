@@ -26,7 +26,8 @@ namespace {
 class TmpResidue : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (::access(e2e::python().c_str(), X_OK) != 0) GTEST_SKIP() << e2e::python() << " is not installed";
+    if (::access(e2e::python().c_str(), X_OK) != 0)
+      GTEST_SKIP() << e2e::python() << " is not installed";
     fs::create_directories(tmp());
   }
   std::string tmp() const { return dir / "tmp"; }
@@ -35,17 +36,21 @@ class TmpResidue : public ::testing::Test {
     std::string yaml = "name: tmp-leak-" + how + "\n" +
                        "description: a multiprocessing Listener's pymp-* folder, left or not\n" +
                        "job:\n"
-                       "  command: " + e2e::python() + "\n"
-                       "  args: [\"" + e2e::src("fixtures/python/tmp_leak_job.py") + "\", --how, " + how + "]\n" +
+                       "  command: " +
+                       e2e::python() +
+                       "\n"
+                       "  args: [\"" +
+                       e2e::src("fixtures/python/tmp_leak_job.py") + "\", --how, " + how + "]\n" +
                        "  env: {TMPDIR: \"" + tmp() + "\"}\n" +
                        "timeouts: {job: 20s, settle: 500ms, teardown: 2s}\n";
     if (kill)
-      yaml += "faults:\n"
-              "  - action: SIGKILL\n"
-              "    target: launcher\n"
-              "    at: {point: tmp.ready}\n"
-              "checks:\n"
-              "  job_exit: {signal: SIGKILL}\n";
+      yaml +=
+          "faults:\n"
+          "  - action: SIGKILL\n"
+          "    target: launcher\n"
+          "    at: {point: tmp.ready}\n"
+          "checks:\n"
+          "  job_exit: {signal: SIGKILL}\n";
     std::string path = dir / ("tmp-leak-" + how + ".yaml");
     std::ofstream(path) << yaml;
     return path;
@@ -80,7 +85,8 @@ TEST_F(TmpResidue, APympFolderLeftByAKilledJobFailsTmpCleanAndIsRemoved) {
 }
 
 TEST_F(TmpResidue, KeepLeaksKeepsTheFolder) {
-  auto r = e2e::aftermath(dir, {"run", "--out", dir / "out", "--keep-leaks", scenario("exit", false)});
+  auto r =
+      e2e::aftermath(dir, {"run", "--out", dir / "out", "--keep-leaks", scenario("exit", false)});
   ASSERT_FALSE(r.result.is_null()) << r.err;
   std::string folder = made(r);
   ASSERT_FALSE(folder.empty()) << r.out;
@@ -127,9 +133,9 @@ TEST(HygieneCli, CheckSeesFreshLeftoversAtOnceAndReapRemovesThem) {
     ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
     ::close(fd);
   }
-  std::vector<std::string> roots = {"--no-probe",   "--shm-dir",    dir / "shm",
-                                    "--tmp-dir",    dir / "tmp",    "--cgroup-dir",
-                                    "none",         "--device-pattern", dir / "dev/nvidia*"};
+  std::vector<std::string> roots = {"--no-probe", "--shm-dir",        dir / "shm",
+                                    "--tmp-dir",  dir / "tmp",        "--cgroup-dir",
+                                    "none",       "--device-pattern", dir / "dev/nvidia*"};
   std::vector<std::string> check = {"check"};
   check.insert(check.end(), roots.begin(), roots.end());
   auto c = e2e::aftermath(dir, check);

@@ -47,7 +47,6 @@ std::vector<std::string> suite_entries(const std::string& suite) {
   return out;
 }
 
-
 const json& check_of(const json& s, const std::string& name) {
   static const json none;
   for (const auto& c : s["checks"])
@@ -78,14 +77,16 @@ std::map<int, std::string> waiting(const json& s) {
 // Orphans of the no_orphans check, counted by role (or comm for helpers).
 std::map<std::string, int> orphan_roles(const json& s) {
   std::map<std::string, int> m;
-  for (const auto& o : check_of(s, "no_orphans")["measured"]["orphans"]) ++m[o["role"].get<std::string>()];
+  for (const auto& o : check_of(s, "no_orphans")["measured"]["orphans"])
+    ++m[o["role"].get<std::string>()];
   return m;
 }
 
 double max_orphan_ms(const json& s) {
   double mx = 0;
   for (const auto& o : check_of(s, "no_orphans")["measured"]["orphans"])
-    if (o["orphan_lifetime_ms"].is_number()) mx = std::max(mx, o["orphan_lifetime_ms"].get<double>());
+    if (o["orphan_lifetime_ms"].is_number())
+      mx = std::max(mx, o["orphan_lifetime_ms"].get<double>());
   return mx;
 }
 
@@ -145,7 +146,8 @@ const std::map<std::string, Point>& points_of_scenarios() {
          json leaked = check_of(s, "shm_clean")["measured"]["leaked"];
          ASSERT_FALSE(leaked.empty());
          for (const auto& l : leaked)
-           EXPECT_TRUE(std::regex_match(l["name"].get<std::string>(), std::regex("torch_[0-9]+_[0-9]+_[0-9]+")))
+           EXPECT_TRUE(std::regex_match(l["name"].get<std::string>(),
+                                        std::regex("torch_[0-9]+_[0-9]+_[0-9]+")))
                << l["name"];
          // The killed managers stay zombies under the orphaned workers.
          // (comm may be the one seen before exec: judge by command line.)
@@ -167,7 +169,8 @@ const std::map<std::string, Point>& points_of_scenarios() {
          // in the data queue's get() (more often under load), the DataLoader
          // re-raises it as "exited unexpectedly" from that exception.
          const json& f = errs[0]["fields"];
-         EXPECT_NE((f["message"].get<std::string>() + " | " + f.value("cause", "")).find("is killed by signal: Killed"),
+         EXPECT_NE((f["message"].get<std::string>() + " | " + f.value("cause", ""))
+                       .find("is killed by signal: Killed"),
                    std::string::npos)
              << f.dump();
          // Every worker that shared a batch leaves its pymp-*: the killed
@@ -181,9 +184,10 @@ const std::map<std::string, Point>& points_of_scenarios() {
        [](const json& s) {
          auto errs = events(s, "loader.error");
          ASSERT_FALSE(errs.empty());
-         EXPECT_NE(errs[0]["fields"]["message"].get<std::string>().find("Too many open files"), std::string::npos);
+         EXPECT_NE(errs[0]["fields"]["message"].get<std::string>().find("Too many open files"),
+                   std::string::npos);
          EXPECT_GT(errs[0]["fields"]["step"].get<int>(), 10);  // after the fds piled up
-         EXPECT_GE(tmp_left_of_kind(s, "pymp"), 2);  // both workers', SIGTERMed at exit
+         EXPECT_GE(tmp_left_of_kind(s, "pymp"), 2);            // both workers', SIGTERMed at exit
        }},
       {"torch-loader-fd-emfile-file-system",
        [](const json& s) {
@@ -209,7 +213,8 @@ const std::map<std::string, Point>& points_of_scenarios() {
          if (e2e::torch_at_least(s, 2, 10))
            EXPECT_NE(stderr_of(s).find("No space left on device"), std::string::npos);
          else
-           EXPECT_NE(stderr_of(s).find("Unexpected bus error encountered in worker"), std::string::npos);
+           EXPECT_NE(stderr_of(s).find("Unexpected bus error encountered in worker"),
+                     std::string::npos);
        }},
       {"torch-loader-file-system-spawn-stall",
        [](const json& s) {
@@ -235,7 +240,9 @@ const std::map<std::string, Point>& points_of_scenarios() {
          EXPECT_EQ(s["top"]["outcome"]["signal"], "SIGINT");
          // The parent exits only once its children finished (no orphans):
          // well after the SIGINT.
-         EXPECT_GT(s["faults"][0]["effect_ms"].get<double>() - s["faults"][0]["sent_ms"].get<double>(), 1000);
+         EXPECT_GT(
+             s["faults"][0]["effect_ms"].get<double>() - s["faults"][0]["sent_ms"].get<double>(),
+             1000);
        }},
       {"torch-torchrun-sigterm-grandchildren",
        [](const json& s) {
@@ -309,8 +316,8 @@ TEST_P(TorchCatalogue, VerdictMatchesItsExpectation) {
   // by side under ctest never share one, so what each leaves there is its own.
   std::filesystem::create_directories(dir / "tmp");
   e2e::Run r = e2e::aftermath(
-      dir, {"run", "--python", python.path, "--out", dir / "out", e2e::src("scenarios/" + file)}, 110s,
-      {"TMPDIR=" + dir / "tmp"});
+      dir, {"run", "--python", python.path, "--out", dir / "out", e2e::src("scenarios/" + file)},
+      110s, {"TMPDIR=" + dir / "tmp"});
   ASSERT_FALSE(r.result.is_null()) << file << ": no result.json\n" << r.err << r.out;
   ASSERT_EQ(r.result["scenarios"].size(), 1u);
   const json& s = r.result["scenarios"][0];
@@ -349,7 +356,8 @@ TEST(TorchCatalogueSuites, EveryTorchScenarioIsInItsSuite) {
     bool needs_gpu = std::regex_search(text, std::regex(R"(requires:\s*\[[^\]]*\bgpu\b)"));
     EXPECT_EQ(cpu_set.count(name), needs_gpu ? 0u : 1u) << name;
     EXPECT_EQ(gpu_set.count(name), needs_gpu ? 1u : 0u) << name;
-    EXPECT_TRUE(std::regex_search(text, std::regex("#[0-9]{3,}"))) << name << ": its description names no issue";
+    EXPECT_TRUE(std::regex_search(text, std::regex("#[0-9]{3,}")))
+        << name << ": its description names no issue";
   }
 }
 

@@ -43,7 +43,9 @@ std::vector<TrainerBuild> trainer_builds() {
 #endif
   return v;
 }
-std::string trainer_build_name(const ::testing::TestParamInfo<TrainerBuild>& i) { return i.param.name; }
+std::string trainer_build_name(const ::testing::TestParamInfo<TrainerBuild>& i) {
+  return i.param.name;
+}
 
 std::string g_trainer;  // the one the current test runs (set in SetUp)
 std::string trainer() { return g_trainer; }
@@ -51,8 +53,8 @@ std::string trainer() { return g_trainer; }
 // Runs one scenario file (its ${AFTERMATH_TRAINER} the current build); its
 // single scenario's result (or null).
 json run_scenario(const TempDir& dir, const std::string& file, e2e::Run* out = nullptr) {
-  e2e::Run r = e2e::aftermath(dir, {"run", "--out", dir / "out", e2e::src("scenarios/" + file)}, 120s,
-                              {"AFTERMATH_TRAINER=" + g_trainer});
+  e2e::Run r = e2e::aftermath(dir, {"run", "--out", dir / "out", e2e::src("scenarios/" + file)},
+                              120s, {"AFTERMATH_TRAINER=" + g_trainer});
   if (out) *out = r;
   if (r.result.is_null() || r.result["scenarios"].empty()) return nullptr;
   return r.result["scenarios"][0];
@@ -374,8 +376,8 @@ TEST_P(TrainerCgroupOom, PdeathsigWorkersDieWithTheKilledRank) {
 // The broken sampler: data_partition fails, and the events themselves show
 // why (every index consumed by both ranks).
 TEST_P(TrainerScenario, BrokenSamplerOverlaps) {
-  e2e::Run r = e2e::aftermath(dir, {"run", "--out", dir / "out",
-                                    e2e::src("scenarios/trainer-broken-sampler.yaml")}, 120s);
+  e2e::Run r = e2e::aftermath(
+      dir, {"run", "--out", dir / "out", e2e::src("scenarios/trainer-broken-sampler.yaml")}, 120s);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(e2e::check_status(r, "data_partition"), "fail");
   ASSERT_FALSE(r.result.is_null()) << r.err;
@@ -444,7 +446,9 @@ TEST_P(TrainerScenario, SameSeedSameLosses) {
   EXPECT_NE(a, c);
 }
 
-INSTANTIATE_TEST_SUITE_P(LibTorch, TrainerScenario, ::testing::ValuesIn(trainer_builds()), trainer_build_name);
-INSTANTIATE_TEST_SUITE_P(LibTorch, TrainerCgroupOom, ::testing::ValuesIn(trainer_builds()), trainer_build_name);
+INSTANTIATE_TEST_SUITE_P(LibTorch, TrainerScenario, ::testing::ValuesIn(trainer_builds()),
+                         trainer_build_name);
+INSTANTIATE_TEST_SUITE_P(LibTorch, TrainerCgroupOom, ::testing::ValuesIn(trainer_builds()),
+                         trainer_build_name);
 
 }  // namespace

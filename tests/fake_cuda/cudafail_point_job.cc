@@ -5,10 +5,10 @@
 //   aftermath-cudafail-point-job [N]   (default 3)
 // stdout: "alloc i rc=R" per call; on a failure, stderr "device allocation i
 // failed: out of memory (rc=R)" and exit 2; else exit 0.
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
-
-#include <unistd.h>
 
 #include "aftermath_points.h"
 

@@ -152,14 +152,22 @@ FAKE_EXPORT int cuMemFree_v2(api::CuDevicePtr p) { return budget().give(p); }
 
 FAKE_EXPORT const char* cudaGetErrorName(int e) {
   switch (e) {
-    case 0: return "cudaSuccess";
-    case 1: return "cudaErrorInvalidValue";
-    case 2: return "cudaErrorMemoryAllocation";
-    case 3: return "cudaErrorInitializationError";
-    case 35: return "cudaErrorInsufficientDriver";
-    case 100: return "cudaErrorNoDevice";
-    case 101: return "cudaErrorInvalidDevice";
-    default: return "cudaErrorUnknown";
+    case 0:
+      return "cudaSuccess";
+    case 1:
+      return "cudaErrorInvalidValue";
+    case 2:
+      return "cudaErrorMemoryAllocation";
+    case 3:
+      return "cudaErrorInitializationError";
+    case 35:
+      return "cudaErrorInsufficientDriver";
+    case 100:
+      return "cudaErrorNoDevice";
+    case 101:
+      return "cudaErrorInvalidDevice";
+    default:
+      return "cudaErrorUnknown";
   }
 }
 FAKE_EXPORT const char* cudaGetErrorString(int e) { return cudaGetErrorName(e); }

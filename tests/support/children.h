@@ -118,6 +118,8 @@ class OwnedChild {
 
 // Waits (bounded) for a child of ours to exit; SIGKILLs it past the
 // deadline; reaps it. Its wait status (-1 for a pid <= 0, never signalled).
-inline int reap_within(pid_t pid, int timeout_ms) { return OwnedChild(pid).reap_within(timeout_ms); }
+inline int reap_within(pid_t pid, int timeout_ms) {
+  return OwnedChild(pid).reap_within(timeout_ms);
+}
 
 }  // namespace aftermath::testing_children

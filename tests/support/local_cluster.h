@@ -12,6 +12,7 @@
 #pragma once
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -27,8 +28,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "tests/support/children.h"
 
@@ -59,11 +58,14 @@ class LocalCluster {
     ScriptRun r = run_script({"check"}, std::chrono::seconds(20));
     if (r.exit_code == 0) return "";
     std::string why = trim(r.output);
-    return why.empty() ? "scripts/local-cluster.sh check failed (exit " + std::to_string(r.exit_code) + ")" : why;
+    return why.empty()
+               ? "scripts/local-cluster.sh check failed (exit " + std::to_string(r.exit_code) + ")"
+               : why;
   }
 
   // Runs `scripts/local-cluster.sh ARGS...`, waiting at most `deadline`.
-  static ScriptRun run_script(const std::vector<std::string>& args, std::chrono::milliseconds deadline) {
+  static ScriptRun run_script(const std::vector<std::string>& args,
+                              std::chrono::milliseconds deadline) {
     std::vector<std::string> argv{"/bin/bash", script()};
     argv.insert(argv.end(), args.begin(), args.end());
     return run(argv, deadline);
@@ -75,7 +77,8 @@ class LocalCluster {
   explicit LocalCluster(int nodes) : name_(fresh_name()) {
     auto start = std::chrono::steady_clock::now();
     ScriptRun r = run_script({"up", name_, std::to_string(nodes)}, std::chrono::seconds(60));
-    up_time_ = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+    up_time_ = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - start);
     if (r.exit_code != 0) {
       error_ = "up " + name_ + " (exit " + std::to_string(r.exit_code) + "): " + trim(r.output);
       down(nullptr);  // whatever a killed script left
@@ -93,16 +96,20 @@ class LocalCluster {
     host_addr_ = vars["AFTERMATH_CLUSTER_HOST_ADDR"];
     host_ifname_ = vars["AFTERMATH_CLUSTER_HOST_IFNAME"];
     node_ifname_ = vars["AFTERMATH_CLUSTER_NODE_IFNAME"];
-    std::istringstream hs(vars["AFTERMATH_CLUSTER_NODES"]), as(vars["AFTERMATH_CLUSTER_NODE_ADDRS"]);
+    std::istringstream hs(vars["AFTERMATH_CLUSTER_NODES"]),
+        as(vars["AFTERMATH_CLUSTER_NODE_ADDRS"]);
     for (Node n; hs >> n.hostname && as >> n.addr;) nodes_.push_back(n);
     up_ = static_cast<int>(nodes_.size()) == nodes;
-    if (!up_) error_ = "env " + name_ + ": " + std::to_string(nodes_.size()) + " nodes, not " + std::to_string(nodes);
+    if (!up_)
+      error_ = "env " + name_ + ": " + std::to_string(nodes_.size()) + " nodes, not " +
+               std::to_string(nodes);
   }
 
   // Takes the cluster down unless down() did; a failure fails the test.
   ~LocalCluster() {
     std::string why;
-    if (!down_ && !down(&why)) ADD_FAILURE() << "local cluster " << name_ << ": down failed: " << why;
+    if (!down_ && !down(&why))
+      ADD_FAILURE() << "local cluster " << name_ << ": down failed: " << why;
   }
   LocalCluster(const LocalCluster&) = delete;
   LocalCluster& operator=(const LocalCluster&) = delete;
@@ -208,8 +215,11 @@ class LocalCluster {
     auto end = std::chrono::steady_clock::now() + deadline;
     bool eof = false;
     while (!eof) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now());
-      if (left.count() <= 0 || !testing_children::readable_within(p[0], static_cast<int>(left.count()))) break;
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          end - std::chrono::steady_clock::now());
+      if (left.count() <= 0 ||
+          !testing_children::readable_within(p[0], static_cast<int>(left.count())))
+        break;
       char buf[4096];
       ssize_t n = ::read(p[0], buf, sizeof buf);
       if (n > 0) r.output.append(buf, static_cast<size_t>(n));

@@ -88,7 +88,8 @@ class PythonChild {
     int ms() const {
       timespec now;
       ::clock_gettime(CLOCK_MONOTONIC, &now);
-      return static_cast<int>((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000);
+      return static_cast<int>((now.tv_sec - t0.tv_sec) * 1000 +
+                              (now.tv_nsec - t0.tv_nsec) / 1000000);
     }
   };
   testing_children::OwnedChild child_;

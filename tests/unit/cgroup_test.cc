@@ -4,6 +4,8 @@
 // and, where this machine has a memory cgroup we may use, the real thing: a
 // child limited to 16 MiB of new charges is killed by the kernel when it
 // touches 256 MiB, and the cgroup counts the kill.
+#include "harness/inject/cgroup.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -19,9 +21,8 @@
 #include <string>
 
 #include "tests/support/children.h"
-#include "harness/inject/cgroup.h"
-#include "tests/support/temp_dir.h"
 #include "tests/support/files.h"
+#include "tests/support/temp_dir.h"
 
 namespace aftermath {
 namespace {
@@ -33,7 +34,6 @@ using ::testing::HasSubstr;
 using testing::TempDir;
 using testing_children::readable_within;
 using testing_children::reap_within;
-
 
 // A planted machine: /proc/self/{cgroup,mountinfo} under proc/, cgroup
 // mounts under cg/.
@@ -48,7 +48,8 @@ struct Planted {
   // One mountinfo line for a cgroup mount at cg<at>.
   std::string mount(const std::string& at, const std::string& fstype, const std::string& super,
                     const std::string& root = "/") const {
-    return "40 31 0:30 " + root + " " + cg(at) + " rw,relatime - " + fstype + " cgroup " + super + "\n";
+    return "40 31 0:30 " + root + " " + cg(at) + " rw,relatime - " + fstype + " cgroup " + super +
+           "\n";
   }
 };
 
@@ -72,8 +73,7 @@ TEST(CgroupHome, V1InAContainerStripsTheMountRoot) {
   // The hierarchy is mounted from /ci/job7: our path is relative to the
   // hierarchy's root, the mount shows only the part below its root.
   Planted p;
-  p.self("4:memory:/ci/job7/inner\n0::/\n",
-         p.mount("/memory", "cgroup", "rw,memory", "/ci/job7"));
+  p.self("4:memory:/ci/job7/inner\n0::/\n", p.mount("/memory", "cgroup", "rw,memory", "/ci/job7"));
   p.t.write("cg/memory/inner/memory.limit_in_bytes", "max\n");
   auto r = find_memory_cgroup_home(p.proc(), "");
   ASSERT_TRUE(r) << r.error().what;
@@ -89,14 +89,15 @@ TEST(CgroupHome, V1WithoutItsMountOrDirectory) {
   p.self("4:memory:/a\n", p.mount("/memory", "cgroup", "rw,memory"));
   r = find_memory_cgroup_home(p.proc(), "");
   EXPECT_FALSE(r);
-  EXPECT_EQ(r.error().what, "memory is on cgroup v1, but " + p.cg("/memory/a") + " is not its cgroup directory");
+  EXPECT_EQ(r.error().what,
+            "memory is on cgroup v1, but " + p.cg("/memory/a") + " is not its cgroup directory");
 }
 
 TEST(CgroupHome, V1WinsOverAHybridUnifiedMountWithoutMemory) {
   // This machine's layout: memory on v1, a v2 hierarchy holding only hugetlb.
   Planted p;
-  p.self("4:memory:/x\n0::/\n", p.mount("/memory", "cgroup", "rw,memory") +
-                                   p.mount("/unified", "cgroup2", "rw"));
+  p.self("4:memory:/x\n0::/\n",
+         p.mount("/memory", "cgroup", "rw,memory") + p.mount("/unified", "cgroup2", "rw"));
   p.t.write("cg/memory/x/memory.limit_in_bytes", "1\n");
   p.t.write("cg/unified/cgroup.controllers", "hugetlb\n");
   auto r = find_memory_cgroup_home(p.proc(), "");
@@ -151,7 +152,7 @@ TEST(CgroupHome, V2WithoutTheMemoryController) {
   auto r = find_memory_cgroup_home(p.proc(), "");
   EXPECT_FALSE(r);
   EXPECT_EQ(r.error().what, "the memory controller is not available in " + p.cg("/x") +
-                       " (cgroup.controllers: cpuset cpu io pids)");
+                                " (cgroup.controllers: cpuset cpu io pids)");
 }
 
 TEST(CgroupHome, MountPointsWithBlanksAreUnescaped) {
@@ -191,7 +192,7 @@ TEST(CgroupHome, AConfiguredCgroupIsTakenAsItIs) {
   r = find_memory_cgroup_home(p.proc(), p.cg("/nomem"));
   EXPECT_FALSE(r);
   EXPECT_EQ(r.error().what, "AFTERMATH_CGROUP=" + p.cg("/nomem") +
-                       " has no memory controller (cgroup.controllers: cpu pids)");
+                                " has no memory controller (cgroup.controllers: cpu pids)");
 
   r = find_memory_cgroup_home(p.proc(), p.cg("/absent"));
   EXPECT_EQ(r.error().what, "AFTERMATH_CGROUP=" + p.cg("/absent") + " is not a directory");
@@ -225,7 +226,8 @@ TEST(MemoryCgroup, V2EnablesMemoryLimitsAndMovesOnAPlantedTree) {
   EXPECT_TRUE(cg->add(4242));
   EXPECT_EQ(slurp(p.cg("/home/f0/cgroup.procs")), "4242");
   EXPECT_EQ(cg->oom_kills(), std::nullopt);  // no memory.events yet
-  p.t.write("cg/home/f0/memory.events", "low 0\nhigh 0\nmax 12\noom 1\noom_kill 1\noom_group_kill 0\n");
+  p.t.write("cg/home/f0/memory.events",
+            "low 0\nhigh 0\nmax 12\noom 1\noom_kill 1\noom_group_kill 0\n");
   EXPECT_EQ(cg->oom_kills(), 1);
   // A planted folder is not a cgroup: it holds files, so rmdir says why.
   Status closed = cg->close(0);

@@ -3,8 +3,8 @@
 // timeline.
 #pragma once
 
-#include "harness/core/types.h"
 #include "harness/check/registry.h"
+#include "harness/core/types.h"
 #include "harness/scenario/scenario.h"
 
 namespace aftermath::testing_checks {

@@ -40,7 +40,8 @@ TEST(CleanRun, EveryCheckPasses) {
   for (size_t i = 0; i < results.size(); ++i) {
     EXPECT_EQ(results[i].name, judged[i]);
     // A timeline without a device side: the device checks skip, never pass.
-    bool device = results[i].name.rfind("device_", 0) == 0 || results[i].name == "no_device_holders";
+    bool device =
+        results[i].name.rfind("device_", 0) == 0 || results[i].name == "no_device_holders";
     EXPECT_EQ(results[i].status, device ? CheckStatus::Skipped : CheckStatus::Pass)
         << results[i].name << ": " << results[i].reason;
     EXPECT_FALSE(results[i].expected_to_fail);
@@ -78,9 +79,9 @@ TEST(AllExited, ExitExactlyAtTeardownCountsAsExited) {
 
 TEST(AllExited, FailsOnProcessesAliveAtTeardown) {
   Timeline tl = skeleton();
-  life(tl, 101, kTop, msec(20), std::nullopt, std::nullopt);              // never ends
+  life(tl, 101, kTop, msec(20), std::nullopt, std::nullopt);                  // never ends
   life(tl, 102, kTop, msec(30), kTeardown + msec(50), kTeardown + msec(60));  // ended by teardown
-  life(tl, 103, kTop, msec(40), msec(300), msec(301));                    // fine
+  life(tl, 103, kTop, msec(40), msec(300), msec(301));                        // fine
   auto r = check("all_exited", make_scenario(), tl);
   EXPECT_EQ(r.status, CheckStatus::Fail);
   EXPECT_EQ(r.measured["processes"].get<int>(), 4);
@@ -130,8 +131,8 @@ TEST(NoOrphans, PassesWithAnOrphanGoneWithinGrace) {
 
 TEST(NoOrphans, FailsOnAnOrphanOutlivingItsParentPastGrace) {
   Timeline tl = skeleton();
-  life(tl, 101, kTop, msec(20), msec(100), msec(101));    // the parent, dies early
-  life(tl, 102, 101, msec(30), msec(1600), msec(1601));   // its child lives 1.5s more
+  life(tl, 101, kTop, msec(20), msec(100), msec(101));   // the parent, dies early
+  life(tl, 102, 101, msec(30), msec(1600), msec(1601));  // its child lives 1.5s more
   tl.add(obs::proc_parent(msec(120), 102, kInit));
   auto r = check("no_orphans", make_scenario(), tl);
   EXPECT_EQ(r.status, CheckStatus::Fail);
@@ -290,18 +291,21 @@ TEST(NoZombies, GraceBoundaries) {
 
 TEST(NoZombies, UnreapedAcrossTeardownIsJudgedByGraceAlone) {
   // Exited 100ms before teardown, reaped 100ms after: within the 1s grace.
-  auto ok = check("no_zombies", make_scenario(), zombie_run(kTeardown - msec(100), kTeardown + msec(100)));
+  auto ok = check("no_zombies", make_scenario(),
+                  zombie_run(kTeardown - msec(100), kTeardown + msec(100)));
   EXPECT_EQ(ok.status, CheckStatus::Pass);
   EXPECT_TRUE(ok.measured["zombies"].empty());
   // Exited 600ms before teardown, reaped 600ms after: over the grace.
-  auto bad = check("no_zombies", make_scenario(), zombie_run(kTeardown - msec(600), kTeardown + msec(600)));
+  auto bad = check("no_zombies", make_scenario(),
+                   zombie_run(kTeardown - msec(600), kTeardown + msec(600)));
   EXPECT_EQ(bad.status, CheckStatus::Fail);
   ASSERT_EQ(bad.measured["zombies"].size(), 1u);
   EXPECT_DOUBLE_EQ(bad.measured["zombies"][0]["zombie_lifetime_ms"].get<double>(), 1200.0);
 }
 
 TEST(NoZombies, KilledAndReapedDuringTeardownIsFine) {
-  auto r = check("no_zombies", make_scenario(), zombie_run(kTeardown + msec(10), kTeardown + msec(20)));
+  auto r =
+      check("no_zombies", make_scenario(), zombie_run(kTeardown + msec(10), kTeardown + msec(20)));
   EXPECT_EQ(r.status, CheckStatus::Pass);
 }
 
@@ -351,7 +355,8 @@ TEST(ShmClean, FailsOnEntriesLeftBehind) {
   EXPECT_EQ(leaked[1]["bytes"].get<std::int64_t>(), 8192);  // its last size
   EXPECT_EQ(r.measured["leaked_bytes"].get<std::int64_t>(), 4096 + 8192);
   EXPECT_EQ(r.measured["reclaimed_by_harness"], false);
-  EXPECT_THAT(r.reason, HasSubstr("2 /dev/shm entries left behind with no live owner (12288 bytes)"));
+  EXPECT_THAT(r.reason,
+              HasSubstr("2 /dev/shm entries left behind with no live owner (12288 bytes)"));
   EXPECT_THAT(r.reason, HasSubstr("/dev/shm/leak_a"));
 }
 
@@ -395,11 +400,13 @@ TEST(JobExit, FailsOnAWrongExitCode) {
 TEST(JobExit, ExpectedCode) {
   Scenario sc = make_scenario();
   mutable_check_params<JobExitParams>(sc).code = 3;
-  EXPECT_EQ(check("job_exit", sc, skeleton(kTopExit, Outcome::exited(3))).status, CheckStatus::Pass);
+  EXPECT_EQ(check("job_exit", sc, skeleton(kTopExit, Outcome::exited(3))).status,
+            CheckStatus::Pass);
   auto r = check("job_exit", sc, skeleton(kTopExit, Outcome::exited(0)));
   EXPECT_EQ(r.status, CheckStatus::Fail);
   EXPECT_EQ(r.measured["expected"], "exited(3)");
-  EXPECT_EQ(check("job_exit", sc, skeleton(kTopExit, Outcome::killed(3))).status, CheckStatus::Fail);
+  EXPECT_EQ(check("job_exit", sc, skeleton(kTopExit, Outcome::killed(3))).status,
+            CheckStatus::Fail);
 }
 
 TEST(JobExit, ExpectedSignal) {
@@ -548,8 +555,8 @@ TEST(NoHang, TheReasonSaysWhereEachProcessIs) {
   tl.add(obs::phase(msec(10000), "deadline"));
   tl.add(obs::phase(msec(10000), "teardown"));
   tl.add(obs::phase(msec(10100), "done"));
-  PythonFrame collective{"/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py", 1541,
-                         "all_reduce", "work.wait()"};
+  PythonFrame collective{"/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py",
+                         1541, "all_reduce", "work.wait()"};
   PythonFrame step{"/home/me/train.py", 42, "step", "dist.all_reduce(t)"};
   PythonFrame wait{"/usr/lib/python3.11/subprocess.py", 1264, "wait", ""};
   PythonFrame main{"/home/me/launch.py", 9, "main", ""};
@@ -572,10 +579,12 @@ TEST(NoHang, TheReasonSaysWhereEachProcessIs) {
   auto r = check("no_hang", make_scenario(), tl);
   EXPECT_EQ(r.status, CheckStatus::Fail);
   // Who waits in a collective first, then the others.
-  EXPECT_THAT(r.reason, HasSubstr("; rank 1 (pid 102) waits in allreduce #7, in all_reduce "
-                                  "(distributed_c10d.py:1541) called from train.py:42; launcher (pid " +
-                                  std::to_string(kTop) + ") is in wait (subprocess.py:1264) called from "
-                                  "launch.py:9; rank 0 (pid 101) is in step (train.py:42)"));
+  EXPECT_THAT(r.reason,
+              HasSubstr("; rank 1 (pid 102) waits in allreduce #7, in all_reduce "
+                        "(distributed_c10d.py:1541) called from train.py:42; launcher (pid " +
+                        std::to_string(kTop) +
+                        ") is in wait (subprocess.py:1264) called from "
+                        "launch.py:9; rank 0 (pid 101) is in step (train.py:42)"));
   const json& d = r.measured["diagnosis"];
   ASSERT_EQ(d.size(), 3u);
   EXPECT_EQ(d[2]["python_where"], "all_reduce (distributed_c10d.py:1541) called from train.py:42");
@@ -703,7 +712,7 @@ namespace {
 // after its last client); a helper that never exits still fails.
 TEST(GraceByRole, HelpersGetTheirOwnGraceByDefault) {
   Timeline tl = skeleton();
-  life(tl, 101, kTop, msec(20), msec(100), msec(101));                      // a worker
+  life(tl, 101, kTop, msec(20), msec(100), msec(101));  // a worker
   life(tl, 102, 101, msec(30), msec(2400), msec(2401), "torch_shm_manag", Role::Helper);
   tl.add(obs::proc_parent(msec(120), 102, kInit));
   auto r = check("no_orphans", make_scenario(), tl);
@@ -749,10 +758,12 @@ Timeline zombie_under(const std::string& parent_cmdline, Nanos zombie_for,
                       Nanos monitor_interval = 5 * kSecond) {
   Timeline tl = skeleton();
   tl.facts.python.torchrun_monitor_interval = monitor_interval;
-  tl.observations.erase(std::remove_if(tl.observations.begin(), tl.observations.end(),
-                                 [](const Observation& o) { return o.kind == ObsKind::ProcStart; }),
-                  tl.observations.end());
-  tl.add(obs::proc_start(kTopStart, kTop, kInit, "python3", parent_cmdline, Role::Launcher, 0, 0, 'S'));
+  tl.observations.erase(
+      std::remove_if(tl.observations.begin(), tl.observations.end(),
+                     [](const Observation& o) { return o.kind == ObsKind::ProcStart; }),
+      tl.observations.end());
+  tl.add(obs::proc_start(kTopStart, kTop, kInit, "python3", parent_cmdline, Role::Launcher, 0, 0,
+                         'S'));
   life(tl, 101, kTop, msec(20), msec(400), msec(400) + zombie_for, "python3", Role::Rank);
   return tl;
 }
@@ -767,7 +778,8 @@ TEST(NoZombies, ATorchrunRankIsJudgedAgainstTheAgentsPollInterval) {
   EXPECT_THAT(late.reason, HasSubstr("which reaps every 5s"));
   EXPECT_DOUBLE_EQ(late.measured["zombies"][0]["parent_poll_ms"].get<double>(), 5000.0);
   // A launcher that does not poll: the plain grace.
-  auto plain = check("no_zombies", make_scenario(), zombie_under("/usr/bin/python3 spawn_ranks.py", 4 * kSecond));
+  auto plain = check("no_zombies", make_scenario(),
+                     zombie_under("/usr/bin/python3 spawn_ranks.py", 4 * kSecond));
   EXPECT_EQ(plain.status, CheckStatus::Fail);
   // torchrun told to poll every 0.5 s: 4 s is too long.
   auto fast = check("no_zombies", make_scenario(),
@@ -775,16 +787,19 @@ TEST(NoZombies, ATorchrunRankIsJudgedAgainstTheAgentsPollInterval) {
   EXPECT_EQ(fast.status, CheckStatus::Fail);
   // torchrun 2.4 and later polls every 0.1 s: the same 4 s zombie is a leak,
   // and 0.9 s (the interval plus the 1 s grace) is not.
-  auto current = check("no_zombies", make_scenario(), zombie_under(agent, 4 * kSecond, 100 * kMilli));
+  auto current =
+      check("no_zombies", make_scenario(), zombie_under(agent, 4 * kSecond, 100 * kMilli));
   EXPECT_EQ(current.status, CheckStatus::Fail);
   EXPECT_DOUBLE_EQ(current.measured["zombies"][0]["parent_poll_ms"].get<double>(), 100.0);
-  EXPECT_EQ(check("no_zombies", make_scenario(), zombie_under(agent, msec(900), 100 * kMilli)).status,
-            CheckStatus::Pass);
+  EXPECT_EQ(
+      check("no_zombies", make_scenario(), zombie_under(agent, msec(900), 100 * kMilli)).status,
+      CheckStatus::Pass);
   // Another launcher's interval, stated in the scenario.
   Scenario sc = make_scenario();
   mutable_check_params<NoZombiesParams>(sc).launcher_poll = 5 * kSecond;
-  EXPECT_EQ(check("no_zombies", sc, zombie_under("/usr/bin/python3 spawn_ranks.py", 4 * kSecond)).status,
-            CheckStatus::Pass);
+  EXPECT_EQ(
+      check("no_zombies", sc, zombie_under("/usr/bin/python3 spawn_ranks.py", 4 * kSecond)).status,
+      CheckStatus::Pass);
 }
 
 }  // namespace
@@ -850,7 +865,8 @@ TEST(ShmClean, AnEntryHeldByALeftoverIsALeakNamingItsHolder) {
   // was cut short, not judged.
   Timeline young = skeleton();
   young.add(obs::shm_add(msec(30), "daemon_1m", 1 << 20));
-  life(young, 120, kInit, msec(21), kTeardown - msec(200), kTeardown - msec(199), "server", Role::Unknown);
+  life(young, 120, kInit, msec(21), kTeardown - msec(200), kTeardown - msec(199), "server",
+       Role::Unknown);
   life(young, 110, 120, msec(25), std::nullopt, std::nullopt, "daemon", Role::Unknown);
   young.add(obs::proc_parent(kTeardown - msec(199), 110, kInit));
   young.add(obs::shm_held(kTeardown, 110, "/dev/shm/daemon_1m", 1 << 20, "mapped", false));

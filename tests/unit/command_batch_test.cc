@@ -24,7 +24,8 @@ std::vector<std::string> sh(const std::string& script) { return {"/bin/sh", "-c"
 TEST(RunCommands, ResultsInOrder) {
   CommandBatchOptions o;
   o.parallel = 2;
-  auto r = run_commands({sh("echo one; exit 1"), sh("echo two"), {"/nonexistent/program"}, {"true"}}, o);
+  auto r =
+      run_commands({sh("echo one; exit 1"), sh("echo two"), {"/nonexistent/program"}, {"true"}}, o);
   ASSERT_EQ(r.size(), 4u);
   EXPECT_TRUE(r[0].ran);
   EXPECT_EQ(r[0].outcome.output, "one\n");

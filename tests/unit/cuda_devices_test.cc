@@ -1,9 +1,9 @@
 // Unit tests for harness/observe/cuda_devices: PCI bus ids in every spelling,
 // CUDA's device order, CUDA_VISIBLE_DEVICES (indices, UUIDs with and without
 // "GPU-", partial UUIDs, where the list stops), and the exact mapping by bus id.
-#include <gtest/gtest.h>
-
 #include "harness/observe/cuda_devices.h"
+
+#include <gtest/gtest.h>
 
 namespace aftermath {
 namespace {

@@ -2,7 +2,6 @@
 // (harness/check/data_checks): hand-made timelines with the events a
 // training job sends, each check once passing and once with the fault
 // planted (overlap, a missing index, unequal counts, a divergent op).
-#include "tests/unit/check_fixtures.h"
 #include "harness/check/data_checks.h"
 
 #include <gmock/gmock.h>
@@ -13,6 +12,7 @@
 
 #include "harness/core/timeline.h"
 #include "harness/scenario/scenario.h"
+#include "tests/unit/check_fixtures.h"
 
 namespace aftermath {
 namespace {

@@ -83,8 +83,10 @@ class Proc {
     out_ = UniqueFd(out[0]);
     err_ = UniqueFd(err[0]);
     EXPECT_EQ(rc, 0) << "cannot run " << argv[0];
-    if (rc == 0) EXPECT_FALSE(pidfd_open(pid_, pidfd_));
-    else pid_ = -1;
+    if (rc == 0)
+      EXPECT_FALSE(pidfd_open(pid_, pidfd_));
+    else
+      pid_ = -1;
   }
   ~Proc() {
     if (pid_ > 0 && !outcome_) {
@@ -127,7 +129,8 @@ class Proc {
   std::string stderr_text() {  // call after the exit: reads to EOF
     std::string s;
     char b[4096];
-    for (ssize_t n; (n = ::read(err_.get(), b, sizeof b)) > 0;) s.append(b, static_cast<std::size_t>(n));
+    for (ssize_t n; (n = ::read(err_.get(), b, sizeof b)) > 0;)
+      s.append(b, static_cast<std::size_t>(n));
     return s;
   }
   std::optional<Outcome> wait(Nanos timeout = 10 * kSecond) {
@@ -158,9 +161,9 @@ std::map<std::string, std::string> with_preload(std::map<std::string, std::strin
 
 TEST(DeviceFaultCudaFail, CallsBeforeTheNthReachTheLibraryLaterOnesFailWithoutReachingIt) {
   Proc p({kClient, "cudaMalloc", "5"}, with_preload({{"AFTERMATH_CUDA_FAIL_AFTER", "3"}}));
-  EXPECT_EQ(p.lines(), (std::vector<std::string>{"rc=0 reached=1", "rc=0 reached=2",
-                                                 "rc=2 reached=2", "rc=2 reached=2",
-                                                 "rc=2 reached=2"}));
+  EXPECT_EQ(p.lines(),
+            (std::vector<std::string>{"rc=0 reached=1", "rc=0 reached=2", "rc=2 reached=2",
+                                      "rc=2 reached=2", "rc=2 reached=2"}));
   ASSERT_EQ(p.wait(), Outcome::exited(0));
   std::string err = p.stderr_text();
   EXPECT_NE(err.find("aftermath-cudafail: cudaMalloc(4096 bytes) -> cudaErrorMemoryAllocation "
@@ -200,8 +203,8 @@ TEST(DeviceFaultCudaFail, PinnedHostAllocationsFailOnlyWhenAskedAndAreNotCounted
     Proc pass({kClient, api, "2"}, with_preload({{"AFTERMATH_CUDA_FAIL_AFTER", "1"}}));
     EXPECT_EQ(pass.lines(), (std::vector<std::string>{"rc=0 reached=1", "rc=0 reached=2"}));
     EXPECT_EQ(pass.wait(), Outcome::exited(0));
-    Proc fail({kClient, api, "2"},
-              with_preload({{"AFTERMATH_CUDA_FAIL_AFTER", "2"}, {"AFTERMATH_CUDA_FAIL_HOST", "1"}}));
+    Proc fail({kClient, api, "2"}, with_preload({{"AFTERMATH_CUDA_FAIL_AFTER", "2"},
+                                                 {"AFTERMATH_CUDA_FAIL_HOST", "1"}}));
     EXPECT_EQ(fail.lines(), (std::vector<std::string>{"rc=0 reached=1", "rc=2 reached=1"}));
     EXPECT_EQ(fail.wait(), Outcome::exited(0));
   }
@@ -288,8 +291,9 @@ TEST(DeviceFaultCudaFail, EnvPutsTheInterposerFirstInLdPreload) {
                                                      {"AFTERMATH_CUDA_FAIL_AFTER", "7"},
                                                      {"AFTERMATH_CUDA_FAIL_ARM", "/run/x/arm"}}));
   env = cuda_fail_env(so, std::nullopt, "", "libfoo.so:/usr/lib/libbar.so");
-  EXPECT_EQ(env, (std::map<std::string, std::string>{
-                     {"LD_PRELOAD", so + ":libfoo.so:/usr/lib/libbar.so"}}));
+  EXPECT_EQ(
+      env,
+      (std::map<std::string, std::string>{{"LD_PRELOAD", so + ":libfoo.so:/usr/lib/libbar.so"}}));
   // Spaces separate too; empty entries and other copies of ours go.
   EXPECT_EQ(cuda_fail_env(so, 1, "", " libfoo.so  " + so + "::libbar.so: ")["LD_PRELOAD"],
             so + ":libfoo.so:libbar.so");
@@ -331,7 +335,8 @@ TEST(DeviceFaultAvailability, SaysWhichPieceIsMissing) {
   can = device_oom_available(dev.path(), {"/nonexistent/libcudart.so.13"});
   ASSERT_FALSE(can);
   EXPECT_NE(can.error().what.find("no CUDA runtime"), std::string::npos) << can.error().what;
-  EXPECT_NE(can.error().what.find("/nonexistent/libcudart.so.13"), std::string::npos) << can.error().what;
+  EXPECT_NE(can.error().what.find("/nonexistent/libcudart.so.13"), std::string::npos)
+      << can.error().what;
 }
 
 TEST(DeviceFaultAvailability, ThisMachineAgreesWithDevNvidiactl) {
@@ -345,8 +350,9 @@ TEST(DeviceFaultAvailability, ThisMachineAgreesWithDevNvidiactl) {
 // --- the hog ---
 
 TEST(DeviceFaultHogLine, ParsesTheThreeAnswers) {
-  auto r = parse_hog_line("ready device=0 goal=10 held=8 free_before=20 free_after=12 total=40 "
-                          "chunks=2 short=1 error=cudaErrorMemoryAllocation\n");
+  auto r = parse_hog_line(
+      "ready device=0 goal=10 held=8 free_before=20 free_after=12 total=40 "
+      "chunks=2 short=1 error=cudaErrorMemoryAllocation\n");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->state, HogState::Ready);
   EXPECT_EQ(r->fields.at("held"), "8");
@@ -527,10 +533,11 @@ TEST(DeviceFaultHog, StopEscalatesToSigkillWhenSigtermIsIgnored) {
   DeviceHogOptions o;
   // Ignored signals stay ignored across exec: the sleep ignores SIGTERM, and
   // it never reads its stdin.
-  o.hog_path = script(dir, "stubborn",
-                      "trap '' TERM\n"
-                      "echo 'ready device=0 goal=1 held=1 free_before=2 free_after=1 total=2 chunks=1'\n"
-                      "exec sleep 30");
+  o.hog_path =
+      script(dir, "stubborn",
+             "trap '' TERM\n"
+             "echo 'ready device=0 goal=1 held=1 free_before=2 free_after=1 total=2 chunks=1'\n"
+             "exec sleep 30");
   o.deadline = 10 * kSecond;
   o.term_wait = 200 * kMilli;
   DeviceHog hog;
@@ -552,7 +559,7 @@ TEST(DeviceFaultHog, TheDestructorStopsAndReapsIt) {
     ASSERT_FALSE(pidfd_open(pid, pidfd));
   }
   pollfd p{pidfd.get(), POLLIN, 0};
-  EXPECT_EQ(::poll(&p, 1, 0), 1);  // exited
+  EXPECT_EQ(::poll(&p, 1, 0), 1);                   // exited
   EXPECT_EQ(::waitpid(pid, nullptr, WNOHANG), -1);  // and reaped
   EXPECT_EQ(errno, ECHILD);
 }

@@ -25,8 +25,8 @@
 #include <vector>
 
 #include "harness/core/types.h"
-#include "tests/support/temp_dir.h"
 #include "tests/support/files.h"
+#include "tests/support/temp_dir.h"
 
 namespace aftermath::testing {
 
@@ -137,7 +137,7 @@ inline Planted plant_holder(const HolderSpec& spec) {
     if (holder == 0) {
       ::alarm(spec.lifetime_s);
       if (spec.ignore_term) {
-        struct sigaction sa {};
+        struct sigaction sa{};
         sa.sa_handler = SIG_IGN;
         ::sigaction(SIGTERM, &sa, nullptr);
       }
@@ -222,6 +222,5 @@ inline void take_down(Planted& p) {
   }
   p.holder = p.middle = p.zombie = -1;
 }
-
 
 }  // namespace aftermath::testing

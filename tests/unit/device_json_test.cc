@@ -131,7 +131,8 @@ TEST(DeviceJson, ATimelineKeepsOnlyEachGpusLastProcesses) {
   ASSERT_EQ(j["baseline"].size(), 2u);
   EXPECT_EQ(j["baseline"][0]["processes"][0]["pid"], 3);  // the baseline keeps its processes
   ASSERT_EQ(j["samples"].size(), 4u);
-  EXPECT_EQ(j["samples"][0], (json{{"t_ms", 100.0}, {"index", 0}, {"used_bytes", 500}, {"free_bytes", 500}}));
+  EXPECT_EQ(j["samples"][0],
+            (json{{"t_ms", 100.0}, {"index", 0}, {"used_bytes", 500}, {"free_bytes", 500}}));
   EXPECT_FALSE(j["samples"][0].contains("processes"));  // samples are compact
   EXPECT_FALSE(j["samples"][0].contains("error"));
   EXPECT_EQ(j["samples"][3]["error"], "NVML_ERROR_GPU_IS_LOST");

@@ -7,8 +7,8 @@
 #include <gtest/gtest.h>
 
 #include "harness/check/device_checks.h"
-#include "harness/os/clock.h"
 #include "harness/observe/nvml_fake.h"
+#include "harness/os/clock.h"
 #include "tests/unit/device_fixtures.h"
 
 namespace aftermath {

@@ -49,9 +49,7 @@ TEST(FormatBytes, OneDecimalBelowTenThenWholeUnits) {
   EXPECT_EQ(format_bytes(3 * kTiB), "3.0 TiB");
 }
 
-TEST(FormatBytes, TebibytesAreTheLargestUnit) {
-  EXPECT_EQ(format_bytes(2048 * kTiB), "2048 TiB");
-}
+TEST(FormatBytes, TebibytesAreTheLargestUnit) { EXPECT_EQ(format_bytes(2048 * kTiB), "2048 TiB"); }
 
 TEST(FormatBytes, ANegativeCountIsUnknown) {
   EXPECT_EQ(format_bytes(-1), "?");  // NVML's "not available", stored as -1
@@ -81,8 +79,8 @@ TEST(ParseBytes, OneSpaceBeforeTheUnitIsAllowed) {
 }
 
 TEST(ParseBytes, AnythingElseIsRefused) {
-  for (const char* bad : {"", "MiB", "64mib", "64 XB", "64MiBs", "-1MiB", "+1MiB", " 64MiB",
-                          "inf", "nan", "64 GiB extra"})
+  for (const char* bad : {"", "MiB", "64mib", "64 XB", "64MiBs", "-1MiB", "+1MiB", " 64MiB", "inf",
+                          "nan", "64 GiB extra"})
     EXPECT_EQ(parse_bytes(bad), std::nullopt) << "'" << bad << "'";
 }
 

@@ -25,7 +25,7 @@ TEST(DeviceMemoryAtBaseline, TheNewestGoodSampleOfEachJobGpuDecides) {
   d.samples = {gpu(0, 5000), gpu(1, 1000)};
   EXPECT_FALSE(device_memory_at_baseline(d, 0));
   EXPECT_TRUE(device_memory_at_baseline(d, 4000));  // within the tolerance
-  d.samples.push_back(gpu(0, 0, "GPU is lost"));      // a failed read says nothing
+  d.samples.push_back(gpu(0, 0, "GPU is lost"));    // a failed read says nothing
   EXPECT_FALSE(device_memory_at_baseline(d, 0));
   d.samples.push_back(gpu(0, 1000));
   EXPECT_TRUE(device_memory_at_baseline(d, 0));
@@ -72,7 +72,9 @@ TEST(DeviceWatch, UnavailableNvmlSaysWhy) {
 TEST(DeviceWatch, SamplesOnItsTimerUntilMemoryIsBack) {
   testing::TempDir proc;  // no processes: the holder scan finds nobody
   boost::asio::io_context ctx;
-  FakeNvml nvml({{FakeNvml::gpu(0, 1000)}, {FakeNvml::gpu(0, 5000)}, {FakeNvml::gpu(0, 5000)},
+  FakeNvml nvml({{FakeNvml::gpu(0, 1000)},
+                 {FakeNvml::gpu(0, 5000)},
+                 {FakeNvml::gpu(0, 5000)},
                  {FakeNvml::gpu(0, 1000)}});
   DeviceWatchOptions o;
   o.sources.nvml = &nvml;
@@ -90,7 +92,8 @@ TEST(DeviceWatch, SamplesOnItsTimerUntilMemoryIsBack) {
   while (w.at_baseline() && monotonic_now() < until) ctx.run_one_for(std::chrono::milliseconds(50));
   ASSERT_FALSE(w.at_baseline()) << "no sample above the baseline was taken";
   EXPECT_EQ(w.begin_release(100 * kMilli), 100 * kMilli + kSecond + 5 * kMilli);
-  while (!w.at_baseline() && monotonic_now() < until) ctx.run_one_for(std::chrono::milliseconds(50));
+  while (!w.at_baseline() && monotonic_now() < until)
+    ctx.run_one_for(std::chrono::milliseconds(50));
   EXPECT_TRUE(w.at_baseline());
   std::vector<std::string> notes;
   DeviceTimeline d = w.finish(notes);

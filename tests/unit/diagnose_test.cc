@@ -330,7 +330,8 @@ TEST(DiagnoseProcess, GdbIsBoundedPerProcess) {
   auto ds = diagnose({4242}, o, nullptr);
   Nanos took = monotonic_now() - start;
   ASSERT_EQ(ds.size(), 1u);
-  EXPECT_THAT(ds[0].user_stacks, HasSubstr("(gdb timed out after " + format_duration(300 * kMilli) + ")"));
+  EXPECT_THAT(ds[0].user_stacks,
+              HasSubstr("(gdb timed out after " + format_duration(300 * kMilli) + ")"));
   EXPECT_GE(took, 300 * kMilli);
   EXPECT_LT(took, 10 * kSecond);
 }
@@ -483,7 +484,8 @@ struct FakePythonProcs {
   std::string script;
   explicit FakePythonProcs(std::vector<int> pids) {
     for (int pid : pids) {
-      proc.write(std::to_string(pid) + "/stat", std::to_string(pid) + " (python3) S 1 1 1 0 -1 0\n");
+      proc.write(std::to_string(pid) + "/stat",
+                 std::to_string(pid) + " (python3) S 1 1 1 0 -1 0\n");
       std::filesystem::create_symlink("/usr/bin/python3.11", proc / (std::to_string(pid) + "/exe"));
     }
     script = data.write("auto-load/usr/bin/python3.11-gdb.py", "# libpython\n");
@@ -543,7 +545,8 @@ TEST(DiagnosePython, WhyThereAreNoPythonStacks) {
   EXPECT_EQ(ds[0].user_stacks, "(no stacks: ptrace: Operation not permitted.)");
   // No gdb at all (and no py-spy).
   ds = diagnose({4242}, f.options(""), nullptr);
-  EXPECT_EQ(ds[0].python_note, "no Python stacks: neither py-spy (pip install py-spy) nor gdb is installed");
+  EXPECT_EQ(ds[0].python_note,
+            "no Python stacks: neither py-spy (pip install py-spy) nor gdb is installed");
   // The extension is asked for by the interpreter's version.
   std::filesystem::remove(f.script);
   ds = diagnose({4242}, f.options(no_frames), nullptr);
@@ -562,24 +565,30 @@ TEST(DiagnosePython, PySpyGivesThePythonStacksWithoutGdb) {
   std::filesystem::create_symlink("/usr/bin/tc_hang", f.proc / "4243/exe");
   TempDir bin;
   std::string calls = bin.path() + "/calls";
-  std::string py_spy = bin.write("py-spy",
-                                 "#!/bin/sh\n"
-                                 "echo \"py-spy $*\" >>" + calls + "\n"
-                                 "echo 'Process 4242: python3 train.py'\n"
-                                 "echo 'Python v3.11.7 (/usr/bin/python3.11)'\n"
-                                 "echo\n"
-                                 "echo 'Thread 4242 (active): \"MainThread\"'\n"
-                                 "echo '    recv (libc.so.6)'\n"
-                                 "echo '    all_reduce (/v/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py:3010)'\n"
-                                 "echo '    step (/home/me/train.py:42)'\n",
-                                 0755);
+  std::string py_spy = bin.write(
+      "py-spy",
+      "#!/bin/sh\n"
+      "echo \"py-spy $*\" >>" +
+          calls +
+          "\n"
+          "echo 'Process 4242: python3 train.py'\n"
+          "echo 'Python v3.11.7 (/usr/bin/python3.11)'\n"
+          "echo\n"
+          "echo 'Thread 4242 (active): \"MainThread\"'\n"
+          "echo '    recv (libc.so.6)'\n"
+          "echo '    all_reduce "
+          "(/v/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py:3010)'\n"
+          "echo '    step (/home/me/train.py:42)'\n",
+      0755);
   std::string gdb = bin.write("gdb",
                               "#!/bin/sh\n"
-                              "echo \"gdb $*\" >>" + calls + "\n"
-                              "echo aftermath-gdb:loaded 1\n"
-                              "echo aftermath-gdb:c-stacks\n"
-                              "echo '#0  0x00007f in hang_forever ()'\n"
-                              "echo aftermath-gdb:c-end\n",
+                              "echo \"gdb $*\" >>" +
+                                  calls +
+                                  "\n"
+                                  "echo aftermath-gdb:loaded 1\n"
+                                  "echo aftermath-gdb:c-stacks\n"
+                                  "echo '#0  0x00007f in hang_forever ()'\n"
+                                  "echo aftermath-gdb:c-end\n",
                               0755);
   DiagnoseOptions o = f.options(gdb);
   o.py_spy = py_spy;
@@ -590,7 +599,7 @@ TEST(DiagnosePython, PySpyGivesThePythonStacksWithoutGdb) {
   ASSERT_EQ(ds[0].python_frames.size(), 2u);
   EXPECT_EQ(ds[0].python_frames[0].function, "all_reduce");
   EXPECT_THAT(ds[0].user_stacks, HasSubstr("recv (libc.so.6)"));  // the native frames kept
-  EXPECT_THAT(ds[1].user_stacks, HasSubstr("hang_forever"));       // gdb for the other
+  EXPECT_THAT(ds[1].user_stacks, HasSubstr("hang_forever"));      // gdb for the other
   std::string log = aftermath::testing::slurp(calls);
   EXPECT_THAT(log, HasSubstr("py-spy dump --native --full-filenames --pid 4242"));
   EXPECT_THAT(log, Not(HasSubstr("-p 4242")));  // gdb never attached to the Python one
@@ -602,11 +611,13 @@ TEST(DiagnosePython, PySpyGivesThePythonStacksWithoutGdb) {
   EXPECT_EQ(ds[1].user_stacks, "");
   EXPECT_EQ(note, "gdb not installed: no user-space stacks of 1 non-Python process(es)");
   // py-spy refused.
-  std::string refused = bin.write("py-spy-refused",
-                                  "#!/bin/sh\necho 'Error: Failed to attach: Operation not permitted'\nexit 1\n", 0755);
+  std::string refused = bin.write(
+      "py-spy-refused",
+      "#!/bin/sh\necho 'Error: Failed to attach: Operation not permitted'\nexit 1\n", 0755);
   o.py_spy = refused;
   ds = diagnose({4242}, o, nullptr);
-  EXPECT_EQ(ds[0].python_note, "no Python stacks: py-spy: Error: Failed to attach: Operation not permitted");
+  EXPECT_EQ(ds[0].python_note,
+            "no Python stacks: py-spy: Error: Failed to attach: Operation not permitted");
 }
 
 // Where gdb could not load the libraries selectively (a gdb without Python
@@ -617,14 +628,16 @@ TEST(DiagnoseProcess, AGdbWithoutTheLoaderRunsAgainLoadingEverything) {
   std::string calls = t.path() + "/calls";
   std::string gdb = t.write("gdb",
                             "#!/bin/sh\n"
-                            "printf '%s\\n' \"$*\" >> " + calls + "\n"
-                            "echo 'Python scripting is not supported in this copy of GDB.'\n"
-                            "echo aftermath-gdb:c-stacks\n"
-                            "case \"$*\" in\n"
-                            "  *auto-solib-add*) echo '#0  0x00007f in ?? ()' ;;\n"
-                            "  *) echo '#0  0x00007f in __GI___libc_read ()' ;;\n"
-                            "esac\n"
-                            "echo aftermath-gdb:c-end\n",
+                            "printf '%s\\n' \"$*\" >> " +
+                                calls +
+                                "\n"
+                                "echo 'Python scripting is not supported in this copy of GDB.'\n"
+                                "echo aftermath-gdb:c-stacks\n"
+                                "case \"$*\" in\n"
+                                "  *auto-solib-add*) echo '#0  0x00007f in ?? ()' ;;\n"
+                                "  *) echo '#0  0x00007f in __GI___libc_read ()' ;;\n"
+                                "esac\n"
+                                "echo aftermath-gdb:c-end\n",
                             0755);
   DiagnoseOptions o;
   o.proc_root = t.path();
@@ -650,15 +663,21 @@ TEST(DiagnoseProcess, GdbsRunSideBySide) {
   std::filesystem::create_directories(started);
   std::string gdb = t.write("gdb",
                             "#!/bin/sh\n"
-                            "touch " + started + "/$$\n"
-                            "i=0\n"
-                            "while [ $(ls " + started + " | wc -l) -lt 3 ] && [ $i -lt 400 ]; do\n"
-                            "  sleep 0.025; i=$((i+1))\n"
-                            "done\n"
-                            "echo aftermath-gdb:loaded 0\n"
-                            "echo aftermath-gdb:c-stacks\n"
-                            "echo \"#0  saw $(ls " + started + " | wc -l)\"\n"
-                            "echo aftermath-gdb:c-end\n",
+                            "touch " +
+                                started +
+                                "/$$\n"
+                                "i=0\n"
+                                "while [ $(ls " +
+                                started +
+                                " | wc -l) -lt 3 ] && [ $i -lt 400 ]; do\n"
+                                "  sleep 0.025; i=$((i+1))\n"
+                                "done\n"
+                                "echo aftermath-gdb:loaded 0\n"
+                                "echo aftermath-gdb:c-stacks\n"
+                                "echo \"#0  saw $(ls " +
+                                started +
+                                " | wc -l)\"\n"
+                                "echo aftermath-gdb:c-end\n",
                             0755);
   DiagnoseOptions o;
   o.proc_root = t.path();

@@ -1,13 +1,12 @@
 // The machine facts a run's report carries, checked against this machine.
-#include <gtest/gtest.h>
+#include "harness/observe/environment_facts.h"
 
+#include <gtest/gtest.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <string>
-
-#include "harness/observe/environment_facts.h"
 
 namespace aftermath {
 namespace {

@@ -36,8 +36,8 @@ TEST(Escape, RejectsMalformedSequences) {
 }
 
 TEST(Escape, AppendUtf8RoundTrips) {
-  for (char32_t cp : {U'\x01', U'~', U'\u00E9', U'\u07FF', U'\u0800', U'\uFFFD', U'\U00010000',
-                      U'\U0010FFFF'}) {
+  for (char32_t cp :
+       {U'\x01', U'~', U'\u00E9', U'\u07FF', U'\u0800', U'\uFFFD', U'\U00010000', U'\U0010FFFF'}) {
     std::string s;
     append_utf8(s, cp);
     char32_t back = 0;

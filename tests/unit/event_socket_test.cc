@@ -1,11 +1,10 @@
 // The harness's points socket: abstract address, kernel-attested sender pids,
 // replies to autobound senders, and the error paths.
 #include "harness/supervise/event_socket.h"
-#include "tests/support/children.h"
 
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -17,6 +16,8 @@
 #include <cstring>
 #include <optional>
 #include <string>
+
+#include "tests/support/children.h"
 
 namespace aftermath {
 namespace {

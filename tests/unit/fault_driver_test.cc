@@ -90,10 +90,11 @@ TEST(FaultDriverSignal, ATargetThatIgnoresTheSignalIsNamedInTheRecord) {
   Sleeper ignoring(SIGINT);
   Sleeper plain;
   FaultDriver d({});
-  FaultAct a = d.act(0, spec(FaultAction::Sigint, SIGINT), {ignoring.target(), plain.target()}, false);
+  FaultAct a =
+      d.act(0, spec(FaultAction::Sigint, SIGINT), {ignoring.target(), plain.target()}, false);
   ASSERT_EQ(a.status, FaultStatus::Injected);
-  EXPECT_THAT(a.reason, StartsWith("SIGINT to 2 process(es); " + std::to_string(ignoring.child.pid()) +
-                                   " ignores SIGINT ("));
+  EXPECT_THAT(a.reason, StartsWith("SIGINT to 2 process(es); " +
+                                   std::to_string(ignoring.child.pid()) + " ignores SIGINT ("));
   EXPECT_THAT(a.reason, HasSubstr("so it had no effect there"));
   EXPECT_THAT(a.reason, Not(HasSubstr(std::to_string(plain.child.pid()))));
   int status = 0;
@@ -175,8 +176,9 @@ TEST(FaultDriverHostOom, CgroupMovesEachTargetAndCountsItsKills) {
   EXPECT_EQ(a.oom_kills, 0);
   ASSERT_EQ(a.cgroups.size(), 1u);
   EXPECT_THAT(a.cgroups[0], HasSubstr("-f3-p4242"));
-  EXPECT_EQ(a.reason, "pid 4242 moved into " + a.cgroups[0] +
-                          " (memory.max 16 MiB of new charges): the kernel OOM killer acts beyond it");
+  EXPECT_EQ(a.reason,
+            "pid 4242 moved into " + a.cgroups[0] +
+                " (memory.max 16 MiB of new charges): the kernel OOM killer acts beyond it");
   EXPECT_TRUE(d.has_cgroups());
   std::ifstream procs(a.cgroups[0] + "/cgroup.procs");
   std::string written((std::istreambuf_iterator<char>(procs)), {});
@@ -210,8 +212,8 @@ TEST(FaultDriverHostOom, CgroupIsSkippedWhereThereIsNone) {
   FaultAct a = d.act(0, f, {FaultTarget{4242, -1, 0}}, false);
   EXPECT_EQ(a.status, FaultStatus::Skipped);
   EXPECT_EQ(a.mechanism, FaultMechanism::Cgroup);
-  EXPECT_EQ(a.reason, "no memory cgroup to limit the target in: AFTERMATH_CGROUP=" + (dir / "absent") +
-                          " is not a directory");
+  EXPECT_EQ(a.reason, "no memory cgroup to limit the target in: AFTERMATH_CGROUP=" +
+                          (dir / "absent") + " is not a directory");
   EXPECT_FALSE(a.oom_kills);
   EXPECT_FALSE(d.has_cgroups());
 }
@@ -250,8 +252,9 @@ TEST(FaultDriverDeviceOom, InterposerIsPreloadedThenArmedForEachTarget) {
   FaultAct a = d.act(0, f, {FaultTarget{4242, -1, 7}}, false);
   ASSERT_EQ(a.status, FaultStatus::Injected) << a.reason;
   EXPECT_EQ(a.mechanism, FaultMechanism::Interposer);
-  EXPECT_EQ(a.reason, "the next device allocation of pid 4242 (7 in the job) returns out-of-memory "
-                      "(libaftermath-cudafail.so)");
+  EXPECT_EQ(a.reason,
+            "the next device allocation of pid 4242 (7 in the job) returns out-of-memory "
+            "(libaftermath-cudafail.so)");
   EXPECT_TRUE(std::filesystem::exists(arm_dir + "/pid-7"));
   EXPECT_TRUE(d.release_device().empty());  // no hogs
   EXPECT_FALSE(std::filesystem::exists(arm_dir));
@@ -303,8 +306,8 @@ void plant_proc(const TempDir& proc, const std::map<int, int>& parents) {
   for (const auto& [pid, ppid] : parents) {
     const std::string dir = proc / std::to_string(pid);
     std::filesystem::create_directories(dir);
-    std::ofstream(dir + "/stat")
-        << pid << " (python3) S " << ppid << " " << pid << " " << pid << " 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 100 0 0\n";
+    std::ofstream(dir + "/stat") << pid << " (python3) S " << ppid << " " << pid << " " << pid
+                                 << " 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 100 0 0\n";
   }
 }
 
@@ -332,8 +335,9 @@ TEST(FaultDriverScancel, SigcontAndSigtermToTheStepOrItsOwnSignal) {
   f.kill_wait = 7 * kSecond;
   FaultAct act = d.act(0, f, {a.target()}, false);
   EXPECT_EQ(act.status, FaultStatus::Injected);
-  EXPECT_EQ(act.reason, "SIGCONT and SIGTERM to the step's 1 process(es) (the launcher and its descendants); "
-                        "SIGKILL to what it then holds after kill_wait 7s");
+  EXPECT_EQ(act.reason,
+            "SIGCONT and SIGTERM to the step's 1 process(es) (the launcher and its descendants); "
+            "SIGKILL to what it then holds after kill_wait 7s");
   int status = 0;
   ASSERT_TRUE(a.child.exited_within(10000, &status));
   ASSERT_TRUE(WIFSIGNALED(status));

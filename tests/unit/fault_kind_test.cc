@@ -13,9 +13,10 @@ TEST(FaultKind, ActionsRoundTripAsTheScenarioWritesThem) {
     words.push_back(text);
     EXPECT_EQ(parse_fault_action(text), a) << text;
   }
-  EXPECT_EQ(words, (std::vector<std::string>{"SIGKILL", "SIGTERM", "SIGINT", "SIGSTOP", "SIGCONT",
-                                             "SIGSEGV", "SIGBUS", "host_oom", "device_oom", "delay",
-                                             "hang", "node_loss", "partition", "agent_kill", "scancel"}));
+  EXPECT_EQ(words,
+            (std::vector<std::string>{"SIGKILL", "SIGTERM", "SIGINT", "SIGSTOP", "SIGCONT",
+                                      "SIGSEGV", "SIGBUS", "host_oom", "device_oom", "delay",
+                                      "hang", "node_loss", "partition", "agent_kill", "scancel"}));
   EXPECT_EQ(to_string(FaultAction::None), "");
   EXPECT_EQ(parse_fault_action(""), std::nullopt);
   EXPECT_EQ(parse_fault_action("sigkill"), std::nullopt);  // the scenario parser normalises first
@@ -31,7 +32,8 @@ TEST(FaultKind, MechanismsAndStatusesRenderTheWordsReportsHaveAlwaysUsed) {
     EXPECT_EQ(parse_fault_mechanism(to_string(m)), m) << to_string(m);
   EXPECT_EQ(parse_fault_mechanism("swap"), std::nullopt);
   EXPECT_EQ(to_string(FaultStatus::NotTriggered), "not_triggered");
-  for (auto s : {FaultStatus::NotTriggered, FaultStatus::Injected, FaultStatus::Skipped, FaultStatus::Failed})
+  for (auto s : {FaultStatus::NotTriggered, FaultStatus::Injected, FaultStatus::Skipped,
+                 FaultStatus::Failed})
     EXPECT_EQ(parse_fault_status(to_string(s)), s) << to_string(s);
   EXPECT_EQ(parse_fault_status("done"), std::nullopt);
 }

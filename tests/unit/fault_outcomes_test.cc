@@ -17,7 +17,7 @@ FaultRecord injected(FaultAction a, Nanos sent, std::vector<int> pids) {
 
 TEST(SettleFaultEffects, TheFirstExitOfATargetAfterTheFault) {
   std::vector<FaultRecord> faults = {injected(FaultAction::Sigkill, 100, {7, 8})};
-  std::vector<Observation> events = {obs::proc_exit(50, 7, std::nullopt),   // before: not its effect
+  std::vector<Observation> events = {obs::proc_exit(50, 7, std::nullopt),  // before: not its effect
                                      obs::proc_exit(120, 9, std::nullopt),  // not a target
                                      obs::proc_exit(130, 8, std::nullopt),
                                      obs::proc_exit(140, 7, std::nullopt)};
@@ -69,14 +69,16 @@ TEST(ExplainUnfiredFaults, EachReasonInTurn) {
   ctx.deadline_hit = true;
   explain_unfired_faults(recs, specs, ctx);
   EXPECT_EQ(recs[0].reason, "done");  // acted: left alone
-  EXPECT_EQ(recs[1].reason, "point 'step' was never reached before the job's deadline passed (does the "
-                            "job run the points client, and is the point's name right?)");
+  EXPECT_EQ(recs[1].reason,
+            "point 'step' was never reached before the job's deadline passed (does the "
+            "job run the points client, and is the point's name right?)");
   ctx.point_hits["step"] = 2;
   ctx.deadline_hit = false;
   recs[1].reason.clear();
   explain_unfired_faults(recs, specs, ctx);
   EXPECT_EQ(recs[1].reason,
-            "point 'step' was reached 2 time(s), never matching point step hit 3, before the run was cut short");
+            "point 'step' was reached 2 time(s), never matching point step hit 3, before the run "
+            "was cut short");
 
   recs = std::vector<FaultRecord>(3);
   recs[0].waiting_since = 1500 * kMilli;

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/scenario/fault.h"
 #include "harness/check/scenario_load.h"
+#include "harness/scenario/fault.h"
 #include "harness/scenario/scenario.h"
 #include "tests/unit/parse_helpers.h"
 
@@ -146,28 +146,30 @@ TEST(FaultParseAction, ScancelTargetsTheLauncherWithSlurmsKillWait) {
   EXPECT_EQ(f.target.kind, TargetSpec::Kind::Launcher);
   EXPECT_EQ(f.step_signal, 0);
   EXPECT_EQ(f.kill_wait, 30 * kSecond);
-  FaultSpec w = one_fault("  - action: scancel\n    target: launcher\n    kill_wait: 5s\n    at: {after: 2s}\n");
+  FaultSpec w = one_fault(
+      "  - action: scancel\n    target: launcher\n    kill_wait: 5s\n    at: {after: 2s}\n");
   EXPECT_EQ(w.kill_wait, 5 * kSecond);
   FaultSpec s = one_fault("  - action: scancel\n    signal: USR1\n    at: {after: 2s}\n");
   EXPECT_EQ(s.step_signal, SIGUSR1);
 }
 
 TEST(FaultParseAction, ScancelsOwnFieldsAreRefusedElsewhere) {
-  expect_one_diag("  - action: scancel\n    target: rank:0\n    at: {after: 1s}\n", "faults[0].target", 7, 13,
-                  "its target is the launcher");
-  expect_one_diag("  - action: scancel\n    signal: SIGNOPE\n    at: {after: 1s}\n", "faults[0].signal", 7, 13,
-                  "unknown signal 'SIGNOPE'");
+  expect_one_diag("  - action: scancel\n    target: rank:0\n    at: {after: 1s}\n",
+                  "faults[0].target", 7, 13, "its target is the launcher");
+  expect_one_diag("  - action: scancel\n    signal: SIGNOPE\n    at: {after: 1s}\n",
+                  "faults[0].signal", 7, 13, "unknown signal 'SIGNOPE'");
   expect_one_diag("  - action: scancel\n    signal: TERM\n    kill_wait: 3s\n    at: {after: 1s}\n",
                   "faults[0].kill_wait", 8, 5, "has no kill_wait");
-  expect_one_diag("  - action: SIGTERM\n    target: launcher\n    kill_wait: 3s\n    at: {after: 1s}\n",
-                  "faults[0].kill_wait", 8, 5, "only scancel takes a kill_wait");
-  expect_one_diag("  - action: SIGTERM\n    target: launcher\n    signal: TERM\n    at: {after: 1s}\n",
-                  "faults[0].signal", 8, 5, "only scancel takes a signal");
+  expect_one_diag(
+      "  - action: SIGTERM\n    target: launcher\n    kill_wait: 3s\n    at: {after: 1s}\n",
+      "faults[0].kill_wait", 8, 5, "only scancel takes a kill_wait");
+  expect_one_diag(
+      "  - action: SIGTERM\n    target: launcher\n    signal: TERM\n    at: {after: 1s}\n",
+      "faults[0].signal", 8, 5, "only scancel takes a signal");
 }
 
 TEST(FaultParseAction, HostOomMechanisms) {
-  FaultSpec f = one_fault(
-      "  - action: host_oom\n    mechanism: rlimit\n    at: {point: alloc}\n");
+  FaultSpec f = one_fault("  - action: host_oom\n    mechanism: rlimit\n    at: {point: alloc}\n");
   EXPECT_EQ(to_string(f.mechanism), "rlimit");
   // cgroup (and auto) may act from outside on a non-point trigger.
   f = one_fault(
@@ -195,11 +197,11 @@ TEST(FaultParseErrors, HeadroomErrors) {
 
 TEST(FaultParseAction, SeveralFaultsKeepTheirOrderAndLines) {
   ParseResult r = parse_with_faults(
-      "  - action: SIGSTOP\n"             // 6
-      "    target: rank:1\n"              // 7
-      "    at: {after: 2s}\n"             // 8
-      "  - action: SIGKILL\n"             // 9
-      "    target: worker:0/3\n"          // 10
+      "  - action: SIGSTOP\n"     // 6
+      "    target: rank:1\n"      // 7
+      "    at: {after: 2s}\n"     // 8
+      "  - action: SIGKILL\n"     // 9
+      "    target: worker:0/3\n"  // 10
       "    at: {point: loader.worker.getitem, labels: {rank: 0, worker: 3}, hit: 12}\n");
   ASSERT_THAT(diagnostics_of(r), IsEmpty()) << dump(diagnostics_of(r));
   ASSERT_THAT(r->faults, SizeIs(2));
@@ -238,7 +240,8 @@ TEST(FaultParseTarget, EveryForm) {
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.text);
-    FaultSpec f = one_fault("  - action: SIGKILL\n    target: " + c.text + "\n    at: {after: 1s}\n");
+    FaultSpec f =
+        one_fault("  - action: SIGKILL\n    target: " + c.text + "\n    at: {after: 1s}\n");
     EXPECT_EQ(f.target.kind, c.kind);
     EXPECT_EQ(f.target.rank, c.rank);
     EXPECT_EQ(f.target.worker, c.worker);
@@ -266,11 +269,11 @@ TEST(FaultParseTarget, BadTargetsAreDiagnosedAtTheValue) {
 
 TEST(FaultParseTarget, SecondFaultsBadTargetNamesItsIndex) {
   expect_one_diag(
-      "  - action: SIGKILL\n"    // 6
-      "    target: rank:0\n"     // 7
-      "    at: {after: 1s}\n"    // 8
-      "  - action: SIGKILL\n"    // 9
-      "    target: rank:x\n"     // 10
+      "  - action: SIGKILL\n"  // 6
+      "    target: rank:0\n"   // 7
+      "    at: {after: 1s}\n"  // 8
+      "  - action: SIGKILL\n"  // 9
+      "    target: rank:x\n"   // 10
       "    at: {after: 1s}\n",
       "faults[1].target", 10, 13, "needs a rank number");
 }
@@ -308,7 +311,8 @@ TEST(FaultParseTrigger, After) {
 
 TEST(FaultParseTrigger, WhenWorkersOfARank) {
   FaultSpec f = one_fault(
-      "  - action: SIGKILL\n    target: launcher\n    at: {when: {workers: {rank: 0, count: 16}}}\n");
+      "  - action: SIGKILL\n    target: launcher\n    at: {when: {workers: {rank: 0, count: "
+      "16}}}\n");
   EXPECT_EQ(f.at.kind, TriggerSpec::Kind::When);
   EXPECT_EQ(f.at.when.kind, Predicate::Kind::Workers);
   EXPECT_EQ(f.at.when.rank, 0);
@@ -326,8 +330,7 @@ TEST(FaultParseTrigger, WhenWorkersCount) {
 }
 
 TEST(FaultParseTrigger, WhenProcessesShmEntriesAndState) {
-  FaultSpec f =
-      one_fault("  - action: SIGKILL\n    target: all\n    at: {when: {processes: 5}}\n");
+  FaultSpec f = one_fault("  - action: SIGKILL\n    target: all\n    at: {when: {processes: 5}}\n");
   EXPECT_EQ(f.at.when.kind, Predicate::Kind::Processes);
   EXPECT_EQ(f.at.when.count, 5);
   EXPECT_EQ(f.at.text, "when processes >= 5");
@@ -443,7 +446,8 @@ TEST(FaultParseErrors, BadDurations) {
 TEST(FaultParseErrors, DelayOrHangTargetingARank) {
   expect_one_diag(
       "  - action: delay\n    target: rank:0\n    at: {point: step}\n    duration: 1s\n",
-      "faults[0].target", 6, 5, "'delay' holds the process at the point: its target can only be self");
+      "faults[0].target", 6, 5,
+      "'delay' holds the process at the point: its target can only be self");
   expect_one_diag("  - action: hang\n    target: rank:0\n    at: {point: step}\n",
                   "faults[0].target", 6, 5, "'hang' holds the process at the point");
 }
@@ -458,14 +462,14 @@ TEST(FaultParseErrors, InProcessActionsNeedAPoint) {
 }
 
 TEST(FaultParseErrors, MechanismErrors) {
-  expect_one_diag(
-      "  - action: host_oom\n    mechanism: swap\n    at: {point: p}\n",
-      "faults[0].mechanism", 7, 16, "unknown mechanism 'swap' (auto, rlimit, cgroup)");
+  expect_one_diag("  - action: host_oom\n    mechanism: swap\n    at: {point: p}\n",
+                  "faults[0].mechanism", 7, 16, "unknown mechanism 'swap' (auto, rlimit, cgroup)");
   expect_one_diag(
       "  - action: SIGKILL\n    target: launcher\n    mechanism: rlimit\n    at: {after: 1s}\n",
       "faults[0].mechanism", 8, 5, "only host_oom and device_oom take a mechanism");
   expect_one_diag("  - action: device_oom\n    mechanism: magic\n    at: {point: p}\n",
-                  "faults[0].mechanism", 7, 16, "unknown mechanism 'magic' (point, hog, interposer)");
+                  "faults[0].mechanism", 7, 16,
+                  "unknown mechanism 'magic' (point, hog, interposer)");
   // The point reply needs a point; the hog does not.
   expect_one_diag("  - action: device_oom\n    target: rank:0\n    at: {after: 1s}\n",
                   "faults[0].at", 6, 5, "needs `at: {point: ...}`");
@@ -476,8 +480,8 @@ TEST(FaultParseErrors, MechanismErrors) {
       "  - action: device_oom\n    mechanism: hog\n    share: 0.5\n    bytes: 1GiB\n"
       "    at: {after: 1s}\n",
       "faults[0].bytes", 9, 5, "mutually exclusive");
-  expect_one_diag("  - action: device_oom\n    share: 0.5\n    at: {point: p}\n",
-                  "faults[0].share", 7, 5, "only device_oom with mechanism: hog");
+  expect_one_diag("  - action: device_oom\n    share: 0.5\n    at: {point: p}\n", "faults[0].share",
+                  7, 5, "only device_oom with mechanism: hog");
   expect_one_diag(
       "  - action: device_oom\n    mechanism: hog\n    device: first\n    at: {after: 1s}\n",
       "faults[0].device", 8, 13, "CUDA device ordinal");
@@ -487,9 +491,9 @@ TEST(FaultParseErrors, HitMustBePositive) {
   // "    at: {point: step, hit: " is 27 characters.
   for (const std::string hit : {"0", "-1", "x", "1.5"}) {
     SCOPED_TRACE(hit);
-    expect_one_diag("  - action: SIGKILL\n    target: self\n    at: {point: step, hit: " + hit + "}\n",
-                    "faults[0].at.hit", 8, 28,
-                    "hit must be a positive integer (1 = the first hit)");
+    expect_one_diag(
+        "  - action: SIGKILL\n    target: self\n    at: {point: step, hit: " + hit + "}\n",
+        "faults[0].at.hit", 8, 28, "hit must be a positive integer (1 = the first hit)");
   }
 }
 
@@ -506,9 +510,8 @@ TEST(FaultParseErrors, PointNameWithASeparator) {
 }
 
 TEST(FaultParseErrors, LabelsOrHitOnANonPoint) {
-  expect_one_diag(
-      "  - action: SIGKILL\n    target: launcher\n    at: {after: 1s, hit: 2}\n",
-      "faults[0].at.hit", 8, 21, "only a point takes hit");
+  expect_one_diag("  - action: SIGKILL\n    target: launcher\n    at: {after: 1s, hit: 2}\n",
+                  "faults[0].at.hit", 8, 21, "only a point takes hit");
   expect_one_diag(
       "  - action: SIGKILL\n    target: launcher\n    at: {after: 1s, labels: {rank: 0}}\n",
       "faults[0].at.labels", 8, 21, "only a point takes labels");
@@ -530,23 +533,24 @@ TEST(FaultParseErrors, BadPredicates) {
   expect_one_diag(
       "  - action: SIGKILL\n    target: all\n    at: {when: {processes: 1, shm_entries: 1}}\n",
       "faults[0].at.when", 8, 16, "needs exactly one predicate");
-  expect_one_diag("  - action: SIGKILL\n    target: all\n    at: {when: {}}\n",
-                  "faults[0].at.when", 8, 16, "needs a predicate");
+  expect_one_diag("  - action: SIGKILL\n    target: all\n    at: {when: {}}\n", "faults[0].at.when",
+                  8, 16, "needs a predicate");
   expect_one_diag("  - action: SIGKILL\n    target: all\n    at: {when: {threads: 3}}\n",
                   "faults[0].at.when.threads", 8, 17, "unknown key 'threads'");
 }
 
 TEST(FaultParseErrors, UnknownPhase) {
   expect_one_diag("  - action: SIGKILL\n    target: all\n    at: {phase: teardown}\n",
-                  "faults[0].at.phase", 8, 17, "unknown phase 'teardown' (startup, steady, shutdown)");
+                  "faults[0].at.phase", 8, 17,
+                  "unknown phase 'teardown' (startup, steady, shutdown)");
 }
 
 TEST(FaultParseErrors, OneBadFaultDoesNotHideAnother) {
   ParseResult r = parse_with_faults(
-      "  - action: SIGKILL\n"    // 6
-      "    target: launcher\n"   // 7
-      "  - action: SIGKILL\n"    // 8
-      "    target: rank:x\n"     // 9
+      "  - action: SIGKILL\n"   // 6
+      "    target: launcher\n"  // 7
+      "  - action: SIGKILL\n"   // 8
+      "    target: rank:x\n"    // 9
       "    at: {after: 1s}\n");
   EXPECT_FALSE(r.ok());
   ASSERT_THAT(diagnostics_of(r), SizeIs(2)) << dump(diagnostics_of(r));
@@ -572,8 +576,8 @@ TEST(FaultText, ParsesAFlowMap) {
 }
 
 TEST(FaultText, PointTrigger) {
-  auto f = parse_fault_text("{action: KILL, target: self, at: {point: step, labels: {rank: 1}, hit: 3}}",
-                            "--fault 2");
+  auto f = parse_fault_text(
+      "{action: KILL, target: self, at: {point: step, labels: {rank: 1}, hit: 3}}", "--fault 2");
   ASSERT_TRUE(f) << dump(diagnostics_of(f));
   EXPECT_EQ(f->action, FaultAction::Sigkill);
   EXPECT_EQ(f->at.point, "step");
@@ -590,7 +594,8 @@ TEST(FaultText, DiagnosticsAreLabelled) {
   EXPECT_EQ(diags[0].field, "fault.action");
   EXPECT_EQ(diags[0].line, 1);
   EXPECT_EQ(diags[0].column, 10);
-  EXPECT_THAT(diags[0].to_string(), StartsWith("--fault 1:1:10: fault.action: unknown action 'bogus'"));
+  EXPECT_THAT(diags[0].to_string(),
+              StartsWith("--fault 1:1:10: fault.action: unknown action 'bogus'"));
 }
 
 TEST(FaultText, TargetAndTriggerErrors) {
@@ -619,7 +624,8 @@ TEST(FaultText, NotAMapOrNotYaml) {
   ASSERT_FALSE(f);
   ASSERT_THAT(f.error(), SizeIs(1));
   EXPECT_EQ(f.error()[0].field, "fault");
-  EXPECT_THAT(f.error()[0].message, HasSubstr("expected a map {action, target, at}, got 'SIGKILL'"));
+  EXPECT_THAT(f.error()[0].message,
+              HasSubstr("expected a map {action, target, at}, got 'SIGKILL'"));
   f = parse_fault_text("{action: SIGKILL", "--fault 2");
   ASSERT_FALSE(f);
   ASSERT_THAT(f.error(), SizeIs(1));
@@ -650,7 +656,8 @@ TEST(ArmedPoints, OnlyPointTriggersJoinedBySemicolons) {
 
 TEST(ArmedPoints, EmptyWithoutPointTriggers) {
   EXPECT_EQ(armed_points(std::vector<FaultSpec>{}), "");
-  ParseResult r = parse_with_faults("  - action: SIGKILL\n    target: launcher\n    at: {after: 2s}\n");
+  ParseResult r =
+      parse_with_faults("  - action: SIGKILL\n    target: launcher\n    at: {after: 2s}\n");
   ASSERT_THAT(diagnostics_of(r), IsEmpty()) << dump(diagnostics_of(r));
   EXPECT_EQ(armed_points(r->faults), "");
 }
@@ -668,10 +675,9 @@ namespace {
 TEST(FaultParseErrors, LabelKeyWithASeparatorIsRejected) {
   for (const std::string key : {"\"a;b\"", "\"k=v\"", "\"x,y\"", "\"h#1\"", "\"\""}) {
     SCOPED_TRACE(key);
-    ParseResult r = parse_with_faults("  - action: SIGKILL\n    target: self\n    at: {point: step, labels: {" +
-                                      key + ": 1}}\n");
-    EXPECT_FALSE(r.ok())
-        << "accepted; armed_points() = " << armed_points(r->faults);
+    ParseResult r = parse_with_faults(
+        "  - action: SIGKILL\n    target: self\n    at: {point: step, labels: {" + key + ": 1}}\n");
+    EXPECT_FALSE(r.ok()) << "accepted; armed_points() = " << armed_points(r->faults);
     ASSERT_THAT(diagnostics_of(r), SizeIs(1)) << dump(diagnostics_of(r));
     EXPECT_THAT(diagnostics_of(r)[0].field, StartsWith("faults[0].at.labels"));
   }

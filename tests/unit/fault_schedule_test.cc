@@ -148,11 +148,13 @@ TEST_F(ScheduleTest, ATargetNotThereYetIsWaitedForUntilTheJobEnds) {
   ASSERT_TRUE(run_until([&] { return records[0].waiting_since.has_value(); }));
   EXPECT_EQ(records[0].status, FaultStatus::NotTriggered);
   ASSERT_FALSE(seen.empty());
-  EXPECT_THAT(seen.back().text, HasSubstr("no live job process matches 'rank:1' yet: waiting for one"));
+  EXPECT_THAT(seen.back().text,
+              HasSubstr("no live job process matches 'rank:1' yet: waiting for one"));
   schedule->on_job_end();
   schedule->retry_waiting();
   EXPECT_EQ(records[0].status, FaultStatus::Failed);
-  EXPECT_THAT(records[0].reason, HasSubstr("no live job process matched 'rank:1' from its trigger"));
+  EXPECT_THAT(records[0].reason,
+              HasSubstr("no live job process matched 'rank:1' from its trigger"));
   EXPECT_FALSE(top.exited_within(0)) << "nothing was signalled";
 }
 

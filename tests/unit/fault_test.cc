@@ -31,7 +31,8 @@ TEST(ParseTargetDirect, AcceptsEveryForm) {
   t = parse_target("match:python .*train");
   ASSERT_TRUE(t) << t.error().what;
   EXPECT_EQ(t->regex, "python .*train");
-  for (const char* ok : {"launcher", "all", "self", "rank:0"}) EXPECT_TRUE(parse_target(ok).ok()) << ok;
+  for (const char* ok : {"launcher", "all", "self", "rank:0"})
+    EXPECT_TRUE(parse_target(ok).ok()) << ok;
 }
 
 TEST(ParseTargetDirect, RejectsMalformedArguments) {
@@ -55,7 +56,9 @@ TEST(ParseTargetDirect, RejectsMalformedArguments) {
       {"launcher:1", "'launcher' takes no argument"},
       {"all:", "'all' takes no argument"},
       {"self:x", "'self' takes no argument"},
-      {"bogus", "unknown target 'bogus' (launcher, rank:R, worker:R/W, workers:R, match:<regex>, all, self, node:N, agent:N)"},
+      {"bogus",
+       "unknown target 'bogus' (launcher, rank:R, worker:R/W, workers:R, match:<regex>, all, self, "
+       "node:N, agent:N)"},
       {"", "unknown target ''"},
   };
   for (const auto& c : cases) {
@@ -105,9 +108,9 @@ TEST(ParseTargetDirect, NumbersMustBeWholeAndFitAnInt) {
 
 TEST(KnownFaultActions, KnownActionsList) {
   EXPECT_THAT(known_fault_actions(),
-              ElementsAre("SIGKILL", "SIGTERM", "SIGINT", "SIGSTOP", "SIGCONT", "SIGSEGV",
-                          "SIGBUS", "host_oom", "device_oom", "delay", "hang", "node_loss",
-                          "partition", "agent_kill", "scancel"));
+              ElementsAre("SIGKILL", "SIGTERM", "SIGINT", "SIGSTOP", "SIGCONT", "SIGSEGV", "SIGBUS",
+                          "host_oom", "device_oom", "delay", "hang", "node_loss", "partition",
+                          "agent_kill", "scancel"));
 }
 
 // --- armed_points -------------------------------------------------------------------

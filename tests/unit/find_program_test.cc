@@ -23,8 +23,10 @@ class PathIs {
     ::setenv("PATH", value.c_str(), 1);
   }
   ~PathIs() {
-    if (had_) ::setenv("PATH", old_.c_str(), 1);
-    else ::unsetenv("PATH");
+    if (had_)
+      ::setenv("PATH", old_.c_str(), 1);
+    else
+      ::unsetenv("PATH");
   }
 
  private:
@@ -39,8 +41,8 @@ void write_file(const std::string& path, mode_t mode) {
 
 TEST(FindProgram, TheFirstExecutableRegularFileOnThePathWins) {
   testing::TempDir a, b, c;
-  write_file(a / "tool", 0644);                       // not executable: skipped
-  std::filesystem::create_directory(b / "tool");      // a directory: skipped
+  write_file(a / "tool", 0644);                   // not executable: skipped
+  std::filesystem::create_directory(b / "tool");  // a directory: skipped
   ::chmod((b / "tool").c_str(), 0755);
   write_file(c / "tool", 0755);
   PathIs p(a.path() + ":" + b.path() + ":" + c.path());

@@ -1,8 +1,8 @@
 // The scenario fingerprint: FNV-1a 64 with the basis result.json files have
 // always used (see fnv1a.h), pinned so it never changes under them.
-#include <gtest/gtest.h>
-
 #include "harness/core/fnv1a.h"
+
+#include <gtest/gtest.h>
 
 namespace aftermath {
 namespace {

@@ -1,11 +1,10 @@
 // Tests for gathering a machine snapshot (harness/hygiene/snapshot.h) from a
 // planted /proc tree and /dev/shm directory: what is read, and nothing judged.
-#include "harness/hygiene/snapshot.h"
-
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
+#include "harness/hygiene/snapshot.h"
 #include "tests/unit/device_fixtures.h"
 
 namespace aftermath {

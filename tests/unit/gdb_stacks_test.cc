@@ -29,14 +29,16 @@ bool has_pair(const std::vector<std::string>& a, const std::string& opt, const s
   return false;
 }
 
-bool has_prefix(const std::vector<std::string>& a, const std::string& opt, const std::string& prefix) {
+bool has_prefix(const std::vector<std::string>& a, const std::string& opt,
+                const std::string& prefix) {
   for (size_t i = 0; i + 1 < a.size(); ++i)
     if (a[i] == opt && a[i + 1].rfind(prefix, 0) == 0) return true;
   return false;
 }
 
 TEST(GdbStacksArgv, SelectiveLoadingCAndPythonStacks) {
-  auto a = gdb_stacks_argv({"/usr/bin/gdb", 4242, "/usr/share/gdb/auto-load/usr/bin/python3.11-gdb.py", false});
+  auto a = gdb_stacks_argv(
+      {"/usr/bin/gdb", 4242, "/usr/share/gdb/auto-load/usr/bin/python3.11-gdb.py", false});
   ASSERT_GE(a.size(), 3u);
   EXPECT_EQ(a[0], "/usr/bin/gdb");
   EXPECT_THAT(a, Contains("-nx"));
@@ -102,7 +104,8 @@ TEST(SplitGdbStacks, PartsBetweenTheMarkers) {
 
 TEST(SplitGdbStacks, CutShortAndFailures) {
   // Killed in the middle of the C stacks.
-  auto cut = split_gdb_stacks("aftermath-gdb:loaded 1\naftermath-gdb:c-stacks\nThread 1 (LWP 5):\n#0  f ()\n");
+  auto cut = split_gdb_stacks(
+      "aftermath-gdb:loaded 1\naftermath-gdb:c-stacks\nThread 1 (LWP 5):\n#0  f ()\n");
   EXPECT_TRUE(cut.loaded);
   EXPECT_FALSE(cut.c_done);
   EXPECT_FALSE(cut.python_done);
@@ -148,8 +151,10 @@ TEST(GdbStacks, OnlyTheLibrariesOnTheStacksGiveTheSameStacks) {
   std::string gdb = find_gdb();
   if (gdb.empty()) GTEST_SKIP() << "gdb is not installed";
   if (::access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/python3";
-  testing::PythonChild py("/usr/bin/python3",
-                          {"-c", "import ctypes\nlibc = ctypes.CDLL(None)\nprint('paused', flush=True)\nlibc.pause()\n"});
+  testing::PythonChild py(
+      "/usr/bin/python3",
+      {"-c",
+       "import ctypes\nlibc = ctypes.CDLL(None)\nprint('paused', flush=True)\nlibc.pause()\n"});
   ASSERT_TRUE(py.wait_for("paused"));
   CommandOutcome some = run_command(gdb_stacks_argv({gdb, py.pid(), "", false}), 120 * kSecond);
   CommandOutcome all = run_command(gdb_stacks_argv({gdb, py.pid(), "", true}), 120 * kSecond);
@@ -161,7 +166,7 @@ TEST(GdbStacks, OnlyTheLibrariesOnTheStacksGiveTheSameStacks) {
   EXPECT_TRUE(a.c_done);
   EXPECT_THAT(s.c_stacks, HasSubstr("pause"));
   EXPECT_THAT(s.c_stacks, HasSubstr("_ctypes_callproc"));  // symbols of the extension were loaded
-  EXPECT_THAT(s.c_stacks, HasSubstr("main"));               // and the unwinding got to the bottom
+  EXPECT_THAT(s.c_stacks, HasSubstr("main"));              // and the unwinding got to the bottom
   EXPECT_EQ(functions(s.c_stacks), functions(a.c_stacks)) << s.c_stacks << "\n---\n" << a.c_stacks;
   EXPECT_EQ(py.state(), 'S');  // left as it was
 }

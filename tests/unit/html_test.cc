@@ -252,18 +252,33 @@ TEST(Html, PytestTestsAreMarkedOnTheirProcessLaneAndListed) {
   json& sc = scenario(result, "hang");
   json pid = sc["processes"][0]["pid"];
   sc["tests"] = json::array(
-      {json{{"nodeid", "t.py::test_clean"}, {"worker", ""}, {"pid", pid}, {"start_ms", 10.0},
-            {"end_ms", 20.0}, {"outcome", "passed"}, {"processes", json::array()}, {"leaks", json::array()}},
-       json{{"nodeid", "t.py::test_<leaky>"}, {"worker", "gw1"}, {"pid", pid}, {"start_ms", 30.0},
-            {"end_ms", 40.0}, {"outcome", "passed"}, {"processes", json::array({77})},
-            {"leaks", json::array({json{{"kind", "zombie"}, {"pid", 77}, {"what", "unknown 77 (true) a zombie"}}})}}});
+      {json{{"nodeid", "t.py::test_clean"},
+            {"worker", ""},
+            {"pid", pid},
+            {"start_ms", 10.0},
+            {"end_ms", 20.0},
+            {"outcome", "passed"},
+            {"processes", json::array()},
+            {"leaks", json::array()}},
+       json{{"nodeid", "t.py::test_<leaky>"},
+            {"worker", "gw1"},
+            {"pid", pid},
+            {"start_ms", 30.0},
+            {"end_ms", 40.0},
+            {"outcome", "passed"},
+            {"processes", json::array({77})},
+            {"leaks",
+             json::array({json{
+                 {"kind", "zombie"}, {"pid", 77}, {"what", "unknown 77 (true) a zombie"}}})}}});
   std::string sec = section(render_html(result), index_of(result, "hang"));
   EXPECT_EQ(count(sec, "<rect class=\"test-span\" data-t0="), 1u);
   EXPECT_EQ(count(sec, "<rect class=\"test-span test-leak\" data-t0="), 1u);
   EXPECT_EQ(count(sec, "<g class=\"test-mark\""), 4u);
-  EXPECT_THAT(sec, HasSubstr("t.py::test_&lt;leaky&gt; 30.0 ms \u2192 40.0 ms, passed\nleft zombie: unknown 77 (true) a zombie"));
+  EXPECT_THAT(sec, HasSubstr("t.py::test_&lt;leaky&gt; 30.0 ms \u2192 40.0 ms, passed\nleft "
+                             "zombie: unknown 77 (true) a zombie"));
   EXPECT_THAT(sec, HasSubstr("<h3>Tests (2, 1 left something behind)</h3>"));
-  size_t leaky = sec.find("<code>t.py::test_&lt;leaky&gt;</code>"), clean = sec.find("<code>t.py::test_clean</code>");
+  size_t leaky = sec.find("<code>t.py::test_&lt;leaky&gt;</code>"),
+         clean = sec.find("<code>t.py::test_clean</code>");
   ASSERT_NE(leaky, std::string::npos);
   EXPECT_LT(leaky, clean);
   EXPECT_THAT(sec, HasSubstr("zombie: unknown 77 (true) a zombie"));
@@ -375,7 +390,9 @@ TEST(Html, DeviceMemoryCurvePerGpuWhenTheRunHasOne) {
   EXPECT_NE(with.find("GPU 0 memory used"), std::string::npos);
   EXPECT_NE(with.find("GPU 1 memory used"), std::string::npos);
   size_t n = 0;
-  for (size_t at = with.find("curve gpu"); at != std::string::npos; at = with.find("curve gpu", at + 1)) ++n;
+  for (size_t at = with.find("curve gpu"); at != std::string::npos;
+       at = with.find("curve gpu", at + 1))
+    ++n;
   EXPECT_EQ(n, 2u);
   EXPECT_NE(with.find("max 3.0 GiB"), std::string::npos);
   EXPECT_NE(with.find("max 512.0 MiB"), std::string::npos);
@@ -577,10 +594,14 @@ TEST(Html, ASkipReasonSharedByChecksIsSaidOnce) {
   auto& sc = result["scenarios"][0];
   const std::string why = "no GPU to check: no NVIDIA driver: cannot load libnvidia-ml.so.1";
   for (const char* name : {"device_memory_released", "no_device_holders", "device_alloc_probe"})
-    sc["checks"].push_back({{"name", name}, {"status", "skipped"}, {"reason", why}, {"measured", nlohmann::json::object()}});
+    sc["checks"].push_back({{"name", name},
+                            {"status", "skipped"},
+                            {"reason", why},
+                            {"measured", nlohmann::json::object()}});
   std::string html = render_html(result, "/tmp/run");
   EXPECT_EQ(testing_reports::count(html, why), 1u);
-  EXPECT_EQ(testing_reports::count(html, "as device_memory_released: skipped for the same reason"), 2u);
+  EXPECT_EQ(testing_reports::count(html, "as device_memory_released: skipped for the same reason"),
+            2u);
 }
 
 }  // namespace

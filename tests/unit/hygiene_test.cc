@@ -3,7 +3,6 @@
 // the table and the JSON; and the check for real on planted orphans, zombies
 // and /dev/shm entries started and cleaned up by the test.
 #include "harness/hygiene/hygiene.h"
-#include "reports/inspect.h"
 
 #include <gtest/gtest.h>
 #include <sys/socket.h>
@@ -15,6 +14,7 @@
 #include <fstream>
 
 #include "harness/observe/nvml_fake.h"
+#include "reports/inspect.h"
 #include "tests/unit/device_fixtures.h"
 
 namespace aftermath {
@@ -289,7 +289,8 @@ TEST_F(HygieneTmpFake, ResidueNobodyHoldsIsALeftover) {
   EXPECT_EQ(held->held_by, std::vector<int>{100});
   EXPECT_EQ(held->why, "in use by 100");
   EXPECT_FALSE(find_tmp(r, "torch-shm-dir-a")->leftover);
-  EXPECT_NE(find_tmp(r, "torch-shm-dir-a")->why.find("a socket under it is bound"), std::string::npos);
+  EXPECT_NE(find_tmp(r, "torch-shm-dir-a")->why.find("a socket under it is bound"),
+            std::string::npos);
   EXPECT_FALSE(find_tmp(r, "torchelastic_young")->leftover);
   EXPECT_NE(find_tmp(r, "torchelastic_young")->why.find("young"), std::string::npos);
   const auto* old = find_tmp(r, "torchelastic_old");
@@ -297,12 +298,18 @@ TEST_F(HygieneTmpFake, ResidueNobodyHoldsIsALeftover) {
   EXPECT_EQ(old->bytes, 2048);
   EXPECT_EQ(old->why, "leftover: nobody holds it, older than 30s");
   ASSERT_EQ(r.problems.size(), 3u) << ::testing::PrintToString(r.problems);
-  EXPECT_NE(::testing::PrintToString(r.problems).find("aftermath-torchrun-x1 (torchrun-shim, 100 B"), std::string::npos)
+  EXPECT_NE(
+      ::testing::PrintToString(r.problems).find("aftermath-torchrun-x1 (torchrun-shim, 100 B"),
+      std::string::npos)
       << ::testing::PrintToString(r.problems);
-  EXPECT_NE(::testing::PrintToString(r.problems).find(tmp_ + "/pymp-gone (pymp, 0 B, uid "), std::string::npos);
-  EXPECT_NE(::testing::PrintToString(r.problems).find("torchelastic_old (torchelastic, 2.0 KiB"), std::string::npos);
+  EXPECT_NE(::testing::PrintToString(r.problems).find(tmp_ + "/pymp-gone (pymp, 0 B, uid "),
+            std::string::npos);
+  EXPECT_NE(::testing::PrintToString(r.problems).find("torchelastic_old (torchelastic, 2.0 KiB"),
+            std::string::npos);
   std::string table = inspect_table(r);
-  EXPECT_NE(table.find(tmp_ + " (pymp-*, torch-shm-dir-*, torchelastic_*, aftermath-torchrun-*)"), std::string::npos) << table;
+  EXPECT_NE(table.find(tmp_ + " (pymp-*, torch-shm-dir-*, torchelastic_*, aftermath-torchrun-*)"),
+            std::string::npos)
+      << table;
   EXPECT_NE(table.find("LEFTOVER leftover: its maker is gone"), std::string::npos) << table;
   auto j = inspect_json(r);
   EXPECT_EQ(j["tmp"].size(), 6u);
@@ -365,8 +372,9 @@ TEST(HygieneUninspected, NamedWithWhyWhereItMatters) {
   EXPECT_TRUE(u.matters);
   EXPECT_EQ(u.why, "owned by uid 2000 (run as root to see other users')");
   EXPECT_NE(u.matters_why.find("orphan"), std::string::npos);
-  EXPECT_EQ(judge_uninspected(orphan, false, clean, Caller{0, true, false}).why,
-            "refused: this process lacks CAP_SYS_PTRACE and that one holds capabilities it does not");
+  EXPECT_EQ(
+      judge_uninspected(orphan, false, clean, Caller{0, true, false}).why,
+      "refused: this process lacks CAP_SYS_PTRACE and that one holds capabilities it does not");
 }
 
 // On this machine: nothing uninspected is noted unless it matters, and what
@@ -414,7 +422,7 @@ TEST_F(HygieneFake, CleanMachine) {
 
 TEST_F(HygieneFake, FaultCgroupsOfAGoneHarnessAreLeftovers) {
   proc_.add(1, 0, "init", 'S', 0);
-  proc_.add(300, 1, "aftermath", 'S', 0);  // a harness still running
+  proc_.add(300, 1, "aftermath", 'S', 0);                           // a harness still running
   dir_.write("cg/aftermath-4242-0-f0-p100/cgroup.procs", "100\n");  // its harness is gone
   dir_.write("cg/aftermath-4243-3-f1-p7/cgroup.procs", "");
   dir_.write("cg/aftermath-300-1-f0-p5/cgroup.procs", "5\n");

@@ -1,12 +1,13 @@
 // What the command line's inputs expand to: folders, suites (nested, with
 // comments), and the problems each names by file and line.
+#include "harness/cli/inputs.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "harness/cli/inputs.h"
 #include "tests/support/temp_dir.h"
 
 namespace aftermath {
@@ -72,8 +73,10 @@ TEST(ExpandInputs, AProgramGetsTheDoubleDashHint) {
     auto files = expand_inputs({program, "train.py", "--epochs", "1"}, errors);
     EXPECT_TRUE(files.empty());
     ASSERT_EQ(errors.size(), 1u);
-    EXPECT_EQ(errors[0], program + ": a program, not a scenario or suite; did you mean `aftermath "
-                                   "run -- " + program + " train.py --epochs 1`?");
+    EXPECT_EQ(errors[0], program +
+                             ": a program, not a scenario or suite; did you mean `aftermath "
+                             "run -- " +
+                             program + " train.py --epochs 1`?");
   }
   std::vector<std::string> errors;
   EXPECT_THAT(expand_inputs({plain}, errors), ElementsAre(plain));

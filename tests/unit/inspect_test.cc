@@ -11,10 +11,10 @@
 namespace aftermath {
 namespace {
 
+using nlohmann::json;
 using ::testing::EndsWith;
 using ::testing::HasSubstr;
 using ::testing::Not;
-using nlohmann::json;
 
 InspectReport bare_report() {
   InspectReport r;
@@ -138,10 +138,11 @@ InspectReport dirty_report() {
 TEST(InspectTable, ACleanMachineSaysSoUnderEmptySections) {
   std::string t = inspect_table(bare_report());
   EXPECT_THAT(t, HasSubstr("GPUs\n  none\n"));
-  EXPECT_THAT(t, HasSubstr("Processes holding GPUs or /dev/shm (device files: /dev/nvidia*)\n  none\n"));
+  EXPECT_THAT(
+      t, HasSubstr("Processes holding GPUs or /dev/shm (device files: /dev/nvidia*)\n  none\n"));
   EXPECT_THAT(t, HasSubstr("/dev/shm (torch_*, sem.*)\n  none\n"));
-  EXPECT_THAT(t, Not(HasSubstr("pymp-*")));           // no temp dir looked at: no section
-  EXPECT_THAT(t, Not(HasSubstr("Fault cgroups")));    // none found: no section
+  EXPECT_THAT(t, Not(HasSubstr("pymp-*")));         // no temp dir looked at: no section
+  EXPECT_THAT(t, Not(HasSubstr("Fault cgroups")));  // none found: no section
   EXPECT_THAT(t, Not(HasSubstr("Notes")));
   EXPECT_THAT(t, EndsWith("\nCLEAN: nothing left behind\n"));
 }
@@ -177,7 +178,7 @@ TEST(InspectTable, ProcessesIndentedUnderTheirLeftoverRoot) {
   EXPECT_THAT(t, HasSubstr(" /dev/nvidia0, /dev/shm/torch_4242_1, 512 ... LEFTOVER"));
   EXPECT_THAT(t, HasSubstr("LEFTOVER orphan holding a GPU\n"));
   EXPECT_THAT(t, HasSubstr("  4242     1 "));
-  EXPECT_THAT(t, HasSubstr("    4243   4242 "));  // depth 1: two more spaces
+  EXPECT_THAT(t, HasSubstr("    4243   4242 "));                 // depth 1: two more spaces
   EXPECT_THAT(t, HasSubstr("LEFTOVER zombie of a leftover\n"));  // a zombie is marked too
 }
 
@@ -193,12 +194,14 @@ TEST(InspectTable, ShmEntriesWithCreatorAndEveryUserOnce) {
 
 TEST(InspectTable, TempDirCgroupsNotesAndProblems) {
   std::string t = inspect_table(dirty_report());
-  EXPECT_THAT(t, HasSubstr("\n/tmp (pymp-*, torch-shm-dir-*, torchelastic_*, aftermath-torchrun-*)\n"));
+  EXPECT_THAT(
+      t, HasSubstr("\n/tmp (pymp-*, torch-shm-dir-*, torchelastic_*, aftermath-torchrun-*)\n"));
   EXPECT_THAT(t, HasSubstr("2.0 KiB+"));  // a size that could not all be read
   EXPECT_THAT(t, HasSubstr(" socket "));  // held by a bound socket, no pid known
   EXPECT_THAT(t, HasSubstr("its maker still listens\n"));
-  EXPECT_THAT(t, HasSubstr("\nFault cgroups in /sys/fs/cgroup/aftermath\n"
-                           "  aftermath-4243-3-f1-p7  LEFTOVER leftover: aftermath pid 4243 is gone\n"));
+  EXPECT_THAT(
+      t, HasSubstr("\nFault cgroups in /sys/fs/cgroup/aftermath\n"
+                   "  aftermath-4243-3-f1-p7  LEFTOVER leftover: aftermath pid 4243 is gone\n"));
   EXPECT_THAT(t, HasSubstr("\nNotes\n  - 2 processes could not be inspected\n"));
   EXPECT_THAT(t, EndsWith("\nNOT CLEAN: 2 problem(s)\n  - leftover process 4242 (python3)\n"
                           "  - leftover /dev/shm/torch_4242_1\n"));
@@ -317,13 +320,15 @@ TEST(ReapPlanText, NothingToReap) {
   EXPECT_EQ(format_reap_plan(ReapPlan{}, true), "Nothing was done: nothing to reap.\n");
   ReapPlan only_untouched;
   only_untouched.untouched = {"x: in use"};
-  EXPECT_EQ(format_reap_plan(only_untouched, false), "Nothing to reap.\nLeft alone:\n  x: in use\n");
+  EXPECT_EQ(format_reap_plan(only_untouched, false),
+            "Nothing to reap.\nLeft alone:\n  x: in use\n");
   // Processes in use are in the report's table already: counted, not listed again.
   ReapPlan in_use;
   in_use.in_use = {"pid 7 (python3, uid 0): in use: its parent 6 is alive",
                    "pid 8 (python3, uid 0): in use: its parent 6 is alive"};
-  EXPECT_EQ(format_reap_plan(in_use, false),
-            "Nothing to reap.\nLeft alone:\n  2 process(es) in use: no leftover (each listed above)\n");
+  EXPECT_EQ(
+      format_reap_plan(in_use, false),
+      "Nothing to reap.\nLeft alone:\n  2 process(es) in use: no leftover (each listed above)\n");
   EXPECT_EQ(reap_plan_json(in_use)["untouched"].size(), 2u);
 }
 
@@ -339,7 +344,8 @@ TEST(ReapPlanText, EveryKindOfStepWithWhy) {
             "      why: creator gone\n"
             "  remove /tmp/pymp-gone and everything in it\n"
             "      why: maker gone\n"
-            "  remove cgroup /sys/fs/cgroup/aftermath/aftermath-4243-3-f1-p7 (once its processes are gone)\n"
+            "  remove cgroup /sys/fs/cgroup/aftermath/aftermath-4243-3-f1-p7 (once its processes "
+            "are gone)\n"
             "      why: harness gone\n"
             "Left alone:\n"
             "  sem.mp-1: too young to judge\n");
@@ -389,7 +395,8 @@ TEST(ReapPlanJson, StepsByKindWithTheirOwnFields) {
   EXPECT_EQ(j["steps"][3]["after_processes"], false);
   EXPECT_EQ(j["steps"][4]["kind"], "remove_cgroup");
   EXPECT_EQ(j["untouched"], json::array({"sem.mp-1: too young to judge"}));
-  EXPECT_EQ(reap_plan_json(ReapPlan{}), (json{{"steps", json::array()}, {"untouched", json::array()}}));
+  EXPECT_EQ(reap_plan_json(ReapPlan{}),
+            (json{{"steps", json::array()}, {"untouched", json::array()}}));
 }
 
 }  // namespace

@@ -41,10 +41,12 @@ TEST(JobParse, ResolvesRelativeProgramAndCwd) {
 TEST(JobParse, BadCommandNamesFileLineField) {
   aftermath::testing::TempDir dir;
   dir.write("data.txt", "x", 0644);
-  EXPECT_THAT(parse("{command: data.txt}", dir.path()).errors,
-              ElementsAre(HasSubstr("s.yaml:1:11: job.command: command 'data.txt' not found in PATH")));
-  EXPECT_THAT(parse("{command: ./data.txt}", dir.path()).errors,
-              ElementsAre("s.yaml:1:11: job.command: command is not executable: " + dir / "data.txt"));
+  EXPECT_THAT(
+      parse("{command: data.txt}", dir.path()).errors,
+      ElementsAre(HasSubstr("s.yaml:1:11: job.command: command 'data.txt' not found in PATH")));
+  EXPECT_THAT(
+      parse("{command: ./data.txt}", dir.path()).errors,
+      ElementsAre("s.yaml:1:11: job.command: command is not executable: " + dir / "data.txt"));
   EXPECT_THAT(parse("{command: /bin/true, cwd: data.txt}", dir.path()).errors,
               ElementsAre("s.yaml:1:27: job.cwd: " + dir / "data.txt" + ": not a directory"));
   EXPECT_THAT(parse("{args: [x]}", dir.path()).errors,

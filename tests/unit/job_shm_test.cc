@@ -2,9 +2,8 @@
 // what the job added, and the leftovers reclaimed or kept.
 #include "harness/supervise/job_shm.h"
 
-#include <gtest/gtest.h>
-
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -74,7 +73,8 @@ TEST(JobShmAtScale, ALeakAmong100000BaselineEntriesIsFoundAndTimedFromItsChangeA
   } cleanup{dir};
   constexpr int kBaseline = 100'000;
   for (int i = 0; i < kBaseline; ++i) {
-    std::string p = dir + "/torch_" + std::to_string(1000 + i % 500) + "_" + std::to_string(i) + "_0";
+    std::string p =
+        dir + "/torch_" + std::to_string(1000 + i % 500) + "_" + std::to_string(i) + "_0";
     int fd = ::open(p.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
     ASSERT_GE(fd, 0) << p;
     ::close(fd);
@@ -94,7 +94,8 @@ TEST(JobShmAtScale, ALeakAmong100000BaselineEntriesIsFoundAndTimedFromItsChangeA
     std::ofstream(dir + "/torch_4242_0_leak") << std::string(4096, 'z');
   }
   job.sample();
-  EXPECT_EQ(job.scans(), 1) << "the leak was found by a scan of all 100,000 entries, not by its change";
+  EXPECT_EQ(job.scans(), 1)
+      << "the leak was found by a scan of all 100,000 entries, not by its change";
   std::vector<Observation> added;
   for (const auto& o : seen)
     if (o.kind == ObsKind::ShmAdd && !o.baseline) added.push_back(o);

@@ -38,7 +38,8 @@ struct Family {
       if (::pipe2(exec_seen, O_CLOEXEC) != 0) _exit(2);
       pid_t c = ::fork();
       if (c == 0) {
-        ::execve("/bin/sleep", const_cast<char* const*>(argv), const_cast<char* const*>(envp.data()));
+        ::execve("/bin/sleep", const_cast<char* const*>(argv),
+                 const_cast<char* const*>(envp.data()));
         _exit(127);
       }
       ::close(exec_seen[1]);
@@ -51,7 +52,8 @@ struct Family {
     }
     ::close(report[1]);
     this->top.adopt(top);
-    if (readable_within(report[0], 10000) && ::read(report[0], &child, sizeof child) == sizeof child)
+    if (readable_within(report[0], 10000) &&
+        ::read(report[0], &child, sizeof child) == sizeof child)
       (void)pidfd_open(child, child_fd);
     ::close(report[0]);
   }
@@ -125,7 +127,8 @@ TEST_F(TrackerTest, AWalkFindsTheTopsChildWithItsDepthAndRoleFromItsEnvironment)
   EXPECT_EQ(tracker.live_count(), 2);
   auto view = tracker.view();
   ASSERT_EQ(view.size(), 2u);
-  auto child = std::find_if(view.begin(), view.end(), [&](const JobProcess& p) { return p.pid == f.child; });
+  auto child =
+      std::find_if(view.begin(), view.end(), [&](const JobProcess& p) { return p.pid == f.child; });
   ASSERT_NE(child, view.end());
   EXPECT_EQ(child->role, Role::Rank);
   EXPECT_EQ(child->rank, 2);
@@ -203,7 +206,8 @@ TEST_F(TrackerTest, AReapIsAnExitWithItsOutcomeAndAnUnknownPidANote) {
   tracker.reaped(8, 999999, Outcome::exited(0), false, "");
   ASSERT_FALSE(rec.seen.empty());
   EXPECT_EQ(rec.seen.back().kind, ObsKind::Note);
-  EXPECT_THAT(rec.seen.back().text, HasSubstr("reaped an unobserved process (pid 999999 in the job)"));
+  EXPECT_THAT(rec.seen.back().text,
+              HasSubstr("reaped an unobserved process (pid 999999 in the job)"));
 }
 
 TEST_F(TrackerTest, ExitStatusesNobodySawAreNamed) {
@@ -211,7 +215,9 @@ TEST_F(TrackerTest, ExitStatusesNobodySawAreNamed) {
                                      obs::proc_exit(2, 42, Outcome::exited(0))};
   auto note = tracker.fill_exit_statuses(events);
   ASSERT_TRUE(note);
-  EXPECT_EQ(*note, "reaped by their parent, exit status unknown (no process events here: not root): pid 41");
+  EXPECT_EQ(
+      *note,
+      "reaped by their parent, exit status unknown (no process events here: not root): pid 41");
   events.pop_back();
   events[0].outcome = Outcome::exited(1);
   EXPECT_FALSE(tracker.fill_exit_statuses(events));
@@ -220,7 +226,8 @@ TEST_F(TrackerTest, ExitStatusesNobodySawAreNamed) {
 TEST(RoleByRule, TheTopIsTheLauncherAndTheShmManagerAHelper) {
   EXPECT_EQ(role_by_rule("python3", "python3 train.py", true), Role::Launcher);
   EXPECT_EQ(role_by_rule("torch_shm_manag", "", false), Role::Helper);
-  EXPECT_EQ(role_by_rule("x", "/usr/lib/torch/bin/torch_shm_manager --daemon", false), Role::Helper);
+  EXPECT_EQ(role_by_rule("x", "/usr/lib/torch/bin/torch_shm_manager --daemon", false),
+            Role::Helper);
   EXPECT_EQ(role_by_rule("python3", "python3 train.py", false), Role::Unknown);
 }
 

@@ -72,15 +72,13 @@ TEST(ReportsJson, TopLevelShapeAndSummary) {
   EXPECT_EQ(j["schema_version"], kResultSchemaVersion);
   EXPECT_EQ(j["tool_version"], "0.1.0");
   EXPECT_EQ(j["environment"]["kernel"], "6.1.0");
-  EXPECT_EQ(
-      j["summary"],
-      json({{"scenarios", 2},
-            {"pass", 0},
-            {"fail", 1},
-            {"xfail", 1},
-            {"xpass", 0},
-            {"error", 0},
-            {"skipped", 0}}));
+  EXPECT_EQ(j["summary"], json({{"scenarios", 2},
+                                {"pass", 0},
+                                {"fail", 1},
+                                {"xfail", 1},
+                                {"xpass", 0},
+                                {"error", 0},
+                                {"skipped", 0}}));
   ASSERT_EQ(j["scenarios"].size(), 2u);
 }
 
@@ -133,10 +131,9 @@ TEST(ReportsJson, ScenarioFields) {
   EXPECT_EQ(fail["error"], "lost track of the job: waitid: ECHILD");
   EXPECT_EQ(xfail["scenario"]["hash"], "9f86d081884c7d65");
   EXPECT_EQ(xfail["seed"], 42);
-  EXPECT_EQ(fail["containment"],
-            json({{"mode", "subreaper"},
-                  {"note", "unprivileged user namespaces are disabled"},
-                  {"shm", ""}}));
+  EXPECT_EQ(fail["containment"], json({{"mode", "subreaper"},
+                                       {"note", "unprivileged user namespaces are disabled"},
+                                       {"shm", ""}}));
   EXPECT_EQ(fail["top"]["pid"], 3001);
   EXPECT_EQ(fail["top"]["deadline_hit"], true);
   EXPECT_EQ(fail["faults"], json::array());
@@ -229,9 +226,7 @@ TEST(ReportsJson, Utf8Tail) {
   EXPECT_EQ(utf8_tail("a\xC3\xA9", 2), "\xC3\xA9");
 }
 
-TEST(ReportsJson, EmptyRunIsValid) {
-  EXPECT_NO_THROW(json::parse(write_json(RunResult{})));
-}
+TEST(ReportsJson, EmptyRunIsValid) { EXPECT_NO_THROW(json::parse(write_json(RunResult{}))); }
 
 // A pytest suite's tests: present only when the job reported some.
 TEST(ReportsJson, TestsAreWrittenOnlyWhenThereAreSome) {
@@ -246,7 +241,8 @@ TEST(ReportsJson, TestsAreWrittenOnlyWhenThereAreSome) {
   t.outcome = TestOutcome::Passed;
   t.processes = {43, 44};
   t.leaks.push_back(TestLeak{LeakKind::Orphan, 44, "", 0, "worker 44 outlived its parent by 4.9s"});
-  t.leaks.push_back(TestLeak{LeakKind::Shm, 0, "torch_42_x_0", 4096, "/dev/shm/torch_42_x_0 left behind"});
+  t.leaks.push_back(
+      TestLeak{LeakKind::Shm, 0, "torch_42_x_0", 4096, "/dev/shm/torch_42_x_0 left behind"});
   run.scenarios[0].tests.push_back(t);
   json j = to_json(run)["scenarios"][0]["tests"];
   ASSERT_EQ(j.size(), 1u);
@@ -256,7 +252,9 @@ TEST(ReportsJson, TestsAreWrittenOnlyWhenThereAreSome) {
   EXPECT_EQ(j[0]["start_ms"], 1500.0);
   EXPECT_TRUE(j[0]["end_ms"].is_null());
   EXPECT_EQ(j[0]["processes"], json::array({43, 44}));
-  EXPECT_EQ(j[0]["leaks"][0], (json{{"kind", "orphan"}, {"pid", 44}, {"what", "worker 44 outlived its parent by 4.9s"}}));
+  EXPECT_EQ(
+      j[0]["leaks"][0],
+      (json{{"kind", "orphan"}, {"pid", 44}, {"what", "worker 44 outlived its parent by 4.9s"}}));
   EXPECT_EQ(j[0]["leaks"][1]["name"], "torch_42_x_0");
   EXPECT_EQ(j[0]["leaks"][1]["bytes"], 4096);
   EXPECT_FALSE(j[0]["leaks"][1].contains("pid"));

@@ -92,10 +92,10 @@ TEST_F(Judge, TheInspectorAndKnownDaemonsAreNeverLeftovers) {
 TEST_F(Judge, ShmEntriesByCreatorUseAndAge) {
   m_.processes.add(proc(200, 40, "train"));
   m_.shm = {shm("psm_other", 3600 * kSecond),       // not ours to judge
-            shm("sem.mp-young", kSecond),            // creator unknown, too young
-            shm("torch_200_1_0", 3600 * kSecond),    // creator alive
-            shm("torch_999_1_0", kSecond),           // creator gone: at any age
-            shm("torch_998_1_0", 3600 * kSecond)};   // gone, but mapped by 200
+            shm("sem.mp-young", kSecond),           // creator unknown, too young
+            shm("torch_200_1_0", 3600 * kSecond),   // creator alive
+            shm("torch_999_1_0", kSecond),          // creator gone: at any age
+            shm("torch_998_1_0", 3600 * kSecond)};  // gone, but mapped by 200
   m_.shm_mapped[200] = {{"/dev/shm/torch_998_1_0", false}};
   InspectReport r = judge_machine(m_, o_);
   ASSERT_EQ(r.shm.size(), 4u);
@@ -108,8 +108,9 @@ TEST_F(Judge, ShmEntriesByCreatorUseAndAge) {
   EXPECT_EQ(entry("torch_999_1_0").creator, CreatorState::Gone);
   EXPECT_EQ(entry("torch_998_1_0").why, "in use by 200");
   ASSERT_EQ(r.problems.size(), 1u);
-  EXPECT_EQ(r.problems[0], "/dev/shm/torch_999_1_0 (4.0 KiB, 1s old): leftover: creator 999 is "
-                           "gone, no process maps or holds it");
+  EXPECT_EQ(r.problems[0],
+            "/dev/shm/torch_999_1_0 (4.0 KiB, 1s old): leftover: creator 999 is "
+            "gone, no process maps or holds it");
 }
 
 // A segment nobody maps whose creator is itself a leftover goes with it, and

@@ -244,7 +244,6 @@ const XmlNode& case_named(const XmlNode& suite, const std::string& name) {
   throw std::runtime_error("no testcase " + name);
 }
 
-
 std::string normalise_xml(std::string xml) {
   xml = std::regex_replace(xml, std::regex(R"re( time="[^"]*")re"), R"( time="*")");
   xml = std::regex_replace(xml, std::regex(R"re( timestamp="[^"]*")re"), R"( timestamp="*")");
@@ -502,8 +501,10 @@ TEST(ReportsJunit, PytestTestsGetATestcaseEach) {
   };
   s.tests.push_back(test("tests/a/test_x.py::test_clean", "passed", 350 * kMilli));
   TestResult leaky = test("tests/a/test_x.py::TestK::test_y[a::b]", "passed", 200 * kMilli);
-  leaky.leaks.push_back(TestLeak{LeakKind::Zombie, 77, "", 0, "unknown 77 (true) a zombie at the test's end"});
-  leaky.leaks.push_back(TestLeak{LeakKind::Shm, 0, "torch_1_x_0", 64, "/dev/shm/torch_1_x_0 (64 B) left behind"});
+  leaky.leaks.push_back(
+      TestLeak{LeakKind::Zombie, 77, "", 0, "unknown 77 (true) a zombie at the test's end"});
+  leaky.leaks.push_back(
+      TestLeak{LeakKind::Shm, 0, "torch_1_x_0", 64, "/dev/shm/torch_1_x_0 (64 B) left behind"});
   s.tests.push_back(leaky);
   s.tests.push_back(test("test_z.py::test_skip", "skipped", 150 * kMilli));
   s.tests.push_back(test("test_z.py::test_cut", "", std::nullopt));

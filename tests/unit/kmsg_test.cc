@@ -16,9 +16,10 @@ TEST(Kmsg, ParsesARecordAndDropsItsContinuationLines) {
   EXPECT_EQ(r->level, 3);
   EXPECT_EQ(r->seq, 2171u);
   EXPECT_EQ(r->usec, 21065060251u);
-  EXPECT_EQ(r->message,
-            "Memory cgroup out of memory: Killed process 11711 (aftermath-train) total-vm:1108644kB, "
-            "anon-rss:74720kB");
+  EXPECT_EQ(
+      r->message,
+      "Memory cgroup out of memory: Killed process 11711 (aftermath-train) total-vm:1108644kB, "
+      "anon-rss:74720kB");
   // The facility is above the level: 6 | (0 << 3) is info, 30 is daemon.info.
   EXPECT_EQ(parse_kmsg_record("30,7,100,c;x")->level, 6);
   // Newer kernels add fields after the flags.

@@ -2,7 +2,6 @@
 // timelines with the "memory" events the Python fixtures send from each
 // DataLoader worker. Planted growth must fail, flat memory must pass, a
 // one-off jump must not count as a trend, and every param must bite.
-#include "tests/unit/check_fixtures.h"
 #include "harness/check/memory_checks.h"
 
 #include <gmock/gmock.h>
@@ -15,6 +14,7 @@
 #include "harness/check/checks.h"
 #include "harness/core/timeline.h"
 #include "harness/scenario/scenario.h"
+#include "tests/unit/check_fixtures.h"
 
 namespace aftermath {
 namespace {
@@ -41,15 +41,18 @@ Timeline job() {
   tl.add(obs::phase(0, "launch"));
   tl.add(obs::proc_start(msec(1), kMain, kInit, "python3", "python3 loader_job.py", Role::Unknown));
   tl.add(obs::announce(msec(2), kMain, Role::Rank, 0, -1, "{}"));
-  tl.add(obs::proc_start(msec(3), kWorker0, kMain, "python3", "python3 loader_job.py", Role::Unknown, 1));
-  tl.add(obs::proc_start(msec(3), kWorker1, kMain, "python3", "python3 loader_job.py", Role::Unknown, 1));
+  tl.add(obs::proc_start(msec(3), kWorker0, kMain, "python3", "python3 loader_job.py",
+                         Role::Unknown, 1));
+  tl.add(obs::proc_start(msec(3), kWorker1, kMain, "python3", "python3 loader_job.py",
+                         Role::Unknown, 1));
   tl.add(obs::announce(msec(4), kWorker0, Role::Worker, 0, 0, "{}"));
   tl.add(obs::announce(msec(4), kWorker1, Role::Worker, 0, 1, "{}"));
   return tl;
 }
 
 void finish(Timeline& tl) {
-  for (int pid : {kWorker0, kWorker1, kMain}) tl.add(obs::proc_exit(msec(8000), pid, Outcome::exited(0)));
+  for (int pid : {kWorker0, kWorker1, kMain})
+    tl.add(obs::proc_exit(msec(8000), pid, Outcome::exited(0)));
   tl.add(obs::phase(kTeardown, "teardown"));
   tl.add(obs::phase(kTeardown + msec(100), "done"));
 }
@@ -167,7 +170,7 @@ TEST(MemoryGrowth, SkipStepsLeavesTheWarmUpOut) {
 
 TEST(MemoryGrowth, RoleFilter) {
   Timeline tl = job();
-  series(tl, kMain, 10, 90000, 2000);   // the main process grows (it keeps batches)
+  series(tl, kMain, 10, 90000, 2000);  // the main process grows (it keeps batches)
   series(tl, kWorker0, 10, 14000, 0);
   finish(tl);
   EXPECT_EQ(run(tl).status, CheckStatus::Fail);
@@ -190,7 +193,8 @@ TEST(MemoryGrowth, SkippedWithoutEnoughData) {
   {
     Timeline tl = job();
     for (int s = 1; s <= 8; ++s)
-      tl.add(obs::event(msec(100 + s), kWorker0, "memory", json{{"rss_kb", 1000}, {"step", s}}.dump()));
+      tl.add(obs::event(msec(100 + s), kWorker0, "memory",
+                        json{{"rss_kb", 1000}, {"step", s}}.dump()));
     finish(tl);
     CheckResult r = run(tl);
     EXPECT_EQ(r.status, CheckStatus::Skipped);
@@ -213,7 +217,8 @@ TEST(MemoryGrowth, MalformedEventsAreIgnored) {
   tl.add(obs::event(msec(500), kWorker0, "memory", "not json"));
   tl.add(obs::event(msec(501), kWorker0, "memory", json{{"pss_kb", "lots"}, {"step", 9}}.dump()));
   tl.add(obs::event(msec(502), kWorker0, "memory", json{{"pss_kb", 99999}}.dump()));  // no step
-  tl.add(obs::event(msec(503), kWorker0, "memory", json{{"pss_kb", "10000"}, {"step", "9"}}.dump()));
+  tl.add(
+      obs::event(msec(503), kWorker0, "memory", json{{"pss_kb", "10000"}, {"step", "9"}}.dump()));
   finish(tl);
   CheckResult r = run(tl);
   EXPECT_EQ(r.status, CheckStatus::Pass) << r.reason;
@@ -255,7 +260,7 @@ TEST(MemoryGrowthCatalogue, ScenarioParamsDecideTheVerdict) {
       if (c.name == "memory_growth") return c.status;
     return std::nullopt;
   };
-  EXPECT_EQ(status(parse("")), std::nullopt);  // opt-in
+  EXPECT_EQ(status(parse("")), std::nullopt);                                      // opt-in
   EXPECT_EQ(status(parse("checks: {memory_growth: true}\n")), CheckStatus::Fail);  // default 256
   EXPECT_EQ(status(parse("checks: {memory_growth: {max_kb_per_step: 1000}}\n")), CheckStatus::Pass);
   // Judging only ranks leaves the growing worker out: nothing to judge.

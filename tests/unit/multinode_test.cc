@@ -16,9 +16,9 @@
 #include "harness/cluster/merge.h"
 #include "harness/cluster/node_part.h"
 #include "harness/inject/network_cut.h"
-#include "tests/unit/parse_helpers.h"
-#include "reports/trace.h"
 #include "reports/json.h"
+#include "reports/trace.h"
+#include "tests/unit/parse_helpers.h"
 
 namespace aftermath {
 namespace {
@@ -39,7 +39,8 @@ std::string TwoNodes(const std::string& faults = "") {
          "description: d\n"
          "nodes: 2\n"
          "job:\n"
-         "  command: [/bin/echo, '${AFTERMATH_HEAD}:29400', '${AFTERMATH_NODE}/${AFTERMATH_NODES}']\n" +
+         "  command: [/bin/echo, '${AFTERMATH_HEAD}:29400', "
+         "'${AFTERMATH_NODE}/${AFTERMATH_NODES}']\n" +
          faults;
 }
 
@@ -110,18 +111,26 @@ TEST(MultiNodeScenario, ImpossibleNodeFaultsAreNamedWithTheirLine) {
     std::string fault, message;
   };
   for (const auto& c : std::vector<Case>{
-           {"{action: node_loss, target: 'node:2', at: {after: 1s}}", "node:2 does not exist: nodes are 0..1"},
+           {"{action: node_loss, target: 'node:2', at: {after: 1s}}",
+            "node:2 does not exist: nodes are 0..1"},
            {"{action: node_loss, target: 'rank:1', at: {after: 1s}}", "its target must be node:N"},
            {"{action: partition, target: 'node:1', at: {after: 1s}}", "faults[0].duration"},
-           {"{action: host_oom, target: 'node:1', at: {after: 1s}}", "node:N takes the node actions"},
+           {"{action: host_oom, target: 'node:1', at: {after: 1s}}",
+            "node:N takes the node actions"},
            {"{action: delay, target: 'node:1', at: {after: 1s}, duration: 1s}", "at a point"},
            {"{action: SIGKILL, target: 'node:x', at: {after: 1s}}", "'node:N' needs a node number"},
-           {"{action: agent_kill, target: 'rank:1', at: {after: 1s}}", "its target must be agent:N"},
-           {"{action: SIGKILL, target: 'agent:1', at: {after: 1s}}", "agent:N takes only agent_kill"},
-           {"{action: agent_kill, target: 'agent:2', at: {after: 1s}}", "agent:2 does not exist: nodes are 0..1"},
-           {"{action: agent_kill, target: 'agent:x', at: {after: 1s}}", "'agent:N' needs a node number"},
-           {"{action: SIGKILL, target: 'node:1', node: 1, at: {after: 1s}}", "names its node already"},
-           {"{action: SIGKILL, target: launcher, node: 2, at: {after: 1s}}", "node 2 does not exist"},
+           {"{action: agent_kill, target: 'rank:1', at: {after: 1s}}",
+            "its target must be agent:N"},
+           {"{action: SIGKILL, target: 'agent:1', at: {after: 1s}}",
+            "agent:N takes only agent_kill"},
+           {"{action: agent_kill, target: 'agent:2', at: {after: 1s}}",
+            "agent:2 does not exist: nodes are 0..1"},
+           {"{action: agent_kill, target: 'agent:x', at: {after: 1s}}",
+            "'agent:N' needs a node number"},
+           {"{action: SIGKILL, target: 'node:1', node: 1, at: {after: 1s}}",
+            "names its node already"},
+           {"{action: SIGKILL, target: launcher, node: 2, at: {after: 1s}}",
+            "node 2 does not exist"},
            {"{action: SIGKILL, target: launcher, node: one, at: {after: 1s}}", "faults[0].node"},
        }) {
     ParseResult r = Parse(TwoNodes("faults:\n  - " + c.fault + "\n"));
@@ -140,11 +149,11 @@ TEST(MultiNodeScenario, ANodeTargetNeedsSeveralNodes) {
 }
 
 TEST(MultiNodeScenario, ANodeRunsItsOwnNodeFaultsAndEveryOtherFault) {
-  ParseResult r = Parse(TwoNodes(
-      "faults:\n"
-      "  - {action: node_loss, target: 'node:1', at: {after: 1s}}\n"
-      "  - {action: SIGKILL, target: 'rank:0', at: {after: 1s}}\n"
-      "  - {action: partition, target: 'node:0', at: {after: 1s}, duration: 1s}\n"));
+  ParseResult r =
+      Parse(TwoNodes("faults:\n"
+                     "  - {action: node_loss, target: 'node:1', at: {after: 1s}}\n"
+                     "  - {action: SIGKILL, target: 'rank:0', at: {after: 1s}}\n"
+                     "  - {action: partition, target: 'node:0', at: {after: 1s}, duration: 1s}\n"));
   ASSERT_TRUE(r.ok()) << Messages(r);
   EXPECT_EQ(node_fault_indices(*r, 0), (std::vector<size_t>{1, 2}));
   EXPECT_EQ(node_fault_indices(*r, 1), (std::vector<size_t>{0, 1}));
@@ -223,9 +232,9 @@ TEST(ClockSync, TheShortestRoundTripGivesTheEstimateAndItsBound) {
   // The agent's clock runs 1 s ahead. Sample 2 has the shortest round trip
   // (100 us) and a symmetric path: the offset comes out exact.
   std::vector<ClockSample> s = {
-      {1000000, 1000000 + kSecond + 900000, 2000000},        // 1 ms, asymmetric
-      {5000000, 5000000 + kSecond + 50000, 5100000},         // 100 us
-      {9000000, 9000000 + kSecond + 10000, 9500000},         // 500 us, asymmetric
+      {1000000, 1000000 + kSecond + 900000, 2000000},  // 1 ms, asymmetric
+      {5000000, 5000000 + kSecond + 50000, 5100000},   // 100 us
+      {9000000, 9000000 + kSecond + 10000, 9500000},   // 500 us, asymmetric
   };
   auto c = estimate_offset(s);
   ASSERT_TRUE(c);
@@ -271,11 +280,17 @@ TEST(MergeCheck, AFailingNodeFailsTheCheckAndIsNamed) {
 }
 
 TEST(MergeCheck, ErrorOutranksFailAndSkippedOnlyWhenAllSkip) {
-  EXPECT_EQ(merge_check("x", {{0, Check(CheckStatus::Fail, "a")}, {1, Check(CheckStatus::Error, "b")}}).status,
-            CheckStatus::Error);
-  EXPECT_EQ(merge_check("x", {{0, Check(CheckStatus::Skipped, "a")}, {1, Check(CheckStatus::Pass, "b")}}).status,
-            CheckStatus::Pass);
-  EXPECT_EQ(merge_check("x", {{0, Check(CheckStatus::Skipped, "a")}, {1, Check(CheckStatus::Skipped, "b")}}).status,
+  EXPECT_EQ(
+      merge_check("x", {{0, Check(CheckStatus::Fail, "a")}, {1, Check(CheckStatus::Error, "b")}})
+          .status,
+      CheckStatus::Error);
+  EXPECT_EQ(
+      merge_check("x", {{0, Check(CheckStatus::Skipped, "a")}, {1, Check(CheckStatus::Pass, "b")}})
+          .status,
+      CheckStatus::Pass);
+  EXPECT_EQ(merge_check(
+                "x", {{0, Check(CheckStatus::Skipped, "a")}, {1, Check(CheckStatus::Skipped, "b")}})
+                .status,
             CheckStatus::Skipped);
 }
 
@@ -357,14 +372,16 @@ std::vector<NodeRun> AgentKilled(std::optional<WitnessReport> witness) {
   n.verdict = Verdict::Error;
   n.lost_at = 7 * kSecond;
   n.timeline = Timeline{};
-  n.timeline.add(obs::proc_start(1 * kMilli, 5000, 1, "python3", "python3 train.py", Role::Launcher, 0, 777));
+  n.timeline.add(
+      obs::proc_start(1 * kMilli, 5000, 1, "python3", "python3 train.py", Role::Launcher, 0, 777));
   n.timeline.add(obs::fault(2 * kSecond, 0, 5000, "agent_kill", "after 2s"));
   n.witness = std::move(witness);
   return nodes;
 }
 
 ScenarioResult MergeAgentKilled(std::vector<NodeRun> nodes, const std::string& extra = "") {
-  ParseResult p = Parse(TwoNodes("faults:\n  - {action: agent_kill, target: 'agent:1', at: {after: 2s}}\n" + extra));
+  ParseResult p = Parse(
+      TwoNodes("faults:\n  - {action: agent_kill, target: 'agent:1', at: {after: 2s}}\n" + extra));
   EXPECT_TRUE(p.ok()) << Messages(p);
   ScenarioResult r;
   RunOptions o;
@@ -437,7 +454,8 @@ TEST(MergeNodes, NoWitnessReportIsAnErrorNotAPass) {
 }
 
 TEST(MergeNodes, AFaultIsRecordedFromTheNodeWhereItActed) {
-  ParseResult p = Parse(TwoNodes("faults:\n  - {action: SIGKILL, target: 'rank:2', at: {after: 1s}}\n"));
+  ParseResult p =
+      Parse(TwoNodes("faults:\n  - {action: SIGKILL, target: 'rank:2', at: {after: 1s}}\n"));
   ASSERT_TRUE(p.ok()) << Messages(p);
   std::vector<NodeRun> nodes = {CleanNode(0, 0, 0, 4000), CleanNode(1, 5 * kSecond, 0, 5000)};
   for (auto& n : nodes) {
@@ -491,7 +509,8 @@ TEST(MultiNodeTimings, TheJobSpansFromTheFirstTopsStartToTheLastTopsEnd) {
 // --- where the agents connect ----------------------------------------------------
 
 TEST(CoordinatorAddress, ASetAddressWinsElseTheHostsOwnUnlessLoopback) {
-  EXPECT_EQ(*pick_coordinator_address("10.1.2.1", "head", Expected<std::string>("127.0.1.1")), "10.1.2.1");
+  EXPECT_EQ(*pick_coordinator_address("10.1.2.1", "head", Expected<std::string>("127.0.1.1")),
+            "10.1.2.1");
   EXPECT_EQ(*pick_coordinator_address("", "head", Expected<std::string>("10.9.8.7")), "10.9.8.7");
   auto loop = pick_coordinator_address("", "head", Expected<std::string>("127.0.1.1"));
   ASSERT_FALSE(loop);
@@ -592,7 +611,8 @@ TEST(MultiNodeReports, TheSamePidOnTwoNodesIsTwoProcesses) {
   std::set<std::string> names;
   const nlohmann::json trace = render_trace(doc);
   for (const auto& e : trace["traceEvents"])
-    if (e.value("ph", "") == "M" && e.value("name", "") == "thread_name" && e["tid"].get<long long>() != kTraceHarnessTid) {
+    if (e.value("ph", "") == "M" && e.value("name", "") == "thread_name" &&
+        e["tid"].get<long long>() != kTraceHarnessTid) {
       tids.insert(e["tid"].get<long long>());
       names.insert(e["args"]["name"].get<std::string>());
     }

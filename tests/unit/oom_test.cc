@@ -1,5 +1,7 @@
 // Host OOM by RLIMIT_AS: VmSize parsing, the limit lowered on a real child.
 // (The cgroup mechanism: cgroup_test.cc.)
+#include "harness/inject/oom.h"
+
 #include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -16,7 +18,6 @@
 #include <optional>
 #include <string>
 
-#include "harness/inject/oom.h"
 #include "tests/support/children.h"
 #include "tests/support/temp_dir.h"
 
@@ -78,8 +79,9 @@ TEST(OomVmSize, LargeValues) {
 }
 
 TEST(OomVmSize, AKernelThreadHasNone) {
-  EXPECT_FALSE(parse_vm_size("Name:\tkthreadd\nUmask:\t0000\nState:\tS (sleeping)\nTgid:\t2\n"
-                             "Pid:\t2\nPPid:\t0\nThreads:\t1\n"));
+  EXPECT_FALSE(
+      parse_vm_size("Name:\tkthreadd\nUmask:\t0000\nState:\tS (sleeping)\nTgid:\t2\n"
+                    "Pid:\t2\nPPid:\t0\nThreads:\t1\n"));
   EXPECT_FALSE(parse_vm_size(""));
 }
 
@@ -171,7 +173,9 @@ class AllocChild {
     return ::write(to_child_, &c, 1) == 1;
   }
   // Reaps it (it exits on its own after answering); false if it does not within the deadline.
-  bool reap(int* status, int timeout_ms = 10000) { return child_.exited_within(timeout_ms, status); }
+  bool reap(int* status, int timeout_ms = 10000) {
+    return child_.exited_within(timeout_ms, status);
+  }
 
  private:
   testing_children::OwnedChild child_;

@@ -14,10 +14,10 @@
 namespace aftermath {
 namespace {
 
+using nlohmann::json;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
-using nlohmann::json;
 using namespace testing_run;
 
 constexpr Nanos kSessionEnd = msec(4000);  // the pytest process (the top) exits
@@ -115,7 +115,8 @@ TEST(TestsClean, AProcessThatLivesAsLongAsTheSessionIsItsTestsLeak) {
   ASSERT_EQ(a.leaks.size(), 1u);
   EXPECT_EQ(a.leaks[0].kind, LeakKind::Process);
   EXPECT_EQ(a.leaks[0].pid, 205);
-  EXPECT_THAT(a.leaks[0].what, HasSubstr("still running when the session ended, 550ms after the test's end"));
+  EXPECT_THAT(a.leaks[0].what,
+              HasSubstr("still running when the session ended, 550ms after the test's end"));
   EXPECT_THAT(ts.size(), 3u);
   // Gone before the session ended (at 700 ms, within the grace): no leak.
   Timeline early = session();
@@ -162,7 +163,8 @@ TEST(TestsClean, AZombieJustAfterTheEndIsTheTests) {
   auto ts = judge(tl);
   EXPECT_THAT(leaking(ts), ElementsAre("t.py::test_c"));
   EXPECT_EQ(test_named(ts, "t.py::test_c").leaks[0].kind, LeakKind::Zombie);
-  EXPECT_THAT(test_named(ts, "t.py::test_c").leaks[0].what, HasSubstr("a zombie just after the test's end"));
+  EXPECT_THAT(test_named(ts, "t.py::test_c").leaks[0].what,
+              HasSubstr("a zombie just after the test's end"));
 }
 
 // A zombie reaped 200 ms after the test's end: within the grace.
@@ -207,7 +209,8 @@ TEST(TestsClean, DeviceMemoryHeldAfterTheTestIsItsLeak) {
   GpuProcess pytest_own{};
   pytest_own.pid = kTop;
   pytest_own.used_bytes = 64LL << 20;
-  tl.device.samples = {sample(msec(500), 0, {held, pytest_own}), sample(msec(2000), 1, {held, pytest_own})};
+  tl.device.samples = {sample(msec(500), 0, {held, pytest_own}),
+                       sample(msec(2000), 1, {held, pytest_own})};
   auto ts = judge(tl);
   EXPECT_THAT(leaking(ts), ElementsAre("t.py::test_b"));
   const auto& leaks = test_named(ts, "t.py::test_b").leaks;
@@ -217,7 +220,8 @@ TEST(TestsClean, DeviceMemoryHeldAfterTheTestIsItsLeak) {
   EXPECT_EQ(leaks[1].pid, 209);
   EXPECT_EQ(leaks[1].name, "GPU 1");
   EXPECT_EQ(leaks[1].bytes, 512LL << 20);
-  EXPECT_THAT(leaks[1].what, HasSubstr("unknown 209 (python3) held 512 MiB on GPU 1 after the test's end"));
+  EXPECT_THAT(leaks[1].what,
+              HasSubstr("unknown 209 (python3) held 512 MiB on GPU 1 after the test's end"));
 }
 
 // Started between tests (collection, a session fixture): nobody's.
@@ -268,7 +272,8 @@ TEST(TestsClean, AShmSegmentRemovedWithinTheGraceIsNoLeak) {
   late.add(obs::shm_remove(msec(2600), "torch_100_a1b2_0"));
   auto ts = judge(late);
   EXPECT_THAT(leaking(ts), ElementsAre("t.py::test_b"));
-  EXPECT_THAT(test_named(ts, "t.py::test_b").leaks[0].what, HasSubstr("(4.0 KiB) removed only 2s after the test's end"));
+  EXPECT_THAT(test_named(ts, "t.py::test_b").leaks[0].what,
+              HasSubstr("(4.0 KiB) removed only 2s after the test's end"));
 }
 
 // A name with no pid: the test running when it appeared, if only one was.
@@ -324,7 +329,8 @@ TEST(TestsClean, ATestTheRunEndedDuringIsListedNotJudged) {
 TEST(TestsClean, RunChecksLeavesItOutWithoutTests) {
   Scenario sc = make_scenario();
   Timeline plain = sorted(clean_run());
-  for (const auto& r : run_checks(sc, plain, build_histories(plain))) EXPECT_NE(r.name, kTestsClean);
+  for (const auto& r : run_checks(sc, plain, build_histories(plain)))
+    EXPECT_NE(r.name, kTestsClean);
   EXPECT_FALSE(saw_tests(plain));
   Timeline tl = sorted(session());
   EXPECT_TRUE(saw_tests(tl));

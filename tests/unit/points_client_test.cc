@@ -2,10 +2,6 @@
 // (fixtures/points/aftermath_points.h), each scenario in its own forked child
 // since the client reads its environment once per process, and the Python
 // module (fixtures/points/aftermath_points.py) under the project's python.
-#include "tests/support/children.h"
-#include "tests/support/python.h"
-#include "fixtures/points/aftermath_points.h"
-
 #include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -22,7 +18,10 @@
 #include <utility>
 #include <vector>
 
+#include "fixtures/points/aftermath_points.h"
 #include "harness/supervise/event_socket.h"
+#include "tests/support/children.h"
+#include "tests/support/python.h"
 
 namespace aftermath {
 namespace {
@@ -40,15 +39,17 @@ long long mono_ns() {
 long long mono_ms() { return mono_ns() / 1'000'000; }
 
 std::string fmt(const ap::Reply& r) {
-  return "armed=" + std::to_string(r.armed) + " action=" + std::to_string(static_cast<int>(r.action)) +
-         " hit=" + std::to_string(r.hit);
+  return "armed=" + std::to_string(r.armed) +
+         " action=" + std::to_string(static_cast<int>(r.action)) + " hit=" + std::to_string(r.hit);
 }
 std::string fmt(bool armed, ap::Action action, long long hit) {
   return fmt(ap::Reply{armed, action, hit});
 }
 
 using testing_children::reap_within;
-bool wait_readable(int fd, int timeout_ms) { return testing_children::readable_within(fd, timeout_ms); }
+bool wait_readable(int fd, int timeout_ms) {
+  return testing_children::readable_within(fd, timeout_ms);
+}
 
 // `body` run in a forked child with exactly these AFTERMATH_* variables set;
 // what it returns comes back through a pipe. Killed and reaped on destruction.
@@ -264,9 +265,9 @@ TEST_F(PointsClient, DelayHoldsThePointForTheGivenTime) {
 
 TEST_F(PointsClient, LabelsFilterWhichCallsCount) {
   ClientChild c(env("step{worker=1}#2"), [] {
-    ap::Reply a = ap::point("step", {{"worker", 0}});         // not this worker: not counted
-    ap::Reply b = ap::point("step", {{"worker", 1}});         // hit 1
-    ap::Reply d = ap::point("step", {{"worker", 2}});         // not counted
+    ap::Reply a = ap::point("step", {{"worker", 0}});              // not this worker: not counted
+    ap::Reply b = ap::point("step", {{"worker", 1}});              // hit 1
+    ap::Reply d = ap::point("step", {{"worker", 2}});              // not counted
     ap::Reply e = ap::point("step", {{"worker", 1}, {"x", "y"}});  // hit 2: sent
     return fmt(a) + ";" + fmt(b) + ";" + fmt(d) + ";" + fmt(e);
   });
@@ -569,7 +570,8 @@ std::string python_prelude() {
 class PythonPoints : public PointsClient {
  protected:
   void SetUp() override {
-    if (::access(aftermath::testing::default_python().c_str(), X_OK) != 0) GTEST_SKIP() << aftermath::testing::default_python() << " is not installed";
+    if (::access(aftermath::testing::default_python().c_str(), X_OK) != 0)
+      GTEST_SKIP() << aftermath::testing::default_python() << " is not installed";
     PointsClient::SetUp();
   }
 };
@@ -607,12 +609,13 @@ TEST_F(PythonPoints, AnnounceThenTheSecondHitIsArmed) {
 }
 
 TEST_F(PythonPoints, ActionsLabelsAndTimeout) {
-  PythonChild py(env("alloc{kind=big};late", /*timeout_ms=*/200),
-                 python_prelude() +
-                     "import time; a = ap.point('alloc', kind='small'); "
-                     "b = ap.point('alloc', kind='big', n=3); "
-                     "t0 = time.monotonic(); c = ap.point('late'); ms = (time.monotonic() - t0) * 1000; "
-                     "print(a.armed, b.armed, b.action, c.armed, 200 <= ms + 1 < 5000)");
+  PythonChild py(
+      env("alloc{kind=big};late", /*timeout_ms=*/200),
+      python_prelude() +
+          "import time; a = ap.point('alloc', kind='small'); "
+          "b = ap.point('alloc', kind='big', n=3); "
+          "t0 = time.monotonic(); c = ap.point('late'); ms = (time.monotonic() - t0) * 1000; "
+          "print(a.armed, b.armed, b.action, c.armed, 200 <= ms + 1 < 5000)");
   ASSERT_TRUE(py.started());
   EventSocket::Message raw;
   auto p = next_json(sock_, &raw, 20000);

@@ -3,8 +3,8 @@
 // initial namespaces; elsewhere the tests are skipped with the kernel's reason.
 #include "harness/observe/proc_events.h"
 
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -66,9 +66,15 @@ TEST(ProcEvents, ForkRenameExecAndExitOfAChildAreSeen) {
         case ProcEvent::Kind::Fork:
           fork = fork || (e.parent_tgid == ::getpid() && e.pid == child);
           break;
-        case ProcEvent::Kind::Comm: comm = true; break;
-        case ProcEvent::Kind::Exec: exec = true; break;
-        case ProcEvent::Kind::Exit: exit = true; break;
+        case ProcEvent::Kind::Comm:
+          comm = true;
+          break;
+        case ProcEvent::Kind::Exec:
+          exec = true;
+          break;
+        case ProcEvent::Kind::Exit:
+          exit = true;
+          break;
       }
     }
     return fork && comm && exec && exit;
@@ -113,8 +119,9 @@ TEST(ProcEvents, AThreadsStartAndEndAreFilteredOutAProcessIsNot) {
   ASSERT_EQ(::waitpid(child, nullptr, 0), child);
   EXPECT_TRUE(ok) << "fork " << fork << " exit " << exit;
   for (const auto& e : seen)
-    EXPECT_EQ(e.pid, e.tgid) << "a thread's event passed the filter: kind " << static_cast<int>(e.kind)
-                             << ", thread " << e.pid << " of " << e.tgid;
+    EXPECT_EQ(e.pid, e.tgid) << "a thread's event passed the filter: kind "
+                             << static_cast<int>(e.kind) << ", thread " << e.pid << " of "
+                             << e.tgid;
 }
 
 TEST(ProcEvents, DrainNeverBlocks) {

@@ -27,7 +27,8 @@ std::string stat_line(int pid, const std::string& comm, char state, int ppid,
   return std::to_string(pid) + " (" + comm + ") " + state + " " + std::to_string(ppid) +
          " 6405 5286 0 -1 4194304 98 0 0 0 11 7 0 0 20 0 " + std::to_string(threads) + " 0 " +
          std::to_string(starttime) +
-         " 3133440 389 18446744073709551615 94671618342912 94671618362793 140722541965120 0 0 0 0 0 0"
+         " 3133440 389 18446744073709551615 94671618342912 94671618362793 140722541965120 0 0 0 0 "
+         "0 0"
          " 0 0 0 17 1 0 0 0 0 0 94671618378800 94671618380416 94672434958336 140722541968002"
          " 140722541968022 140722541968022 140722541969387 0\n";
 }
@@ -37,7 +38,8 @@ std::string stat_line(int pid, const std::string& comm, char state, int ppid,
 TEST(ParseProcStat, RealLine) {
   auto st = parse_proc_stat(
       "6409 (cat) R 6405 6405 5286 0 -1 4194304 98 0 0 0 12 34 0 0 20 0 3 0 87272 3133440 389 "
-      "18446744073709551615 94671618342912 94671618362793 140722541965120 0 0 0 0 0 0 0 0 0 17 1 0 0 0 "
+      "18446744073709551615 94671618342912 94671618362793 140722541965120 0 0 0 0 0 0 0 0 0 17 1 0 "
+      "0 0 "
       "0 0 94671618378800 94671618380416 94672434958336 140722541968002 140722541968022 "
       "140722541968022 140722541969387 0\n");
   ASSERT_TRUE(st.has_value());
@@ -92,20 +94,21 @@ TEST(ParseProcStat, KernelThreadWithPpidZero) {
 TEST(ParseProcStat, MalformedIsNullopt) {
   std::string good = stat_line(100, "ok", 'S', 1);
   // Cut after the 23rd field: rss (field 24) is missing.
-  std::string truncated = "100 (ok) S 1 6405 5286 0 -1 4194304 98 0 0 0 11 7 0 0 20 0 1 0 87272 3133440";
+  std::string truncated =
+      "100 (ok) S 1 6405 5286 0 -1 4194304 98 0 0 0 11 7 0 0 20 0 1 0 87272 3133440";
   std::vector<std::string> bad = {
       "",
       "\n",
       "garbage",
-      "100 ok S 1",                                 // no parentheses
-      "100 (ok S 1 2 3",                            // no closing parenthesis
-      "100 )ok( S 1 2 3",                           // closing before opening
-      "(ok) S 1 6405 5286 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 5 6 7",  // no pid
+      "100 ok S 1",                                                    // no parentheses
+      "100 (ok S 1 2 3",                                               // no closing parenthesis
+      "100 )ok( S 1 2 3",                                              // closing before opening
+      "(ok) S 1 6405 5286 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 5 6 7",      // no pid
       "abc (ok) S 1 6405 5286 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 5 6 7",  // pid not a number
       truncated,
       "100 (ok)",
-      "100 (ok) SS 1 6405 5286 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 5 6 7",  // state not one letter
-      "100 (ok) S x 6405 5286 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 5 6 7",   // ppid not a number
+      "100 (ok) SS 1 6405 5286 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 5 6 7",    // state not one letter
+      "100 (ok) S x 6405 5286 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 5 6 7",     // ppid not a number
       "100 (ok) S 1 6405 5286 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 late 6 7",  // starttime not a number
   };
   ASSERT_TRUE(parse_proc_stat(good).has_value());
@@ -132,7 +135,8 @@ TEST(ParseStatusNspid, SingleNamespace) {
 TEST(ParseStatusNspid, NestedNamespacesOutermostFirst) {
   EXPECT_EQ(parse_status_nspid("Name:\tx\nNStgid:\t1234\t7\nNSpid:\t1234\t7\nNSpgid:\t1230\t1\n"),
             (std::vector<int>{1234, 7}));
-  EXPECT_EQ(parse_status_nspid("NSpid:\t1234\t7"), (std::vector<int>{1234, 7}));  // first line, no '\n'
+  EXPECT_EQ(parse_status_nspid("NSpid:\t1234\t7"),
+            (std::vector<int>{1234, 7}));  // first line, no '\n'
   EXPECT_EQ(parse_status_nspid("Pid:\t9\nNSpid:\t900\t40\t1\n"), (std::vector<int>{900, 40, 1}));
 }
 
@@ -153,7 +157,9 @@ TEST(ParseCmdline, NulSeparatedWithTrailingNul) {
 }
 
 TEST(ParseCmdline, WithoutTrailingNul) {
-  EXPECT_EQ(parse_cmdline("sleep\0" "10"s), "sleep 10");
+  EXPECT_EQ(parse_cmdline("sleep\0"
+                          "10"s),
+            "sleep 10");
   EXPECT_EQ(parse_cmdline("single"s), "single");
 }
 
@@ -200,7 +206,10 @@ class FakeProc : public ::testing::Test {
 
 TEST_F(FakeProc, ScanReadsEveryProcessDirAndSkipsTheRest) {
   add_proc(1, "init", 0, "/sbin/init\0"s, "NSpid:\t1\n");
-  add_proc(100, "launcher", 1, "torchrun\0--nproc\0" "2\0"s, "NSpid:\t100\t1\n");
+  add_proc(100, "launcher", 1,
+           "torchrun\0--nproc\0"
+           "2\0"s,
+           "NSpid:\t100\t1\n");
   add_proc(101, "python (rank 0)", 100, "python\0train.py\0"s, "NSpid:\t101\t2\n");
   // Non-numeric entries, even with a valid stat inside, are not processes.
   write("self/stat", stat_line(999, "self", 'R', 1));
@@ -226,7 +235,10 @@ TEST_F(FakeProc, ScanReadsEveryProcessDirAndSkipsTheRest) {
 }
 
 TEST_F(FakeProc, PerPidReaders) {
-  add_proc(100, "launcher", 1, "torchrun\0--nproc\0" "2\0"s, "NSpid:\t100\t1\n");
+  add_proc(100, "launcher", 1,
+           "torchrun\0--nproc\0"
+           "2\0"s,
+           "NSpid:\t100\t1\n");
   add_proc(101, "python", 100, ""s, "");  // a zombie: empty cmdline, no NSpid line
   write("102/stat", "102 (broken) S\n");
 
@@ -413,7 +425,8 @@ TEST(ProcReaderReal, FindsThisProcessWithItsParent) {
 }
 
 TEST(ReadLink, GivesWhatALinkPointsAtAsWritten) {
-  std::string dir = std::filesystem::temp_directory_path() / ("read-link-" + std::to_string(::getpid()));
+  std::string dir =
+      std::filesystem::temp_directory_path() / ("read-link-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::filesystem::create_symlink("/no/such target", dir + "/l");
   EXPECT_EQ(read_link(dir + "/l"), "/no/such target");  // dangling links still read

@@ -4,9 +4,7 @@
 // - the runner finds them (find_process_logs) and merges their output
 //   (merge_process_output);
 // - result.json carries both, and the HTML, trace and summary show them.
-#include "tests/support/children.h"
-#include "tests/support/python.h"
-#include "fixtures/points/aftermath_points.h"
+#include "harness/supervise/process_logs.h"
 
 #include <fcntl.h>
 #include <gmock/gmock.h>
@@ -28,17 +26,19 @@
 #include <string>
 #include <vector>
 
+#include "fixtures/points/aftermath_points.h"
 #include "harness/core/result.h"
 #include "harness/core/timeline.h"
 #include "harness/supervise/event_socket.h"
-#include "harness/supervise/process_logs.h"
 #include "reports/html.h"
 #include "reports/json.h"
 #include "reports/summary.h"
 #include "reports/trace.h"
-#include "tests/unit/report_fixture.h"
-#include "tests/support/temp_dir.h"
+#include "tests/support/children.h"
 #include "tests/support/files.h"
+#include "tests/support/python.h"
+#include "tests/support/temp_dir.h"
+#include "tests/unit/report_fixture.h"
 
 namespace aftermath {
 namespace {
@@ -55,7 +55,6 @@ using ::testing::Not;
 using ::testing::UnorderedElementsAre;
 
 using aftermath::testing::TempDir;
-
 
 std::vector<std::string> files_in(const std::string& dir) {
   std::vector<std::string> out;
@@ -164,9 +163,10 @@ TEST(ProcessLogsClient, AnnounceMovesStdoutAndStderrToTheProcesssOwnFiles) {
   const std::string grandchild = std::to_string(std::atoi(own_out.c_str() + at + 13));
   const std::string gbase = logs + "/worker-r0-w4-" + grandchild;
 
-  EXPECT_THAT(files_in(logs), ElementsAre("worker-r0-w3-" + me + ".err", "worker-r0-w3-" + me + ".out",
-                                          "worker-r0-w4-" + grandchild + ".err",
-                                          "worker-r0-w4-" + grandchild + ".out"));
+  EXPECT_THAT(
+      files_in(logs),
+      ElementsAre("worker-r0-w3-" + me + ".err", "worker-r0-w3-" + me + ".out",
+                  "worker-r0-w4-" + grandchild + ".err", "worker-r0-w4-" + grandchild + ".out"));
   EXPECT_EQ(without_markers(own_out),
             "worker out 1\nworker out 2 (write)\nworker out 3 " + grandchild + "\n");
   EXPECT_EQ(slurp(base + ".err"), "worker err 1\n");
@@ -176,8 +176,8 @@ TEST(ProcessLogsClient, AnnounceMovesStdoutAndStderrToTheProcesssOwnFiles) {
   // for the child, the child's own file for the grandchild.
   EXPECT_EQ(slurp(dir / "shared.out"), "before announce\naftermath: pid " + me +
                                            " (worker 0/3) logs to " + base + ".out and .err\n");
-  EXPECT_THAT(markers(own_out), ElementsAre("aftermath: pid " + grandchild + " (worker 0/4) logs to " +
-                                            gbase + ".out and .err"));
+  EXPECT_THAT(markers(own_out), ElementsAre("aftermath: pid " + grandchild +
+                                            " (worker 0/4) logs to " + gbase + ".out and .err"));
   EXPECT_EQ(slurp(dir / "shared.err"), "");
 
   // The harness hears which files: an "aftermath.logs" event after the announce.
@@ -194,21 +194,23 @@ TEST(ProcessLogsClient, AnnouncingTwiceUnderTheSameNameKeepsTheFiles) {
   TempDir dir;
   int status = -1;
   const std::string py = aftermath::testing::default_python();
-  pid_t pid = run_child({{"AFTERMATH_LOG_DIR", dir / "logs"}}, dir / "shared.out", dir / "shared.err",
-                        [] {
-                          ap::announce("rank", 2);
-                          printf("one\n");
-                          fflush(stdout);
-                          ap::announce("rank", 2);
-                          printf("two\n");
-                          fflush(stdout);
-                          return 0;
-                        },
-                        &status);
+  pid_t pid = run_child(
+      {{"AFTERMATH_LOG_DIR", dir / "logs"}}, dir / "shared.out", dir / "shared.err",
+      [] {
+        ap::announce("rank", 2);
+        printf("one\n");
+        fflush(stdout);
+        ap::announce("rank", 2);
+        printf("two\n");
+        fflush(stdout);
+        return 0;
+      },
+      &status);
   ASSERT_GT(pid, 0);
   ASSERT_TRUE(exited_zero(status));
   const std::string me = std::to_string(pid);
-  EXPECT_THAT(files_in(dir / "logs"), ElementsAre("rank-r2-" + me + ".err", "rank-r2-" + me + ".out"));
+  EXPECT_THAT(files_in(dir / "logs"),
+              ElementsAre("rank-r2-" + me + ".err", "rank-r2-" + me + ".out"));
   EXPECT_EQ(slurp(dir / "logs/rank-r2-" + me + ".out"), "one\ntwo\n");
   EXPECT_THAT(markers(slurp(dir / "shared.out")), ::testing::SizeIs(1));
 }
@@ -221,18 +223,18 @@ TEST(ProcessLogsClient, APipeOnStdoutStaysWhereItIs) {
   ASSERT_EQ(::pipe(pipefd), 0);
   int status = -1;
   const std::string py = aftermath::testing::default_python();
-  pid_t pid = run_child({{"AFTERMATH_LOG_DIR", dir / "logs"}}, dir / "shared.out",
-                        dir / "shared.err",
-                        [&] {
-                          ::close(pipefd[0]);
-                          ::dup2(pipefd[1], 1);  // stdout is the handshake pipe
-                          ap::announce("helper");
-                          printf("socket /tmp/handshake\n");
-                          fprintf(stderr, "helper err\n");
-                          fflush(stdout);
-                          return 0;
-                        },
-                        &status);
+  pid_t pid = run_child(
+      {{"AFTERMATH_LOG_DIR", dir / "logs"}}, dir / "shared.out", dir / "shared.err",
+      [&] {
+        ::close(pipefd[0]);
+        ::dup2(pipefd[1], 1);  // stdout is the handshake pipe
+        ap::announce("helper");
+        printf("socket /tmp/handshake\n");
+        fprintf(stderr, "helper err\n");
+        fflush(stdout);
+        return 0;
+      },
+      &status);
   ::close(pipefd[1]);
   ASSERT_GT(pid, 0);
   ASSERT_TRUE(exited_zero(status));
@@ -247,8 +249,8 @@ TEST(ProcessLogsClient, APipeOnStdoutStaysWhereItIs) {
   const std::string me = std::to_string(pid);
   EXPECT_THAT(files_in(dir / "logs"), ElementsAre("helper-" + me + ".err"));
   EXPECT_EQ(slurp(dir / "logs/helper-" + me + ".err"), "helper err\n");
-  EXPECT_EQ(slurp(dir / "shared.err"),
-            "aftermath: pid " + me + " (helper) logs to " + dir.path() + "/logs/helper-" + me + ".err\n");
+  EXPECT_EQ(slurp(dir / "shared.err"), "aftermath: pid " + me + " (helper) logs to " + dir.path() +
+                                           "/logs/helper-" + me + ".err\n");
 }
 
 // Unset, or set empty (the opt-out): nothing moves, no folder appears.
@@ -260,15 +262,16 @@ TEST_P(ProcessLogsOff, NothingIsRedirected) {
   if (GetParam()) env.emplace_back("AFTERMATH_LOG_DIR", "");
   int status = -1;
   const std::string py = aftermath::testing::default_python();
-  pid_t pid = run_child(env, dir / "shared.out", dir / "shared.err",
-                        [] {
-                          ap::announce("launcher");
-                          printf("out line\n");
-                          fprintf(stderr, "err line\n");
-                          fflush(stdout);
-                          return 0;
-                        },
-                        &status);
+  pid_t pid = run_child(
+      env, dir / "shared.out", dir / "shared.err",
+      [] {
+        ap::announce("launcher");
+        printf("out line\n");
+        fprintf(stderr, "err line\n");
+        fflush(stdout);
+        return 0;
+      },
+      &status);
   ASSERT_GT(pid, 0);
   ASSERT_TRUE(exited_zero(status));
   EXPECT_EQ(slurp(dir / "shared.out"), "out line\n");
@@ -280,7 +283,8 @@ INSTANTIATE_TEST_SUITE_P(UnsetOrEmpty, ProcessLogsOff, ::testing::Values(false, 
 // --- the Python client --------------------------------------------------------------------
 
 TEST(ProcessLogsPython, AnnounceMovesStdoutAndStderrAndStreamsFollow) {
-  if (::access(aftermath::testing::default_python().c_str(), X_OK) != 0) GTEST_SKIP() << aftermath::testing::default_python() << " is not installed";
+  if (::access(aftermath::testing::default_python().c_str(), X_OK) != 0)
+    GTEST_SKIP() << aftermath::testing::default_python() << " is not installed";
   TempDir dir;
   EventSocket sock;
   ASSERT_FALSE(sock.open());
@@ -288,30 +292,30 @@ TEST(ProcessLogsPython, AnnounceMovesStdoutAndStderrAndStreamsFollow) {
   // Written before announcing, unflushed: must reach the old stdout. After
   // the redirect, print() reaches the file even without a flush before
   // os._exit (line buffering). The forked child announces and gets its own.
-  const std::string code =
-      std::string("import os, sys; sys.path.insert(0, '") + AFTERMATH_SOURCE_DIR +
-      "/fixtures/points'); import aftermath_points as ap\n"
-      "print('before announce')\n"
-      "ap.announce('rank', rank=1)\n"
-      "print('rank out 1'); print('rank err 1', file=sys.stderr)\n"
-      "pid = os.fork()\n"
-      "if pid == 0:\n"
-      "    ap.announce('worker', rank=1, worker=2)\n"
-      "    print('worker out'); print('worker err', file=sys.stderr)\n"
-      "    os._exit(0)\n"
-      "os.waitpid(pid, 0)\n"
-      "print('rank out 2 %d' % pid)\n"
-      "os._exit(0)\n";
+  const std::string code = std::string("import os, sys; sys.path.insert(0, '") +
+                           AFTERMATH_SOURCE_DIR +
+                           "/fixtures/points'); import aftermath_points as ap\n"
+                           "print('before announce')\n"
+                           "ap.announce('rank', rank=1)\n"
+                           "print('rank out 1'); print('rank err 1', file=sys.stderr)\n"
+                           "pid = os.fork()\n"
+                           "if pid == 0:\n"
+                           "    ap.announce('worker', rank=1, worker=2)\n"
+                           "    print('worker out'); print('worker err', file=sys.stderr)\n"
+                           "    os._exit(0)\n"
+                           "os.waitpid(pid, 0)\n"
+                           "print('rank out 2 %d' % pid)\n"
+                           "os._exit(0)\n";
   int status = -1;
   const std::string py = aftermath::testing::default_python();
-  pid_t pid = run_child({{"AFTERMATH_LOG_DIR", logs}, {"AFTERMATH_EVENTS", sock.address()}},
-                        dir / "shared.out", dir / "shared.err",
-                        [&] {
-                          ::execl(py.c_str(), "python3", "-c", code.c_str(),
-                                  static_cast<char*>(nullptr));
-                          return 127;
-                        },
-                        &status);
+  pid_t pid = run_child(
+      {{"AFTERMATH_LOG_DIR", logs}, {"AFTERMATH_EVENTS", sock.address()}}, dir / "shared.out",
+      dir / "shared.err",
+      [&] {
+        ::execl(py.c_str(), "python3", "-c", code.c_str(), static_cast<char*>(nullptr));
+        return 127;
+      },
+      &status);
   ASSERT_GT(pid, 0);
   ASSERT_TRUE(exited_zero(status)) << status << "\n" << slurp(dir / "shared.err");
   const std::string me = std::to_string(pid);
@@ -322,15 +326,15 @@ TEST(ProcessLogsPython, AnnounceMovesStdoutAndStderrAndStreamsFollow) {
   const std::string child = std::to_string(std::atoi(own_out.c_str() + at + 11));
   const std::string cbase = logs + "/worker-r1-w2-" + child;
 
-  EXPECT_THAT(files_in(logs), ElementsAre("rank-r1-" + me + ".err", "rank-r1-" + me + ".out",
-                                          "worker-r1-w2-" + child + ".err",
-                                          "worker-r1-w2-" + child + ".out"));
+  EXPECT_THAT(files_in(logs),
+              ElementsAre("rank-r1-" + me + ".err", "rank-r1-" + me + ".out",
+                          "worker-r1-w2-" + child + ".err", "worker-r1-w2-" + child + ".out"));
   EXPECT_EQ(without_markers(own_out), "rank out 1\nrank out 2 " + child + "\n");
   EXPECT_EQ(slurp(base + ".err"), "rank err 1\n");
   EXPECT_EQ(slurp(cbase + ".out"), "worker out\n");
   EXPECT_EQ(slurp(cbase + ".err"), "worker err\n");
-  EXPECT_EQ(slurp(dir / "shared.out"),
-            "before announce\naftermath: pid " + me + " (rank 1) logs to " + base + ".out and .err\n");
+  EXPECT_EQ(slurp(dir / "shared.out"), "before announce\naftermath: pid " + me +
+                                           " (rank 1) logs to " + base + ".out and .err\n");
   EXPECT_THAT(markers(own_out), ElementsAre("aftermath: pid " + child + " (worker 1/2) logs to " +
                                             cbase + ".out and .err"));
   EXPECT_EQ(slurp(dir / "shared.err"), "");
@@ -344,7 +348,8 @@ TEST(ProcessLogsPython, AnnounceMovesStdoutAndStderrAndStreamsFollow) {
 }
 
 TEST(ProcessLogsPython, EmptyVariableIsTheOptOut) {
-  if (::access(aftermath::testing::default_python().c_str(), X_OK) != 0) GTEST_SKIP() << aftermath::testing::default_python() << " is not installed";
+  if (::access(aftermath::testing::default_python().c_str(), X_OK) != 0)
+    GTEST_SKIP() << aftermath::testing::default_python() << " is not installed";
   TempDir dir;
   const std::string code = std::string("import sys; sys.path.insert(0, '") + AFTERMATH_SOURCE_DIR +
                            "/fixtures/points'); import aftermath_points as ap\n"
@@ -352,13 +357,13 @@ TEST(ProcessLogsPython, EmptyVariableIsTheOptOut) {
                            "print('out line'); print('err line', file=sys.stderr)\n";
   int status = -1;
   const std::string py = aftermath::testing::default_python();
-  pid_t pid = run_child({{"AFTERMATH_LOG_DIR", ""}}, dir / "shared.out", dir / "shared.err",
-                        [&] {
-                          ::execl(py.c_str(), "python3", "-c", code.c_str(),
-                                  static_cast<char*>(nullptr));
-                          return 127;
-                        },
-                        &status);
+  pid_t pid = run_child(
+      {{"AFTERMATH_LOG_DIR", ""}}, dir / "shared.out", dir / "shared.err",
+      [&] {
+        ::execl(py.c_str(), "python3", "-c", code.c_str(), static_cast<char*>(nullptr));
+        return 127;
+      },
+      &status);
   ASSERT_GT(pid, 0);
   ASSERT_TRUE(exited_zero(status));
   EXPECT_EQ(slurp(dir / "shared.out"), "out line\n");
@@ -386,11 +391,13 @@ TEST(ProcessLogsRunner, FilesComeFromTheLogsEventsOfJobProcesses) {
   Timeline tl;
   tl.facts.containment = JobContainment::PidNamespace;
   // Host pids from the kernel (1007, 1008); the names carry the job's own pids.
-  tl.add(obs::event(1, 1007, "aftermath.logs",
-                    json{{"out", dir / "logs/rank-r0-7.out"}, {"err", dir / "logs/rank-r0-7.err"}}.dump()));
-  tl.add(obs::event(2, 1008, "aftermath.logs",
-                    json{{"out", dir / "logs/worker-r0-w1-8.out"}, {"err", dir / "logs/worker-r0-w1-8.err"}}
-                        .dump()));
+  tl.add(obs::event(
+      1, 1007, "aftermath.logs",
+      json{{"out", dir / "logs/rank-r0-7.out"}, {"err", dir / "logs/rank-r0-7.err"}}.dump()));
+  tl.add(obs::event(
+      2, 1008, "aftermath.logs",
+      json{{"out", dir / "logs/worker-r0-w1-8.out"}, {"err", dir / "logs/worker-r0-w1-8.err"}}
+          .dump()));
   tl.add(obs::event(3, 9, "aftermath.logs", json{{"out", dir / "logs/helper-9.out"}}.dump()));
   tl.add(obs::event(4, 1007, "step", json{{"out", "not a log"}}.dump()));
   auto logs = find_process_logs(tl, {history(1007), history(1008), history(1010)}, dir.path());
@@ -514,11 +521,16 @@ TEST(ProcessLogsReports, HtmlLinksEachProcessLogFromItsLaneAndTheLogsTable) {
   std::string t = html.substr(table, html.find("</table>", table) - table);
   EXPECT_THAT(t, HasSubstr("Per-process logs (1 process)"));
   EXPECT_THAT(t, HasSubstr("<tr data-pid=\"101\"><td>worker</td>"));
-  EXPECT_THAT(t, HasSubstr("<a href=\"logs-job/logs/worker-r0-w3-5.out\">logs/worker-r0-w3-5.out</a>"));
-  EXPECT_THAT(t, HasSubstr("<a href=\"logs-job/logs/worker-r0-w3-5.err\">logs/worker-r0-w3-5.err</a>"));
+  EXPECT_THAT(
+      t, HasSubstr("<a href=\"logs-job/logs/worker-r0-w3-5.out\">logs/worker-r0-w3-5.out</a>"));
+  EXPECT_THAT(
+      t, HasSubstr("<a href=\"logs-job/logs/worker-r0-w3-5.err\">logs/worker-r0-w3-5.err</a>"));
   // The job's environment: in the environment block and the scenario's facts.
-  EXPECT_THAT(html, HasSubstr("<tr class=\"job-env\"><th>job sharing_strategy</th><td>file_system</td></tr>"));
-  EXPECT_THAT(html, HasSubstr("<tr class=\"job-env\"><th>job start_method</th><td>spawn</td></tr>"));
+  EXPECT_THAT(
+      html,
+      HasSubstr("<tr class=\"job-env\"><th>job sharing_strategy</th><td>file_system</td></tr>"));
+  EXPECT_THAT(html,
+              HasSubstr("<tr class=\"job-env\"><th>job start_method</th><td>spawn</td></tr>"));
   EXPECT_THAT(html, HasSubstr("<th>job environment</th><td><code>sharing_strategy=file_system; "
                               "start_method=spawn</code></td>"));
 }

@@ -14,8 +14,8 @@ using ::testing::ElementsAre;
 
 TEST(PytestCommand, RunsPytestWithThePluginAndTheArgumentsUntouched) {
   EXPECT_THAT(pytest_command("/usr/bin/python3", {"tests/", "-n", "2", "-k", "not slow"}),
-              ElementsAre("/usr/bin/python3", "-m", "pytest", "-p", "aftermath_pytest", "tests/", "-n", "2",
-                          "-k", "not slow"));
+              ElementsAre("/usr/bin/python3", "-m", "pytest", "-p", "aftermath_pytest", "tests/",
+                          "-n", "2", "-k", "not slow"));
 }
 
 TEST(PytestCommand, NamesTheRunAfterWhatItTests) {

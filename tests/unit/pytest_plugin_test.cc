@@ -4,10 +4,9 @@
 // at all without AFTERMATH_EVENTS; no file descriptor left between tests; the
 // same output either way; a harness that never answers costs a bounded wait.
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -18,8 +17,8 @@
 
 #include "harness/supervise/event_socket.h"
 #include "tests/support/children.h"
-#include "tests/support/python.h"
 #include "tests/support/files.h"
+#include "tests/support/python.h"
 #include "tests/support/temp_dir.h"
 
 namespace aftermath {
@@ -51,9 +50,12 @@ def test_skipped():
 class PytestPlugin : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (::access(aftermath::testing::default_python().c_str(), X_OK) != 0) GTEST_SKIP() << aftermath::testing::default_python() << " is not installed";
-    if (testing_children::reap_within(start({"-c", "import pytest"}, {}, dir_ / "probe.out"), 60000) != 0)
-      GTEST_SKIP() << "pytest is not installed for " << aftermath::testing::default_python() << " (scripts/deps.sh)";
+    if (::access(aftermath::testing::default_python().c_str(), X_OK) != 0)
+      GTEST_SKIP() << aftermath::testing::default_python() << " is not installed";
+    if (testing_children::reap_within(start({"-c", "import pytest"}, {}, dir_ / "probe.out"),
+                                      60000) != 0)
+      GTEST_SKIP() << "pytest is not installed for " << aftermath::testing::default_python()
+                   << " (scripts/deps.sh)";
     std::ofstream(dir_ / "test_suite.py") << kSuite;
     ASSERT_FALSE(sock_.open());
   }
@@ -107,10 +109,10 @@ TEST_F(PytestPlugin, ReportsEachTestsStartAndEndAndWaitsForTheAnswer) {
     const char* outcome;
   };
   const std::vector<Want> want = {
-      {"pytest.test_start", "test_a", ""},        {"pytest.test_end", "test_a", "passed"},
-      {"pytest.test_start", "test_b", ""},        {"pytest.test_end", "test_b", "passed"},
-      {"pytest.test_start", "test_fails", ""},    {"pytest.test_end", "test_fails", "failed"},
-      {"pytest.test_start", "test_skipped", ""},  {"pytest.test_end", "test_skipped", "skipped"},
+      {"pytest.test_start", "test_a", ""},       {"pytest.test_end", "test_a", "passed"},
+      {"pytest.test_start", "test_b", ""},       {"pytest.test_end", "test_b", "passed"},
+      {"pytest.test_start", "test_fails", ""},   {"pytest.test_end", "test_fails", "failed"},
+      {"pytest.test_start", "test_skipped", ""}, {"pytest.test_end", "test_skipped", "skipped"},
       {"pytest.session_end", nullptr, ""},
   };
   for (size_t i = 0; i < want.size(); ++i) {
@@ -121,7 +123,8 @@ TEST_F(PytestPlugin, ReportsEachTestsStartAndEndAndWaitsForTheAnswer) {
     json j = json::parse(m->text);
     EXPECT_EQ(j["t"], "test");
     EXPECT_EQ(j["name"], want[i].name) << m->text;
-    EXPECT_EQ(j["fields"]["nodeid"], want[i].test ? std::string("test_suite.py::") + want[i].test : "")
+    EXPECT_EQ(j["fields"]["nodeid"],
+              want[i].test ? std::string("test_suite.py::") + want[i].test : "")
         << m->text;
     EXPECT_EQ(j["fields"]["worker"], "");
     EXPECT_EQ(j["fields"]["outcome"], want[i].outcome) << m->text;
@@ -132,7 +135,8 @@ TEST_F(PytestPlugin, ReportsEachTestsStartAndEndAndWaitsForTheAnswer) {
     ASSERT_FALSE(sock_.reply(*m, "ok"));
   }
   int status = py.reap_within(30000);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << status << testing::slurp(dir_ / "with.out");
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1)
+      << status << testing::slurp(dir_ / "with.out");
   EXPECT_FALSE(sock_.receive().has_value());
 
   // The same suite without the harness: nothing sent, and the very same output.
@@ -148,10 +152,12 @@ TEST_F(PytestPlugin, ReportsEachTestsStartAndEndAndWaitsForTheAnswer) {
 // A harness that never answers: each boundary waits AFTERMATH_POINT_TIMEOUT_MS
 // at most, and the suite still runs to its end.
 TEST_F(PytestPlugin, AHarnessThatNeverAnswersCostsABoundedWait) {
-  testing_children::OwnedChild py(run_pytest(
-      {{"AFTERMATH_EVENTS", sock_.address()}, {"AFTERMATH_POINT_TIMEOUT_MS", "100"}}, dir_ / "out"));
+  testing_children::OwnedChild py(
+      run_pytest({{"AFTERMATH_EVENTS", sock_.address()}, {"AFTERMATH_POINT_TIMEOUT_MS", "100"}},
+                 dir_ / "out"));
   int status = py.reap_within(60000);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << status << testing::slurp(dir_ / "out");
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1)
+      << status << testing::slurp(dir_ / "out");
   int messages = 0;
   while (sock_.receive()) ++messages;
   EXPECT_EQ(messages, 9);  // 4 tests × start and end, and the session's end

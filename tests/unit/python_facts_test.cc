@@ -46,7 +46,8 @@ TEST(TorchRange, RefusesWhatIsNoRange) {
     auto r = TorchRange::parse(bad);
     EXPECT_FALSE(r) << bad;
   }
-  EXPECT_EQ(TorchRange::parse(">=2.x").error().what, "'>=2.x': '2.x' is not a version (MAJOR.MINOR or MAJOR.MINOR.PATCH)");
+  EXPECT_EQ(TorchRange::parse(">=2.x").error().what,
+            "'>=2.x': '2.x' is not a version (MAJOR.MINOR or MAJOR.MINOR.PATCH)");
 }
 
 // What no Python attribute says, by release: the rows of the table.

@@ -14,7 +14,9 @@ namespace {
 using aftermath::testing::TempDir;
 
 std::string write_exec(const std::string& path, const std::string& text) {
-  { std::ofstream(path) << text; }
+  {
+    std::ofstream(path) << text;
+  }
   ::chmod(path.c_str(), 0755);
   return path;
 }
@@ -25,7 +27,8 @@ TEST(JobPython, AnInterpreterItselfOrTheOneOnAScriptsHashBang) {
   EXPECT_EQ(job_python({"/venv/bin/python", "-m", "torch.distributed.run"}), "/venv/bin/python");
   EXPECT_EQ(job_python({"/opt/py/bin/python3.11"}), "/opt/py/bin/python3.11");
   // A venv's console script (torchrun, pytest) names its interpreter.
-  std::string torchrun = write_exec(dir.path() + "/torchrun", "#!/venv/bin/python3.11\nimport sys\n");
+  std::string torchrun =
+      write_exec(dir.path() + "/torchrun", "#!/venv/bin/python3.11\nimport sys\n");
   EXPECT_EQ(job_python({torchrun, "--standalone", "t.py"}), "/venv/bin/python3.11");
   std::string env_script = write_exec(dir.path() + "/tool", "#!/usr/bin/env -S python3 -u\n");
   auto found = job_python({env_script});
@@ -40,12 +43,13 @@ TEST(JobPython, AnInterpreterItselfOrTheOneOnAScriptsHashBang) {
 // A stand-in interpreter: whatever it prints is what the probe reads.
 TEST(ProbePython, ReadsTheMarkedAnswerAmidOtherOutput) {
   TempDir dir("aftermath-probe-python");
-  std::string py = write_exec(dir.path() + "/python3",
-                              "#!/bin/sh\n"
-                              "echo 'UserWarning: something' >&2\n"
-                              "echo 'aftermath-facts {\"python\": \"3.12.1\", \"torch\": \"2.11.0+cu130\", "
-                              "\"cuda\": \"13.0\", \"loader_status_interval\": 7.5, \"monitor_interval\": 0.25, "
-                              "\"new_session\": true}'\n");
+  std::string py =
+      write_exec(dir.path() + "/python3",
+                 "#!/bin/sh\n"
+                 "echo 'UserWarning: something' >&2\n"
+                 "echo 'aftermath-facts {\"python\": \"3.12.1\", \"torch\": \"2.11.0+cu130\", "
+                 "\"cuda\": \"13.0\", \"loader_status_interval\": 7.5, \"monitor_interval\": 0.25, "
+                 "\"new_session\": true}'\n");
   PythonFacts f = probe_python(py);
   EXPECT_EQ(f.source, "probe") << f.probe_error;
   EXPECT_EQ(f.python, "3.12.1");
@@ -60,15 +64,17 @@ TEST(ProbePython, ReadsTheMarkedAnswerAmidOtherOutput) {
 
 TEST(ProbePython, WhatTheSourcesDoNotSayComesFromTheTable) {
   TempDir dir("aftermath-probe-table");
-  std::string py = write_exec(dir.path() + "/python3",
-                              "#!/bin/sh\necho 'aftermath-facts {\"python\": \"3.11.2\", \"torch\": \"1.13.0a0\"}'\n");
+  std::string py = write_exec(
+      dir.path() + "/python3",
+      "#!/bin/sh\necho 'aftermath-facts {\"python\": \"3.11.2\", \"torch\": \"1.13.0a0\"}'\n");
   PythonFacts f = probe_python(py);
   ASSERT_TRUE(f.torch);
   EXPECT_EQ(f.torchrun_monitor_interval, 5 * kSecond);
   EXPECT_FALSE(f.torchrun_signals_sessions);
-  std::string no_torch = write_exec(dir.path() + "/python",
-                                    "#!/bin/sh\necho 'aftermath-facts {\"python\": \"3.13.1\", \"torch_error\": "
-                                    "\"No module named '\"'\"'torch'\"'\"'\"}'\n");
+  std::string no_torch =
+      write_exec(dir.path() + "/python",
+                 "#!/bin/sh\necho 'aftermath-facts {\"python\": \"3.13.1\", \"torch_error\": "
+                 "\"No module named '\"'\"'torch'\"'\"'\"}'\n");
   PythonFacts n = probe_python(no_torch);
   EXPECT_FALSE(n.torch);
   EXPECT_EQ(n.torch_error, "No module named 'torch'");
@@ -77,7 +83,8 @@ TEST(ProbePython, WhatTheSourcesDoNotSayComesFromTheTable) {
 
 TEST(ProbePython, AnInterpreterThatFailsGivesTheDefaultsAndWhy) {
   TempDir dir("aftermath-probe-bad");
-  std::string bad = write_exec(dir.path() + "/python3", "#!/bin/sh\necho 'SyntaxError: nope' >&2\nexit 1\n");
+  std::string bad =
+      write_exec(dir.path() + "/python3", "#!/bin/sh\necho 'SyntaxError: nope' >&2\nexit 1\n");
   PythonFacts f = probe_python(bad);
   EXPECT_EQ(f.source, "default");
   EXPECT_NE(f.probe_error.find("SyntaxError: nope"), std::string::npos) << f.probe_error;

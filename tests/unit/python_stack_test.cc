@@ -30,8 +30,10 @@ TEST(PythonVersionOf, InterpretersByName) {
 TEST(FindLibpythonScript, TheInterpretersOwnFirstThenByName) {
   TempDir root;
   ASSERT_FALSE(root.path().empty());
-  EXPECT_EQ(find_libpython_script(root.path(), "/usr/bin/python3.11", "3.11"), "");  // no auto-load folder
-  std::string lib = root.write("auto-load/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0-gdb.py", "#\n");
+  EXPECT_EQ(find_libpython_script(root.path(), "/usr/bin/python3.11", "3.11"),
+            "");  // no auto-load folder
+  std::string lib =
+      root.write("auto-load/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0-gdb.py", "#\n");
   root.write("auto-load/usr/lib/x86_64-linux-gnu/libpython3.11d.so.1.0-gdb.py", "#\n");
   root.write("auto-load/usr/bin/python3.11d-gdb.py", "#\n");
   root.write("auto-load/usr/bin/python3.12-gdb.py", "#\n");
@@ -93,7 +95,8 @@ TEST(ParsePyBt, ThreadsFramesAndWhatIsNotAFrame) {
   const auto& main = threads[2];
   EXPECT_EQ(main.lwp, 1612);
   ASSERT_EQ(main.frames.size(), 4u);  // the built-in call and the unreadable frame are not frames
-  EXPECT_EQ(main.frames[0].file, "/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py");
+  EXPECT_EQ(main.frames[0].file,
+            "/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py");
   EXPECT_EQ(main.frames[0].line, 1541);
   EXPECT_EQ(main.frames[0].function, "all_reduce");
   EXPECT_EQ(main.frames[0].code, "work.wait()");
@@ -102,8 +105,8 @@ TEST(ParsePyBt, ThreadsFramesAndWhatIsNotAFrame) {
   EXPECT_EQ(main.frames[1].function, "step");
   EXPECT_EQ(main.frames[1].code, "dist.all_reduce(t)");
   EXPECT_EQ(main.frames[2].function, "run");
-  EXPECT_EQ(main.frames[2].line, 0);    // py-bt could not tell
-  EXPECT_EQ(main.frames[2].code, "");   // nor the code: its excuse is not code
+  EXPECT_EQ(main.frames[2].line, 0);   // py-bt could not tell
+  EXPECT_EQ(main.frames[2].code, "");  // nor the code: its excuse is not code
   EXPECT_EQ(main.frames[3].function, "<module>");
   EXPECT_EQ(main.frames[3].code, "run()");
   // The text keeps everything py-bt said about the thread.
@@ -154,7 +157,8 @@ TEST(ParsePySpyDump, ThreadsPythonFramesAndNativeFramesKeptAsText) {
       "\n"
       "Thread 4242 (active): \"MainThread\"\n"
       "    c10d::ProcessGroupGloo::AsyncWork::wait (libtorch_cpu.so)\n"
-      "    all_reduce (/v/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py:3010)\n"
+      "    all_reduce "
+      "(/v/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py:3010)\n"
       "    wrapper (/v/lib/python3.11/site-packages/torch/distributed/c10d_logger.py:81)\n"
       "    time_sleep (Modules/timemodule.c:2048)\n"
       "    main (/home/me/train.py:40)\n"
@@ -171,28 +175,32 @@ TEST(ParsePySpyDump, ThreadsPythonFramesAndNativeFramesKeptAsText) {
   EXPECT_EQ(t[0].frames[0].function, "all_reduce");
   EXPECT_EQ(t[0].frames[0].line, 3010);
   EXPECT_EQ(t[0].frames[2].file, "/home/me/train.py");
-  EXPECT_NE(t[0].text.find("ProcessGroupGloo::AsyncWork::wait (libtorch_cpu.so)"), std::string::npos);
+  EXPECT_NE(t[0].text.find("ProcessGroupGloo::AsyncWork::wait (libtorch_cpu.so)"),
+            std::string::npos);
   EXPECT_NE(t[0].text.find("0x7f00deadbeef"), std::string::npos);
   EXPECT_EQ(t[1].lwp, 4250);
   EXPECT_EQ(hang_thread(t, 4242), &t[0]);
-  EXPECT_EQ(python_where(hang_thread(t, 4242)->frames), "all_reduce (distributed_c10d.py:3010) called from train.py:40");
+  EXPECT_EQ(python_where(hang_thread(t, 4242)->frames),
+            "all_reduce (distributed_c10d.py:3010) called from train.py:40");
   // py-spy's complaint, not a dump: nothing.
-  EXPECT_TRUE(parse_py_spy_dump("Error: Failed to find python version from target process\n").empty());
+  EXPECT_TRUE(
+      parse_py_spy_dump("Error: Failed to find python version from target process\n").empty());
 }
 
 TEST(HangThread, TheMainThreadUnlessItIsIdle) {
   PythonFrame user{"/home/me/train.py", 42, "step", ""};
   PythonFrame join{"/usr/lib/python3.11/threading.py", 1112, "_wait_for_tstate_lock", ""};
   PythonFrame get{"/usr/lib/python3.11/queue.py", 171, "get", ""};
-  PythonFrame collective{"/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py", 1541,
-                         "all_reduce", ""};
+  PythonFrame collective{"/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py",
+                         1541, "all_reduce", ""};
   {
     std::vector<PythonThreadStack> t{thread(11, {collective}), thread(10, {collective, user})};
     EXPECT_EQ(hang_thread(t, 10), &t[1]);  // the main thread, wherever it is listed
   }
   {
     // The main thread joins the thread that does the work: that one.
-    std::vector<PythonThreadStack> t{thread(10, {join, user}), thread(11, {get}), thread(12, {collective})};
+    std::vector<PythonThreadStack> t{thread(10, {join, user}), thread(11, {get}),
+                                     thread(12, {collective})};
     EXPECT_EQ(hang_thread(t, 10), &t[2]);
   }
   {
@@ -208,7 +216,8 @@ TEST(HangThread, TheMainThreadUnlessItIsIdle) {
   }
   {
     // A user's own file named threading.py is not the standard library's.
-    std::vector<PythonThreadStack> t{thread(10, {{"/home/me/threading.py", 3, "wait", ""}}), thread(11, {user})};
+    std::vector<PythonThreadStack> t{thread(10, {{"/home/me/threading.py", 3, "wait", ""}}),
+                                     thread(11, {user})};
     EXPECT_EQ(hang_thread(t, 10), &t[0]);
   }
   {
@@ -216,7 +225,8 @@ TEST(HangThread, TheMainThreadUnlessItIsIdle) {
     // process) while a resource-sharer thread accepts. Waiting on another
     // process is not idle: the main thread.
     PythonFrame select{"/usr/lib/python3.11/selectors.py", 415, "select", ""};
-    PythonFrame loop{"/usr/lib/python3/dist-packages/torch/utils/data/_utils/worker.py", 269, "_worker_loop", ""};
+    PythonFrame loop{"/usr/lib/python3/dist-packages/torch/utils/data/_utils/worker.py", 269,
+                     "_worker_loop", ""};
     PythonFrame accept{"/usr/lib/python3.11/socket.py", 294, "accept", ""};
     std::vector<PythonThreadStack> t{thread(11, {accept}), thread(10, {select, loop})};
     EXPECT_EQ(hang_thread(t, 10), &t[1]);
@@ -228,8 +238,10 @@ TEST(HangThread, TheMainThreadUnlessItIsIdle) {
 
 TEST(IsInstalledPythonFile, StandardLibrarySitePackagesAndFrozen) {
   EXPECT_TRUE(is_installed_python_file("/usr/lib/python3.11/threading.py"));
-  EXPECT_TRUE(is_installed_python_file("/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py"));
-  EXPECT_TRUE(is_installed_python_file("/opt/venv/lib/python3.12/site-packages/torch/nn/modules/module.py"));
+  EXPECT_TRUE(is_installed_python_file(
+      "/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py"));
+  EXPECT_TRUE(is_installed_python_file(
+      "/opt/venv/lib/python3.12/site-packages/torch/nn/modules/module.py"));
   EXPECT_TRUE(is_installed_python_file("/root/.pyenv/versions/3.11.7/lib/python3.11/selectors.py"));
   EXPECT_TRUE(is_installed_python_file("/usr/lib64/python3.9/queue.py"));
   EXPECT_TRUE(is_installed_python_file("<frozen runpy>"));
@@ -240,11 +252,14 @@ TEST(IsInstalledPythonFile, StandardLibrarySitePackagesAndFrozen) {
 }
 
 TEST(PythonWhere, InnermostAndTheUsersCode) {
-  PythonFrame wait{"/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py", 1541, "all_reduce", ""};
-  PythonFrame wrap{"/usr/lib/python3/dist-packages/torch/distributed/c10d_logger.py", 72, "wrapper", ""};
+  PythonFrame wait{"/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py", 1541,
+                   "all_reduce", ""};
+  PythonFrame wrap{"/usr/lib/python3/dist-packages/torch/distributed/c10d_logger.py", 72, "wrapper",
+                   ""};
   PythonFrame step{"/home/me/train.py", 42, "step", ""};
   PythonFrame top{"/home/me/train.py", 60, "<module>", ""};
-  EXPECT_EQ(python_where({wait, wrap, step, top}), "all_reduce (distributed_c10d.py:1541) called from train.py:42");
+  EXPECT_EQ(python_where({wait, wrap, step, top}),
+            "all_reduce (distributed_c10d.py:1541) called from train.py:42");
   EXPECT_EQ(python_where({step, top}), "step (train.py:42)");
   EXPECT_EQ(python_where({wait, wrap}), "all_reduce (distributed_c10d.py:1541)");  // no user code
   EXPECT_EQ(python_where({{"/home/me/train.py", 0, "run", ""}}), "run (train.py)");

@@ -4,7 +4,6 @@
 // verified gone. Only processes this test started are ever signalled; the
 // /dev/shm used is a scratch folder.
 #include "harness/hygiene/reap.h"
-#include "reports/inspect.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -17,7 +16,7 @@
 #include <fstream>
 
 #include "harness/inject/cgroup.h"
-
+#include "reports/inspect.h"
 #include "tests/unit/device_fixtures.h"
 
 namespace aftermath {
@@ -67,8 +66,10 @@ TEST(ReapPlan, ChildrenBeforeParentsAndNothingElse) {
   EXPECT_EQ(order, (std::vector<int>{102, 101, 100})) << "deepest first; never pid 1";
   EXPECT_EQ(step_for(plan, 100)->start_ticks, 1100u);
   std::string untouched = ::testing::PrintToString(plan.untouched);
-  EXPECT_EQ(plan.in_use, std::vector<std::string>{"pid 200 (p200, uid 1000): in use: its parent is alive"});
-  EXPECT_EQ(untouched.find("pid 200"), std::string::npos) << "listed once, as in use: " << untouched;
+  EXPECT_EQ(plan.in_use,
+            std::vector<std::string>{"pid 200 (p200, uid 1000): in use: its parent is alive"});
+  EXPECT_EQ(untouched.find("pid 200"), std::string::npos)
+      << "listed once, as in use: " << untouched;
   EXPECT_NE(untouched.find("pid 103 (p103, uid 1000): zombie; it is reaped once its parent 100"),
             std::string::npos)
       << untouched;
@@ -135,9 +136,10 @@ TEST(ReapPlan, FaultCgroupsGoOnceTheirProcessesAre) {
     g.why = leftover ? "leftover" : "in use";
     return g;
   };
-  r.cgroups = {cg("/cg/aftermath-1-0-f0-p9", {}, true), cg("/cg/aftermath-1-1-f0-p100", {100}, true),
-               cg("/cg/aftermath-1-2-f0-p555", {555}, true), cg("/cg/aftermath-2-0-f0-p3", {3}, false),
-               cg("/cg/aftermath-1-3-f0-p8", {}, true, 0)};
+  r.cgroups = {
+      cg("/cg/aftermath-1-0-f0-p9", {}, true), cg("/cg/aftermath-1-1-f0-p100", {100}, true),
+      cg("/cg/aftermath-1-2-f0-p555", {555}, true), cg("/cg/aftermath-2-0-f0-p3", {3}, false),
+      cg("/cg/aftermath-1-3-f0-p8", {}, true, 0)};
   ReapOptions o;
   o.uid = 1000;
   auto plan = plan_reap(r, o);
@@ -149,12 +151,14 @@ TEST(ReapPlan, FaultCgroupsGoOnceTheirProcessesAre) {
   EXPECT_EQ(plan.steps[2].name, "/cg/aftermath-1-1-f0-p100");
   EXPECT_TRUE(plan.steps[2].after_processes);
   std::string untouched = ::testing::PrintToString(plan.untouched);
-  EXPECT_NE(untouched.find("/cg/aftermath-1-2-f0-p555: holds processes reap does not terminate (555)"),
-            std::string::npos)
+  EXPECT_NE(
+      untouched.find("/cg/aftermath-1-2-f0-p555: holds processes reap does not terminate (555)"),
+      std::string::npos)
       << untouched;
-  EXPECT_NE(untouched.find("/cg/aftermath-1-3-f0-p8: not yours (uid 0)"), std::string::npos) << untouched;
-  EXPECT_NE(format_reap_plan(plan, false).find(
-                "remove cgroup /cg/aftermath-1-1-f0-p100 (once its processes are gone)"),
+  EXPECT_NE(untouched.find("/cg/aftermath-1-3-f0-p8: not yours (uid 0)"), std::string::npos)
+      << untouched;
+  EXPECT_NE(format_reap_plan(plan, false)
+                .find("remove cgroup /cg/aftermath-1-1-f0-p100 (once its processes are gone)"),
             std::string::npos);
   EXPECT_EQ(reap_plan_json(plan)["steps"][1]["kind"], "remove_cgroup");
 }
@@ -196,9 +200,11 @@ TEST(ReapPlan, TempDirResidueGoesWhenNobodyElseHoldsIt) {
   EXPECT_NE(untouched.find("/scratch/tmp/pymp-shared: held by processes reap does not terminate"),
             std::string::npos)
       << untouched;
-  EXPECT_EQ(untouched.find("torchelastic_live"), std::string::npos) << "in use: not reap's business";
-  EXPECT_NE(format_reap_plan(plan, false).find("remove /scratch/tmp/pymp-gone and everything in it"),
-            std::string::npos);
+  EXPECT_EQ(untouched.find("torchelastic_live"), std::string::npos)
+      << "in use: not reap's business";
+  EXPECT_NE(
+      format_reap_plan(plan, false).find("remove /scratch/tmp/pymp-gone and everything in it"),
+      std::string::npos);
   EXPECT_EQ(reap_plan_json(plan)["steps"][1]["kind"], "remove_tmp");
 }
 
@@ -356,19 +362,23 @@ TEST_F(ReapReal, RemovesTheFaultCgroupOfAGoneHarness) {
   opts_.cgroup_dir = home->dir;
   auto before = inspect_machine(opts_);
   int leftovers = 0;
-  for (const auto& g : before.cgroups) leftovers += g.leftover && g.dir.find(std::to_string(dead)) != std::string::npos;
+  for (const auto& g : before.cgroups)
+    leftovers += g.leftover && g.dir.find(std::to_string(dead)) != std::string::npos;
   std::string seen;
   for (const auto& g : before.cgroups) seen += g.dir + " (" + g.why + ")\n";
-  EXPECT_EQ(leftovers, 2) << seen << "/proc/" << dead << (fs::exists("/proc/" + std::to_string(dead)) ? " exists" : " is gone");
+  EXPECT_EQ(leftovers, 2) << seen << "/proc/" << dead
+                          << (fs::exists("/proc/" + std::to_string(dead)) ? " exists" : " is gone");
   auto plan = plan_reap(before, reap_);
   auto done = execute_reap(plan, opts_, reap_);
   EXPECT_FALSE(fs::exists(stale));
   EXPECT_TRUE(fs::exists(busy));
   bool removed = false;
   for (const auto& s : done.plan.steps)
-    if (s.kind == ReapStep::Kind::RemoveCgroup && s.name == stale) removed = s.done && s.result == "removed";
+    if (s.kind == ReapStep::Kind::RemoveCgroup && s.name == stale)
+      removed = s.done && s.result == "removed";
   EXPECT_TRUE(removed) << format_reap_plan(done.plan, true);
-  EXPECT_NE(::testing::PrintToString(done.plan.untouched).find(busy + ": holds processes reap does not terminate"),
+  EXPECT_NE(::testing::PrintToString(done.plan.untouched)
+                .find(busy + ": holds processes reap does not terminate"),
             std::string::npos);
   ::kill(child, SIGKILL);
   EXPECT_TRUE(testing::reap_child(child, 5 * kSecond));

@@ -3,12 +3,12 @@
 // a real program standing in for the reaper.
 #include "harness/supervise/reaper_link.h"
 
-#include "harness/core/types.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
+
+#include "harness/core/types.h"
 
 namespace aftermath {
 namespace {
@@ -20,7 +20,8 @@ reaper::Record record(reaper::Msg type, int pid, int a, int b = 0) {
 }
 
 TEST(RecordStream, WholeRecordsOnlyWhateverTheReadsLookLike) {
-  reaper::Record in[2] = {record(reaper::Msg::TopStarted, 4100, 2), record(reaper::Msg::Reaped, 3, 9)};
+  reaper::Record in[2] = {record(reaper::Msg::TopStarted, 4100, 2),
+                          record(reaper::Msg::Reaped, 3, 9)};
   const char* bytes = reinterpret_cast<const char*>(in);
   RecordStream s;
   s.append(bytes, 10);
@@ -51,10 +52,11 @@ TEST(ReaperArgs, PipesOutputContainmentSignalsCwdThenTheJob) {
   l.cwd = "/work";
   l.argv = {"python3", "-c", "pass"};
   EXPECT_EQ(reaper_args(l, 5, 6),
-            (std::vector<std::string>{"--events", "5", "--lifeline", "6", "--stdout", "/out/stdout.log",
-                                      "--stderr", "/out/stderr.log", "--contain", "auto", "--shm",
-                                      "private", "--ignored-signals", "1001", "--cwd", "/work", "--",
-                                      "python3", "-c", "pass"}));
+            (std::vector<std::string>{
+                "--events",        "5",        "--lifeline",        "6",         "--stdout",
+                "/out/stdout.log", "--stderr", "/out/stderr.log",   "--contain", "auto",
+                "--shm",           "private",  "--ignored-signals", "1001",      "--cwd",
+                "/work",           "--",       "python3",           "-c",        "pass"}));
   l.cwd.clear();
   auto args = reaper_args(l, 5, 6);
   EXPECT_EQ(std::find(args.begin(), args.end(), "--cwd"), args.end());
@@ -62,17 +64,20 @@ TEST(ReaperArgs, PipesOutputContainmentSignalsCwdThenTheJob) {
 
 TEST(ReaperWords, ContainmentAndWhyNot) {
   EXPECT_EQ(job_containment(reaper::Containment::PidNamespace), JobContainment::PidNamespace);
-  EXPECT_EQ(job_containment(reaper::Containment::UserPidNamespace), JobContainment::UserPidNamespace);
+  EXPECT_EQ(job_containment(reaper::Containment::UserPidNamespace),
+            JobContainment::UserPidNamespace);
   EXPECT_EQ(job_containment(reaper::Containment::Subreaper), JobContainment::Subreaper);
   EXPECT_EQ(to_string(JobContainment::UserPidNamespace), "user+pid-namespace");
   EXPECT_EQ(parse_job_containment("subreaper"), JobContainment::Subreaper);
   EXPECT_FALSE(parse_job_containment("namespace"));
-  EXPECT_THAT(subreaper_note(EPERM), ::testing::StartsWith(std::string("no PID namespace (") +
-                                                           std::strerror(EPERM) + "): the job is held"));
+  EXPECT_THAT(subreaper_note(EPERM),
+              ::testing::StartsWith(std::string("no PID namespace (") + std::strerror(EPERM) +
+                                    "): the job is held"));
   EXPECT_THAT(subreaper_note(0), ::testing::StartsWith("subreaper requested: "));
-  EXPECT_EQ(proc_view_note(record(reaper::Msg::ProcView, 0, EPERM,
-                                  static_cast<int>(reaper::ProcViewStep::ProcMount))),
-            "the job sees the host's /proc (mount of a procfs for its PID namespace refused: EPERM)");
+  EXPECT_EQ(
+      proc_view_note(record(reaper::Msg::ProcView, 0, EPERM,
+                            static_cast<int>(reaper::ProcViewStep::ProcMount))),
+      "the job sees the host's /proc (mount of a procfs for its PID namespace refused: EPERM)");
   EXPECT_EQ(proc_view_note(record(reaper::Msg::ProcView, 0, 0, 0)),
             "the job sees the host's /proc (the reaper was told to leave /proc alone)");
 }
@@ -103,7 +108,8 @@ TEST(ReaperLink, AReaperThatExitsGivesEofAndItsExit) {
   bool exited = false;
   link.async_wait([&] { exited = true; });
   Nanos until = monotonic_now() + 10 * kSecond;
-  while (!(exited && link.eof()) && monotonic_now() < until) ctx.run_one_for(std::chrono::milliseconds(50));
+  while (!(exited && link.eof()) && monotonic_now() < until)
+    ctx.run_one_for(std::chrono::milliseconds(50));
   EXPECT_TRUE(exited);
   EXPECT_TRUE(link.eof());
   EXPECT_EQ(records, 0);

@@ -38,9 +38,10 @@ ScenarioResult run_of(const std::string& name, Verdict v, std::optional<double> 
 }
 
 TEST(Aggregate, RateFlakinessAndDistributions) {
-  std::vector<ScenarioResult> rs = {run_of("hang", Verdict::XFail, 10), run_of("hang", Verdict::XPass, 30),
-                                    run_of("hang", Verdict::XFail, 20), run_of("hang", Verdict::XFail, std::nullopt),
-                                    run_of("ok", Verdict::Pass, 5, "pass")};
+  std::vector<ScenarioResult> rs = {
+      run_of("hang", Verdict::XFail, 10), run_of("hang", Verdict::XPass, 30),
+      run_of("hang", Verdict::XFail, 20), run_of("hang", Verdict::XFail, std::nullopt),
+      run_of("ok", Verdict::Pass, 5, "pass")};
   auto aggs = aggregate(rs);
   ASSERT_EQ(aggs.size(), 2u);
   const Aggregate& h = aggs[0];
@@ -64,7 +65,8 @@ TEST(Aggregate, RateFlakinessAndDistributions) {
 // Scenarios keep the order they were first seen in, not their names' order;
 // a scenario that never reproduced has rate 0 with a Wilson upper bound above 0.
 TEST(Aggregate, FirstSeenOrderAndAnUnreproducedBug) {
-  std::vector<ScenarioResult> rs = {run_of("zeta", Verdict::Fail, 1), run_of("alpha", Verdict::Pass, 2, "pass"),
+  std::vector<ScenarioResult> rs = {run_of("zeta", Verdict::Fail, 1),
+                                    run_of("alpha", Verdict::Pass, 2, "pass"),
                                     run_of("zeta", Verdict::Fail, 3)};
   auto aggs = aggregate(rs);
   ASSERT_EQ(aggs.size(), 2u);

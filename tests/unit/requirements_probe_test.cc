@@ -1,5 +1,7 @@
 // requires: against this machine, with planted device nodes and planted
 // interpreters so every answer is exercised both ways.
+#include "harness/observe/requirements_probe.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -8,7 +10,6 @@
 #include <filesystem>
 #include <fstream>
 
-#include "harness/observe/requirements_probe.h"
 #include "harness/scenario/scenario.h"
 #include "tests/support/temp_dir.h"
 
@@ -76,8 +77,9 @@ TEST(Requirements, PythonTorchAsksTheJobsOwnInterpreter) {
   TempDir d;
   // A "python" whose import fails says why, on its last line.
   std::string bad = d / "python-without-torch";
-  script(bad, "echo 'Traceback (most recent call last):' >&2\n"
-              "echo \"ModuleNotFoundError: No module named 'torch'\" >&2\nexit 1");
+  script(bad,
+         "echo 'Traceback (most recent call last):' >&2\n"
+         "echo \"ModuleNotFoundError: No module named 'torch'\" >&2\nexit 1");
   Scenario s = job({bad, "job.py"}, {"python-torch"});
   auto why = why_not(probe_requirement("python-torch", s.job.argv));
   ASSERT_TRUE(why);
@@ -86,10 +88,12 @@ TEST(Requirements, PythonTorchAsksTheJobsOwnInterpreter) {
   // One that imports it (exit 0) meets it.
   std::string good = d / "python-with-torch";
   script(good, "exit 0");
-  EXPECT_EQ(why_not(probe_requirement("python-torch", std::vector<std::string>{good})), std::nullopt);
+  EXPECT_EQ(why_not(probe_requirement("python-torch", std::vector<std::string>{good})),
+            std::nullopt);
   // A job that is not Python is judged by the configured interpreter.
   RequirementEnv env{"/dev", bad};
-  auto via_env = why_not(probe_requirement("python-torch", std::vector<std::string>{"/bin/true"}, env));
+  auto via_env =
+      why_not(probe_requirement("python-torch", std::vector<std::string>{"/bin/true"}, env));
   ASSERT_TRUE(via_env);
   EXPECT_THAT(*via_env, HasSubstr(bad));
 }

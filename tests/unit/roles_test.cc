@@ -13,7 +13,7 @@ namespace {
 // SigCgt of a DataLoader worker and of its main process (python3-torch 1.13).
 constexpr std::uint64_t kWorkerMask = 0x1000044c2;
 constexpr std::uint64_t kLoaderMainMask = 0x100010002;  // SIGINT, SIGCHLD
-constexpr std::uint64_t kPlainPython = 0x2;              // SIGINT only
+constexpr std::uint64_t kPlainPython = 0x2;             // SIGINT only
 
 TEST(Roles, LoaderWorkerHandlersAreTheSignature) {
   EXPECT_TRUE(has_loader_worker_handlers(kWorkerMask));
@@ -29,17 +29,19 @@ TEST(Roles, HelpersByNameAndCommandLine) {
   EXPECT_TRUE(is_helper_process("", "/usr/lib/python3/dist-packages/torch/bin/torch_shm_manager"));
   EXPECT_TRUE(is_helper_process(
       "python3", "/usr/bin/python3 -c from multiprocessing.resource_tracker import main;main(15)"));
-  EXPECT_TRUE(is_helper_process("python3",
-                                "/usr/bin/python3 -c from multiprocessing.forkserver import main; main(3, 4)"));
+  EXPECT_TRUE(is_helper_process(
+      "python3", "/usr/bin/python3 -c from multiprocessing.forkserver import main; main(3, 4)"));
   EXPECT_FALSE(is_helper_process("python3", "/usr/bin/python3 train.py"));
 }
 
 TEST(Roles, TorchrunAgentInItsForms) {
   EXPECT_TRUE(is_torchrun_agent("/usr/bin/python3 /usr/bin/torchrun --nproc_per_node 2 train.py"));
   EXPECT_TRUE(is_torchrun_agent("torchrun --standalone train.py"));
-  EXPECT_TRUE(is_torchrun_agent("/usr/bin/python3 -m torch.distributed.run --nproc_per_node 2 t.py"));
+  EXPECT_TRUE(
+      is_torchrun_agent("/usr/bin/python3 -m torch.distributed.run --nproc_per_node 2 t.py"));
   EXPECT_TRUE(is_torchrun_agent("python3 -m torch.distributed.launch t.py"));
-  EXPECT_TRUE(is_torchrun_agent("/usr/bin/python3 /src/fixtures/python/torchrun_shim.py --nproc_per_node 2 t.py"));
+  EXPECT_TRUE(is_torchrun_agent(
+      "/usr/bin/python3 /src/fixtures/python/torchrun_shim.py --nproc_per_node 2 t.py"));
   EXPECT_FALSE(is_torchrun_agent("/usr/bin/python3 train.py --log torchrun.txt"));
 }
 
@@ -47,8 +49,10 @@ TEST(Roles, TorchrunPollIntervalFromItsCommandLineElseTheRunningTorchsDefault) {
   // 1.13's default (5 s), then 2.4's and later (0.1 s): the caller's.
   EXPECT_EQ(launcher_poll_interval("torchrun --nproc_per_node 2 t.py", 5 * kSecond), 5 * kSecond);
   EXPECT_EQ(launcher_poll_interval("torchrun --nproc_per_node 2 t.py", 100 * kMilli), 100 * kMilli);
-  EXPECT_EQ(launcher_poll_interval("torchrun --monitor_interval 0.5 t.py", 100 * kMilli), 500 * kMilli);
-  EXPECT_EQ(launcher_poll_interval("torchrun --monitor-interval=2 t.py", 100 * kMilli), 2 * kSecond);
+  EXPECT_EQ(launcher_poll_interval("torchrun --monitor_interval 0.5 t.py", 100 * kMilli),
+            500 * kMilli);
+  EXPECT_EQ(launcher_poll_interval("torchrun --monitor-interval=2 t.py", 100 * kMilli),
+            2 * kSecond);
   EXPECT_EQ(launcher_poll_interval("/usr/bin/python3 train.py", 5 * kSecond), std::nullopt);
 }
 
@@ -144,11 +148,13 @@ TEST(Roles, HelpersTopAndAgentComeFirst) {
 }
 
 TEST(ProcParsers, SigCgtAndEnviron) {
-  EXPECT_EQ(parse_status_sigcgt("Name:\tpython3\nSigBlk:\t0000000000000000\nSigCgt:\t00000001000044c2\n"),
-            kWorkerMask);
+  EXPECT_EQ(
+      parse_status_sigcgt("Name:\tpython3\nSigBlk:\t0000000000000000\nSigCgt:\t00000001000044c2\n"),
+      kWorkerMask);
   EXPECT_EQ(parse_status_sigcgt("Name:\tpython3\n"), std::nullopt);
   EXPECT_EQ(parse_status_sigcgt("SigCgt:\tzz\n"), std::nullopt);
-  const char* status = "SigPnd:\t0000000000000000\nSigIgn:\t0000000000000006\nSigCgt:\t0000000000000001\n";
+  const char* status =
+      "SigPnd:\t0000000000000000\nSigIgn:\t0000000000000006\nSigCgt:\t0000000000000001\n";
   EXPECT_EQ(parse_status_sigmask(status, "SigIgn"), 0x6u);  // SIGINT and SIGQUIT
   EXPECT_EQ(parse_status_sigmask(status, "SigCgt"), 0x1u);
   EXPECT_EQ(parse_status_sigmask(status, "SigBlk"), std::nullopt);
@@ -164,4 +170,3 @@ TEST(ProcParsers, SigCgtAndEnviron) {
 
 }  // namespace
 }  // namespace aftermath
-

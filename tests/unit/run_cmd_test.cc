@@ -1,17 +1,19 @@
 // The `run` command's pure parts: the default name of a `-- COMMAND` run,
 // --shard's slices.
+#include "harness/cli/run_cmd.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
-#include "harness/cli/run_cmd.h"
 #include "harness/scenario/scenario.h"
 
 namespace aftermath {
 namespace {
 
 TEST(CommandName, TheScriptNamesTheRunElseTheProgram) {
-  EXPECT_EQ(command_name({"/usr/bin/python3", "train_ddp.py", "--epochs", "1"}), "cmd-train_ddp.py");
+  EXPECT_EQ(command_name({"/usr/bin/python3", "train_ddp.py", "--epochs", "1"}),
+            "cmd-train_ddp.py");
   // torchrun through the shim: the training script, not the shim.
   EXPECT_EQ(command_name({"python3", "fixtures/python/torchrun_shim.py", "--standalone",
                           "--nproc_per_node", "2", "jobs/train_ddp.py"}),
@@ -35,7 +37,8 @@ TEST(Shard, ParsesIOfN) {
   ASSERT_TRUE(s);
   EXPECT_EQ(s->index, 2);
   EXPECT_EQ(s->count, 4);
-  for (const char* bad : {"", "2", "0/4", "5/4", "2/0", "-1/4", "a/b", "2/4/6", "1/100000", "2 /4"}) {
+  for (const char* bad :
+       {"", "2", "0/4", "5/4", "2/0", "-1/4", "a/b", "2/4/6", "1/100000", "2 /4"}) {
     auto b = parse_shard(bad);
     ASSERT_FALSE(b) << bad;
     EXPECT_NE(b.error().what.find("--shard: expected I/N"), std::string::npos) << b.error().what;
@@ -54,7 +57,8 @@ TEST(Shard, TheShardsTogetherRunEachScenarioOnce) {
         biggest = std::max(biggest, pos.size());
         smallest = std::min(smallest, pos.size());
       }
-      for (std::size_t k = 0; k < total; ++k) EXPECT_EQ(runs[k], 1) << total << " " << n << " " << k;
+      for (std::size_t k = 0; k < total; ++k)
+        EXPECT_EQ(runs[k], 1) << total << " " << n << " " << k;
       EXPECT_LE(biggest - smallest, 1u) << "balanced";
     }
   }
@@ -71,8 +75,8 @@ namespace {
 TEST(SallocCommand, TheSameInvocationInANewAllocationWithoutSlurm) {
   std::vector<std::string> argv = {"aftermath", "run", "--slurm", "--out", "o", "x.yaml"};
   EXPECT_EQ(salloc_command("/usr/bin/salloc", "/opt/aftermath", argv, 3),
-            (std::vector<std::string>{"/usr/bin/salloc", "-N3", "--quiet", "/opt/aftermath", "run", "--out", "o",
-                                      "x.yaml"}));
+            (std::vector<std::string>{"/usr/bin/salloc", "-N3", "--quiet", "/opt/aftermath", "run",
+                                      "--out", "o", "x.yaml"}));
   // After "--" everything is the job's own, --slurm included.
   std::vector<std::string> job = {"aftermath", "run", "--slurm", "--", "prog", "--slurm"};
   EXPECT_EQ(salloc_command("s", "a", job, 2),

@@ -40,12 +40,14 @@ TEST(RunConsole, TableOffATerminal) {
   CaptureStdout();
   print_table(run, false);
   std::string out = GetCapturedStdout();
-  EXPECT_THAT(out, HasSubstr("clean                                pass    -                                   1.50s     12.2ms          -\n"));
+  EXPECT_THAT(out, HasSubstr("clean                                pass    -                       "
+                             "            1.50s     12.2ms          -\n"));
   EXPECT_THAT(out, HasSubstr("leaky                                fail    shm_clean"));
   EXPECT_THAT(out, HasSubstr("    shm_clean failed\n"));
   EXPECT_THAT(out, HasSubstr("    not launched: requires gpu\n"));
   EXPECT_EQ(out.find("every check passed"), std::string::npos) << "a pass needs no reason";
-  EXPECT_THAT(out, HasSubstr("3 scenario(s): 1 pass, 0 xfail, 1 fail, 0 xpass, 0 error, 1 skipped\n"));
+  EXPECT_THAT(out,
+              HasSubstr("3 scenario(s): 1 pass, 0 xfail, 1 fail, 0 xpass, 0 error, 1 skipped\n"));
   EXPECT_EQ(out.find("\033["), std::string::npos) << "no colours off a terminal";
 }
 
@@ -64,8 +66,11 @@ TEST(RunConsole, AFailedScenarioSaysWhatItsFaultsDid) {
   CaptureStdout();
   print_table(run, false);
   std::string out = GetCapturedStdout();
-  EXPECT_THAT(out, HasSubstr("    fault 0 (SIGINT, point step rank=0 hit 5): injected: SIGINT to 1 process(es); 812 "
-                             "ignores SIGINT (...), so it had no effect there\n"));
+  EXPECT_THAT(
+      out,
+      HasSubstr(
+          "    fault 0 (SIGINT, point step rank=0 hit 5): injected: SIGINT to 1 process(es); 812 "
+          "ignores SIGINT (...), so it had no effect there\n"));
   EXPECT_EQ(out.find("fault 0"), out.rfind("fault 0")) << "only the failed scenario's faults";
 }
 
@@ -188,15 +193,17 @@ TEST(RunConsole, TableNamesEachLeakingTest) {
   leaky.nodeid = "t.py::test_leaky";
   leaky.worker = "gw1";
   for (int i = 0; i < 4; ++i)
-    leaky.leaks.push_back(TestLeak{LeakKind::Orphan, 80 + i, "", 0, "worker " + std::to_string(80 + i) + " outlived its parent"});
+    leaky.leaks.push_back(TestLeak{LeakKind::Orphan, 80 + i, "", 0,
+                                   "worker " + std::to_string(80 + i) + " outlived its parent"});
   s.tests = {clean, leaky};
   run.scenarios.push_back(s);
   CaptureStdout();
   print_table(run, false);
   std::string out = GetCapturedStdout();
-  EXPECT_THAT(out, HasSubstr("    test t.py::test_leaky [gw1] left orphan: worker 80 outlived its parent; "
-                             "orphan: worker 81 outlived its parent; orphan: worker 82 outlived its "
-                             "parent; ... (4 in all)\n"));
+  EXPECT_THAT(
+      out, HasSubstr("    test t.py::test_leaky [gw1] left orphan: worker 80 outlived its parent; "
+                     "orphan: worker 81 outlived its parent; orphan: worker 82 outlived its "
+                     "parent; ... (4 in all)\n"));
   EXPECT_THAT(out, Not(HasSubstr("test_clean")));
   EXPECT_EQ(leaking_test_lines(scenario("plain", Verdict::Pass, "")).size(), 0u);
 }

@@ -19,8 +19,8 @@ namespace aftermath::testing_run {
 
 constexpr Nanos msec(std::int64_t n) { return n * kMilli; }
 
-constexpr int kInit = 10;   // the reaper
-constexpr int kTop = 100;   // the job's top process
+constexpr int kInit = 10;  // the reaper
+constexpr int kTop = 100;  // the job's top process
 constexpr Nanos kTopStart = msec(1);
 constexpr Nanos kTopExit = msec(700);
 constexpr Nanos kTeardown = msec(5000);
@@ -50,7 +50,8 @@ inline Timeline skeleton(std::optional<Nanos> top_exit = kTopExit,
   tl.facts.containment = JobContainment::PidNamespace;
   tl.add(obs::shm_add(0, "baseline_seg", 1000, /*baseline=*/true));
   tl.add(obs::phase(0, "launch"));
-  tl.add(obs::proc_start(kTopStart, kTop, kInit, "launcher", "launcher --n 2", Role::Launcher, 0, 0, 'R'));
+  tl.add(obs::proc_start(kTopStart, kTop, kInit, "launcher", "launcher --n 2", Role::Launcher, 0, 0,
+                         'R'));
   tl.add(obs::phase(msec(2), "running"));
   if (top_exit) {
     tl.facts.top_outcome = outcome;
@@ -69,7 +70,8 @@ inline Timeline skeleton(std::optional<Nanos> top_exit = kTopExit,
 // A process's life: start, then (optionally) exit and reap.
 inline void life(Timeline& tl, int pid, int ppid, Nanos start, std::optional<Nanos> exit,
                  std::optional<Nanos> gone, std::string comm = "worker", Role role = Role::Worker) {
-  tl.add(obs::proc_start(start, pid, ppid, comm, comm + " --rank " + std::to_string(pid), role, 1, 0, 'S'));
+  tl.add(obs::proc_start(start, pid, ppid, comm, comm + " --rank " + std::to_string(pid), role, 1,
+                         0, 'S'));
   if (exit) tl.add(obs::proc_exit(*exit, pid, Outcome::exited(0)));
   if (gone) tl.add(obs::proc_gone(*gone, pid));
 }
@@ -117,7 +119,7 @@ inline Timeline leaky_run() {
   tl.add(obs::shm_add(msec(10), "leak_a", 4096));
   tl.add(obs::shm_add(msec(20), "leak_b", 100));
   tl.add(obs::shm_resize(msec(30), "leak_b", 8192));
-  tl.add(obs::shm_add(msec(40), "tmp", 10));       // added then removed: not a leak
+  tl.add(obs::shm_add(msec(40), "tmp", 10));  // added then removed: not a leak
   tl.add(obs::shm_remove(msec(50), "tmp"));
   return tl;
 }
@@ -127,7 +129,8 @@ inline Timeline leaky_run() {
 inline Timeline tmp_leaky_run() {
   Timeline tl = skeleton();
   tl.add(obs::tmp_left(kTeardown + msec(50), "/tmp/pymp-k2x9ab", 0, 1000, "pymp"));
-  tl.add(obs::tmp_left(kTeardown + msec(50), "/tmp/torch-shm-dir-Q1w2E3", 0, 1000, "torch-shm-dir"));
+  tl.add(
+      obs::tmp_left(kTeardown + msec(50), "/tmp/torch-shm-dir-Q1w2E3", 0, 1000, "torch-shm-dir"));
   tl.add(obs::tmp_left(kTeardown + msec(50), "/tmp/torchelastic_ab_c", 6144, 0, "torchelastic"));
   tl.add(obs::tmp_reclaim(kTeardown + msec(51), "/tmp/pymp-k2x9ab", 0));
   return tl;

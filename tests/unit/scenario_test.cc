@@ -1,7 +1,4 @@
 #include "harness/scenario/scenario.h"
-#include "harness/check/check_params.h"
-#include "harness/check/registry.h"
-#include "harness/check/scenario_load.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -14,6 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "harness/check/check_params.h"
+#include "harness/check/registry.h"
+#include "harness/check/scenario_load.h"
 #include "tests/support/temp_dir.h"
 #include "tests/unit/parse_helpers.h"
 
@@ -254,7 +254,7 @@ TEST(ParseScenario, DefaultsWhenOptionalFieldsAreAbsent) {
   EXPECT_EQ(s.job.cwd, "");
   EXPECT_EQ(s.timeouts.job, 60 * kSecond);
   EXPECT_EQ(s.timeouts.settle, 10 * kSecond);  // PyTorch's own cleanup takes ~7 s
-  EXPECT_TRUE(s.role_grace.empty());  // no_orphans gives helpers helper_grace() itself
+  EXPECT_TRUE(s.role_grace.empty());           // no_orphans gives helpers helper_grace() itself
   EXPECT_EQ(s.timeouts.teardown, 2 * kSecond);
   EXPECT_EQ(s.grace, 1 * kSecond);
   EXPECT_EQ(s.sample_interval, 20 * kMilli);
@@ -299,13 +299,11 @@ TEST(ParseScenario, ChecksEnabledWithEmptyParamsOrTrue) {
 }
 
 TEST(ParseScenario, JobExitSignalByNameShortNameAndNumber) {
-  EXPECT_EQ(
-      JE(ParseOk(Base("checks: {job_exit: {signal: SIGKILL}}\n")).checks["job_exit"]).signal,
-      9);
-  EXPECT_EQ(
-      JE(ParseOk(Base("checks: {job_exit: {signal: TERM}}\n")).checks["job_exit"]).signal, 15);
-  EXPECT_EQ(JE(ParseOk(Base("checks: {job_exit: {signal: 6}}\n")).checks["job_exit"]).signal,
-            6);
+  EXPECT_EQ(JE(ParseOk(Base("checks: {job_exit: {signal: SIGKILL}}\n")).checks["job_exit"]).signal,
+            9);
+  EXPECT_EQ(JE(ParseOk(Base("checks: {job_exit: {signal: TERM}}\n")).checks["job_exit"]).signal,
+            15);
+  EXPECT_EQ(JE(ParseOk(Base("checks: {job_exit: {signal: 6}}\n")).checks["job_exit"]).signal, 6);
   Scenario s = ParseOk(Base("checks: {job_exit: {signal: SIGSEGV, grace: 0s}}\n"));
   EXPECT_FALSE(JE(s.checks["job_exit"]).code.has_value());
   EXPECT_EQ(s.checks["job_exit"].grace, 0);
@@ -313,8 +311,7 @@ TEST(ParseScenario, JobExitSignalByNameShortNameAndNumber) {
 
 TEST(ParseScenario, JobExitCodeBounds) {
   EXPECT_EQ(JE(ParseOk(Base("checks: {job_exit: {code: 0}}\n")).checks["job_exit"]).code, 0);
-  EXPECT_EQ(JE(ParseOk(Base("checks: {job_exit: {code: 255}}\n")).checks["job_exit"]).code,
-            255);
+  EXPECT_EQ(JE(ParseOk(Base("checks: {job_exit: {code: 255}}\n")).checks["job_exit"]).code, 255);
   EXPECT_THAT(ParseBad(Base("checks: {job_exit: {code: 256}}\n")),
               ElementsAre(Diag("checks.job_exit.code", 5, 27, "0..255")));
   EXPECT_THAT(ParseBad(Base("checks: {job_exit: {code: -1}}\n")),
@@ -324,9 +321,9 @@ TEST(ParseScenario, JobExitCodeBounds) {
 }
 
 TEST(ParseScenario, MemoryGrowthParamsAreValidatedAndKept) {
-  Scenario s = ParseOk(Base(
-      "checks: {memory_growth: {max_kb_per_step: 128.5, field: rss_kb, skip_steps: 2, "
-      "min_points: 5, role: worker, grace: 1s}}\n"));
+  Scenario s =
+      ParseOk(Base("checks: {memory_growth: {max_kb_per_step: 128.5, field: rss_kb, skip_steps: 2, "
+                   "min_points: 5, role: worker, grace: 1s}}\n"));
   const CheckConfig& c = s.checks["memory_growth"];
   EXPECT_TRUE(c.enabled);
   const auto& p = check_params<MemoryGrowthParams>(c);
@@ -350,7 +347,8 @@ TEST(ParseScenario, MemoryGrowthParamsAreValidatedAndKept) {
 }
 
 TEST(ParseScenario, DeviceMemoryParams) {
-  Scenario s = ParseOk(Base("checks: {device_memory_released: {tolerance: 256MiB, deadline: 3s}}\n"));
+  Scenario s =
+      ParseOk(Base("checks: {device_memory_released: {tolerance: 256MiB, deadline: 3s}}\n"));
   const CheckConfig& c = s.checks["device_memory_released"];
   EXPECT_TRUE(c.enabled);
   EXPECT_EQ(check_params<DeviceMemoryParams>(c).tolerance_bytes, 256ll << 20);
@@ -593,7 +591,8 @@ TEST(ParseScenario, InvalidDurations) {
   EXPECT_THAT(ParseBad(Base("grace: 5 parsecs\n")),
               ElementsAre(Diag("grace", 5, 8, "invalid duration")));
   EXPECT_THAT(ParseBad(Base("grace: -1s\n")), ElementsAre(Diag("grace", 5, 8, "negative")));
-  EXPECT_THAT(ParseBad(Base("grace: {a: 1}\n")), ElementsAre(Diag("grace.a", 5, 9, "unknown role 'a'")));
+  EXPECT_THAT(ParseBad(Base("grace: {a: 1}\n")),
+              ElementsAre(Diag("grace.a", 5, 9, "unknown role 'a'")));
   EXPECT_THAT(ParseBad(Base("grace: {helper: 1}\n")),
               ElementsAre(Diag("grace.helper", 5, 17, "bare number '1' needs a unit")));
   EXPECT_THAT(ParseBad(Base("grace: [1s]\n")), ElementsAre(Diag("grace", 5, 8, "a duration")));
@@ -604,15 +603,18 @@ TEST(ParseScenario, GraceByRole) {
   EXPECT_EQ(sc.grace, 2 * kSecond);
   EXPECT_EQ(sc.role_grace.at(Role::Helper), 3 * kSecond);
   EXPECT_EQ(sc.role_grace.at(Role::Worker), 500 * kMilli);
-  auto chk = ParseOk(Base("checks:\n  no_orphans: {grace: {helper: 7s}}\n  no_zombies: {launcher_poll: 2s}\n"
-                        "  no_hang: {stall: 4s}\n"));
+  auto chk = ParseOk(
+      Base("checks:\n  no_orphans: {grace: {helper: 7s}}\n  no_zombies: {launcher_poll: 2s}\n"
+           "  no_hang: {stall: 4s}\n"));
   EXPECT_EQ(chk.checks.at("no_orphans").role_grace.at(Role::Helper), 7 * kSecond);
   EXPECT_EQ(check_params<NoZombiesParams>(chk).launcher_poll, 2 * kSecond);
   EXPECT_EQ(check_params<NoHangParams>(chk).stall, 4 * kSecond);
   EXPECT_THAT(ParseBad(Base("checks:\n  no_hang: {stall: 0s}\n")),
               ElementsAre(Diag("checks.no_hang.stall", 6, 20, "must be > 0")));
-  EXPECT_THAT(ParseBad(Base("faults:\n  - {action: SIGKILL, target: all, at: {after: 1s}, optional: maybe}\n")),
-              ElementsAre(Diag("faults[0].optional", 6, 63, "true or false")));
+  EXPECT_THAT(
+      ParseBad(
+          Base("faults:\n  - {action: SIGKILL, target: all, at: {after: 1s}, optional: maybe}\n")),
+      ElementsAre(Diag("faults[0].optional", 6, 63, "true or false")));
 }
 
 TEST(ParseGraceText, DurationOrRoles) {
@@ -1028,15 +1030,16 @@ namespace {
 // `torch:` states what differs by PyTorch release; the first range holding
 // the job's torch applies, each check named there replacing the base's.
 TEST(ScenarioTorch, TheFirstRangeHoldingTheJobsTorchGivesChecksAndExpectation) {
-  Scenario s = ParseOk(Base("checks:\n"
-                            "  job_exit: {code: 1, output_regex: 'Bus error'}\n"
-                            "expect: {fail: [no_orphans], reason: old}\n"
-                            "torch:\n"
-                            "  '>=2.10':\n"
-                            "    checks: {job_exit: {code: 1, output_regex: 'unable to allocate'}}\n"
-                            "    expect: pass\n"
-                            "  '>=2.2':\n"
-                            "    expect: {fail: [tmp_clean], reason: killpg}\n"));
+  Scenario s =
+      ParseOk(Base("checks:\n"
+                   "  job_exit: {code: 1, output_regex: 'Bus error'}\n"
+                   "expect: {fail: [no_orphans], reason: old}\n"
+                   "torch:\n"
+                   "  '>=2.10':\n"
+                   "    checks: {job_exit: {code: 1, output_regex: 'unable to allocate'}}\n"
+                   "    expect: pass\n"
+                   "  '>=2.2':\n"
+                   "    expect: {fail: [tmp_clean], reason: killpg}\n"));
   ASSERT_EQ(s.torch_variants.size(), 2u);
   auto on = [&](const char* v) { return for_torch(s, parse_torch_version(v)); };
   Scenario old = on("1.13.0a0");
@@ -1069,18 +1072,22 @@ TEST(ScenarioTorch, BadRangesAndEntriesAreReportedWithTheirPlace) {
                           Diag("torch.2.2.timeouts", 9, 11, "unknown key 'timeouts'")))
       << Dump(r);
   ParseResult list = parse_scenario(Base("torch: [a]\n"), NoCheck());
-  EXPECT_THAT(diagnostics_of(list), ElementsAre(Diag("torch", 5, 8, "a map of version ranges"))) << Dump(list);
+  EXPECT_THAT(diagnostics_of(list), ElementsAre(Diag("torch", 5, 8, "a map of version ranges")))
+      << Dump(list);
 }
 
 TEST(ScenarioTorch, PythonIsAVariableOfTheRun) {
   TempDir dir("aftermath-scenario-python");
   std::string py = dir.path() + "/python3";
-  { std::ofstream(py) << "#!/bin/sh\n"; }
+  {
+    std::ofstream(py) << "#!/bin/sh\n";
+  }
   ::chmod(py.c_str(), 0755);
   ParseContext ctx;
   ctx.file = dir.path() + "/t.yaml";
   ctx.vars = {{"PYTHON", py}};
-  Scenario s = ParseOk("name: t\ndescription: d\njob:\n  command: ${PYTHON}\n  args: ['-c', 'pass']\n", ctx);
+  Scenario s =
+      ParseOk("name: t\ndescription: d\njob:\n  command: ${PYTHON}\n  args: ['-c', 'pass']\n", ctx);
   ASSERT_FALSE(s.job.argv.empty());
   EXPECT_EQ(s.job.argv[0], py);
 }

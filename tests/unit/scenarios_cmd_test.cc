@@ -1,21 +1,22 @@
 // `aftermath list` and `aftermath validate` over planted scenario files.
+#include "harness/cli/scenarios_cmd.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "harness/cli/scenarios_cmd.h"
 #include "tests/support/temp_dir.h"
 
 namespace aftermath {
 namespace {
 
 using ::testing::HasSubstr;
+using testing::TempDir;
 using ::testing::internal::CaptureStderr;
 using ::testing::internal::CaptureStdout;
 using ::testing::internal::GetCapturedStderr;
 using ::testing::internal::GetCapturedStdout;
-using testing::TempDir;
 
 const char* kGood =
     "name: good-one\n"
@@ -32,7 +33,8 @@ TEST(ScenariosCmd, ListShowsNameTagsRequiresAndTheFirstLine) {
   int rc = cmd_list(d.path());
   std::string out = GetCapturedStdout();
   EXPECT_EQ(rc, 0);
-  EXPECT_THAT(out, HasSubstr("good-one                             a,b                      -              First line.\n"));
+  EXPECT_THAT(out, HasSubstr("good-one                             a,b                      -      "
+                             "        First line.\n"));
   EXPECT_EQ(out.find("Second line"), std::string::npos);
 }
 

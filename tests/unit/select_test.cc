@@ -1,12 +1,12 @@
 // Target selection, predicates and point matching on hand-made processes.
+#include "harness/inject/select.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include "harness/inject/select.h"
 
 namespace aftermath {
 namespace {
@@ -103,11 +103,10 @@ TEST(SelectTargets, AllIsEveryLiveProcessDeepestFirst) {
 }
 
 TEST(SelectTargets, DeepestFirstKeepsInputOrderWithinADepth) {
-  std::vector<JobProcess> procs = {proc(1, 0, Role::Launcher, 0, "a"),
-                                   proc(9, 1, Role::Unknown, 1, "b"),
-                                   proc(5, 9, Role::Unknown, 2, "c"),
-                                   proc(3, 1, Role::Unknown, 1, "d"),
-                                   proc(7, 9, Role::Unknown, 2, "e")};
+  std::vector<JobProcess> procs = {
+      proc(1, 0, Role::Launcher, 0, "a"), proc(9, 1, Role::Unknown, 1, "b"),
+      proc(5, 9, Role::Unknown, 2, "c"), proc(3, 1, Role::Unknown, 1, "d"),
+      proc(7, 9, Role::Unknown, 2, "e")};
   EXPECT_THAT(select_targets(target("all"), procs, 0), ElementsAre(5, 7, 9, 3, 1));
 }
 
@@ -128,9 +127,7 @@ TEST(SelectTargets, ExitedProcessesAreNeverSelected) {
   EXPECT_THAT(select_targets(target("self"), procs, 300), IsEmpty());
 }
 
-TEST(SelectTargets, NoProcesses) {
-  EXPECT_THAT(select_targets(target("all"), {}, 0), IsEmpty());
-}
+TEST(SelectTargets, NoProcesses) { EXPECT_THAT(select_targets(target("all"), {}, 0), IsEmpty()); }
 
 // --- predicate_holds -----------------------------------------------------------------
 
@@ -229,7 +226,8 @@ TEST(PointMatches, Hit) {
   EXPECT_FALSE(point_matches(t, "step", 3, kNoLabels, nullptr));
   // Without a hit in the trigger, any hit matches.
   TriggerSpec any = point_trigger("step");
-  for (long long h : {1LL, 2LL, 1000LL}) EXPECT_TRUE(point_matches(any, "step", h, kNoLabels, nullptr));
+  for (long long h : {1LL, 2LL, 1000LL})
+    EXPECT_TRUE(point_matches(any, "step", h, kNoLabels, nullptr));
 }
 
 TEST(PointMatches, LabelsFromTheMessage) {
@@ -238,7 +236,8 @@ TEST(PointMatches, LabelsFromTheMessage) {
   // Numbers and strings with the same text are the same label value.
   EXPECT_TRUE(point_matches(t, "getitem", 1, {{"worker", "3"}, {"index", "12"}}, nullptr));
   // Extra labels in the message are fine.
-  EXPECT_TRUE(point_matches(t, "getitem", 1, {{"worker", 3}, {"index", 12}, {"epoch", 0}}, nullptr));
+  EXPECT_TRUE(
+      point_matches(t, "getitem", 1, {{"worker", 3}, {"index", 12}, {"epoch", 0}}, nullptr));
   EXPECT_FALSE(point_matches(t, "getitem", 1, {{"worker", 4}, {"index", 12}}, nullptr));
   EXPECT_FALSE(point_matches(t, "getitem", 1, {{"worker", "03"}, {"index", 12}}, nullptr));
   // A missing label with no sender to fall back on.

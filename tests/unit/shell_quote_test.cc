@@ -1,10 +1,10 @@
 // Quoting an argument so a shell gives it back unchanged (the repro line).
+#include "harness/core/shell_quote.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <string>
-
-#include "harness/core/shell_quote.h"
 
 namespace aftermath {
 namespace {
@@ -26,8 +26,8 @@ TEST(ShellQuote, AnythingElseIsSingleQuoted) {
 
 // The real test: a shell reads every quoted word back as it was.
 TEST(ShellQuote, AShellReadsItBack) {
-  const std::string words[] = {"", "plain", "two words", "it's", "'", "''", "a\"b", "$(id)",
-                               "back\\slash", "*", "tab\there", "{x: [1, 2]}"};
+  const std::string words[] = {"",     "plain", "two words",   "it's", "'",         "''",
+                               "a\"b", "$(id)", "back\\slash", "*",    "tab\there", "{x: [1, 2]}"};
   for (const auto& w : words) {
     std::string cmd = "printf %s " + shell_quote(w);
     FILE* f = ::popen(cmd.c_str(), "r");

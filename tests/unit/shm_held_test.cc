@@ -4,13 +4,11 @@
 #include "harness/observe/shm_held.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <gtest/gtest.h>
-
 #include <string>
-
 
 namespace aftermath {
 namespace {

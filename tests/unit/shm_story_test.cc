@@ -94,7 +94,8 @@ TEST(ShmStory, ANameCreatedTwiceCountsTwiceAndLeavesItsLastSize) {
 
 TEST(ShmStory, UnavailableOnlyFromTheHarnessFailingToReadShm) {
   Timeline other;
-  other.add(obs::harness_failure(0, HarnessPart::TmpDir, "cannot open /tmp: No such file or directory"));
+  other.add(
+      obs::harness_failure(0, HarnessPart::TmpDir, "cannot open /tmp: No such file or directory"));
   other.add(obs::note(0, "shm unavailable: a note's text is not a failure"));
   EXPECT_FALSE(shm_story(other).unavailable);
 

@@ -10,8 +10,8 @@ namespace {
 
 TEST(EditDistance, CountsInsertionsDeletionsSubstitutionsAndSwaps) {
   EXPECT_EQ(edit_distance("timeout", "timeout"), 0u);
-  EXPECT_EQ(edit_distance("timout", "timeout"), 1u);   // a letter left out
-  EXPECT_EQ(edit_distance("repaet", "repeat"), 1u);    // two letters swapped
+  EXPECT_EQ(edit_distance("timout", "timeout"), 1u);  // a letter left out
+  EXPECT_EQ(edit_distance("repaet", "repeat"), 1u);   // two letters swapped
   EXPECT_EQ(edit_distance("settel", "settle"), 1u);
   EXPECT_EQ(edit_distance("out", "contain"), 5u);
   EXPECT_EQ(edit_distance("", "abc"), 3u);
@@ -23,7 +23,7 @@ TEST(Nearest, OnlyATypoIsNearEnough) {
   EXPECT_EQ(nearest("repaet", names), "repeat");
   EXPECT_EQ(nearest("frobnicate", names), "");
   EXPECT_EQ(nearest("ou", names), "out");  // one edit in two letters: still a typo
-  EXPECT_EQ(nearest("x", names), "");     // one edit in one letter is a different word
+  EXPECT_EQ(nearest("x", names), "");      // one edit in one letter is a different word
   EXPECT_EQ(nearest("sed", names), "seed");
 }
 
@@ -52,7 +52,8 @@ TEST_F(MistypedHint, AKnownOptionOrWhatFollowsTheDoubleDashIsNotATypo) {
 }
 
 TEST_F(MistypedHint, AMistypedCommandAndAnOptionNearNothing) {
-  EXPECT_EQ(mistyped_hint(app_, {"rn", "x.yaml"}), "rn: no such command; did you mean `aftermath run`?");
+  EXPECT_EQ(mistyped_hint(app_, {"rn", "x.yaml"}),
+            "rn: no such command; did you mean `aftermath run`?");
   EXPECT_EQ(mistyped_hint(app_, {"zzzzzz"}), "");
   EXPECT_EQ(mistyped_hint(app_, {"run", "--frobnicate"}),
             "--frobnicate: no such option of `aftermath run` (see `aftermath run --help`)");

@@ -103,10 +103,15 @@ TEST(Summary, LeakingPytestTestsAreNamedInTheDetails) {
   sc["tests"] = json::array(
       {json{{"nodeid", "t.py::test_clean"}, {"leaks", json::array()}},
        json{{"nodeid", "t.py::test_leaky[a]"},
-            {"leaks", json::array({json{{"kind", "orphan"}, {"what", "worker 81 outlived its parent by 5s"}},
-                                   json{{"kind", "shm"}, {"what", "/dev/shm/torch_2_x_0 (64 KiB) left behind"}}})}}});
+            {"leaks",
+             json::array({json{{"kind", "orphan"}, {"what", "worker 81 outlived its parent by 5s"}},
+                          json{{"kind", "shm"},
+                               {"what", "/dev/shm/torch_2_x_0 (64 KiB) left behind"}}})}}});
   std::string md = render_summary_md(result);
-  EXPECT_THAT(md, HasSubstr("- test `t.py::test_leaky[a]` left orphan: worker 81 outlived its parent by 5s; shm: "));
+  EXPECT_THAT(
+      md,
+      HasSubstr(
+          "- test `t.py::test_leaky[a]` left orphan: worker 81 outlived its parent by 5s; shm: "));
   EXPECT_THAT(md, Not(HasSubstr("test_clean")));
 }
 

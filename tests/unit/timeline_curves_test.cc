@@ -27,10 +27,11 @@ TEST(TimelineCurves, NoSamplesSaysSo) {
 }
 
 TEST(TimelineCurves, ProcsShmRssAndOneCurvePerGpu) {
-  json sc = {{"device",
-              {{"samples", json::array({{{"t_ms", 1}, {"index", 1}, {"used_bytes", 2048}},
-                                        {{"t_ms", 1}, {"index", 0}, {"used_bytes", 1024}},
-                                        {{"t_ms", 2}, {"used_bytes", 1}}})}}}};  // no index: skipped
+  json sc = {
+      {"device",
+       {{"samples", json::array({{{"t_ms", 1}, {"index", 1}, {"used_bytes", 2048}},
+                                 {{"t_ms", 1}, {"index", 0}, {"used_bytes", 1024}},
+                                 {{"t_ms", 2}, {"used_bytes", 1}}})}}}};  // no index: skipped
   json shm_event = {{"kind", "shm_created"}, {"t_ms", 1}, {"name", "torch_1"}, {"bytes", 4096}};
   TimelineParts parts;
   parts.procs_series = {{{0, 1}, {1, 3}}, 3};

@@ -1,10 +1,11 @@
 // Tests for the timeline's lanes (reports/timeline_lanes.h), on hand-made
 // result.json scenarios.
 #include "reports/timeline_lanes.h"
-#include "tests/unit/lanes_fixture.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include "tests/unit/lanes_fixture.h"
 
 namespace aftermath::svg {
 namespace {

@@ -15,7 +15,12 @@ TEST(TimelineOrder, SignalsAndFaultsGoToTheirTargetsLane) {
   json sc = scenario(json::array({
       {{"kind", "signal"}, {"t_ms", 5}, {"pid", 100}, {"signal", "SIGTERM"}},
       {{"kind", "signal"}, {"t_ms", 6}, {"pid", 999}, {"signal", "SIGKILL"}},
-      {{"kind", "fault"}, {"t_ms", 3}, {"pid", 101}, {"action", "kill"}, {"index", 0}, {"what", "w"}},
+      {{"kind", "fault"},
+       {"t_ms", 3},
+       {"pid", 101},
+       {"action", "kill"},
+       {"index", 0},
+       {"what", "w"}},
       {{"kind", "fault"}, {"t_ms", 4}, {"action", "hang"}, {"what", "x"}},
   }));
   TimelineParts p = sort_timeline(sc, {{100, 0}, {101, 1}});

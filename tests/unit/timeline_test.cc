@@ -15,8 +15,8 @@
 namespace aftermath {
 namespace {
 
-using ::testing::HasSubstr;
 using nlohmann::json;
+using ::testing::HasSubstr;
 using namespace testing_run;
 
 // ============================================================ build_histories
@@ -25,7 +25,8 @@ TEST(BuildHistories, FieldsFromProcStart) {
   Timeline tl;
   tl.facts.top_pid = kTop;
   tl.facts.init_pid = kInit;
-  tl.add(obs::proc_start(msec(1), kTop, kInit, "torchrun", "torchrun --nproc 2", Role::Launcher, 0, 555, 'R'));
+  tl.add(obs::proc_start(msec(1), kTop, kInit, "torchrun", "torchrun --nproc 2", Role::Launcher, 0,
+                         555, 'R'));
   tl.add(obs::proc_start(msec(5), 101, kTop, "python", "python train.py", Role::Rank, 1, 556, 'S'));
   auto hs = build_histories(tl);
   ASSERT_EQ(hs.size(), 2u);
@@ -251,7 +252,8 @@ TEST(Histories, AnExecReplacesTheCommandSeenBeforeIt) {
   Timeline tl;
   tl.add(obs::proc_start(msec(1), 20, 10, "python3", "python3 loader_job.py", Role::Unknown, 1));
   tl.add(obs::proc_exec(msec(5), 20, "torch_shm_manag",
-                        "/usr/lib/python3/dist-packages/torch/bin/torch_shm_manager", Role::Helper));
+                        "/usr/lib/python3/dist-packages/torch/bin/torch_shm_manager",
+                        Role::Helper));
   tl.add(obs::proc_start(msec(6), 21, 10, "python3", "python3 loader_job.py", Role::Worker, 1));
   tl.add(obs::proc_exec(msec(7), 21, "python3", "python3 -c pass", Role::Helper));
   auto hs = build_histories(tl);
@@ -283,7 +285,8 @@ TEST(EnumStrings, ObsKind) {
 
 TEST(EnumStrings, EveryObsKindHasItsOwnName) {
   std::set<std::string_view> names;
-  for (int k = static_cast<int>(ObsKind::Phase); k <= static_cast<int>(ObsKind::HarnessFailure); ++k)
+  for (int k = static_cast<int>(ObsKind::Phase); k <= static_cast<int>(ObsKind::HarnessFailure);
+       ++k)
     EXPECT_TRUE(names.insert(to_string(static_cast<ObsKind>(k))).second)
         << "kind " << k << " repeats " << to_string(static_cast<ObsKind>(k));
   EXPECT_EQ(to_string(ObsKind::ShmHeld), "shm_held");
@@ -293,7 +296,8 @@ TEST(EnumStrings, EveryObsKindHasItsOwnName) {
 }
 
 TEST(ObsBuilders, EachPutsItsFactsWhereTheKindSays) {
-  auto start = obs::proc_start(msec(1), 20, 10, "python3", "python3 train.py", Role::Rank, 2, 555, 'R');
+  auto start =
+      obs::proc_start(msec(1), 20, 10, "python3", "python3 train.py", Role::Rank, 2, 555, 'R');
   EXPECT_EQ(start.kind, ObsKind::ProcStart);
   EXPECT_EQ(start.t, msec(1));
   EXPECT_EQ(start.pid, 20);
@@ -324,7 +328,8 @@ TEST(ObsBuilders, EachPutsItsFactsWhereTheKindSays) {
   EXPECT_EQ(left.text, "pymp");
   EXPECT_EQ(left.pid, 4242);
 
-  auto oom = obs::oom_kill(msec(5), 1, 20, 3, "/sys/fs/cgroup/x", "Out of memory: Killed process 20");
+  auto oom =
+      obs::oom_kill(msec(5), 1, 20, 3, "/sys/fs/cgroup/x", "Out of memory: Killed process 20");
   EXPECT_EQ(oom.kind, ObsKind::OomKill);
   EXPECT_EQ(oom.value, 1);
   EXPECT_EQ(oom.value2, 3);

@@ -27,12 +27,12 @@ constexpr std::int64_t kI64Max = std::numeric_limits<std::int64_t>::max();
 // Every kind, in declaration order. KindListIsComplete fails when one is added
 // without being listed here.
 const std::vector<ObsKind> kAllKinds = {
-    ObsKind::Phase,        ObsKind::ProcStart,  ObsKind::ProcParent, ObsKind::ProcState,
-    ObsKind::ProcExit,     ObsKind::ProcGone,   ObsKind::ShmAdd,     ObsKind::ShmResize,
-    ObsKind::ShmRemove,    ObsKind::ShmReclaim, ObsKind::Signal,     ObsKind::Sample,
-    ObsKind::Note,         ObsKind::Announce,   ObsKind::Event,      ObsKind::Point,
-    ObsKind::Fault,        ObsKind::Memory,     ObsKind::ProcExec,   ObsKind::ShmHeld,
-    ObsKind::RoleInferred, ObsKind::OomKill,    ObsKind::TmpLeft,    ObsKind::TmpReclaim,
+    ObsKind::Phase,          ObsKind::ProcStart,    ObsKind::ProcParent, ObsKind::ProcState,
+    ObsKind::ProcExit,       ObsKind::ProcGone,     ObsKind::ShmAdd,     ObsKind::ShmResize,
+    ObsKind::ShmRemove,      ObsKind::ShmReclaim,   ObsKind::Signal,     ObsKind::Sample,
+    ObsKind::Note,           ObsKind::Announce,     ObsKind::Event,      ObsKind::Point,
+    ObsKind::Fault,          ObsKind::Memory,       ObsKind::ProcExec,   ObsKind::ShmHeld,
+    ObsKind::RoleInferred,   ObsKind::OomKill,      ObsKind::TmpLeft,    ObsKind::TmpReclaim,
     ObsKind::HarnessFailure, ObsKind::SamplePeriod,
 };
 

@@ -13,8 +13,8 @@
 namespace aftermath {
 namespace {
 
-using ::testing::HasSubstr;
 using nlohmann::json;
+using ::testing::HasSubstr;
 using namespace testing_run;
 
 // ============================================================ tmp_clean
@@ -27,7 +27,6 @@ TEST(TmpClean, PassesWhenTheJobLeftNothingInItsTempDir) {
   EXPECT_EQ(r.measured["reclaimed_by_harness"], false);
   EXPECT_EQ(r.reason, "no PyTorch or multiprocessing residue left in the temp dir");
 }
-
 
 TEST(TmpClean, FailsNamingTheResidueItsKindOwnerAndSize) {
   auto r = check("tmp_clean", make_scenario(), tmp_leaky_run());
@@ -42,11 +41,14 @@ TEST(TmpClean, FailsNamingTheResidueItsKindOwnerAndSize) {
   EXPECT_EQ(left[1]["residue"], "torch-shm-dir");
   EXPECT_EQ(r.measured["left_bytes"].get<std::int64_t>(), 0);
   EXPECT_EQ(r.measured["reclaimed_by_harness"], true);
-  EXPECT_THAT(r.reason, HasSubstr("2 temp-dir entries left behind: /tmp/pymp-k2x9ab (pymp, uid 1000, 0 B)"));
+  EXPECT_THAT(r.reason,
+              HasSubstr("2 temp-dir entries left behind: /tmp/pymp-k2x9ab (pymp, uid 1000, 0 B)"));
   // torchrun's log folder is listed apart, never the job's leak.
   ASSERT_EQ(r.measured["torchrun_logs"].size(), 1u);
   EXPECT_EQ(r.measured["torchrun_logs"][0]["bytes"], 6144);
-  EXPECT_THAT(r.reason, HasSubstr("torchrun's log folder (torchelastic_*, kept by torchrun's design) not judged"));
+  EXPECT_THAT(
+      r.reason,
+      HasSubstr("torchrun's log folder (torchelastic_*, kept by torchrun's design) not judged"));
 }
 
 // torchrun makes a log folder on every run and never removes it: a clean
@@ -54,7 +56,8 @@ TEST(TmpClean, FailsNamingTheResidueItsKindOwnerAndSize) {
 TEST(TmpClean, TorchrunsLogFolderAloneIsNoLeak) {
   Timeline tl = skeleton();
   tl.add(obs::tmp_left(kTeardown + msec(50), "/tmp/torchelastic_q1", 4096, 0, "torchelastic"));
-  tl.add(obs::tmp_reclaim(kTeardown + msec(51), "/tmp/torchelastic_q1", 4096, "/out/s/logs/torchelastic_q1"));
+  tl.add(obs::tmp_reclaim(kTeardown + msec(51), "/tmp/torchelastic_q1", 4096,
+                          "/out/s/logs/torchelastic_q1"));
   auto r = check("tmp_clean", make_scenario(), tl);
   EXPECT_EQ(r.status, CheckStatus::Pass) << r.reason;
   EXPECT_EQ(r.measured["torchrun_logs"][0]["moved_to"], "/out/s/logs/torchelastic_q1");
@@ -83,7 +86,8 @@ TEST(TmpClean, OtherEntriesAndEntriesHeldOutsideTheJobDoNotFail) {
 
 TEST(TmpClean, SkippedWhenTheTempDirCouldNotBeObserved) {
   Timeline tl = tmp_leaky_run();
-  tl.add(obs::harness_failure(0, HarnessPart::TmpDir, "cannot open /scratch/t: No such file or directory"));
+  tl.add(obs::harness_failure(0, HarnessPart::TmpDir,
+                              "cannot open /scratch/t: No such file or directory"));
   auto r = check("tmp_clean", make_scenario(), tl);
   EXPECT_EQ(r.status, CheckStatus::Skipped);
   EXPECT_THAT(r.reason, HasSubstr("cannot open /scratch/t"));

@@ -59,7 +59,12 @@ TEST(TmpResidue, ScanSumsSizesUnderEachEntryWithinItsBound) {
   d.write("t/out.bin", std::string(7, 'z'));
   fs::create_directories(d / "t/pymp-q1");
   stale_socket(d / "t/pymp-q1/listener-zz");
-  for (int i = 0; i < 5; ++i) d.write("t/big_" "/f" + std::to_string(i), std::string(10, 'b'));
+  for (int i = 0; i < 5; ++i)
+    d.write(
+        "t/big_"
+        "/f" +
+            std::to_string(i),
+        std::string(10, 'b'));
   auto t = scan_tmp(d / "t");
   ASSERT_TRUE(t) << t.error().what;
   ASSERT_EQ(t->size(), 4u);
@@ -147,21 +152,23 @@ TEST(TmpResidue, HoldersByFdCwdAndBoundSocket) {
   fs::create_directories(tmp + "/pymp-e");
   proc.add(100, 1, "python3");
   proc.fd(100, 3, tmp + "/torchelastic_c/attempt_0/0/stdout.log");  // an open file under it
-  proc.fd(100, 4, "socket:[777]");                                   // the manager's socket
-  proc.fd(100, 5, tmp + "/pymp-e/old (deleted)");                    // unlinked: holds nothing
+  proc.fd(100, 4, "socket:[777]");                                  // the manager's socket
+  proc.fd(100, 5, tmp + "/pymp-e/old (deleted)");                   // unlinked: holds nothing
   proc.add(200, 1, "sh");
   fs::create_symlink(tmp + "/pymp-a", d / "proc/200/cwd");  // working in it
   d.write("proc/net/unix",
           "Num       RefCount Protocol Flags    Type St Inode Path\n"
-          "0000000000000000: 00000002 00000000 00010000 0001 01 777 " + tmp +
+          "0000000000000000: 00000002 00000000 00010000 0001 01 777 " +
+              tmp +
               "/torch-shm-dir-b/manager.sock\n"
-          "0000000000000000: 00000002 00000000 00010000 0001 01 888 " + tmp +
-              "/pymp-d/listener-x\n");  // bound, by a process this /proc does not show
+              "0000000000000000: 00000002 00000000 00010000 0001 01 888 " +
+              tmp + "/pymp-d/listener-x\n");  // bound, by a process this /proc does not show
   auto h = find_tmp_holders(proc.root(), tmp,
                             {"pymp-a", "torch-shm-dir-b", "torchelastic_c", "pymp-d", "pymp-e"});
   EXPECT_EQ(h["pymp-a"].pids, std::vector<int>{200});
   EXPECT_EQ(h["torch-shm-dir-b"].pids, std::vector<int>{100});
-  EXPECT_EQ(h["torch-shm-dir-b"].bound, std::vector<std::string>{tmp + "/torch-shm-dir-b/manager.sock"});
+  EXPECT_EQ(h["torch-shm-dir-b"].bound,
+            std::vector<std::string>{tmp + "/torch-shm-dir-b/manager.sock"});
   EXPECT_EQ(h["torchelastic_c"].pids, std::vector<int>{100});
   EXPECT_TRUE(h["pymp-d"].pids.empty());
   EXPECT_TRUE(h["pymp-d"].held()) << "a bound socket holds it, holder named or not";
@@ -195,7 +202,8 @@ TEST(TmpResidue, ARealListenerHoldsItsFolderUntilItsProcessIsGone) {
     ::close(life[1]);  // else the lifeline never reads EOF
     ::close(ready[0]);
     int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
-    if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd, 1) != 0)
+    if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+        ::listen(fd, 1) != 0)
       ::_exit(2);
     char c = 1;
     if (::write(ready[1], &c, 1) != 1) ::_exit(3);

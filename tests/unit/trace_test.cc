@@ -120,10 +120,20 @@ TEST(Trace, PytestTestsAreSlicesOnTheirProcessTrack) {
   json& sc = result["scenarios"][0];
   long long tid = sc["processes"][0]["pid"];
   sc["tests"] = json::array(
-      {json{{"nodeid", "t.py::test_a"}, {"pid", tid}, {"start_ms", 10.0}, {"end_ms", 20.0}, {"outcome", "passed"},
-            {"worker", ""}, {"leaks", json::array()}},
-       json{{"nodeid", "t.py::test_b"}, {"pid", tid}, {"start_ms", 30.0}, {"end_ms", 45.5}, {"outcome", "passed"},
-            {"worker", "gw0"}, {"leaks", json::array({json{{"kind", "zombie"}, {"what", "unknown 7 (true)"}}})}}});
+      {json{{"nodeid", "t.py::test_a"},
+            {"pid", tid},
+            {"start_ms", 10.0},
+            {"end_ms", 20.0},
+            {"outcome", "passed"},
+            {"worker", ""},
+            {"leaks", json::array()}},
+       json{{"nodeid", "t.py::test_b"},
+            {"pid", tid},
+            {"start_ms", 30.0},
+            {"end_ms", 45.5},
+            {"outcome", "passed"},
+            {"worker", "gw0"},
+            {"leaks", json::array({json{{"kind", "zombie"}, {"what", "unknown 7 (true)"}}})}}});
   std::vector<json> tests;
   for (const auto& e : events_where(render_trace(result), "X"))
     if (e["cat"].get<std::string>().rfind("test", 0) == 0) tests.push_back(e);
@@ -267,7 +277,8 @@ TEST(Trace, JobMemoryIsACounterTrack) {
   std::vector<double> rss;
   json trace = render_trace(result);
   for (const auto& e : trace["traceEvents"])
-    if (e["ph"] == "C" && e["name"] == "job RSS bytes") rss.push_back(e["args"]["bytes"].get<double>());
+    if (e["ph"] == "C" && e["name"] == "job RSS bytes")
+      rss.push_back(e["args"]["bytes"].get<double>());
   EXPECT_EQ(rss, (std::vector<double>{1 << 20, 3 << 20}));
 }
 

@@ -21,8 +21,8 @@
 #include <thread>
 
 #include "fixtures/cpp/launcher.h"
-#include "tests/support/temp_dir.h"
 #include "tests/support/files.h"
+#include "tests/support/temp_dir.h"
 
 namespace trainer {
 namespace {
@@ -34,8 +34,6 @@ using aftermath::testing::slurp;
 using ::testing::HasSubstr;
 
 using aftermath::testing::TempDir;
-
-
 
 // Bounded polling for a condition.
 template <typename F>
@@ -316,12 +314,16 @@ TEST(TrainerLauncher, ErrorRecordsNameTheRootCauseWhateverTheExitOrder) {
     std::string rec0 = records ? "echo '0 2000 1' >&$AFTERMATH_TRAINER_ERROR_FD; " : "";
     std::string rec1 = records ? "echo '1 1000 1' >&$AFTERMATH_TRAINER_ERROR_FD; " : "";
     // Bounded spins: a stand-in never outlives its test by much.
-    auto s = sh("if [ \"$RANK\" = 0 ]; then echo $$ > " + d.path() + "/r0.tmp; mv " + d.path() +
-                    "/r0.tmp " + d.path() + "/r0; " + rec0 + "exit 1; fi; " + rec1 +
-                    "i=0; until [ -s " + d.path() + "/r0 ]; do i=$((i+1)); [ $i -gt 500000 ] && exit 9; done; "
-                    "p=$(cat " + d.path() + "/r0); "
-                    "while [ -e /proc/$p ]; do i=$((i+1)); [ $i -gt 1000000 ] && exit 9; done; exit 1",
-                Policy::Torchrun);
+    auto s =
+        sh("if [ \"$RANK\" = 0 ]; then echo $$ > " + d.path() + "/r0.tmp; mv " + d.path() +
+               "/r0.tmp " + d.path() + "/r0; " + rec0 + "exit 1; fi; " + rec1 + "i=0; until [ -s " +
+               d.path() +
+               "/r0 ]; do i=$((i+1)); [ $i -gt 500000 ] && exit 9; done; "
+               "p=$(cat " +
+               d.path() +
+               "/r0); "
+               "while [ -e /proc/$p ]; do i=$((i+1)); [ $i -gt 1000000 ] && exit 9; done; exit 1",
+           Policy::Torchrun);
     s.root_cause_window = Millis(30000);  // decided once both are gone
     auto r = run_ranks(s);
     ASSERT_TRUE(r.first_failure);

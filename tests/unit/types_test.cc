@@ -89,8 +89,8 @@ TEST(FormatDuration, Negative) {
 }
 
 TEST(FormatDuration, RoundTripsThroughParse) {
-  for (Nanos d : {Nanos{0}, Nanos{7}, Nanos{1000}, 250 * Nanos{1000}, 1500 * Nanos{1000}, 20 * kMilli,
-                  kSecond, 1500 * kMilli, 90 * kSecond, 120 * kSecond}) {
+  for (Nanos d : {Nanos{0}, Nanos{7}, Nanos{1000}, 250 * Nanos{1000}, 1500 * Nanos{1000},
+                  20 * kMilli, kSecond, 1500 * kMilli, 90 * kSecond, 120 * kSecond}) {
     auto text = format_duration(d);
     EXPECT_EQ(parse_duration(text), d) << text;
   }
@@ -211,7 +211,8 @@ TEST(Signals, ParseSignalForms) {
 }
 
 TEST(Signals, ParseSignalRejects) {
-  for (const char* bad : {"", "SIG", "FOO", "SIGFOO", "0", "65", "-9", "9x", " 9", "SIG 9", "SIGKILLX"}) {
+  for (const char* bad :
+       {"", "SIG", "FOO", "SIGFOO", "0", "65", "-9", "9x", " 9", "SIG 9", "SIGKILLX"}) {
     EXPECT_EQ(parse_signal(bad), std::nullopt) << "\"" << bad << "\"";
   }
 }
@@ -260,8 +261,8 @@ TEST(EnumStrings, Verdict) {
 }
 
 TEST(EnumStrings, TestOutcomeIsPytestsWordAndBack) {
-  for (auto o : {TestOutcome::NotEnded, TestOutcome::Passed, TestOutcome::Failed, TestOutcome::Skipped,
-                 TestOutcome::Error})
+  for (auto o : {TestOutcome::NotEnded, TestOutcome::Passed, TestOutcome::Failed,
+                 TestOutcome::Skipped, TestOutcome::Error})
     EXPECT_EQ(parse_test_outcome(to_string(o)), o) << to_string(o);
   EXPECT_EQ(to_string(TestOutcome::NotEnded), "");
   EXPECT_EQ(to_string(TestOutcome::Error), "error");

@@ -64,7 +64,9 @@ TEST(UniqueFd, MoveConstructionLeavesTheSourceEmptyAndClosesOnce) {
     UniqueFd b(std::move(a));
     EXPECT_FALSE(a);  // NOLINT(bugprone-use-after-move): the moved-from state is the contract
     EXPECT_EQ(b.get(), raw);
-    { UniqueFd gone(std::move(a)); }  // destroying an emptied owner closes nothing
+    {
+      UniqueFd gone(std::move(a));
+    }  // destroying an emptied owner closes nothing
     EXPECT_TRUE(is_open(raw));
   }
   EXPECT_FALSE(is_open(raw));
@@ -106,7 +108,9 @@ TEST(UniqueFd, CloseClosesNowAndOnlyOnce) {
   int next = fresh_fd();
   ASSERT_GE(next, 0);
   EXPECT_FALSE(fd.close());
-  { UniqueFd gone(std::move(fd)); }
+  {
+    UniqueFd gone(std::move(fd));
+  }
   EXPECT_TRUE(is_open(next));
   ::close(next);
 }

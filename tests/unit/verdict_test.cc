@@ -16,8 +16,8 @@
 namespace aftermath {
 namespace {
 
-using ::testing::HasSubstr;
 using nlohmann::json;
+using ::testing::HasSubstr;
 using namespace testing_run;
 
 // ============================================================ decide_verdict
@@ -46,9 +46,9 @@ TEST(DecideVerdict, PassWhenNothingFailed) {
 }
 
 TEST(DecideVerdict, FailWhenAnythingFailedUnexpectedly) {
-  auto v = decide_verdict(expecting({}),
-                          {result("a", CheckStatus::Pass), result("b", CheckStatus::Fail),
-                           result("c", CheckStatus::Fail)});
+  auto v =
+      decide_verdict(expecting({}), {result("a", CheckStatus::Pass), result("b", CheckStatus::Fail),
+                                     result("c", CheckStatus::Fail)});
   EXPECT_EQ(v.verdict, Verdict::Fail);
   EXPECT_EQ(v.reason, "failed: b, c");
 }
@@ -79,7 +79,8 @@ TEST(DecideVerdict, FailWhenSomethingOutsideTheExpectedSetFailed) {
   EXPECT_EQ(v.reason, "failed beyond the expected failure: c");
   // Even if the expected one did not fail.
   EXPECT_EQ(decide_verdict(expecting({"a"}),
-                           {result("a", CheckStatus::Pass), result("c", CheckStatus::Fail)}).verdict,
+                           {result("a", CheckStatus::Pass), result("c", CheckStatus::Fail)})
+                .verdict,
             Verdict::Fail);
 }
 
@@ -88,7 +89,8 @@ TEST(DecideVerdict, ErrorWinsOverEverything) {
                           {result("a", CheckStatus::Fail), result("b", CheckStatus::Error)});
   EXPECT_EQ(v.verdict, Verdict::Error);
   EXPECT_EQ(v.reason, "check b errored: because");
-  EXPECT_EQ(decide_verdict(expecting({}), {result("x", CheckStatus::Error)}).verdict, Verdict::Error);
+  EXPECT_EQ(decide_verdict(expecting({}), {result("x", CheckStatus::Error)}).verdict,
+            Verdict::Error);
 }
 
 // ============================================================ compute_timings
@@ -204,7 +206,8 @@ FaultRecord fault_record(int index, std::string status, std::string reason = "wh
 
 TEST(FaultVerdict, EveryFaultInjectedLeavesTheVerdictToTheChecks) {
   EXPECT_FALSE(fault_verdict({}).has_value());
-  EXPECT_FALSE(fault_verdict({fault_record(0, "injected"), fault_record(1, "injected")}).has_value());
+  EXPECT_FALSE(
+      fault_verdict({fault_record(0, "injected"), fault_record(1, "injected")}).has_value());
 }
 
 TEST(FaultVerdict, AFaultThatFailedOrNeverFiredIsAnError) {
@@ -213,7 +216,8 @@ TEST(FaultVerdict, AFaultThatFailedOrNeverFiredIsAnError) {
   EXPECT_EQ(failed->verdict, Verdict::Error);
   EXPECT_EQ(failed->reason,
             "fault 1 (SIGKILL rank:1, after 1s) failed: no live job process matches 'rank:1'");
-  auto never = fault_verdict({fault_record(0, "injected"), fault_record(1, "not_triggered", "point 'step' was never reached")});
+  auto never = fault_verdict({fault_record(0, "injected"),
+                              fault_record(1, "not_triggered", "point 'step' was never reached")});
   ASSERT_TRUE(never.has_value());
   EXPECT_EQ(never->verdict, Verdict::Error);
   EXPECT_THAT(never->reason, HasSubstr("fault 2"));
@@ -225,10 +229,12 @@ TEST(FaultVerdict, AnUnavailableMechanismSkipsButAnErrorOutranksIt) {
   ASSERT_TRUE(skipped.has_value());
   EXPECT_EQ(skipped->verdict, Verdict::Skipped);
   EXPECT_THAT(skipped->reason, HasSubstr("cannot act on this machine: no GPU"));
-  auto both = fault_verdict({fault_record(0, "skipped", "no GPU"), fault_record(1, "failed", "gone")});
+  auto both =
+      fault_verdict({fault_record(0, "skipped", "no GPU"), fault_record(1, "failed", "gone")});
   ASSERT_TRUE(both.has_value());
   EXPECT_EQ(both->verdict, Verdict::Error);
-  auto both2 = fault_verdict({fault_record(0, "failed", "gone"), fault_record(1, "skipped", "no GPU")});
+  auto both2 =
+      fault_verdict({fault_record(0, "failed", "gone"), fault_record(1, "skipped", "no GPU")});
   ASSERT_TRUE(both2.has_value());
   EXPECT_EQ(both2->verdict, Verdict::Error);
 }

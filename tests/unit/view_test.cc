@@ -24,8 +24,8 @@ TEST(ViewAccessors, MemberIsNullForAnythingButAPresentKey) {
 }
 
 TEST(ViewAccessors, StrWritesNumbersAndBooleansAndFallsBackOnTheRest) {
-  json j = {{"s", "text"}, {"i", 3}, {"d", 1.5}, {"b", true}, {"n", nullptr},
-            {"o", {{"x", 1}}}, {"a", {1}}};
+  json j = {{"s", "text"},  {"i", 3},          {"d", 1.5}, {"b", true},
+            {"n", nullptr}, {"o", {{"x", 1}}}, {"a", {1}}};
   EXPECT_EQ(str(j, "s"), "text");
   EXPECT_EQ(str(j, "i"), "3");
   EXPECT_EQ(str(j, "d"), "1.5");
@@ -129,8 +129,15 @@ TEST(ViewProcesses, GroupedByRoleThenStartThenPid) {
 
 TEST(ViewProcesses, FieldsAndTheEndOfALife) {
   json sc = {{"processes",
-              {{{"pid", 1}, {"comm", "a"}, {"cmdline", "a --x"}, {"rank", 2}, {"worker", -1},
-                {"started_ms", 10}, {"exited_ms", 50}, {"zombie_since_ms", 40}, {"gone_ms", 90},
+              {{{"pid", 1},
+                {"comm", "a"},
+                {"cmdline", "a --x"},
+                {"rank", 2},
+                {"worker", -1},
+                {"started_ms", 10},
+                {"exited_ms", 50},
+                {"zombie_since_ms", 40},
+                {"gone_ms", 90},
                 {"outcome", {{"text", "killed(SIGKILL)"}}},
                 {"logs", {{"stdout", "logs/1.out"}, {"stderr", "logs/1.err"}}}},
                {{"pid", 2}, {"started_ms", 20}, {"zombie_since_ms", 60}},
@@ -157,9 +164,11 @@ TEST(ViewProcesses, FieldsAndTheEndOfALife) {
 }
 
 TEST(ViewProcesses, OddFieldsDegradeInsteadOfThrowing) {
-  json sc = {{"processes",
-              {{{"pid", "x"}, {"role", ""}, {"started_ms", "soon"}, {"top", 1}, {"outcome", "text"}},
-               "not an object", nullptr}}};
+  json sc = {
+      {"processes",
+       {{{"pid", "x"}, {"role", ""}, {"started_ms", "soon"}, {"top", 1}, {"outcome", "text"}},
+        "not an object",
+        nullptr}}};
   std::vector<ProcessView> ps;
   ASSERT_NO_THROW(ps = processes_by_role(sc));
   ASSERT_EQ(ps.size(), 3u);
@@ -184,8 +193,7 @@ TEST(ViewScenario, FilesAreJoinedToTheOutDirUnlessAbsolute) {
 TEST(ViewScenario, TheEndIsTheLatestTimeOfAnyKind) {
   EXPECT_EQ(scenario_end_ms(json::object()), 1.0);  // never zero: scales divide by it
   EXPECT_EQ(scenario_end_ms(json{{"timings_ms", {{"total_ms", 500}}}}), 500.0);
-  json sc = {{"timings_ms", {{"total_ms", 500}}},
-             {"timeline", {{{"t_ms", 100}}, {{"t_ms", 700}}}}};
+  json sc = {{"timings_ms", {{"total_ms", 500}}}, {"timeline", {{{"t_ms", 100}}, {{"t_ms", 700}}}}};
   EXPECT_EQ(scenario_end_ms(sc), 700.0);
   sc["processes"] = {{{"started_ms", 1}, {"zombie_since_ms", 800}}};
   EXPECT_EQ(scenario_end_ms(sc), 800.0);
@@ -197,8 +205,8 @@ TEST(ViewScenario, TheEndIsTheLatestTimeOfAnyKind) {
 
 TEST(ViewTimings, DocumentedKeysFirstThenTheRestAlphabetically) {
   json t = {{"zeta_ms", 1}, {"total_ms", 2}, {"alpha_ms", 3}, {"job_ms", 4}, {"teardown_ms", 5}};
-  EXPECT_EQ(timing_keys(t), (std::vector<std::string>{"job_ms", "teardown_ms", "total_ms",
-                                                      "alpha_ms", "zeta_ms"}));
+  EXPECT_EQ(timing_keys(t),
+            (std::vector<std::string>{"job_ms", "teardown_ms", "total_ms", "alpha_ms", "zeta_ms"}));
   EXPECT_TRUE(timing_keys(json::array()).empty());
   EXPECT_TRUE(timing_keys(json()).empty());
 }
@@ -218,7 +226,8 @@ TEST(ViewLinks, RelativeInsideTheReportFolderElseFileUrl) {
   EXPECT_EQ(log_href("/runs/r1/sc/logs/x.out", "/runs/r1"), "sc/logs/x.out");
   EXPECT_EQ(log_href("/runs/r1/../r1/x.out", "/runs/r1/"), "x.out");  // normalised first
   EXPECT_EQ(log_href("/elsewhere/x.out", "/runs/r1"), "file:///elsewhere/x.out");
-  EXPECT_EQ(log_href("/runs/r10/x.out", "/runs/r1"), "file:///runs/r10/x.out");  // not a prefix match
+  EXPECT_EQ(log_href("/runs/r10/x.out", "/runs/r1"),
+            "file:///runs/r10/x.out");  // not a prefix match
   EXPECT_EQ(log_href("/a/x.out", ""), "file:///a/x.out");
   EXPECT_EQ(log_href("rel/x.out", "/runs/r1"), "rel/x.out");
 }

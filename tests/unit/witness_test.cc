@@ -1,12 +1,13 @@
 // The witness: the job processes a lost agent had seen alive, planted here as
 // real children of the test; a survivor is named and killed, a process that
 // went is not, and a pid the kernel gave to another process is not the job's.
+#include "harness/cluster/witness.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "harness/cluster/witness.h"
 #include "harness/observe/proc.h"
 #include "harness/os/spawn.h"
 

@@ -32,7 +32,6 @@
 
 namespace aftermath::testing_writers {
 
-
 constexpr Nanos ms(double v) { return static_cast<Nanos>(v * 1e6); }
 
 // Real wall-clock time, so the golden comparison proves timestamps are
@@ -46,8 +45,8 @@ inline std::string now_iso8601() {
   return buf;
 }
 
-inline ProcessHistory proc(int pid, int ppid, int depth, std::string comm, std::string cmdline, Role role,
-                    Nanos started) {
+inline ProcessHistory proc(int pid, int ppid, int depth, std::string comm, std::string cmdline,
+                           Role role, Nanos started) {
   ProcessHistory p;
   p.pid = pid;
   p.first_ppid = ppid;
@@ -112,8 +111,8 @@ inline ScenarioResult orphan_scenario(const std::string& root) {
   tl.add(obs::proc_start(ms(1.5), 2001, 2000, "launcher", "./launcher --workers 1", Role::Launcher,
                          0, 1000));
   tl.add(obs::phase(ms(2), "running"));
-  tl.add(
-      obs::proc_start(ms(10.25), 2003, 2001, "worker", "./worker --rank 0", Role::Worker, 1, 1001, 'S', 3));
+  tl.add(obs::proc_start(ms(10.25), 2003, 2001, "worker", "./worker --rank 0", Role::Worker, 1,
+                         1001, 'S', 3));
   tl.add(obs::proc_exit(ms(800), 2001, Outcome::exited(0)));
   tl.add(obs::proc_parent(ms(812.5), 2003, 1));
   tl.add(obs::proc_gone(ms(805), 2001));

@@ -26,12 +26,13 @@ TEST(FieldReader, DurationsNeedAUnit) {
   EXPECT_FALSE(r.duration(*FieldReader::find(es, "c")));
   EXPECT_FALSE(r.duration(*FieldReader::find(es, "d")));
   EXPECT_FALSE(r.bounded_duration(*FieldReader::find(es, "e"), true));
-  EXPECT_THAT(strings(r.take_sorted()),
-              ElementsAre("x.yaml:2:4: t.b: bare number '5' needs a unit, e.g. 5s",
-                          "x.yaml:3:4: t.c: duration '-1s' must not be negative",
-                          "x.yaml:4:4: t.d: invalid duration '5d' (a number with a unit: ns, us, ms, "
-                          "s, m, h; e.g. 500ms)",
-                          "x.yaml:5:4: t.e: must be > 0"));
+  EXPECT_THAT(
+      strings(r.take_sorted()),
+      ElementsAre("x.yaml:2:4: t.b: bare number '5' needs a unit, e.g. 5s",
+                  "x.yaml:3:4: t.c: duration '-1s' must not be negative",
+                  "x.yaml:4:4: t.d: invalid duration '5d' (a number with a unit: ns, us, ms, "
+                  "s, m, h; e.g. 500ms)",
+                  "x.yaml:5:4: t.e: must be > 0"));
 }
 
 TEST(FieldReader, UnknownAndDuplicateKeys) {
@@ -40,9 +41,8 @@ TEST(FieldReader, UnknownAndDuplicateKeys) {
   Keys keys = {"a"};
   auto es = r.entries(root, "", &keys);
   EXPECT_EQ(es.size(), 1u);
-  EXPECT_THAT(strings(r.take()),
-              ElementsAre("x.yaml:2:1: z: unknown key 'z' (accepted: a)",
-                          "x.yaml:3:1: a: duplicate key 'a' (first at line 1)"));
+  EXPECT_THAT(strings(r.take()), ElementsAre("x.yaml:2:1: z: unknown key 'z' (accepted: a)",
+                                             "x.yaml:3:1: a: duplicate key 'a' (first at line 1)"));
 }
 
 TEST(FieldReader, ExpandsVariables) {
@@ -67,8 +67,9 @@ TEST(FieldReader, GraceByRole) {
   r.grace(es[0], &all, &by_role);
   EXPECT_EQ(all, 1 * kSecond);
   EXPECT_EQ(by_role.at(Role::Helper), 3 * kSecond);
-  EXPECT_THAT(strings(r.take()), ElementsAre(::testing::HasSubstr(
-                                     "x.yaml:1:34: grace.wizard: unknown role 'wizard'")));
+  EXPECT_THAT(
+      strings(r.take()),
+      ElementsAre(::testing::HasSubstr("x.yaml:1:34: grace.wizard: unknown role 'wizard'")));
 }
 
 }  // namespace

@@ -7,9 +7,8 @@
 #include <tuple>
 #include <type_traits>
 
-#include "harness/observe/probe/loader.h"
-
 #include "harness/observe/probe/cudart.h"
+#include "harness/observe/probe/loader.h"
 
 namespace aftermath::cudart {
 namespace {

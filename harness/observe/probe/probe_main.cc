@@ -97,7 +97,8 @@ aftermath::Status load(Runtime& r, const std::vector<std::string>& candidates) {
   r.pci_bus_id = r.sym<rt::DeviceGetPCIBusIdFn>("cudaDeviceGetPCIBusId");
   // CUDA 12 renamed the current ABI to _v2 and kept the old name; 13 has one.
   r.get_properties = r.sym<rt::GetDevicePropertiesFn>("cudaGetDeviceProperties_v2");
-  if (!r.get_properties) r.get_properties = r.sym<rt::GetDevicePropertiesFn>("cudaGetDeviceProperties");
+  if (!r.get_properties)
+    r.get_properties = r.sym<rt::GetDevicePropertiesFn>("cudaGetDeviceProperties");
   r.runtime_version = r.sym<rt::VersionFn>("cudaRuntimeGetVersion");
   r.driver_version = r.sym<rt::VersionFn>("cudaDriverGetVersion");
   r.error_string = r.sym<rt::GetErrorStringFn>("cudaGetErrorString");
