@@ -967,7 +967,7 @@ TEST(CliHelp, VersionExitCodesAndHelpThatFitTheCommand) {
   // The scripts: --help prints their usage at once, builds and makes nothing.
   for (const char* script :
        {"scripts/quickstart.sh", "scripts/test.sh", "scripts/build.sh", "scripts/deps.sh",
-        "scripts/venv.sh", "scripts/wheel.sh", "scripts/gpu-validate.sh"}) {
+        "scripts/venv.sh", "scripts/wheel.sh", "scripts/gpu-validate.sh", "scripts/format.sh"}) {
     TempDir cwd;
     e2e::Child c =
         e2e::spawn({"/bin/sh", "-c", "cd " + cwd.path() + " && " + e2e::src(script) + " --help"},
