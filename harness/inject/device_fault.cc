@@ -24,20 +24,19 @@ namespace aftermath {
 
 // --- the interposer ---
 
-std::map<std::string, std::string> cuda_fail_env(const std::string& preload_path,
-                                                 std::optional<long> fail_after,
-                                                 const std::string& arm_path,
-                                                 const std::string& existing_ld_preload) {
-  auto bad = [](const std::string& what) { throw std::invalid_argument("cuda_fail_env: " + what); };
+Expected<std::map<std::string, std::string>> cuda_fail_env(const std::string& preload_path,
+                                                           std::optional<long> fail_after,
+                                                           const std::string& arm_path,
+                                                           const std::string& existing_ld_preload) {
   if (preload_path.empty() || preload_path.front() != '/')
-    bad("the interposer path must be absolute: '" + preload_path + "'");
+    return Error{"the interposer path must be absolute: '" + preload_path + "'"};
   if (preload_path.find_first_of(": \t\n") != std::string::npos)
-    bad("the interposer path cannot hold ':' or whitespace (LD_PRELOAD separators): '" +
-        preload_path + "'");
+    return Error{"the interposer path cannot hold ':' or whitespace (LD_PRELOAD separators): '" +
+                 preload_path + "'"};
   if (fail_after && *fail_after < 1)
-    bad("fail_after must be >= 1, not " + std::to_string(*fail_after));
+    return Error{"fail_after must be >= 1, not " + std::to_string(*fail_after)};
   if (!arm_path.empty() && arm_path.front() != '/')
-    bad("the arm path must be absolute: '" + arm_path + "'");
+    return Error{"the arm path must be absolute: '" + arm_path + "'"};
 
   std::string preload = preload_path;
   std::string entry;

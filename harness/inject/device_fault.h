@@ -43,12 +43,13 @@ namespace aftermath {
 // AFTERMATH_CUDA_FAIL_ARM when `arm_path` is not empty. With neither, the
 // interposer only counts. Keep the arm file out of /dev/shm (the shm_clean
 // check watches it): the run's output directory is a good place.
-// Throws std::invalid_argument when `preload_path` is not an absolute path or
-// holds ':' or whitespace, when `arm_path` is set but not absolute (the job
-// may change directory), or when `fail_after` < 1. Pure; thread-safe.
-[[nodiscard]] std::map<std::string, std::string> cuda_fail_env(
-    const std::string& preload_path, std::optional<long> fail_after, const std::string& arm_path,
-    const std::string& existing_ld_preload);
+// An error when `preload_path` is not an absolute path or holds ':' or
+// whitespace, when `arm_path` is set but not absolute (the job may change
+// directory), or when `fail_after` < 1. Pure; thread-safe.
+Expected<std::map<std::string, std::string>> cuda_fail_env(const std::string& preload_path,
+                                                           std::optional<long> fail_after,
+                                                           const std::string& arm_path,
+                                                           const std::string& existing_ld_preload);
 
 // Creates the arm file (empty, mode 0644): from then on every intercepted
 // call of a job started with that AFTERMATH_CUDA_FAIL_ARM fails. Already armed

@@ -67,10 +67,17 @@ void FaultDriver::prepare_job_env(const std::vector<FaultSpec>& faults,
   if (!::mkdtemp(tmpl)) return;  // the fault then fails: "no arm folder"
   cuda_arm_dir_ = tmpl;
   auto it = env.find("LD_PRELOAD");
-  for (auto& [k, v] :
-       cuda_fail_env(tools_dir() + "/libaftermath-cudafail.so", std::nullopt, cuda_arm_dir_ + "/",
-                     it == env.end() ? std::string() : it->second))
-    env[k] = v;
+  auto fail_env = cuda_fail_env(tools_dir() + "/libaftermath-cudafail.so", std::nullopt,
+                                cuda_arm_dir_ + "/", it == env.end() ? std::string() : it->second);
+  if (!fail_env) {
+    // Not preloaded: the fault fails, saying why.
+    cuda_env_error_ = fail_env.error().what;
+    std::error_code ec;
+    std::filesystem::remove_all(cuda_arm_dir_, ec);
+    cuda_arm_dir_.clear();
+    return;
+  }
+  for (auto& [k, v] : *fail_env) env[k] = v;
 }
 
 FaultAct FaultDriver::act(size_t index, const FaultSpec& f, const std::vector<FaultTarget>& targets,
@@ -330,7 +337,9 @@ FaultAct FaultDriver::device_oom_hog(const FaultSpec& f) {
 FaultAct FaultDriver::device_oom_interposer(const std::vector<FaultTarget>& targets) const {
   if (cuda_arm_dir_.empty())
     return not_done(FaultStatus::Failed, FaultMechanism::Interposer,
-                    "the interposer was not preloaded (no arm folder)");
+                    "the interposer was not preloaded (" +
+                        (cuda_env_error_.empty() ? std::string("no arm folder") : cuda_env_error_) +
+                        ")");
   std::string armed_pids, error;
   ProcReader reader(opt_.proc_root);
   for (const FaultTarget& t : targets) {

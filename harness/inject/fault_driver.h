@@ -162,7 +162,8 @@ class FaultDriver {
 
   FaultDriverOptions opt_;
   std::optional<Status> device_oom_can_;
-  std::string cuda_arm_dir_;  // the interposer's per-process arm files
+  std::string cuda_arm_dir_;    // the interposer's per-process arm files
+  std::string cuda_env_error_;  // why the interposer could not be preloaded
   std::vector<std::unique_ptr<DeviceHog>> hogs_;
   std::optional<Expected<CgroupHome>> cgroup_home_;  // found at the first cgroup fault
   struct FaultCgroup {

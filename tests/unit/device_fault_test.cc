@@ -286,26 +286,27 @@ TEST(DeviceFaultCudaFail, AForkedChildCountsAfresh) {
 
 TEST(DeviceFaultCudaFail, EnvPutsTheInterposerFirstInLdPreload) {
   const std::string so = "/opt/a/libaftermath-cudafail.so";
-  auto env = cuda_fail_env(so, 7, "/run/x/arm", "");
+  auto env = *cuda_fail_env(so, 7, "/run/x/arm", "");
   EXPECT_EQ(env, (std::map<std::string, std::string>{{"LD_PRELOAD", so},
                                                      {"AFTERMATH_CUDA_FAIL_AFTER", "7"},
                                                      {"AFTERMATH_CUDA_FAIL_ARM", "/run/x/arm"}}));
-  env = cuda_fail_env(so, std::nullopt, "", "libfoo.so:/usr/lib/libbar.so");
+  env = *cuda_fail_env(so, std::nullopt, "", "libfoo.so:/usr/lib/libbar.so");
   EXPECT_EQ(
       env,
       (std::map<std::string, std::string>{{"LD_PRELOAD", so + ":libfoo.so:/usr/lib/libbar.so"}}));
   // Spaces separate too; empty entries and other copies of ours go.
-  EXPECT_EQ(cuda_fail_env(so, 1, "", " libfoo.so  " + so + "::libbar.so: ")["LD_PRELOAD"],
+  EXPECT_EQ(cuda_fail_env(so, 1, "", " libfoo.so  " + so + "::libbar.so: ")->at("LD_PRELOAD"),
             so + ":libfoo.so:libbar.so");
-  EXPECT_EQ(cuda_fail_env(so, 1, "", so)["LD_PRELOAD"], so);
+  EXPECT_EQ(cuda_fail_env(so, 1, "", so)->at("LD_PRELOAD"), so);
 }
 
 TEST(DeviceFaultCudaFail, EnvRejectsWhatTheLoaderOrTheJobWouldMisread) {
-  EXPECT_THROW((void)cuda_fail_env("libaftermath-cudafail.so", 1, "", ""), std::invalid_argument);
-  EXPECT_THROW((void)cuda_fail_env("/a b/lib.so", 1, "", ""), std::invalid_argument);
-  EXPECT_THROW((void)cuda_fail_env("/a:b/lib.so", 1, "", ""), std::invalid_argument);
-  EXPECT_THROW((void)cuda_fail_env("/lib.so", 0, "", ""), std::invalid_argument);
-  EXPECT_THROW((void)cuda_fail_env("/lib.so", std::nullopt, "arm", ""), std::invalid_argument);
+  EXPECT_FALSE(cuda_fail_env("libaftermath-cudafail.so", 1, "", ""));
+  EXPECT_FALSE(cuda_fail_env("/a b/lib.so", 1, "", ""));
+  EXPECT_FALSE(cuda_fail_env("/a:b/lib.so", 1, "", ""));
+  EXPECT_EQ(cuda_fail_env("/lib.so", 0, "", "").error().what, "fail_after must be >= 1, not 0");
+  EXPECT_FALSE(cuda_fail_env("/lib.so", 0, "", ""));
+  EXPECT_FALSE(cuda_fail_env("/lib.so", std::nullopt, "arm", ""));
 }
 
 TEST(DeviceFaultCudaFail, ArmAndDisarmAreIdempotentAndReportErrors) {
