@@ -3,6 +3,8 @@
 #include <array>
 #include <utility>
 
+#include "harness/core/enum_words.h"
+
 namespace aftermath {
 
 namespace {
@@ -45,28 +47,18 @@ constexpr std::array<std::pair<FaultStatus, std::string_view>, 4> kStatuses{{
     {FaultStatus::Failed, "failed"},
 }};
 
-template <typename E, size_t N>
-std::string_view text_of(const std::array<std::pair<E, std::string_view>, N>& table, E e) {
-  for (const auto& [k, text] : table)
-    if (k == e) return text;
-  return "?";
-}
-
 // The empty text (None) is never parsed: a stated word must name something.
 template <typename E, size_t N>
-std::optional<E> value_of(const std::array<std::pair<E, std::string_view>, N>& table,
-                          std::string_view text) {
+std::optional<E> stated_value_of(const EnumWords<E, N>& table, std::string_view text) {
   if (text.empty()) return std::nullopt;
-  for (const auto& [k, t] : table)
-    if (t == text) return k;
-  return std::nullopt;
+  return value_of(table, text);
 }
 
 }  // namespace
 
 std::string_view to_string(FaultAction a) { return text_of(kActions, a); }
 std::optional<FaultAction> parse_fault_action(std::string_view text) {
-  return value_of(kActions, text);
+  return stated_value_of(kActions, text);
 }
 
 const std::vector<FaultAction>& all_fault_actions() {
@@ -85,12 +77,12 @@ bool is_node_action(FaultAction a) {
 
 std::string_view to_string(FaultMechanism m) { return text_of(kMechanisms, m); }
 std::optional<FaultMechanism> parse_fault_mechanism(std::string_view text) {
-  return value_of(kMechanisms, text);
+  return stated_value_of(kMechanisms, text);
 }
 
 std::string_view to_string(FaultStatus s) { return text_of(kStatuses, s); }
 std::optional<FaultStatus> parse_fault_status(std::string_view text) {
-  return value_of(kStatuses, text);
+  return stated_value_of(kStatuses, text);
 }
 
 }  // namespace aftermath

@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "harness/core/enum_words.h"
+
 namespace aftermath {
 
 std::string_view to_string(ObsKind k) {
@@ -62,58 +64,37 @@ std::string_view to_string(ObsKind k) {
   return "note";
 }
 
-std::string_view to_string(JobContainment c) {
-  switch (c) {
-    case JobContainment::PidNamespace:
-      return "pid-namespace";
-    case JobContainment::UserPidNamespace:
-      return "user+pid-namespace";
-    case JobContainment::Subreaper:
-      return "subreaper";
-    case JobContainment::Unknown:
-      break;
-  }
-  return "";
-}
+namespace {
 
+constexpr EnumWords<JobContainment, 4> kContainments{{
+    {JobContainment::Unknown, ""},
+    {JobContainment::PidNamespace, "pid-namespace"},
+    {JobContainment::UserPidNamespace, "user+pid-namespace"},
+    {JobContainment::Subreaper, "subreaper"},
+}};
+
+constexpr EnumWords<ShmPlace, 3> kShmPlaces{{
+    {ShmPlace::Unknown, ""},
+    {ShmPlace::Private, "private"},
+    {ShmPlace::Host, "host"},
+}};
+
+constexpr EnumWords<ForkSource, 4> kForkSources{{
+    {ForkSource::Unknown, ""},
+    {ForkSource::ProcessEvents, "process events"},
+    {ForkSource::Reaper, "reaper"},
+    {ForkSource::Machine, "machine"},
+}};
+
+}  // namespace
+
+std::string_view to_string(JobContainment c) { return text_of(kContainments, c); }
 std::optional<JobContainment> parse_job_containment(std::string_view s) {
-  for (auto c : {JobContainment::Unknown, JobContainment::PidNamespace,
-                 JobContainment::UserPidNamespace, JobContainment::Subreaper})
-    if (to_string(c) == s) return c;
-  return std::nullopt;
+  return value_of(kContainments, s);
 }
-
-std::string_view to_string(ShmPlace p) {
-  switch (p) {
-    case ShmPlace::Private:
-      return "private";
-    case ShmPlace::Host:
-      return "host";
-    case ShmPlace::Unknown:
-      break;
-  }
-  return "";
-}
-
-std::optional<ShmPlace> parse_shm_place(std::string_view s) {
-  for (auto p : {ShmPlace::Unknown, ShmPlace::Private, ShmPlace::Host})
-    if (to_string(p) == s) return p;
-  return std::nullopt;
-}
-
-std::string_view to_string(ForkSource f) {
-  switch (f) {
-    case ForkSource::ProcessEvents:
-      return "process events";
-    case ForkSource::Reaper:
-      return "reaper";
-    case ForkSource::Machine:
-      return "machine";
-    case ForkSource::Unknown:
-      break;
-  }
-  return "";
-}
+std::string_view to_string(ShmPlace p) { return text_of(kShmPlaces, p); }
+std::optional<ShmPlace> parse_shm_place(std::string_view s) { return value_of(kShmPlaces, s); }
+std::string_view to_string(ForkSource f) { return text_of(kForkSources, f); }
 
 std::string_view to_string(HarnessPart p) {
   switch (p) {

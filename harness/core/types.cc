@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "harness/core/duration.h"
+#include "harness/core/enum_words.h"
 
 namespace aftermath {
 
@@ -175,41 +176,29 @@ std::string_view to_string(LeakKind k) {
   return "process";
 }
 
-std::string_view to_string(TestOutcome o) {
-  switch (o) {
-    case TestOutcome::Passed:
-      return "passed";
-    case TestOutcome::Failed:
-      return "failed";
-    case TestOutcome::Skipped:
-      return "skipped";
-    case TestOutcome::Error:
-      return "error";
-    case TestOutcome::NotEnded:
-      break;
-  }
-  return "";
-}
+namespace {
 
+constexpr EnumWords<TestOutcome, 5> kTestOutcomes{{
+    {TestOutcome::NotEnded, ""},
+    {TestOutcome::Passed, "passed"},
+    {TestOutcome::Failed, "failed"},
+    {TestOutcome::Skipped, "skipped"},
+    {TestOutcome::Error, "error"},
+}};
+
+constexpr EnumWords<TimingsOrigin, 4> kTimingsOrigins{{
+    {TimingsOrigin::None, ""},
+    {TimingsOrigin::FirstFault, "first fault"},
+    {TimingsOrigin::TopExit, "top process exit"},
+    {TimingsOrigin::Deadline, "deadline"},
+}};
+
+}  // namespace
+
+std::string_view to_string(TestOutcome o) { return text_of(kTestOutcomes, o); }
 std::optional<TestOutcome> parse_test_outcome(std::string_view s) {
-  for (TestOutcome o : {TestOutcome::NotEnded, TestOutcome::Passed, TestOutcome::Failed,
-                        TestOutcome::Skipped, TestOutcome::Error})
-    if (to_string(o) == s) return o;
-  return std::nullopt;
+  return value_of(kTestOutcomes, s);
 }
-
-std::string_view to_string(TimingsOrigin o) {
-  switch (o) {
-    case TimingsOrigin::FirstFault:
-      return "first fault";
-    case TimingsOrigin::TopExit:
-      return "top process exit";
-    case TimingsOrigin::Deadline:
-      return "deadline";
-    case TimingsOrigin::None:
-      break;
-  }
-  return "";
-}
+std::string_view to_string(TimingsOrigin o) { return text_of(kTimingsOrigins, o); }
 
 }  // namespace aftermath
