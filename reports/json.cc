@@ -187,146 +187,59 @@ json to_json(const Outcome& outcome) {
   return j;
 }
 
-// Long on purpose: one flat case per observation kind, each naming the
-// fields that kind defines; split, the kinds would scatter.
-json to_json(const Observation& o) {
-  json j = {{"t_ms", to_ms(o.t)}, {"kind", to_string(o.kind)}};
-  if (o.node >= 0) j["node"] = o.node;
-  // The Observation struct is a union in disguise: each kind uses a few
-  // fields and leaves the rest at defaults, which would read as facts
-  // ("pid": 0) if written. Write only what the kind defines.
-  switch (o.kind) {
-    case ObsKind::Phase:
-      j["name"] = o.name;
-      break;
-    case ObsKind::ProcStart:
-      j["pid"] = o.pid;
-      j["ppid"] = o.ppid;
-      j["comm"] = o.name;
-      j["cmdline"] = o.text;
-      j["role"] = to_string(o.role);
-      j["depth"] = o.depth;
-      j["start_ticks"] = o.value;
-      if (o.value2 != 0) j["job_pid"] = o.value2;
-      break;
-    case ObsKind::ProcParent:
-      j["pid"] = o.pid;
-      j["ppid"] = o.ppid;
-      break;
-    case ObsKind::ProcExec:
-      j["pid"] = o.pid;
-      j["comm"] = o.name;
-      j["cmdline"] = o.text;
-      j["role"] = std::string(to_string(o.role));
-      break;
-    case ObsKind::ProcState:
-      j["pid"] = o.pid;
-      j["state"] = o.state ? std::string(1, o.state) : std::string();
-      break;
-    case ObsKind::ProcExit:
-      j["pid"] = o.pid;
-      j["outcome"] = opt_outcome(o.outcome);
-      break;
-    case ObsKind::ProcGone:
-      j["pid"] = o.pid;
-      break;
-    case ObsKind::ShmAdd:
-      j["name"] = o.name;
-      j["bytes"] = o.value;
-      j["baseline"] = o.baseline;
-      break;
-    case ObsKind::ShmResize:
-    case ObsKind::ShmReclaim:
-      j["name"] = o.name;
-      j["bytes"] = o.value;
-      break;
-    case ObsKind::ShmRemove:
-      j["name"] = o.name;
-      break;
-    case ObsKind::Signal:
-      j["pid"] = o.pid;
-      j["signal"] = signal_name(static_cast<int>(o.value));
-      j["signo"] = o.value;
-      j["why"] = o.text;
-      break;
-    case ObsKind::Sample:
-      j["procs"] = o.value;
-      j["shm_bytes"] = o.value2;
-      break;
-    case ObsKind::Memory:
-      j["rss_bytes"] = o.value;
-      j["procs"] = o.value2;
-      break;
-    case ObsKind::Note:
-      j["text"] = o.text;
-      break;
-    case ObsKind::Announce:
-      j["pid"] = o.pid;
-      j["role"] = to_string(o.role);
-      j["rank"] = o.value;
-      j["worker"] = o.value2;
-      j["labels"] = parse_or_text(o.text);
-      break;
-    case ObsKind::ShmHeld:
-      j["pid"] = o.pid;
-      j["path"] = o.name;
-      j["bytes"] = o.value;
-      j["how"] = o.text;
-      j["deleted"] = o.baseline;
-      break;
-    case ObsKind::RoleInferred:
-      j["pid"] = o.pid;
-      j["role"] = to_string(o.role);
-      j["rank"] = o.value;
-      j["worker"] = o.value2;
-      j["why"] = o.text;
-      break;
-    case ObsKind::Event:
-      j["pid"] = o.pid;
-      j["name"] = o.name;
-      j["fields"] = parse_or_text(o.text);
-      break;
-    case ObsKind::Point:
-      j["pid"] = o.pid;
-      j["name"] = o.name;
-      j["hit"] = o.value;
-      j["labels"] = parse_or_text(o.text);
-      break;
-    case ObsKind::Fault:
-      j["index"] = o.value;
-      j["pid"] = o.pid;
-      j["action"] = o.name;
-      j["what"] = o.text;
-      break;
-    case ObsKind::OomKill:
-      j["index"] = o.value;
-      j["pid"] = o.pid;
-      j["kills"] = o.value2;
-      j["cgroup"] = o.text;
-      if (!o.name.empty()) j["kernel"] = o.name;
-      break;
-    case ObsKind::TmpLeft:
-      j["path"] = o.name;
-      j["bytes"] = o.value;
-      j["owner"] = o.value2;
-      j["residue"] = o.text;
-      j["held_outside_by"] = o.pid;
-      break;
-    case ObsKind::TmpReclaim:
-      j["path"] = o.name;
-      j["bytes"] = o.value;
-      if (!o.text.empty()) j["moved_to"] = o.text;
-      break;
-    case ObsKind::HarnessFailure:
-      j["part"] = o.name;
-      j["why"] = o.text;
-      if (o.pid) j["pid"] = o.pid;
-      break;
-    case ObsKind::SamplePeriod:
-      j["period_ms"] = static_cast<double>(o.value) / 1e6;
-      j["sample_took_ms"] = static_cast<double>(o.value2) / 1e6;
-      break;
+namespace {
+
+// A payload member as the report shows it.
+json shown_value(const std::string& v) { return v; }
+json shown_value(bool v) { return v; }
+template <std::integral T>
+json shown_value(T v) {
+  return v;
+}
+json shown_value(char c) { return c ? std::string(1, c) : std::string(); }
+json shown_value(Role r) { return std::string(to_string(r)); }
+json shown_value(HarnessPart p) { return std::string(to_string(p)); }
+json shown_value(FaultAction a) { return std::string(to_string(a)); }
+json shown_value(const std::optional<Outcome>& o) { return opt_outcome(o); }
+
+template <typename P, typename M>
+void show_field(json& j, const P& p, const Field<P, M>& f) {
+  const M& v = p.*f.member;
+  const std::string key(f.key);
+  if constexpr (std::is_same_v<M, std::string>) {
+    if (f.shown == Shown::Json) {
+      j[key] = parse_or_text(v);
+      return;
+    }
   }
+  if constexpr (std::is_integral_v<M>) {
+    if (f.shown == Shown::Millis) {
+      j[key] = static_cast<double>(v) / 1e6;
+      return;
+    }
+    if (f.shown == Shown::SignalName) {
+      j[key] = signal_name(static_cast<int>(v));
+      return;
+    }
+  }
+  if (f.shown == Shown::WireOnly) return;
+  if (f.shown == Shown::IfSet && v == M{}) return;
+  j[key] = shown_value(v);
+}
+
+}  // namespace
+
+// Each kind shows the fields it defines (observation.h lists them), no more:
+// the rest would read as facts ("pid": 0).
+json to_json(const Observation& o) {
+  json j = {{"t_ms", to_ms(o.t)}, {"kind", std::string(o.word())}};
+  if (o.node >= 0) j["node"] = o.node;
+  std::visit(
+      [&](const auto& p) {
+        using P = std::remove_cvref_t<decltype(p)>;
+        for_each_field<P>([&](const auto& f) { show_field(j, p, f); });
+      },
+      o.what);
   return j;
 }
 

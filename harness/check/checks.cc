@@ -231,14 +231,15 @@ std::map<std::string, std::string> owned_at_teardown(
   std::map<int, const ProcessHistory*> by_pid;
   for (const auto& p : in.processes) by_pid[p.pid] = &p;
   for (const auto& o : in.timeline.observations) {
-    if (o.kind != ObsKind::ShmHeld || o.t < in.teardown_at) continue;
-    if (o.name.rfind("/dev/shm/", 0) != 0) continue;
-    std::string name = o.name.substr(9);
-    auto it = by_pid.find(o.pid);
+    const auto* h = o.as<obs::ShmHeld>();
+    if (!h || o.t < in.teardown_at) continue;
+    if (h->path.rfind("/dev/shm/", 0) != 0) continue;
+    std::string name = h->path.substr(9);
+    auto it = by_pid.find(h->pid);
     std::string leftover = it == by_pid.end() ? "" : leftover_at_teardown(in, *it->second);
     std::string& who = leftover.empty() ? owner[name] : (*leftover_holders)[name];
     who += (who.empty() ? "" : ", ") +
-           (leftover.empty() ? std::string("pid ") + std::to_string(o.pid) + " (" + o.text + ")"
+           (leftover.empty() ? std::string("pid ") + std::to_string(h->pid) + " (" + h->how + ")"
                              : leftover);
   }
   std::string managers;
@@ -293,14 +294,14 @@ CheckResult shm_clean(const CheckInput& in) {
   for (const auto& p : in.processes) by_pid[p.pid] = &p;
   std::int64_t kept_bytes = 0;
   for (const auto& o : in.timeline.observations) {
-    if (o.kind != ObsKind::ShmHeld || !exited_at || o.t < *exited_at || o.t >= in.teardown_at)
-      continue;
-    json k = {{"pid", o.pid},
-              {"path", o.name},
-              {"bytes", o.value},
-              {"how", o.text},
-              {"deleted", o.baseline}};
-    auto it = by_pid.find(o.pid);
+    const auto* h = o.as<obs::ShmHeld>();
+    if (!h || !exited_at || o.t < *exited_at || o.t >= in.teardown_at) continue;
+    json k = {{"pid", h->pid},
+              {"path", h->path},
+              {"bytes", h->bytes},
+              {"how", h->how},
+              {"deleted", h->deleted}};
+    auto it = by_pid.find(h->pid);
     std::optional<Nanos> end = it == by_pid.end() ? std::nullopt : it->second->end();
     bool cut = !end || *end > in.teardown_at;
     k["role"] = it == by_pid.end() ? "unknown" : std::string(to_string(it->second->role));
@@ -308,11 +309,10 @@ CheckResult shm_clean(const CheckInput& in) {
         cut ? json(nullptr) : json(to_ms(std::max<Nanos>(0, *end - *exited_at)));
     k["held_at_teardown"] = cut;
     kept.push_back(k);
-    kept_bytes += o.value;
+    kept_bytes += h->bytes;
   }
-  bool reclaimed = false;
-  for (const auto& o : in.timeline.observations)
-    if (o.kind == ObsKind::ShmReclaim) reclaimed = true;
+  const bool reclaimed = std::ranges::any_of(
+      in.timeline.observations, [](const Observation& o) { return o.is<obs::ShmReclaim>(); });
   r.measured["created"] = s.created;
   r.measured["leaked"] = leaked;
   r.measured["leaked_bytes"] = bytes;

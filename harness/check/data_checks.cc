@@ -61,8 +61,8 @@ std::map<int, int> rank_pids(const CheckInput& in) {
 }
 
 // The rank an event speaks for: its sender's announced rank, else the field.
-std::optional<int> event_rank(const Observation& o, const json& f, const std::map<int, int>& pids) {
-  if (auto it = pids.find(o.pid); it != pids.end()) return it->second;
+std::optional<int> event_rank(const obs::Event& e, const json& f, const std::map<int, int>& pids) {
+  if (auto it = pids.find(e.pid); it != pids.end()) return it->second;
   if (auto r = field_int(f, "rank")) return static_cast<int>(*r);
   return std::nullopt;
 }
@@ -97,14 +97,14 @@ CheckResult data_partition(const CheckInput& in) {
   std::map<std::int64_t, EpochSamples> epochs;
   int sample_events = 0;
   for (const auto& o : in.timeline.observations) {
-    if (o.kind != ObsKind::Event) continue;
-    if (o.name != "dataset" && o.name != "rank.samples") continue;
-    json f = json::parse(o.text, nullptr, false);
-    if (o.name == "dataset") {
+    const auto* e = o.as<obs::Event>();
+    if (!e || (e->name != "dataset" && e->name != "rank.samples")) continue;
+    json f = json::parse(e->fields_json, nullptr, false);
+    if (e->name == "dataset") {
       auto n = field_int(f, "size");
       auto w = field_int(f, "world");
       if (!n || !w || *n < 0 || *w < 1) {
-        problems.push_back("a \"dataset\" event without a valid size and world: " + o.text);
+        problems.push_back("a \"dataset\" event without a valid size and world: " + e->fields_json);
         continue;
       }
       if (size && (*size != *n || *world != *w)) {
@@ -119,16 +119,16 @@ CheckResult data_partition(const CheckInput& in) {
       continue;
     }
     ++sample_events;
-    auto rank = event_rank(o, f, pids);
+    auto rank = event_rank(*e, f, pids);
     std::vector<std::int64_t> idx;
     if (!rank || !parse_indices(field_str(f, "indices"), &idx)) {
-      problems.push_back("a malformed \"rank.samples\" event from pid " + std::to_string(o.pid));
+      problems.push_back("a malformed \"rank.samples\" event from pid " + std::to_string(e->pid));
       continue;
     }
-    EpochSamples& e = epochs[field_int(f, "epoch").value_or(0)];
-    auto& v = e.by_rank[*rank];
+    EpochSamples& epoch = epochs[field_int(f, "epoch").value_or(0)];
+    auto& v = epoch.by_rank[*rank];
     v.insert(v.end(), idx.begin(), idx.end());
-    if (field_int(f, "last").value_or(0) != 0) e.finished.insert(*rank);
+    if (field_int(f, "last").value_or(0) != 0) epoch.finished.insert(*rank);
   }
   if (!size && sample_events == 0) {
     r.status = CheckStatus::Skipped;
@@ -249,14 +249,14 @@ CheckResult collectives_matched(const CheckInput& in) {
   std::map<int, RankColl> ranks;
   bool any = false;
   for (const auto& o : in.timeline.observations) {
-    if (o.kind != ObsKind::Event) continue;
-    if (o.name != "collective" && o.name != "rank.collectives") continue;
-    json f = json::parse(o.text, nullptr, false);
-    auto rank = event_rank(o, f, pids);
+    const auto* e = o.as<obs::Event>();
+    if (!e || (e->name != "collective" && e->name != "rank.collectives")) continue;
+    json f = json::parse(e->fields_json, nullptr, false);
+    auto rank = event_rank(*e, f, pids);
     if (!rank) continue;
     any = true;
     RankColl& rc = ranks[*rank];
-    if (o.name == "rank.collectives") {
+    if (e->name == "rank.collectives") {
       rc.reported = field_int(f, "count");
       continue;
     }

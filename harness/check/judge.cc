@@ -18,9 +18,9 @@ void judge(ScenarioResult& r, const Scenario& sc, bool interrupted) {
     r.verdict_reason = "the run was interrupted";
   }
   for (const auto& ev : r.timeline.observations) {
-    if (harness_failed(ev, HarnessPart::Teardown)) {
+    if (const auto* f = harness_failed(ev, HarnessPart::Teardown)) {
       r.verdict = Verdict::Error;
-      r.error = "teardown failed: " + ev.text;
+      r.error = "teardown failed: " + f->why;
       r.verdict_reason = r.error;
     }
   }

@@ -120,18 +120,19 @@ CheckResult memory_growth(const CheckInput& in, const MemoryGrowthParams& p) {
   std::map<int, Series> series;
   int events = 0, without_field = 0;
   for (const auto& o : in.timeline.observations) {
-    if (o.kind != ObsKind::Event || o.name != "memory") continue;
+    const auto* e = event_named(o, "memory");
+    if (!e) continue;
     ++events;
-    json f = json::parse(o.text, nullptr, false);
+    json f = json::parse(e->fields_json, nullptr, false);
     auto step = field_number(f, "step");
     auto kb = field_number(f, p.field);
     if (!kb) ++without_field;
     if (!step || !kb) continue;
-    auto it = procs.find(o.pid);
+    auto it = procs.find(e->pid);
     const ProcessHistory* ph = it == procs.end() ? nullptr : it->second;
     if (p.role && (!ph || ph->role != *p.role)) continue;
     if (*step <= static_cast<double>(p.skip_steps)) continue;
-    Series& s = series[o.pid];
+    Series& s = series[e->pid];
     s.proc = ph;
     s.points.emplace_back(*step, *kb);
   }

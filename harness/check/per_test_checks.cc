@@ -30,22 +30,23 @@ std::vector<TestResult> windows(const Timeline& tl) {
   std::vector<TestResult> tests;
   std::map<int, size_t> open;  // pid -> index of its running test
   for (const auto& o : tl.observations) {
-    if (o.kind != ObsKind::Event || (o.name != kStart && o.name != kEnd)) continue;
-    json f = json::parse(o.text, nullptr, false);
+    const auto* e = o.as<obs::Event>();
+    if (!e || (e->name != kStart && e->name != kEnd)) continue;
+    json f = json::parse(e->fields_json, nullptr, false);
     if (!f.is_object()) continue;
     std::string nodeid = field(f, "nodeid");
     if (nodeid.empty()) continue;
-    if (o.name == kStart) {
+    if (e->name == kStart) {
       TestResult t;
       t.nodeid = nodeid;
       t.worker = field(f, "worker");
-      t.pid = o.pid;
+      t.pid = e->pid;
       t.started = o.t;
-      open[o.pid] = tests.size();
+      open[e->pid] = tests.size();
       tests.push_back(std::move(t));
       continue;
     }
-    auto it = open.find(o.pid);
+    auto it = open.find(e->pid);
     if (it == open.end() || tests[it->second].nodeid != nodeid) continue;
     tests[it->second].ended = o.t;
     // A word pytest does not use is the plugin's bug: counted as an error.
@@ -74,7 +75,7 @@ std::optional<size_t> window_at(const std::vector<TestResult>& tests, int pid, N
 std::map<int, Nanos> session_ends(const Timeline& tl) {
   std::map<int, Nanos> out;
   for (const auto& o : tl.observations)
-    if (o.kind == ObsKind::Event && o.name == kSessionEnd) out[o.pid] = o.t;
+    if (const auto* e = event_named(o, kSessionEnd)) out[e->pid] = o.t;
   return out;
 }
 
@@ -148,13 +149,13 @@ std::vector<ShmLife> shm_lives(const Timeline& tl) {
   std::vector<ShmLife> out;
   std::map<std::string, size_t> open;
   for (const auto& o : tl.observations) {
-    if (o.kind == ObsKind::ShmAdd && !o.baseline) {
-      open[o.name] = out.size();
-      out.push_back(ShmLife{o.name, o.t, std::nullopt, o.value});
-    } else if (o.kind == ObsKind::ShmResize) {
-      if (auto it = open.find(o.name); it != open.end()) out[it->second].bytes = o.value;
-    } else if (o.kind == ObsKind::ShmRemove) {
-      if (auto it = open.find(o.name); it != open.end()) {
+    if (const auto* a = o.as<obs::ShmAdd>(); a && !a->baseline) {
+      open[a->name] = out.size();
+      out.push_back(ShmLife{a->name, o.t, std::nullopt, a->bytes});
+    } else if (const auto* r = o.as<obs::ShmResize>()) {
+      if (auto it = open.find(r->name); it != open.end()) out[it->second].bytes = r->bytes;
+    } else if (const auto* x = o.as<obs::ShmRemove>()) {
+      if (auto it = open.find(x->name); it != open.end()) {
         out[it->second].removed = o.t;
         open.erase(it);
       }
@@ -272,7 +273,7 @@ std::vector<TestLeak> device_leaks(const CheckInput& in, const ProcessHistory& h
 
 bool saw_tests(const Timeline& tl) {
   for (const auto& o : tl.observations)
-    if (o.kind == ObsKind::Event && (o.name == kStart || o.name == kEnd)) return true;
+    if (event_named(o, kStart) || event_named(o, kEnd)) return true;
   return false;
 }
 

@@ -8,26 +8,25 @@ ShmStory shm_story(const Timeline& tl) {
   ShmStory s;
   std::map<std::string, std::int64_t> extra;
   for (const auto& o : tl.observations) {
-    switch (o.kind) {
-      case ObsKind::ShmAdd:
-        if (!o.baseline) {
-          extra[o.name] = o.value;
-          ++s.created;
-          s.back_to_baseline.reset();
-        }
-        break;
-      case ObsKind::ShmResize:
-        if (extra.count(o.name)) extra[o.name] = o.value;
-        break;
-      case ObsKind::ShmRemove:
-        if (extra.erase(o.name) && extra.empty()) s.back_to_baseline = o.t;
-        break;
-      case ObsKind::HarnessFailure:
-        if (harness_failed(o, HarnessPart::ShmDir)) s.unavailable = true;
-        break;
-      default:
-        break;
-    }
+    std::visit(Overloaded{
+                   [&](const obs::ShmAdd& a) {
+                     if (a.baseline) return;
+                     extra[a.name] = a.bytes;
+                     ++s.created;
+                     s.back_to_baseline.reset();
+                   },
+                   [&](const obs::ShmResize& r) {
+                     if (extra.count(r.name)) extra[r.name] = r.bytes;
+                   },
+                   [&](const obs::ShmRemove& x) {
+                     if (extra.erase(x.name) && extra.empty()) s.back_to_baseline = o.t;
+                   },
+                   [&](const obs::HarnessFailure& f) {
+                     if (f.part == HarnessPart::ShmDir) s.unavailable = true;
+                   },
+                   [](const auto&) {},
+               },
+               o.what);
   }
   s.leaked = std::move(extra);
   return s;

@@ -22,16 +22,16 @@ CheckResult tmp_clean(const CheckInput& in) {
   std::set<std::string> reclaimed;
   std::map<std::string, std::string> moved;  // torchrun's log folders: path -> where they went
   for (const auto& o : in.timeline.observations) {
-    if (harness_failed(o, HarnessPart::TmpDir)) {
+    if (const auto* f = harness_failed(o, HarnessPart::TmpDir)) {
       r.status = CheckStatus::Skipped;
-      r.reason = "the temp dir could not be observed: " + o.text;
+      r.reason = "the temp dir could not be observed: " + f->why;
       return r;
     }
-    if (o.kind == ObsKind::TmpReclaim) {
-      if (o.text.empty())
-        reclaimed.insert(o.name);
+    if (const auto* rc = o.as<obs::TmpReclaim>()) {
+      if (rc->moved_to.empty())
+        reclaimed.insert(rc->path);
       else
-        moved[o.name] = o.text;
+        moved[rc->path] = rc->moved_to;
     }
   }
   json left = json::array(), outside = json::array(), other = json::array(),
@@ -40,24 +40,25 @@ CheckResult tmp_clean(const CheckInput& in) {
   std::int64_t left_bytes = 0;
   std::vector<std::string> names;
   for (const auto& o : in.timeline.observations) {
-    if (o.kind != ObsKind::TmpLeft) continue;
-    json e{{"path", o.name}, {"residue", o.text}, {"owner", o.value2}, {"bytes", o.value}};
-    if (o.pid != 0) {
-      e["held_by"] = o.pid;
+    const auto* t = o.as<obs::TmpLeft>();
+    if (!t) continue;
+    json e{{"path", t->path}, {"residue", t->residue}, {"owner", t->owner}, {"bytes", t->bytes}};
+    if (t->held_outside_by != 0) {
+      e["held_by"] = t->held_outside_by;
       outside.push_back(e);
-    } else if (o.text == "torchelastic") {
+    } else if (t->residue == "torchelastic") {
       // torchrun makes one on every run and never removes it: its design.
-      if (auto m = moved.find(o.name); m != moved.end()) e["moved_to"] = m->second;
+      if (auto m = moved.find(t->path); m != moved.end()) e["moved_to"] = m->second;
       torchrun_logs.push_back(e);
-    } else if (o.text == "other") {
+    } else if (t->residue == "other") {
       if (other.size() < kOtherListed) other.push_back(e);
       ++other_count;
     } else {
-      e["reclaimed"] = reclaimed.count(o.name) > 0;
+      e["reclaimed"] = reclaimed.count(t->path) > 0;
       left.push_back(e);
-      left_bytes += o.value;
-      names.push_back(o.name + " (" + o.text + ", uid " + std::to_string(o.value2) + ", " +
-                      format_bytes(o.value) + ")");
+      left_bytes += t->bytes;
+      names.push_back(t->path + " (" + t->residue + ", uid " + std::to_string(t->owner) + ", " +
+                      format_bytes(t->bytes) + ")");
     }
   }
   r.measured["left"] = left;

@@ -74,11 +74,12 @@ std::map<int, NodeSpan> node_spans(const Timeline& tl, const std::vector<Process
       spans[p.node].top_exit = p.end();
     }
   for (const auto& o : tl.observations) {
-    if (o.kind != ObsKind::Phase) continue;
+    const auto* phase = o.as<obs::Phase>();
+    if (!phase) continue;
     NodeSpan& s = spans[o.node];
-    if (o.name == "teardown" && !s.teardown) s.teardown = o.t;
-    if (o.name == "done" && !s.done) s.done = o.t;
-    if (o.name == "deadline" && !s.deadline) s.deadline = o.t;
+    if (phase->name == "teardown" && !s.teardown) s.teardown = o.t;
+    if (phase->name == "done" && !s.done) s.done = o.t;
+    if (phase->name == "deadline" && !s.deadline) s.deadline = o.t;
   }
   for (auto& [node, s] : spans)
     if (!(s.top_exit && s.teardown && *s.top_exit > *s.teardown)) s.top_end = s.top_exit;

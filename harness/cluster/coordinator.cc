@@ -217,7 +217,8 @@ void take(Agent& a, const json& m, Nanos coordinator_origin) {
 std::vector<WitnessProcess> last_seen_alive(const Timeline& t) {
   std::map<int, std::uint64_t> ticks;
   for (const auto& ob : t.observations)
-    if (ob.kind == ObsKind::ProcStart) ticks[ob.pid] = static_cast<std::uint64_t>(ob.value);
+    if (const auto* s = ob.as<obs::ProcStart>())
+      ticks[s->pid] = static_cast<std::uint64_t>(s->start_ticks);
   std::vector<WitnessProcess> out;
   for (const auto& p : build_histories(t))
     if (!p.end() && ticks.count(p.pid))

@@ -88,7 +88,7 @@ std::vector<FaultRecord> merge_faults(const Scenario& sc, const std::vector<Node
 std::optional<Nanos> killed_by_fault(const NodeRun& n) {
   if (n.have_result) return std::nullopt;
   for (const auto& ob : n.timeline.observations)
-    if (ob.kind == ObsKind::Fault && ob.name == to_string(FaultAction::AgentKill)) return ob.t;
+    if (const auto* f = ob.as<obs::Fault>(); f && f->action == FaultAction::AgentKill) return ob.t;
   return std::nullopt;
 }
 
@@ -105,10 +105,11 @@ std::vector<FaultRecord> streamed_faults(const Scenario& sc, const NodeRun& n) {
     rec.trigger = f.at.text;
     rec.optional = f.optional;
     for (const auto& ob : n.timeline.observations) {
-      if (ob.kind != ObsKind::Fault || ob.value != static_cast<std::int64_t>(li)) continue;
+      const auto* fault = ob.as<obs::Fault>();
+      if (!fault || fault->index != static_cast<int>(li)) continue;
       if (!rec.sent) rec.sent = ob.t;
       rec.status = FaultStatus::Injected;
-      rec.pids.push_back(ob.pid);
+      rec.pids.push_back(fault->pid);
     }
     rec.reason = rec.sent ? "as the node's agent streamed it before it was lost"
                           : "not seen before the node's agent was lost";

@@ -19,8 +19,9 @@ std::string field_text(const nlohmann::json& v) {
 std::map<std::string, std::string> job_environment_from(const Timeline& tl) {
   std::map<std::string, std::vector<std::string>> values;
   for (const auto& ev : tl.observations) {
-    if (ev.kind != ObsKind::Event || ev.name != "torch_config") continue;
-    auto j = nlohmann::json::parse(ev.text, nullptr, false);
+    const auto* e = event_named(ev, "torch_config");
+    if (!e) continue;
+    auto j = nlohmann::json::parse(e->fields_json, nullptr, false);
     if (!j.is_object()) continue;
     for (const auto& [k, v] : j.items()) {
       std::string text = field_text(v);

@@ -10,118 +10,11 @@
 
 #include "harness/core/device.h"
 #include "harness/core/fault_kind.h"
+#include "harness/core/observation.h"
 #include "harness/core/python_facts.h"
 #include "harness/core/types.h"
 
 namespace aftermath {
-
-enum class ObsKind {
-  Phase,       // name: launch | running | job_exited | settle | deadline | teardown | done
-  ProcStart,   // pid, ppid, name=comm, text=cmdline, role, value=start time (clock ticks since
-               // boot), depth, state
-  ProcParent,  // pid, ppid: the parent changed (re-parented after the parent's death)
-  ProcState,   // pid, state: a new /proc state letter (R S D Z T t ...)
-  ProcExit,    // pid, outcome (when known): the process exited (pidfd readable / reaped)
-  ProcGone,    // pid: no longer in /proc (reaped)
-  ShmAdd,      // name, value=bytes; baseline=true for entries present before launch
-  ShmResize,   // name, value=bytes
-  ShmRemove,   // name
-  ShmReclaim,  // name, value=bytes: the harness removed a leaked entry after the run
-  Signal,      // pid, value=signal, text=why: the harness sent a signal
-  Sample,      // value=job process count, value2=/dev/shm bytes above baseline
-  Note,        // text
-  Announce,  // pid, role, value=rank, value2=worker, text=labels (JSON): a fixture said what it is
-  Event,     // pid, name, text=fields (JSON): a fixture's progress event
-  Point,     // pid, name, value=hit, text=labels (JSON): an armed point was reached
-  Fault,     // value=fault index, pid=target, name=action, text=what: a fault was sent
-  Memory,  // value=resident bytes of the job's live processes (sum of RSS), value2=processes summed
-  ProcExec,  // pid, name=comm, text=cmdline, role: the process exec'd (or renamed itself) since
-             // first seen
-  ShmHeld,   // pid, name=path, value=bytes, text=how ("mapped", "fd", "mapped+fd"),
-            // baseline=deleted: shared memory a live job process still held (at the top's exit, and
-            // when the teardown began)
-  RoleInferred,  // pid, role, value=rank, value2=worker, text=why: a role read from what the kernel
-                 // shows (no announcement)
-  OomKill,  // pid=the fault's target, value=fault index, value2=kills so far, text=cgroup, name=the
-            // kernel's log line: the kernel OOM killer acted in a fault's cgroup
-  TmpLeft,  // name=path, value=bytes, value2=owner uid, text=kind (pymp | torch-shm-dir |
-            // torchelastic | other), pid=a process outside the job that holds (or held) it, 0:
-            // none: a temp-dir entry new since launch, still there after teardown
-  TmpReclaim,  // name=path, value=bytes, text=where it was moved ("": removed): the harness took a
-               // left temp-dir entry away after the run
-  HarnessFailure,  // value=the HarnessPart, name=its word, pid (teardown: a process still alive),
-                   // text=why: the harness itself could not do or see something
-  SamplePeriod,    // value=the new sampling period (ns), value2=how long the sample that moved it
-                 // took (ns): the sampler stretched its period (a sample took more than half of it)
-                 // or came back toward the scenario's
-};
-std::string_view to_string(ObsKind k);
-
-// What of the harness's own work failed (ObsKind::HarnessFailure): the checks
-// that depend on it read the kind, never a note's text.
-enum class HarnessPart {
-  Teardown,  // a process of the job outlived the teardown: the run is an error
-  TmpDir,    // the job's temp dir could not be read: tmp_clean is skipped
-  ShmDir,    // /dev/shm could not be read: shm_clean is skipped
-};
-std::string_view to_string(HarnessPart p);
-
-struct Observation {
-  Nanos t = 0;
-  ObsKind kind = ObsKind::Note;
-  int pid = 0;
-  int ppid = 0;
-  int depth = 0;
-  char state = 0;
-  bool baseline = false;
-  Role role = Role::Unknown;
-  std::int64_t value = 0;
-  std::int64_t value2 = 0;
-  std::string name;
-  std::string text;
-  std::optional<Outcome> outcome;
-  // A multi-node run's merged timeline: the node it was seen on; -1: the
-  // run had one node.
-  int node = -1;
-};
-
-// Whether `o` says that `part` failed.
-bool harness_failed(const Observation& o, HarnessPart part);
-
-// Builders, so hand-made timelines in tests read like the real thing.
-namespace obs {
-Observation phase(Nanos t, std::string name);
-Observation proc_start(Nanos t, int pid, int ppid, std::string comm, std::string cmdline,
-                       Role role = Role::Unknown, int depth = 0, std::int64_t start_ticks = 0,
-                       char state = 0, int job_pid = 0);
-Observation proc_parent(Nanos t, int pid, int new_ppid);
-Observation proc_state(Nanos t, int pid, char state);
-Observation proc_exit(Nanos t, int pid, std::optional<Outcome> outcome);
-Observation proc_gone(Nanos t, int pid);
-Observation shm_add(Nanos t, std::string name, std::int64_t bytes, bool baseline = false);
-Observation shm_resize(Nanos t, std::string name, std::int64_t bytes);
-Observation shm_remove(Nanos t, std::string name);
-Observation shm_reclaim(Nanos t, std::string name, std::int64_t bytes);
-Observation signal(Nanos t, int pid, int sig, std::string why);
-Observation sample(Nanos t, std::int64_t procs, std::int64_t shm_bytes);
-Observation note(Nanos t, std::string text);
-Observation announce(Nanos t, int pid, Role role, int rank, int worker, std::string labels);
-Observation event(Nanos t, int pid, std::string name, std::string fields);
-Observation point(Nanos t, int pid, std::string name, long long hit, std::string labels);
-Observation fault(Nanos t, int index, int pid, std::string action, std::string what);
-Observation memory(Nanos t, std::int64_t rss_bytes, std::int64_t processes);
-Observation proc_exec(Nanos t, int pid, std::string comm, std::string cmdline, Role role);
-Observation role_inferred(Nanos t, int pid, Role role, int rank, int worker, std::string why);
-Observation shm_held(Nanos t, int pid, std::string path, std::int64_t bytes, std::string how,
-                     bool deleted);
-Observation oom_kill(Nanos t, int index, int pid, long long kills, std::string cgroup,
-                     std::string kernel_line = "");
-Observation tmp_left(Nanos t, std::string path, std::int64_t bytes, unsigned owner,
-                     std::string kind, int outside_holder = 0);
-Observation tmp_reclaim(Nanos t, std::string path, std::int64_t bytes, std::string moved_to = "");
-Observation harness_failure(Nanos t, HarnessPart part, std::string why, int pid = 0);
-Observation sample_period(Nanos t, Nanos period, Nanos sample_took);
-}  // namespace obs
 
 // What became of one of the scenario's faults.
 struct FaultRecord {

@@ -9,18 +9,6 @@ namespace aftermath {
 
 using nlohmann::json;
 
-std::optional<ObsKind> parse_obs_kind(std::string_view text) {
-  // The kinds are numbered from 0 with no gaps, and to_string names every one
-  // of them, answering "note" past the last: walking the numbers until that
-  // happens covers a kind added later without a second list to keep.
-  for (int i = 0;; ++i) {
-    const auto k = static_cast<ObsKind>(i);
-    const std::string_view name = to_string(k);
-    if (name == text) return k;
-    if (name == "note" && k != ObsKind::Note) return std::nullopt;
-  }
-}
-
 namespace {
 
 // The integer members (int, int64_t, long long, unsigned, uint64_t); bool and
@@ -43,7 +31,7 @@ json to_wire(char c) {
   return static_cast<int>(static_cast<unsigned char>(c));
 }
 json to_wire(Role r) { return std::string(to_string(r)); }
-json to_wire(ObsKind k) { return std::string(to_string(k)); }
+json to_wire(HarnessPart p) { return std::string(to_string(p)); }
 json to_wire(FaultAction a) { return std::string(to_string(a)); }
 json to_wire(FaultMechanism m) { return std::string(to_string(m)); }
 json to_wire(FaultStatus s) { return std::string(to_string(s)); }
@@ -69,18 +57,18 @@ json to_wire(const std::vector<T>& v) {
 
 // A field, unless it equals its default.
 template <typename T>
-void put(json& o, const char* key, const T& v, const T& fallback) {
-  if (!(v == fallback)) o[key] = to_wire(v);
+void put(json& o, std::string_view key, const T& v, const T& fallback) {
+  if (!(v == fallback)) o[std::string(key)] = to_wire(v);
 }
 // An optional, when engaged (even with an empty value inside).
 template <typename T>
-void put(json& o, const char* key, const std::optional<T>& v) {
-  if (v) o[key] = to_wire(*v);
+void put(json& o, std::string_view key, const std::optional<T>& v) {
+  if (v) o[std::string(key)] = to_wire(*v);
 }
 // A list, when not empty.
 template <typename T>
-void put(json& o, const char* key, const std::vector<T>& v) {
-  if (!v.empty()) o[key] = to_wire(v);
+void put(json& o, std::string_view key, const std::vector<T>& v) {
+  if (!v.empty()) o[std::string(key)] = to_wire(v);
 }
 
 json to_wire(const Outcome& o) {
@@ -298,8 +286,8 @@ void from(const json& v, const std::string& path, JobContainment& out) {
 void from(const json& v, const std::string& path, ShmPlace& out) {
   word(v, path, out, parse_shm_place);
 }
-void from(const json& v, const std::string& path, ObsKind& out) {
-  word(v, path, out, parse_obs_kind);
+void from(const json& v, const std::string& path, HarnessPart& out) {
+  word(v, path, out, parse_harness_part);
 }
 void from(const json& v, const std::string& path, ProbeStatus& out) {
   word(v, path, out, parse_probe_status);
@@ -363,22 +351,24 @@ class Fields {
   }
   // Reads the field into out if it is there; out keeps its default if not.
   template <typename T>
-  void read(const char* key, T& out) const {
+  void read(std::string_view key, T& out) const {
     if (const json* v = find(key)) from(*v, at(key), out);
   }
   template <typename T>
-  void need(const char* key, T& out) const {
+  void need(std::string_view key, T& out) const {
     const json* v = find(key);
     if (!v) fail(at(key), "is missing");
     from(*v, at(key), out);
   }
 
  private:
-  const json* find(const char* key) const {
-    const auto it = j_.find(key);
+  const json* find(std::string_view key) const {
+    const auto it = j_.find(std::string(key));
     return it == j_.end() ? nullptr : &*it;
   }
-  std::string at(const char* key) const { return path_.empty() ? key : path_ + "." + key; }
+  std::string at(std::string_view key) const {
+    return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
+  }
 
   const json& j_;
   std::string path_;
@@ -527,19 +517,19 @@ void from(const json& v, const std::string& path, ProbeReport& out) {
 void from(const json& v, const std::string& path, Observation& out) {
   Fields f(v, path);
   f.need("t", out.t);
-  f.need("kind", out.kind);
-  f.read("pid", out.pid);
-  f.read("ppid", out.ppid);
-  f.read("depth", out.depth);
-  f.read("state", out.state);
-  f.read("baseline", out.baseline);
-  f.read("role", out.role);
-  f.read("value", out.value);
-  f.read("value2", out.value2);
-  f.read("name", out.name);
-  f.read("text", out.text);
-  f.read("outcome", out.outcome);
+  std::string kind;
+  f.need("kind", kind);
   f.read("node", out.node);
+  const bool known = for_each_kind([&]<typename P>(std::type_identity<P>) {
+    if (P::word != kind) return false;
+    P p{};
+    for_each_field<P>([&](const auto& field) {
+      if (field.shown != Shown::SignalName) f.read(field.key, p.*field.member);
+    });
+    out.what = std::move(p);
+    return true;
+  });
+  if (!known) fail(path.empty() ? "kind" : path + ".kind", "has an unknown value " + shown(kind));
 }
 
 void from(const json& v, const std::string& path, RunFacts& out) {
@@ -600,20 +590,23 @@ Expected<T> decode(const json& j, const char* what) {
 }  // namespace
 
 json wire_json(const Observation& o) {
-  static const Observation d;
-  json j = {{"t", o.t}, {"kind", to_wire(o.kind)}};
-  put(j, "pid", o.pid, d.pid);
-  put(j, "ppid", o.ppid, d.ppid);
-  put(j, "depth", o.depth, d.depth);
-  put(j, "state", o.state, d.state);
-  put(j, "baseline", o.baseline, d.baseline);
-  put(j, "role", o.role, d.role);
-  put(j, "value", o.value, d.value);
-  put(j, "value2", o.value2, d.value2);
-  put(j, "name", o.name, d.name);
-  put(j, "text", o.text, d.text);
-  put(j, "outcome", o.outcome);
-  put(j, "node", o.node, d.node);
+  json j = {{"t", o.t}, {"kind", std::string(o.word())}};
+  put(j, "node", o.node, -1);
+  std::visit(
+      [&](const auto& p) {
+        using P = std::remove_cvref_t<decltype(p)>;
+        static const P d{};
+        for_each_field<P>([&](const auto& field) {
+          if (field.shown == Shown::SignalName) return;  // the number travels
+          const auto& v = p.*field.member;
+          if constexpr (requires { v.has_value(); }) {
+            put(j, field.key, v);
+          } else {
+            put(j, field.key, v, d.*field.member);
+          }
+        });
+      },
+      o.what);
   return j;
 }
 

@@ -30,11 +30,9 @@
 
 namespace aftermath {
 
-// The inverse of to_string(ObsKind); nullopt for any other text.
-std::optional<ObsKind> parse_obs_kind(std::string_view text);
-
-// One observation: always "t" and "kind", then the fields that differ from a
-// default Observation. "state" is a one-character string where it is
+// One observation: always "t" and "kind" (its payload's word), "node" where
+// it is not -1, then the payload's fields (by their keys in observation.h)
+// that differ from their defaults. "state" is a one-character string where it is
 // printable ASCII, else its byte value as an integer; "outcome" is
 // {"kind":"exited","code":N} or {"kind":"killed","signal":N[,"core_dumped":true]}.
 nlohmann::json wire_json(const Observation& o);

@@ -15,9 +15,9 @@ void settle_fault_effects(std::vector<FaultRecord>& faults,
     if (!stop && !exits) continue;
     std::set<int> pids(rec.pids.begin(), rec.pids.end());
     for (const auto& o : events) {
-      if (o.t < *rec.sent || !pids.count(o.pid)) continue;
-      if ((exits && o.kind == ObsKind::ProcExit) ||
-          (stop && o.kind == ObsKind::ProcState && (o.state == 'T' || o.state == 't'))) {
+      if (o.t < *rec.sent || !pids.count(o.pid())) continue;
+      const auto* s = o.as<obs::ProcState>();
+      if ((exits && o.is<obs::ProcExit>()) || (stop && s && (s->state == 'T' || s->state == 't'))) {
         rec.effect = o.t;
         break;
       }

@@ -255,8 +255,9 @@ std::vector<ProcessDiagnosis> diagnose(const std::vector<int>& pids, const Diagn
 std::map<int, std::string> open_collectives(const Timeline& tl) {
   std::map<int, std::string> open;
   for (const auto& o : tl.observations) {
-    if (o.kind != ObsKind::Event || o.name != "collective") continue;
-    auto f = nlohmann::json::parse(o.text, nullptr, false);
+    const auto* e = event_named(o, "collective");
+    if (!e) continue;
+    auto f = nlohmann::json::parse(e->fields_json, nullptr, false);
     if (!f.is_object()) continue;
     // Fixture-supplied: any field may have any type; ignore what is malformed.
     std::string state =
@@ -264,9 +265,9 @@ std::map<int, std::string> open_collectives(const Timeline& tl) {
     if (state == "begin") {
       std::string op = f.contains("op") && f["op"].is_string() ? f["op"].get<std::string>() : "?";
       std::string seq = f.contains("seq") ? f["seq"].dump() : "?";
-      open[o.pid] = op + " #" + seq;
+      open[e->pid] = op + " #" + seq;
     } else if (state == "end") {
-      open.erase(o.pid);
+      open.erase(e->pid);
     }
   }
   return open;

@@ -204,7 +204,7 @@ std::string FaultSchedule::fire(size_t index, int self_pid, const std::string& p
 void FaultSchedule::record_act(size_t index, const FaultAct& act) {
   const FaultSpec& f = faults_[index];
   FaultRecord& rec = records_[index];
-  std::string action(to_string(f.action));
+  const FaultAction action = f.action;
   int i = static_cast<int>(index);
   for (const auto& n : act.notes) hooks_.record(obs::note(now(), n));
   for (int pid : act.signalled) hooks_.record(obs::fault(now(), i, pid, action, rec.trigger));

@@ -571,15 +571,16 @@ std::optional<std::string> JobTracker::fill_exit_statuses(std::vector<Observatio
   }
   // Per pid, its last exit without a status (a reused pid's earlier life
   // keeps what it had).
-  std::map<int, Observation*> last_exit;
+  std::map<int, obs::ProcExit*> last_exit;
   std::set<int> known;
   for (auto& o : events) {
-    if (o.kind != ObsKind::ProcExit) continue;
-    if (o.outcome) {
-      known.insert(o.pid);
-      last_exit.erase(o.pid);
-    } else if (!known.count(o.pid)) {
-      last_exit[o.pid] = &o;
+    auto* x = o.as<obs::ProcExit>();
+    if (!x) continue;
+    if (x->outcome) {
+      known.insert(x->pid);
+      last_exit.erase(x->pid);
+    } else if (!known.count(x->pid)) {
+      last_exit[x->pid] = x;
     }
   }
   std::vector<int> unknown;

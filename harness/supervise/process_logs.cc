@@ -41,12 +41,13 @@ std::map<int, ScenarioResult::ProcessLogs> find_process_logs(
     (is_out ? l.stdout_path : l.stderr_path) = relative_to(path, out_dir);
   };
   for (const auto& ev : tl.observations) {
-    if (ev.kind != ObsKind::Event || ev.name != "aftermath.logs" || !job.count(ev.pid)) continue;
-    auto j = nlohmann::json::parse(ev.text, nullptr, false);
+    const auto* e = event_named(ev, "aftermath.logs");
+    if (!e || !job.count(e->pid)) continue;
+    auto j = nlohmann::json::parse(e->fields_json, nullptr, false);
     if (!j.is_object()) continue;
     // The latest report wins: a process that announced again has new files.
-    set(ev.pid, field_text(j.value("out", nlohmann::json())), true);
-    set(ev.pid, field_text(j.value("err", nlohmann::json())), false);
+    set(e->pid, field_text(j.value("out", nlohmann::json())), true);
+    set(e->pid, field_text(j.value("err", nlohmann::json())), false);
   }
   // Pids in file names are the job's own; they are ours only without a PID namespace.
   if (tl.facts.containment == JobContainment::Subreaper) {

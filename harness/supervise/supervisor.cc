@@ -232,33 +232,20 @@ FaultScheduleHooks Supervisor::schedule_hooks() {
 
 bool Supervisor::is_progress(const Observation& o) const {
   // A change of state or parent, or a resize, is not the job moving on.
-  if (o.kind == ObsKind::ProcState || o.kind == ObsKind::ProcParent || o.kind == ObsKind::ShmResize)
-    return false;
+  if (o.is<obs::ProcState, obs::ProcParent, obs::ShmResize>()) return false;
   // After a failure (no_hang's after_failure) the survivors' events, points
-  // and /dev/shm entries are theirs, not the launcher's reaction.
-  const bool survivors = o.kind == ObsKind::Event || o.kind == ObsKind::Point ||
-                         o.kind == ObsKind::ShmAdd || o.kind == ObsKind::ShmRemove;
-  return !(failure_seen_ && survivors && o.pid != tracker_.top_pid());
+  // and /dev/shm entries are theirs, not the launcher's reaction. (An entry
+  // names no process: pid() is 0 for it.)
+  const bool survivors = o.is<obs::Event, obs::Point, obs::ShmAdd, obs::ShmRemove>();
+  return !(failure_seen_ && survivors && o.pid() != tracker_.top_pid());
 }
 
 void Supervisor::add(Observation o) {
-  switch (o.kind) {  // what counts as the job still changing (the settle's quiet rule)
-    case ObsKind::ProcStart:
-    case ObsKind::ProcExit:
-    case ObsKind::ProcGone:
-    case ObsKind::ProcParent:
-    case ObsKind::ProcState:
-    case ObsKind::ProcExec:
-    case ObsKind::ShmAdd:
-    case ObsKind::ShmRemove:
-    case ObsKind::ShmResize:
-    case ObsKind::Event:
-    case ObsKind::Point:
-      last_change_ = now();
-      if (is_progress(o)) mark_progress();
-      break;
-    default:
-      break;
+  // What counts as the job still changing (the settle's quiet rule).
+  if (o.is<obs::ProcStart, obs::ProcExit, obs::ProcGone, obs::ProcParent, obs::ProcState,
+           obs::ProcExec, obs::ShmAdd, obs::ShmRemove, obs::ShmResize, obs::Event, obs::Point>()) {
+    last_change_ = now();
+    if (is_progress(o)) mark_progress();
   }
   if (opt_.node.on_observation) opt_.node.on_observation(o);
   tl_.add(std::move(o));

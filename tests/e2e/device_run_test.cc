@@ -262,8 +262,9 @@ TEST(DeviceOomRun, HogHoldsMemoryFromTheTriggerUntilTeardown) {
   EXPECT_THAT(f.reason, HasSubstr("holds 8.0 GiB of GPU 0"));  // half the stand-in's 16 GiB
   bool released = false;
   for (const auto& e : r.timeline.observations)
-    if (e.kind == ObsKind::Note && e.text.find("released 8.0 GiB") != std::string::npos &&
-        e.text.find("did not exit") == std::string::npos)
+    if (const auto* n = e.as<obs::Note>(); n &&
+                                           n->text.find("released 8.0 GiB") != std::string::npos &&
+                                           n->text.find("did not exit") == std::string::npos)
       released = true;
   EXPECT_TRUE(released);
   EXPECT_EQ(r.verdict, Verdict::Pass) << r.verdict_reason;

@@ -207,8 +207,12 @@ void expect_rank1_kill_recovery(const json& s, bool signals, bool group) {
   EXPECT_EQ(exits[1], "killed(SIGKILL)");
   auto sig = launcher_signals(s);
   if (!signals) {
+    // Nobody signalled it: gloo failed its collective. Either its read saw
+    // the connection closed (the trainer exits 1), or, first, its write to
+    // the dead peer's socket raised SIGPIPE, which a C++ program keeps at its
+    // default (Python ignores it): a real race, seen on LibTorch 2.13.
     EXPECT_TRUE(sig.empty());
-    EXPECT_EQ(exits[0], "exited(1)");  // nobody signalled it: gloo failed its collective
+    EXPECT_TRUE(exits[0] == "exited(1)" || exits[0] == "killed(SIGPIPE)") << exits[0];
     return;
   }
   EXPECT_TRUE(exits[0] == "killed(SIGTERM)" || exits[0] == "exited(1)") << exits[0];
@@ -236,8 +240,9 @@ TEST_P(TrainerScenario, Rank1KillNaive) {
   json s = run_scenario(dir, "trainer-rank1-kill-naive.yaml", &run);
   expect_verdict_and_clean_end(s, run);
   expect_rank1_kill_recovery(s, /*signals=*/false, false);
-  EXPECT_TRUE(std::regex_search(e2e::job_output(s, "stderr"),
-                                std::regex("Connection (closed|reset) by peer")));
+  if (rank_exits(s)[0] == "exited(1)")
+    EXPECT_TRUE(std::regex_search(e2e::job_output(s, "stderr"),
+                                  std::regex("Connection (closed|reset) by peer")));
 }
 
 TEST_P(TrainerScenario, Rank1KillNaiveHang) {

@@ -758,10 +758,9 @@ Timeline zombie_under(const std::string& parent_cmdline, Nanos zombie_for,
                       Nanos monitor_interval = 5 * kSecond) {
   Timeline tl = skeleton();
   tl.facts.python.torchrun_monitor_interval = monitor_interval;
-  tl.observations.erase(
-      std::remove_if(tl.observations.begin(), tl.observations.end(),
-                     [](const Observation& o) { return o.kind == ObsKind::ProcStart; }),
-      tl.observations.end());
+  tl.observations.erase(std::remove_if(tl.observations.begin(), tl.observations.end(),
+                                       [](const Observation& o) { return o.is<obs::ProcStart>(); }),
+                        tl.observations.end());
   tl.add(obs::proc_start(kTopStart, kTop, kInit, "python3", parent_cmdline, Role::Launcher, 0, 0,
                          'S'));
   life(tl, 101, kTop, msec(20), msec(400), msec(400) + zombie_for, "python3", Role::Rank);

@@ -42,8 +42,8 @@ TEST(ReleaseOrigin, FirstFaultThenTopExitThenDeadline) {
   EXPECT_EQ(release_origin(tl), 900);
   tl.add(obs::phase(700, "job_exited"));
   EXPECT_EQ(release_origin(tl), 700);
-  tl.add(obs::fault(300, 0, 42, "SIGKILL", "after 1s"));
-  tl.add(obs::fault(400, 1, 42, "SIGKILL", "after 1s"));
+  tl.add(obs::fault(300, 0, 42, FaultAction::Sigkill, "after 1s"));
+  tl.add(obs::fault(400, 1, 42, FaultAction::Sigkill, "after 1s"));
   EXPECT_EQ(release_origin(tl), 300);
 }
 

@@ -107,10 +107,10 @@ TEST_F(ScheduleTest, AnAfterTriggerFiresAtItsTimeOnATakenView) {
   EXPECT_EQ(samples, 1);                     // a fresh view for the selector
   int faults_seen = 0;
   for (const auto& o : seen)
-    if (o.kind == ObsKind::Fault) {
+    if (const auto* f = o.as<obs::Fault>()) {
       ++faults_seen;
-      EXPECT_EQ(o.pid, top.pid());
-      EXPECT_EQ(o.name, "SIGKILL");
+      EXPECT_EQ(f->pid, top.pid());
+      EXPECT_EQ(f->action, FaultAction::Sigkill);
     }
   EXPECT_EQ(faults_seen, 1);
   int status = 0;
@@ -148,7 +148,8 @@ TEST_F(ScheduleTest, ATargetNotThereYetIsWaitedForUntilTheJobEnds) {
   ASSERT_TRUE(run_until([&] { return records[0].waiting_since.has_value(); }));
   EXPECT_EQ(records[0].status, FaultStatus::NotTriggered);
   ASSERT_FALSE(seen.empty());
-  EXPECT_THAT(seen.back().text,
+  ASSERT_TRUE(seen.back().is<obs::Note>());
+  EXPECT_THAT(seen.back().as<obs::Note>()->text,
               HasSubstr("no live job process matches 'rank:1' yet: waiting for one"));
   schedule->on_job_end();
   schedule->retry_waiting();

@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "tests/support/temp_dir.h"
+#include "tests/unit/observations.h"
 
 namespace aftermath {
 namespace {
@@ -21,11 +22,9 @@ struct ShmTest : ::testing::Test {
   TempDir shm{"aftermath-jobshm"};
   std::vector<Observation> seen;
   JobShm job{[] { return Nanos(5); }, [this](Observation o) { seen.push_back(std::move(o)); }};
-  std::vector<Observation> of(ObsKind k) const {
-    std::vector<Observation> out;
-    for (const auto& o : seen)
-      if (o.kind == k) out.push_back(o);
-    return out;
+  template <typename P>
+  std::vector<testing::Seen<P>> of() const {
+    return testing::all_of<P>(seen);
   }
 };
 
@@ -33,7 +32,7 @@ TEST_F(ShmTest, TheBaselineIsRecordedAndOnlyNewEntriesCount) {
   shm.write("old", std::string(100, 'x'));
   job.take_baseline(shm.path());
   job.set_place(false, 0);
-  auto base = of(ObsKind::ShmAdd);
+  auto base = of<obs::ShmAdd>();
   ASSERT_EQ(base.size(), 1u);
   EXPECT_EQ(base[0].name, "old");
   EXPECT_TRUE(base[0].baseline);
@@ -43,7 +42,7 @@ TEST_F(ShmTest, TheBaselineIsRecordedAndOnlyNewEntriesCount) {
   EXPECT_EQ(job.fresh_entries(), 0);
   shm.write("torch_1_2", std::string(4096, 'y'));
   job.sample();
-  auto added = of(ObsKind::ShmAdd);
+  auto added = of<obs::ShmAdd>();
   ASSERT_EQ(added.size(), 2u);
   EXPECT_EQ(added[1].name, "torch_1_2");
   EXPECT_FALSE(added[1].baseline);
@@ -52,7 +51,7 @@ TEST_F(ShmTest, TheBaselineIsRecordedAndOnlyNewEntriesCount) {
   EXPECT_EQ(job.extra_bytes(), 4096);
   fs::remove(shm / "torch_1_2");
   job.sample();
-  ASSERT_EQ(of(ObsKind::ShmRemove).size(), 1u);
+  ASSERT_EQ(of<obs::ShmRemove>().size(), 1u);
   EXPECT_TRUE(job.at_baseline());
   EXPECT_EQ(job.extra_bytes(), 0);
 }
@@ -96,9 +95,9 @@ TEST(JobShmAtScale, ALeakAmong100000BaselineEntriesIsFoundAndTimedFromItsChangeA
   job.sample();
   EXPECT_EQ(job.scans(), 1)
       << "the leak was found by a scan of all 100,000 entries, not by its change";
-  std::vector<Observation> added;
-  for (const auto& o : seen)
-    if (o.kind == ObsKind::ShmAdd && !o.baseline) added.push_back(o);
+  std::vector<testing::Seen<obs::ShmAdd>> added;
+  for (const auto& a : testing::all_of<obs::ShmAdd>(seen))
+    if (!a.baseline) added.push_back(a);
   ASSERT_EQ(added.size(), 1u);
   EXPECT_EQ(added[0].name, "torch_4242_0_leak");
   EXPECT_EQ(added[0].t, 777 * kMilli);
@@ -106,9 +105,7 @@ TEST(JobShmAtScale, ALeakAmong100000BaselineEntriesIsFoundAndTimedFromItsChangeA
   EXPECT_EQ(job.extra_bytes(), 4096);
   EXPECT_FALSE(job.at_baseline());
   job.finish(false, "");
-  std::vector<Observation> reclaimed;
-  for (const auto& o : seen)
-    if (o.kind == ObsKind::ShmReclaim) reclaimed.push_back(o);
+  auto reclaimed = testing::all_of<obs::ShmReclaim>(seen);
   ASSERT_EQ(reclaimed.size(), 1u);
   EXPECT_EQ(reclaimed[0].name, "torch_4242_0_leak");
   EXPECT_FALSE(fs::exists(dir + "/torch_4242_0_leak"));
@@ -121,14 +118,14 @@ TEST_F(ShmTest, LeftoversOnTheHostAreRemovedAndRecorded) {
   shm.write("leak", "z");
   job.sample();
   job.finish(false, shm / "kept");
-  auto reclaimed = of(ObsKind::ShmReclaim);
+  auto reclaimed = of<obs::ShmReclaim>();
   ASSERT_EQ(reclaimed.size(), 1u);
   EXPECT_EQ(reclaimed[0].name, "leak");
   EXPECT_FALSE(fs::exists(shm / "leak"));
   EXPECT_TRUE(job.finished());
   shm.write("late", "z");
   job.sample();  // finished: no more looks
-  EXPECT_EQ(of(ObsKind::ShmAdd).size(), 1u);
+  EXPECT_EQ(of<obs::ShmAdd>().size(), 1u);
 }
 
 TEST_F(ShmTest, KeepLeaksLeavesTheHostsEntryInPlace) {
@@ -137,7 +134,7 @@ TEST_F(ShmTest, KeepLeaksLeavesTheHostsEntryInPlace) {
   shm.write("leak", "z");
   job.sample();
   job.finish(true, shm / "kept");
-  EXPECT_TRUE(of(ObsKind::ShmReclaim).empty());
+  EXPECT_TRUE(of<obs::ShmReclaim>().empty());
   EXPECT_TRUE(fs::exists(shm / "leak"));
   EXPECT_FALSE(fs::exists(shm / "kept"));  // copies are for a private tmpfs only
 }
@@ -146,31 +143,30 @@ TEST_F(ShmTest, APrivateTmpfsStartsEmptyAndIsSeenThroughTheReaper) {
   shm.write("host-entry", "x");
   job.take_baseline(shm.path());
   job.set_place(true, 4321);
-  EXPECT_TRUE(of(ObsKind::ShmAdd).empty());  // the host's entries are not the job's baseline
+  EXPECT_TRUE(of<obs::ShmAdd>().empty());  // the host's entries are not the job's baseline
   EXPECT_EQ(job.dir(), "/proc/4321/root/dev/shm");
 }
 
 TEST_F(ShmTest, AShmDirThatCannotBeReadIsTheHarnessesFailureNotAnEmptyBaseline) {
   job.take_baseline(shm / "absent");
-  auto failed = of(ObsKind::HarnessFailure);
+  auto failed = of<obs::HarnessFailure>();
   ASSERT_EQ(failed.size(), 1u);
-  EXPECT_TRUE(harness_failed(failed[0], HarnessPart::ShmDir));
-  EXPECT_NE(failed[0].text.find("absent"), std::string::npos) << failed[0].text;
-  EXPECT_NE(failed[0].text.find("No such file"), std::string::npos) << failed[0].text;
+  EXPECT_EQ(failed[0].part, HarnessPart::ShmDir);
+  EXPECT_NE(failed[0].why.find("absent"), std::string::npos) << failed[0].why;
+  EXPECT_NE(failed[0].why.find("No such file"), std::string::npos) << failed[0].why;
 
   seen.clear();
   job.take_baseline(shm.path());
-  EXPECT_TRUE(of(ObsKind::HarnessFailure).empty());
+  EXPECT_TRUE(of<obs::HarnessFailure>().empty());
 }
 
 TEST_F(ShmTest, APrivateTmpfsThatCannotBeSeenIsTheHarnessesFailure) {
   job.take_baseline(shm.path());
   // A reaper pid that names no process: its /proc/PID/root cannot be read.
   job.set_place(true, 0x3fffffff);
-  auto failed = of(ObsKind::HarnessFailure);
-  ASSERT_EQ(failed.size(), 1u);
-  EXPECT_TRUE(harness_failed(failed[0], HarnessPart::ShmDir));
-  EXPECT_FALSE(harness_failed(failed[0], HarnessPart::TmpDir));
+  ASSERT_EQ(of<obs::HarnessFailure>().size(), 1u);
+  EXPECT_TRUE(harness_failed(seen.back(), HarnessPart::ShmDir));
+  EXPECT_FALSE(harness_failed(seen.back(), HarnessPart::TmpDir));
 }
 
 }  // namespace

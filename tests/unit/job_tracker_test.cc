@@ -80,10 +80,17 @@ struct Recorder {
     h.on_refreshed = [this] { ++refreshes; };
     return h;
   }
-  const Observation* find(ObsKind k, int pid) const {
+  // The first observation of kind P about pid; nullptr when there is none.
+  template <typename P>
+  const Observation* find(int pid) const {
     for (const auto& o : seen)
-      if (o.kind == k && o.pid == pid) return &o;
+      if (o.is<P>() && o.pid() == pid) return &o;
     return nullptr;
+  }
+  template <typename P>
+  const P* payload(int pid) const {
+    const Observation* o = find<P>(pid);
+    return o ? o->as<P>() : nullptr;
   }
 };
 
@@ -107,21 +114,21 @@ TEST_F(TrackerTest, AWalkFindsTheTopsChildWithItsDepthAndRoleFromItsEnvironment)
   Family f({"RANK=2", "PATH=/bin"});
   ASSERT_GT(f.child, 0);
   contain(f);
-  const Observation* top = rec.find(ObsKind::ProcStart, f.top.pid());
+  const auto* top = rec.payload<obs::ProcStart>(f.top.pid());
   ASSERT_TRUE(top);
   EXPECT_EQ(top->role, Role::Launcher);
   tracker.walk();
-  const Observation* start = rec.find(ObsKind::ProcStart, f.child);
+  const auto* start = rec.payload<obs::ProcStart>(f.child);
   ASSERT_TRUE(start) << "the top's child was not found";
   EXPECT_EQ(start->ppid, f.top.pid());
   EXPECT_EQ(start->depth, 1);
-  EXPECT_EQ(start->name, "sleep");
-  EXPECT_EQ(start->text, "sleep 30");
-  const Observation* role = rec.find(ObsKind::RoleInferred, f.child);
+  EXPECT_EQ(start->comm, "sleep");
+  EXPECT_EQ(start->cmdline, "sleep 30");
+  const auto* role = rec.payload<obs::RoleInferred>(f.child);
   ASSERT_TRUE(role);
   EXPECT_EQ(role->role, Role::Rank);
-  EXPECT_EQ(role->value, 2);
-  EXPECT_EQ(role->text, "RANK=2 in its environment");
+  EXPECT_EQ(role->rank, 2);
+  EXPECT_EQ(role->why, "RANK=2 in its environment");
   EXPECT_GE(rec.role_changes, 1);
   EXPECT_GE(rec.refreshes, 1);
   EXPECT_EQ(tracker.live_count(), 2);
@@ -141,8 +148,8 @@ TEST_F(TrackerTest, WithoutRankItStaysUnknownAndAnAnnouncementWins) {
   ASSERT_GT(f.child, 0);
   contain(f);
   tracker.walk();
-  ASSERT_TRUE(rec.find(ObsKind::ProcStart, f.child));
-  EXPECT_FALSE(rec.find(ObsKind::RoleInferred, f.child));
+  ASSERT_TRUE(rec.find<obs::ProcStart>(f.child));
+  EXPECT_FALSE(rec.find<obs::RoleInferred>(f.child));
   tracker.announce(f.child, Role::Worker, 0, 3);
   const TrackedProcess* p = tracker.find(f.child);
   ASSERT_TRUE(p);
@@ -156,17 +163,17 @@ TEST_F(TrackerTest, AnExitIsSeenThroughThePidfdAndTheZombieByTheNextWalk) {
   ASSERT_GT(f.child, 0);
   contain(f);
   tracker.walk();
-  ASSERT_TRUE(rec.find(ObsKind::ProcStart, f.child));
+  ASSERT_TRUE(rec.find<obs::ProcStart>(f.child));
   ASSERT_FALSE(pidfd_signal(f.child_fd.get(), SIGKILL));
   ASSERT_TRUE(run_until([&] { return !rec.exits.empty(); }));
   EXPECT_EQ(rec.exits, std::vector<int>{f.child});
-  const Observation* exit = rec.find(ObsKind::ProcExit, f.child);
+  const auto* exit = rec.payload<obs::ProcExit>(f.child);
   ASSERT_TRUE(exit);
   EXPECT_FALSE(exit->outcome);  // its parent reaps it, not the reaper
   EXPECT_EQ(tracker.live_count(), 1);
   EXPECT_EQ(tracker.present_count(), 2);  // a zombie: its parent never waits
   tracker.walk();
-  const Observation* z = rec.find(ObsKind::ProcState, f.child);
+  const auto* z = rec.payload<obs::ProcState>(f.child);
   ASSERT_TRUE(z);
   EXPECT_EQ(z->state, 'Z');
   EXPECT_EQ(tracker.live_pids(), std::vector<int>{f.top.pid()});
@@ -180,10 +187,10 @@ TEST_F(TrackerTest, SignalLiveGoesDeepestFirst) {
   tracker.signal_live(SIGKILL, "teardown");
   std::vector<int> order;
   for (const auto& o : rec.seen)
-    if (o.kind == ObsKind::Signal) {
-      order.push_back(o.pid);
-      EXPECT_EQ(o.value, SIGKILL);
-      EXPECT_EQ(o.text, "teardown");
+    if (const auto* sig = o.as<obs::Signal>()) {
+      order.push_back(sig->pid);
+      EXPECT_EQ(sig->signo, SIGKILL);
+      EXPECT_EQ(sig->why, "teardown");
     }
   EXPECT_EQ(order, (std::vector<int>{f.child, f.top.pid()}));
   int status = 0;
@@ -197,16 +204,16 @@ TEST_F(TrackerTest, AReapIsAnExitWithItsOutcomeAndAnUnknownPidANote) {
   contain(f);
   tracker.walk();
   tracker.reaped(7, f.child, Outcome::killed(SIGTERM), false, "");
-  const Observation* exit = rec.find(ObsKind::ProcExit, f.child);
+  const Observation* exit = rec.find<obs::ProcExit>(f.child);
   ASSERT_TRUE(exit);
   EXPECT_EQ(exit->t, 7);
-  EXPECT_EQ(exit->outcome, Outcome::killed(SIGTERM));
-  ASSERT_TRUE(rec.find(ObsKind::ProcGone, f.child));
+  EXPECT_EQ(exit->as<obs::ProcExit>()->outcome, Outcome::killed(SIGTERM));
+  ASSERT_TRUE(rec.find<obs::ProcGone>(f.child));
   EXPECT_EQ(tracker.present_count(), 1);
   tracker.reaped(8, 999999, Outcome::exited(0), false, "");
   ASSERT_FALSE(rec.seen.empty());
-  EXPECT_EQ(rec.seen.back().kind, ObsKind::Note);
-  EXPECT_THAT(rec.seen.back().text,
+  ASSERT_TRUE(rec.seen.back().is<obs::Note>());
+  EXPECT_THAT(rec.seen.back().as<obs::Note>()->text,
               HasSubstr("reaped an unobserved process (pid 999999 in the job)"));
 }
 
@@ -219,7 +226,7 @@ TEST_F(TrackerTest, ExitStatusesNobodySawAreNamed) {
       *note,
       "reaped by their parent, exit status unknown (no process events here: not root): pid 41");
   events.pop_back();
-  events[0].outcome = Outcome::exited(1);
+  events[0].as<obs::ProcExit>()->outcome = Outcome::exited(1);
   EXPECT_FALSE(tracker.fill_exit_statuses(events));
 }
 

@@ -200,6 +200,72 @@ TEST(ReportsJson, TimelineEntriesCarryOnlyTheirKindsFields) {
   EXPECT_TRUE(j["scenarios"][1]["timeline"][11]["outcome"].is_null());
 }
 
+// The kinds the golden file has no entry of, each as result.json showed it
+// before the kinds had payloads of their own (a field left out where its kind
+// says "when set").
+TEST(ReportsJson, EveryOtherKindShowsExactlyItsFields) {
+  struct Case {
+    Observation o;
+    json want;
+  };
+  const std::vector<Case> cases = {
+      {obs::announce(1'000'000, 7, Role::Worker, 1, 3, "{\"a\":1}"),
+       {{"pid", 7}, {"role", "worker"}, {"rank", 1}, {"worker", 3}, {"labels", {{"a", 1}}}}},
+      {obs::event(1'000'000, 7, "memory", "{\"step\":2}"),
+       {{"pid", 7}, {"name", "memory"}, {"fields", {{"step", 2}}}}},
+      {obs::event(1'000'000, 7, "raw", "not json"),
+       {{"pid", 7}, {"name", "raw"}, {"fields", "not json"}}},
+      {obs::event(1'000'000, 7, "empty", ""),
+       {{"pid", 7}, {"name", "empty"}, {"fields", json::object()}}},
+      {obs::point(1'000'000, 7, "loader.worker.getitem", 12, "{\"worker\":3}"),
+       {{"pid", 7}, {"name", "loader.worker.getitem"}, {"hit", 12}, {"labels", {{"worker", 3}}}}},
+      {obs::fault(1'000'000, 0, 7, FaultAction::Sigkill, "rank:1"),
+       {{"index", 0}, {"pid", 7}, {"action", "SIGKILL"}, {"what", "rank:1"}}},
+      {obs::memory(1'000'000, 4096, 3), {{"rss_bytes", 4096}, {"procs", 3}}},
+      {obs::proc_exec(1'000'000, 7, "python3", "python3 -c pass", Role::Helper),
+       {{"pid", 7}, {"comm", "python3"}, {"cmdline", "python3 -c pass"}, {"role", "helper"}}},
+      {obs::shm_held(1'000'000, 7, "/dev/shm/x", 4096, "fd", true),
+       {{"pid", 7}, {"path", "/dev/shm/x"}, {"bytes", 4096}, {"how", "fd"}, {"deleted", true}}},
+      {obs::role_inferred(1'000'000, 7, Role::Rank, 2, -1, "RANK=2"),
+       {{"pid", 7}, {"role", "rank"}, {"rank", 2}, {"worker", -1}, {"why", "RANK=2"}}},
+      {obs::oom_kill(1'000'000, 1, 7, 2, "/sys/fs/cgroup/f1"),
+       {{"index", 1}, {"pid", 7}, {"kills", 2}, {"cgroup", "/sys/fs/cgroup/f1"}}},
+      {obs::oom_kill(1'000'000, 1, 7, 2, "/sys/fs/cgroup/f1", "Killed process 7"),
+       {{"index", 1},
+        {"pid", 7},
+        {"kills", 2},
+        {"cgroup", "/sys/fs/cgroup/f1"},
+        {"kernel", "Killed process 7"}}},
+      {obs::tmp_reclaim(1'000'000, "/tmp/torchelastic_x", 5, "/out/torchelastic_x"),
+       {{"path", "/tmp/torchelastic_x"}, {"bytes", 5}, {"moved_to", "/out/torchelastic_x"}}},
+      {obs::harness_failure(1'000'000, HarnessPart::TmpDir, "EACCES"),
+       {{"part", "tmp"}, {"why", "EACCES"}}},
+      {obs::harness_failure(1'000'000, HarnessPart::Teardown, "still alive", 7),
+       {{"part", "teardown"}, {"why", "still alive"}, {"pid", 7}}},
+      {obs::sample_period(1'000'000, 20'000'000, 12'500'000),
+       {{"period_ms", 20.0}, {"sample_took_ms", 12.5}}},
+      {obs::proc_start(1'000'000, 7, 1, "python3", "python3 x.py", Role::Rank, 1, 99, 'R', 12),
+       {{"pid", 7},
+        {"ppid", 1},
+        {"comm", "python3"},
+        {"cmdline", "python3 x.py"},
+        {"role", "rank"},
+        {"depth", 1},
+        {"start_ticks", 99},
+        {"job_pid", 12}}},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.want.dump());
+    json want = c.want;
+    want["t_ms"] = 1.0;
+    want["kind"] = std::string(c.o.word());
+    EXPECT_EQ(to_json(c.o), want);
+  }
+  Observation on_node = obs::note(2'000'000, "x");
+  on_node.node = 1;
+  EXPECT_EQ(to_json(on_node), (json{{"t_ms", 2.0}, {"kind", "note"}, {"text", "x"}, {"node", 1}}));
+}
+
 TEST(ReportsJson, StderrTailIsBoundedAndBadBytesDoNotThrow) {
   RunResult run = sample_run();
   // 3-byte characters, so a 2000-byte cut lands inside one.

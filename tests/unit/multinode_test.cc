@@ -374,7 +374,7 @@ std::vector<NodeRun> AgentKilled(std::optional<WitnessReport> witness) {
   n.timeline = Timeline{};
   n.timeline.add(
       obs::proc_start(1 * kMilli, 5000, 1, "python3", "python3 train.py", Role::Launcher, 0, 777));
-  n.timeline.add(obs::fault(2 * kSecond, 0, 5000, "agent_kill", "after 2s"));
+  n.timeline.add(obs::fault(2 * kSecond, 0, 5000, FaultAction::AgentKill, "after 2s"));
   n.witness = std::move(witness);
   return nodes;
 }

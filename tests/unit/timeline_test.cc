@@ -267,80 +267,82 @@ TEST(Histories, AnExecReplacesTheCommandSeenBeforeIt) {
 
 // ============================================================ kinds and builders
 
-TEST(EnumStrings, ObsKind) {
-  EXPECT_EQ(to_string(ObsKind::Phase), "phase");
-  EXPECT_EQ(to_string(ObsKind::ProcStart), "proc_start");
-  EXPECT_EQ(to_string(ObsKind::ProcParent), "proc_parent");
-  EXPECT_EQ(to_string(ObsKind::ProcState), "proc_state");
-  EXPECT_EQ(to_string(ObsKind::ProcExit), "proc_exit");
-  EXPECT_EQ(to_string(ObsKind::ProcGone), "proc_gone");
-  EXPECT_EQ(to_string(ObsKind::ShmAdd), "shm_add");
-  EXPECT_EQ(to_string(ObsKind::ShmResize), "shm_resize");
-  EXPECT_EQ(to_string(ObsKind::ShmRemove), "shm_remove");
-  EXPECT_EQ(to_string(ObsKind::ShmReclaim), "shm_reclaim");
-  EXPECT_EQ(to_string(ObsKind::Signal), "signal");
-  EXPECT_EQ(to_string(ObsKind::Sample), "sample");
-  EXPECT_EQ(to_string(ObsKind::Note), "note");
+TEST(ObsKinds, EachKindHasItsOwnWord) {
+  std::set<std::string_view> words;
+  int kinds = 0;
+  for_each_kind([&]<typename P>(std::type_identity<P>) {
+    ++kinds;
+    EXPECT_TRUE(words.insert(P::word).second) << "the word " << P::word << " repeats";
+    EXPECT_EQ((Observation{0, P{}}.word()), P::word);
+    return false;
+  });
+  EXPECT_EQ(kinds, static_cast<int>(std::variant_size_v<ObsPayload>));
+  EXPECT_EQ(obs::phase(0, "launch").word(), "phase");
+  EXPECT_EQ(obs::proc_start(0, 1, 0, "a", "a").word(), "proc_start");
+  EXPECT_EQ(obs::shm_held(0, 1, "/dev/shm/x", 1, "fd", false).word(), "shm_held");
+  EXPECT_EQ(obs::tmp_left(0, "/tmp/pymp-1", 1, 0, "pymp").word(), "tmp_left");
+  EXPECT_EQ(obs::oom_kill(0, 0, 1, 1, "/sys/fs/cgroup/x").word(), "oom_kill");
+  EXPECT_EQ(obs::role_inferred(0, 1, Role::Rank, 0, -1, "").word(), "role_inferred");
+  EXPECT_EQ(Observation{}.word(), "note");  // a default observation is an empty note
 }
 
-TEST(EnumStrings, EveryObsKindHasItsOwnName) {
-  std::set<std::string_view> names;
-  for (int k = static_cast<int>(ObsKind::Phase); k <= static_cast<int>(ObsKind::HarnessFailure);
-       ++k)
-    EXPECT_TRUE(names.insert(to_string(static_cast<ObsKind>(k))).second)
-        << "kind " << k << " repeats " << to_string(static_cast<ObsKind>(k));
-  EXPECT_EQ(to_string(ObsKind::ShmHeld), "shm_held");
-  EXPECT_EQ(to_string(ObsKind::TmpLeft), "tmp_left");
-  EXPECT_EQ(to_string(ObsKind::OomKill), "oom_kill");
-  EXPECT_EQ(to_string(ObsKind::RoleInferred), "role_inferred");
+TEST(ObsKinds, EveryFieldKeyIsUniqueWithinItsKind) {
+  for_each_kind([&]<typename P>(std::type_identity<P>) {
+    std::set<std::string_view> keys;
+    for_each_field<P>([&](const auto& f) {
+      EXPECT_TRUE(keys.insert(f.key).second) << P::word << " repeats the key " << f.key;
+      EXPECT_NE(f.key, "t_ms") << P::word;
+      EXPECT_NE(f.key, "kind") << P::word;
+      EXPECT_NE(f.key, "node") << P::word;
+    });
+    return false;
+  });
 }
 
 TEST(ObsBuilders, EachPutsItsFactsWhereTheKindSays) {
   auto start =
       obs::proc_start(msec(1), 20, 10, "python3", "python3 train.py", Role::Rank, 2, 555, 'R');
-  EXPECT_EQ(start.kind, ObsKind::ProcStart);
   EXPECT_EQ(start.t, msec(1));
-  EXPECT_EQ(start.pid, 20);
-  EXPECT_EQ(start.ppid, 10);
-  EXPECT_EQ(start.name, "python3");
-  EXPECT_EQ(start.text, "python3 train.py");
-  EXPECT_EQ(start.role, Role::Rank);
-  EXPECT_EQ(start.depth, 2);
-  EXPECT_EQ(start.value, 555);
-  EXPECT_EQ(start.state, 'R');
+  EXPECT_EQ(start.pid(), 20);
+  const auto& ps = *start.as<obs::ProcStart>();
+  EXPECT_EQ(ps.ppid, 10);
+  EXPECT_EQ(ps.comm, "python3");
+  EXPECT_EQ(ps.cmdline, "python3 train.py");
+  EXPECT_EQ(ps.role, Role::Rank);
+  EXPECT_EQ(ps.depth, 2);
+  EXPECT_EQ(ps.start_ticks, 555);
+  EXPECT_EQ(ps.state, 'R');
 
   auto sig = obs::signal(msec(2), 20, 9, "fault 1");
-  EXPECT_EQ(sig.kind, ObsKind::Signal);
-  EXPECT_EQ(sig.value, 9);
-  EXPECT_EQ(sig.text, "fault 1");
+  ASSERT_TRUE(sig.is<obs::Signal>());
+  EXPECT_EQ(sig.as<obs::Signal>()->signo, 9);
+  EXPECT_EQ(sig.as<obs::Signal>()->why, "fault 1");
 
   auto held = obs::shm_held(msec(3), 20, "/dev/shm/x", 4096, "fd", /*deleted=*/true);
-  EXPECT_EQ(held.kind, ObsKind::ShmHeld);
-  EXPECT_EQ(held.name, "/dev/shm/x");
-  EXPECT_EQ(held.value, 4096);
-  EXPECT_EQ(held.text, "fd");
-  EXPECT_TRUE(held.baseline);  // "deleted" rides in the baseline flag
+  EXPECT_EQ(*held.as<obs::ShmHeld>(), (obs::ShmHeld{20, "/dev/shm/x", 4096, "fd", true}));
 
   auto left = obs::tmp_left(msec(4), "/tmp/pymp-1", 10, 1000, "pymp", 4242);
-  EXPECT_EQ(left.kind, ObsKind::TmpLeft);
-  EXPECT_EQ(left.value, 10);
-  EXPECT_EQ(left.value2, 1000);
-  EXPECT_EQ(left.text, "pymp");
-  EXPECT_EQ(left.pid, 4242);
+  EXPECT_EQ(*left.as<obs::TmpLeft>(), (obs::TmpLeft{"/tmp/pymp-1", 10, 1000, "pymp", 4242}));
+  EXPECT_EQ(left.pid(), 0);  // a holder outside the job is not the process it is about
 
   auto oom =
       obs::oom_kill(msec(5), 1, 20, 3, "/sys/fs/cgroup/x", "Out of memory: Killed process 20");
-  EXPECT_EQ(oom.kind, ObsKind::OomKill);
-  EXPECT_EQ(oom.value, 1);
-  EXPECT_EQ(oom.value2, 3);
-  EXPECT_EQ(oom.text, "/sys/fs/cgroup/x");
-  EXPECT_EQ(oom.name, "Out of memory: Killed process 20");
+  EXPECT_EQ(*oom.as<obs::OomKill>(),
+            (obs::OomKill{1, 20, 3, "/sys/fs/cgroup/x", "Out of memory: Killed process 20"}));
 
-  auto f = obs::fault(msec(6), 0, 20, "SIGKILL", "rank:1");
-  EXPECT_EQ(f.kind, ObsKind::Fault);
-  EXPECT_EQ(f.value, 0);
-  EXPECT_EQ(f.name, "SIGKILL");
-  EXPECT_EQ(f.text, "rank:1");
+  auto f = obs::fault(msec(6), 0, 20, FaultAction::Sigkill, "rank:1");
+  EXPECT_EQ(*f.as<obs::Fault>(), (obs::Fault{0, 20, FaultAction::Sigkill, "rank:1"}));
+  EXPECT_EQ(f.pid(), 20);
+
+  auto failed = obs::harness_failure(msec(7), HarnessPart::TmpDir, "EACCES");
+  EXPECT_TRUE(harness_failed(failed, HarnessPart::TmpDir));
+  EXPECT_FALSE(harness_failed(failed, HarnessPart::ShmDir));
+  EXPECT_FALSE(harness_failed(obs::note(0, "tmp"), HarnessPart::TmpDir));
+  EXPECT_EQ(harness_failed(failed, HarnessPart::TmpDir)->why, "EACCES");
+
+  EXPECT_TRUE(event_named(obs::event(0, 1, "memory", "{}"), "memory"));
+  EXPECT_FALSE(event_named(obs::event(0, 1, "memory", "{}"), "collective"));
+  EXPECT_FALSE(event_named(obs::point(0, 1, "memory", 1, "{}"), "memory"));
 }
 
 TEST(Timeline, AddAppendsInTheOrderGiven) {
@@ -348,8 +350,8 @@ TEST(Timeline, AddAppendsInTheOrderGiven) {
   tl.add(obs::note(msec(5), "later"));
   tl.add(obs::note(msec(1), "earlier, appended after"));
   ASSERT_EQ(tl.observations.size(), 2u);
-  EXPECT_EQ(tl.observations[0].text, "later");
-  EXPECT_EQ(tl.observations[1].text, "earlier, appended after");
+  EXPECT_EQ(tl.observations[0].as<obs::Note>()->text, "later");
+  EXPECT_EQ(tl.observations[1].as<obs::Note>()->text, "earlier, appended after");
 }
 
 // ============================================================ more build_histories

@@ -28,15 +28,16 @@ class TmpWatch : public ::testing::Test {
     std::ofstream(proc_.root() + "/net/unix", std::ios::app)
         << "0000000000000000: 00000002 00000000 00010000 0001 01 " << inode << " " << path << "\n";
   }
-  static const Observation* left(const std::vector<Observation>& v, const std::string& path) {
+  static const obs::TmpLeft* left(const std::vector<Observation>& v, const std::string& path) {
     for (const auto& o : v)
-      if (o.kind == ObsKind::TmpLeft && o.name == path) return &o;
+      if (const auto* l = o.as<obs::TmpLeft>(); l && l->path == path) return l;
     return nullptr;
   }
-  static bool reclaimed(const std::vector<Observation>& v, const std::string& path) {
+  static const obs::TmpReclaim* reclaimed(const std::vector<Observation>& v,
+                                          const std::string& path) {
     for (const auto& o : v)
-      if (o.kind == ObsKind::TmpReclaim && o.name == path) return true;
-    return false;
+      if (const auto* r = o.as<obs::TmpReclaim>(); r && r->path == path) return r;
+    return nullptr;
   }
   TempDir d_{"aftermath-tmpwatch"};
   FakeProc proc_{d_};
@@ -55,15 +56,15 @@ TEST_F(TmpWatch, ResidueTheJobLeftIsRecordedThenRemovedAndOtherEntriesOnlyReport
   w.poll(100 * kMilli, [] { return std::vector<int>{}; });
   auto out = w.finish(kSecond);
   EXPECT_FALSE(left(out, tmp_ + "/pymp-before"));
-  const Observation* p = left(out, tmp_ + "/pymp-left");
+  const auto* p = left(out, tmp_ + "/pymp-left");
   ASSERT_NE(p, nullptr);
-  EXPECT_EQ(p->text, "pymp");
-  EXPECT_EQ(p->value, 10);
-  EXPECT_EQ(p->value2, static_cast<std::int64_t>(::getuid()));
-  EXPECT_EQ(p->pid, 0);
-  EXPECT_EQ(left(out, tmp_ + "/torch-shm-dir-x")->text, "torch-shm-dir");
-  EXPECT_EQ(left(out, tmp_ + "/torchelastic_y")->value, 5);
-  EXPECT_EQ(left(out, tmp_ + "/results.csv")->text, "other");
+  EXPECT_EQ(p->residue, "pymp");
+  EXPECT_EQ(p->bytes, 10);
+  EXPECT_EQ(p->owner, ::getuid());
+  EXPECT_EQ(p->held_outside_by, 0);
+  EXPECT_EQ(left(out, tmp_ + "/torch-shm-dir-x")->residue, "torch-shm-dir");
+  EXPECT_EQ(left(out, tmp_ + "/torchelastic_y")->bytes, 5);
+  EXPECT_EQ(left(out, tmp_ + "/results.csv")->residue, "other");
   for (const char* n : {"pymp-left", "torch-shm-dir-x"}) {
     EXPECT_TRUE(reclaimed(out, tmp_ + "/" + n)) << n;
     EXPECT_FALSE(fs::exists(tmp_ + "/" + n)) << n;
@@ -87,11 +88,9 @@ TEST_F(TmpWatch, TorchrunsLogFolderIsMovedIntoTheRunsLogs) {
   d_.write("tmp/torchelastic_z/none_ab/attempt_0/1/error.json", "{\"message\": \"x\"}");
   auto out = w.finish(kSecond);
   ASSERT_NE(left(out, tmp_ + "/torchelastic_z"), nullptr);
-  const Observation* moved = nullptr;
-  for (const auto& o : out)
-    if (o.kind == ObsKind::TmpReclaim && o.name == tmp_ + "/torchelastic_z") moved = &o;
+  const auto* moved = reclaimed(out, tmp_ + "/torchelastic_z");
   ASSERT_NE(moved, nullptr);
-  EXPECT_EQ(moved->text, o_.logs_dir + "/torchelastic_z");
+  EXPECT_EQ(moved->moved_to, o_.logs_dir + "/torchelastic_z");
   EXPECT_FALSE(fs::exists(tmp_ + "/torchelastic_z"));
   EXPECT_TRUE(fs::exists(o_.logs_dir + "/torchelastic_z/none_ab/attempt_0/1/error.json"));
 }
@@ -131,9 +130,9 @@ TEST_F(TmpWatch, ResidueHeldOutsideTheJobIsNeitherRemovedNorBlamed) {
   fs::remove(proc_.root() + "/42/fd/3");
   d_.write("proc/net/unix", "Num       RefCount Protocol Flags    Type St Inode Path\n");
   auto out = w.finish(kSecond);
-  EXPECT_EQ(left(out, tmp_ + "/pymp-now")->pid, 500);
-  EXPECT_EQ(left(out, tmp_ + "/pymp-then")->pid, 500);
-  EXPECT_EQ(left(out, tmp_ + "/pymp-job")->pid, 0);
+  EXPECT_EQ(left(out, tmp_ + "/pymp-now")->held_outside_by, 500);
+  EXPECT_EQ(left(out, tmp_ + "/pymp-then")->held_outside_by, 500);
+  EXPECT_EQ(left(out, tmp_ + "/pymp-job")->held_outside_by, 0);
   EXPECT_TRUE(fs::exists(tmp_ + "/pymp-now"));
   EXPECT_TRUE(fs::exists(tmp_ + "/pymp-then"));
   EXPECT_FALSE(fs::exists(tmp_ + "/pymp-job"));
@@ -156,7 +155,7 @@ TEST_F(TmpWatch, AnEntryIsLookedAtAgainUntilSomeoneHoldsIt) {
   fs::remove(proc_.root() + "/500/fd/4");
   d_.write("proc/net/unix", "Num       RefCount Protocol Flags    Type St Inode Path\n");
   auto out = w.finish(kSecond);
-  EXPECT_EQ(left(out, tmp_ + "/pymp-slow")->pid, 500);
+  EXPECT_EQ(left(out, tmp_ + "/pymp-slow")->held_outside_by, 500);
   EXPECT_TRUE(fs::exists(tmp_ + "/pymp-slow"));
 }
 
@@ -172,7 +171,7 @@ TEST_F(TmpWatch, WithoutALookWhileTheJobRunsANeighboursResidueIsTheJobs) {
   fs::remove(proc_.root() + "/500/fd/4");
   d_.write("proc/net/unix", "Num       RefCount Protocol Flags    Type St Inode Path\n");
   auto out = w.finish(kSecond);
-  EXPECT_EQ(left(out, tmp_ + "/pymp-then")->pid, 0);
+  EXPECT_EQ(left(out, tmp_ + "/pymp-then")->held_outside_by, 0);
 }
 
 TEST_F(TmpWatch, AnUnreadableDirIsSaidAndNothingElseHappens) {
