@@ -45,11 +45,11 @@ enum class Shown {
 template <typename S, typename M>
 struct Field {
   std::string_view key;
-  M S::*member;
+  M S::* member;
   Shown shown = Shown::Always;
 };
 template <typename S, typename M>
-constexpr Field<S, M> field(std::string_view key, M S::*member, Shown shown = Shown::Always) {
+constexpr Field<S, M> field(std::string_view key, M S::* member, Shown shown = Shown::Always) {
   return {key, member, shown};
 }
 
@@ -398,10 +398,10 @@ struct SamplePeriod {
 using ObsPayload =
     std::variant<obs::Note, obs::Phase, obs::ProcStart, obs::ProcParent, obs::ProcState,
                  obs::ProcExit, obs::ProcGone, obs::ShmAdd, obs::ShmResize, obs::ShmRemove,
-                 obs::ShmReclaim, obs::Signal, obs::Sample, obs::Announce, obs::Event,
-                 obs::Point, obs::Fault, obs::Memory, obs::ProcExec, obs::ShmHeld,
-                 obs::RoleInferred, obs::OomKill, obs::TmpLeft, obs::TmpReclaim,
-                 obs::HarnessFailure, obs::SamplePeriod>;
+                 obs::ShmReclaim, obs::Signal, obs::Sample, obs::Announce, obs::Event, obs::Point,
+                 obs::Fault, obs::Memory, obs::ProcExec, obs::ShmHeld, obs::RoleInferred,
+                 obs::OomKill, obs::TmpLeft, obs::TmpReclaim, obs::HarnessFailure,
+                 obs::SamplePeriod>;
 
 struct Observation {
   Nanos t = 0;

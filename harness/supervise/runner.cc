@@ -216,11 +216,18 @@ ScenarioResult run_scenario(const Scenario& input, const RunOptions& o, int run_
   OwnDevice own;
   SupervisorOptions so = supervisor_options(sc, o, r, own);
   so.python = facts;
-  try {
-    r.timeline = supervise(sc, so);
-  } catch (const std::exception& e) {
-    return harness_error(std::move(r), e.what());
-  }
+  // The job not started is supervise()'s error; what a library throws (out
+  // of memory, out of file descriptors in asio) is this scenario's error too,
+  // not the end of the batch.
+  Expected<Timeline> tl = [&]() -> Expected<Timeline> {
+    try {
+      return supervise(sc, so);
+    } catch (const std::exception& e) {
+      return Error{e.what()};
+    }
+  }();
+  if (!tl) return harness_error(std::move(r), tl.error().what);
+  r.timeline = std::move(*tl);
   judge_run(r, sc, o);
   return r;
 }

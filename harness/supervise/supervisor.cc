@@ -79,7 +79,7 @@ class Supervisor {
     tracker_.refresh_every(10 * sc.sample_interval);
   }
 
-  Timeline run();
+  Expected<Timeline> run();
 
  private:
   Nanos now() const { return monotonic_now() - t0_; }
@@ -106,7 +106,7 @@ class Supervisor {
     return stall_window_ > 0 && tracker_.top_started() && now() - last_progress_ >= stall_window_;
   }
 
-  void launch();
+  Status launch();
   void on_record(const reaper::Record& r);
   void on_mode(const reaper::Record& r);
   void on_top_started(Nanos t, const reaper::Record& r);
@@ -273,7 +273,7 @@ bool Supervisor::pump(Nanos deadline, Pred pred) {
   return true;
 }
 
-void Supervisor::launch() {
+Status Supervisor::launch() {
   ReaperLaunch l;
   l.reaper_path = opt_.contain.reaper_path;
   l.stdout_path = opt_.out_dir + "/stdout.log";
@@ -302,8 +302,7 @@ void Supervisor::launch() {
   std::string armed = armed_points(points);
   if (!armed.empty()) l.env["AFTERMATH_POINTS"] = armed;
   driver_.prepare_job_env(sc_.faults, l.env);
-  if (Status st = reaper_.start(l, [this](const reaper::Record& r) { on_record(r); }); !st)
-    throw SetupError(st.error().what);
+  return reaper_.start(l, [this](const reaper::Record& r) { on_record(r); });
 }
 
 void Supervisor::on_mode(const reaper::Record& r) {
@@ -614,7 +613,7 @@ void Supervisor::diagnose_hang() {
 
 // Long: the run's phases in order (launch, run, the ways it ends, settle,
 // teardown, the after-run settling of records) are the story of a run.
-Timeline Supervisor::run() {
+Expected<Timeline> Supervisor::run() {
   t0_ = monotonic_now();
   tl_.facts.python = opt_.python;
   // The host's /dev/shm before anything starts; replaced by an empty baseline
@@ -629,7 +628,7 @@ Timeline Supervisor::run() {
     rec.optional = sc_.faults[i].optional;
     tl_.facts.faults.push_back(rec);
   }
-  if (auto ec = sock_.open()) throw SetupError("cannot open the event socket: " + ec.message());
+  if (auto ec = sock_.open()) return Error{"cannot open the event socket: " + ec.message()};
   sock_watch_ = std::make_unique<asio::posix::stream_descriptor>(ctx_, ::dup(sock_.fd()));
   watch_events();
   auto env_of = [&](const char* name) -> std::optional<std::string> {
@@ -640,7 +639,7 @@ Timeline Supervisor::run() {
   device_.start(env_of("CUDA_VISIBLE_DEVICES"), env_of("CUDA_DEVICE_ORDER"));
   tmp_start();
   phase("launch");
-  launch();
+  if (Status st = launch(); !st) return st.error();
   // The reaper reports its mode, init and top right away.
   pump(now() + 10 * kSecond, [&] { return tracker_.top_started() || exec_failed_; });
   phase("running");
@@ -779,7 +778,7 @@ std::uint64_t ignored_signals_now() {
   return mask;
 }
 
-Timeline supervise(const Scenario& scenario, const SupervisorOptions& options) {
+Expected<Timeline> supervise(const Scenario& scenario, const SupervisorOptions& options) {
   Supervisor s(scenario, options);
   return s.run();
 }

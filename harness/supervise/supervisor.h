@@ -27,13 +27,13 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "harness/core/timeline.h"
 #include "harness/inject/fault_driver.h"
 #include "harness/observe/device_sources.h"
+#include "harness/os/expected.h"
 #include "harness/scenario/scenario.h"
 
 namespace aftermath {
@@ -120,14 +120,10 @@ struct SupervisorOptions {
 // what the user's shell gave it.
 std::uint64_t ignored_signals_now();
 
-// The job could not be started (missing reaper, exec failure is NOT this:
-// that is a job that exited 127 and is reported as such).
-class SetupError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-// Runs one scenario's job to the end. Blocking; single-threaded.
-Timeline supervise(const Scenario& scenario, const SupervisorOptions& options);
+// Runs one scenario's job to the end. Blocking; single-threaded. The error:
+// the job could not be started (the reaper could not be run, the event socket
+// not opened). A job whose exec fails is not this: it exited 127 and is
+// reported as such.
+Expected<Timeline> supervise(const Scenario& scenario, const SupervisorOptions& options);
 
 }  // namespace aftermath

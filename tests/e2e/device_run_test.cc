@@ -97,6 +97,22 @@ TEST(DeviceRun, NoDriverSkipsAllThreeWithTheReason) {
   EXPECT_EQ(probe.calls, 0);  // nothing to probe without a driver
 }
 
+// The job could not be started: supervise()'s error is the scenario's
+// error, with the reason, and nothing ran.
+TEST(RunScenario, AReaperThatCannotRunIsTheScenariosErrorWithTheReason) {
+  TempDir dir;
+  FakeNvml nvml = FakeNvml::unavailable("no NVIDIA driver");
+  ScriptedProbe probe(ProbeStatus::Ok);
+  RunOptions o = options(dir, &nvml, &probe);
+  o.contain.reaper_path = dir / "no-such-reaper";
+  ScenarioResult r = run_scenario(scenario(), o);
+  EXPECT_EQ(r.verdict, Verdict::Error);
+  EXPECT_THAT(r.error, HasSubstr("reaper not found or not executable"));
+  EXPECT_THAT(r.error, HasSubstr("no-such-reaper"));
+  EXPECT_TRUE(r.timeline.observations.empty());
+  EXPECT_EQ(probe.calls, 0);
+}
+
 TEST(DeviceRun, MemoryReleasedLateIsWaitedForAndTimed) {
   TempDir dir;
   // Baseline 100 MiB; the job holds 1 GiB more; the memory comes back only
