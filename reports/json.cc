@@ -213,10 +213,11 @@ void show_field(json& j, const P& p, const Field<P, M>& f) {
     }
   }
   if constexpr (std::is_integral_v<M>) {
-    if (f.shown == Shown::Millis) {
+    if (f.shown == Shown::Millis || (f.shown == Shown::MillisIfSet && v != 0)) {
       j[key] = static_cast<double>(v) / 1e6;
       return;
     }
+    if (f.shown == Shown::MillisIfSet) return;
     if (f.shown == Shown::SignalName) {
       j[key] = signal_name(static_cast<int>(v));
       return;

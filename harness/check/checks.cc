@@ -175,7 +175,11 @@ CheckResult no_zombies(const CheckInput& in) {
     Nanos grace = in.grace("no_zombies", p.role);
     auto poll = parent_poll(in, p);
     Nanos allowed = grace + poll.value_or(0);
+    // Unreaped for as long as it was seen so: a scan that found it gone
+    // tells only that it was reaped since the scan before, which still
+    // found it (a loaded machine stretches that gap; the job did not).
     Nanos until = p.gone_at ? *p.gone_at : in.end_at;
+    if (p.gone_at && p.last_present) until = std::max(*p.zombie_since, *p.last_present);
     Nanos life = std::max<Nanos>(0, until - *p.zombie_since);
     if (life <= allowed) continue;
     json j = process_json(p);
@@ -183,6 +187,7 @@ CheckResult no_zombies(const CheckInput& in) {
     j["zombie_since_ms"] = to_ms(*p.zombie_since);
     j["zombie_lifetime_ms"] = to_ms(life);
     j["reaped_ms"] = p.gone_at ? json(to_ms(*p.gone_at)) : json(nullptr);
+    j["last_seen_unreaped_ms"] = p.last_present ? json(to_ms(*p.last_present)) : json(nullptr);
     j["allowed_ms"] = to_ms(allowed);
     j["parent_poll_ms"] = poll ? json(to_ms(*poll)) : json(nullptr);
     zombies.push_back(j);

@@ -65,7 +65,7 @@ Observation proc_state(Nanos t, int pid, char state) { return {t, ProcState{pid,
 Observation proc_exit(Nanos t, int pid, std::optional<Outcome> outcome) {
   return {t, ProcExit{pid, outcome}};
 }
-Observation proc_gone(Nanos t, int pid) { return {t, ProcGone{pid}}; }
+Observation proc_gone(Nanos t, int pid, Nanos last_seen) { return {t, ProcGone{pid, last_seen}}; }
 Observation shm_add(Nanos t, std::string name, std::int64_t bytes, bool baseline) {
   return {t, ShmAdd{std::move(name), bytes, baseline}};
 }

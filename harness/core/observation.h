@@ -33,12 +33,13 @@ std::optional<HarnessPart> parse_harness_part(std::string_view s);
 // How the report (result.json) shows a field. The wire carries every field
 // but a SignalName as it is, left out where it equals its default.
 enum class Shown {
-  Always,      // always shown
-  IfSet,       // shown when it differs from its default
-  WireOnly,    // not shown
-  Json,        // a JSON text, shown parsed (a text that does not parse: as a string)
-  Millis,      // nanoseconds, shown as milliseconds
-  SignalName,  // a signal number, shown by name: a second view of a field listed before it
+  Always,       // always shown
+  IfSet,        // shown when it differs from its default
+  WireOnly,     // not shown
+  Json,         // a JSON text, shown parsed (a text that does not parse: as a string)
+  Millis,       // nanoseconds, shown as milliseconds
+  MillisIfSet,  // nanoseconds, shown as milliseconds when not 0
+  SignalName,   // a signal number, shown by name: a second view of a field listed before it
 };
 
 // One member of a payload, under the name the report and the wire give it.
@@ -122,11 +123,17 @@ struct ProcExit {
   bool operator==(const ProcExit&) const = default;
 };
 
-// The process is no longer in /proc (reaped).
+// The process is no longer in /proc (reaped). Seen so by a scan, it was
+// reaped between `last_seen`, the last scan that still found it, and the
+// observation's time; 0: the time is the reap's own (the reaper's).
 struct ProcGone {
   static constexpr std::string_view word = "proc_gone";
   int pid = 0;
-  static constexpr auto fields() { return std::tuple{field("pid", &ProcGone::pid)}; }
+  Nanos last_seen = 0;
+  static constexpr auto fields() {
+    return std::tuple{field("pid", &ProcGone::pid),
+                      field("last_seen_ms", &ProcGone::last_seen, Shown::MillisIfSet)};
+  }
   bool operator==(const ProcGone&) const = default;
 };
 
@@ -445,7 +452,7 @@ Observation proc_start(Nanos t, int pid, int ppid, std::string comm, std::string
 Observation proc_parent(Nanos t, int pid, int new_ppid);
 Observation proc_state(Nanos t, int pid, char state);
 Observation proc_exit(Nanos t, int pid, std::optional<Outcome> outcome);
-Observation proc_gone(Nanos t, int pid);
+Observation proc_gone(Nanos t, int pid, Nanos last_seen = 0);
 Observation shm_add(Nanos t, std::string name, std::int64_t bytes, bool baseline = false);
 Observation shm_resize(Nanos t, std::string name, std::int64_t bytes);
 Observation shm_remove(Nanos t, std::string name);

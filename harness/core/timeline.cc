@@ -125,7 +125,10 @@ std::vector<ProcessHistory> replay_histories(const Timeline& tl) {
                    },
                    [&](const obs::ProcGone& g) {
                      if (auto* h = find(g.pid)) {
-                       if (!h->gone_at) h->gone_at = t;
+                       if (!h->gone_at) {
+                         h->gone_at = t;
+                         if (g.last_seen) h->last_present = g.last_seen;
+                       }
                        if (!h->exited_at) h->exited_at = t;
                        live.erase(g.pid);
                      }

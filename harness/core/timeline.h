@@ -145,6 +145,9 @@ struct ProcessHistory {
   std::optional<Nanos> orphaned_at;  // parent changed / parent exited while this lived
   std::optional<Nanos> exited_at;    // ProcExit
   std::optional<Nanos> gone_at;      // ProcGone
+  // Seen gone by a scan: the last time a scan still found it (it was reaped
+  // between then and gone_at); nullopt where gone_at is the reap's own time.
+  std::optional<Nanos> last_present;
   std::optional<Outcome> outcome;
   std::optional<Nanos> zombie_since;   // first seen in state Z (or exited but not yet gone)
   std::optional<Nanos> stopped_since;  // last entered T/t

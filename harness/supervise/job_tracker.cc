@@ -166,7 +166,7 @@ void JobTracker::track_new(int pid, const ProcStat& st, int depth) {
     }
   }
   tr.first_ppid = born_of;
-  tr.seen_at = now();
+  tr.seen_at = tr.present_at = now();
   auto& stored = procs_[pid] = std::move(tr);
   classify(stored);
 }
@@ -372,7 +372,7 @@ void JobTracker::adopt(std::map<int, std::pair<ProcStat, int>> fresh) {
       // The pid was reused inside the job: the old one is gone.
       if (!it->second.gone) {
         if (it->second.alive) record(obs::proc_exit(now(), pid, std::nullopt));
-        record(obs::proc_gone(now(), pid));
+        record(obs::proc_gone(now(), pid, it->second.present_at));
       }
       stats_.forget(pid);
       procs_.erase(it);
@@ -447,6 +447,7 @@ std::map<int, int> JobTracker::refresh_tracked(bool all) {
     }
     auto st = stats_.read(pid);
     tr.rss_counted = false;
+    if (st && (!tr.starttime || st->starttime == tr.starttime)) tr.present_at = t;
     if (st && st->state != 'Z' && (!tr.starttime || st->starttime == tr.starttime)) {
       rss_pages += st->rss_pages;
       ++summed;
@@ -492,7 +493,7 @@ std::map<int, int> JobTracker::refresh_tracked(bool all) {
       }
       tr.gone = true;
       stats_.forget(pid);
-      record(obs::proc_gone(now(), pid));
+      record(obs::proc_gone(now(), pid, tr.present_at));
       known.erase(pid);
       continue;
     }

@@ -42,6 +42,7 @@ struct TrackedProcess : JobProcess {
   int inner_pid = 0;               // its pid in the job's namespace (0: same, or unknown)
   int first_ppid = 0;
   Nanos seen_at = 0;
+  Nanos present_at = 0;     // the last read that found it in /proc
   bool announced = false;   // it said who it is: no inference over that
   bool role_final = false;  // inferred, and no later evidence can change it
   bool env_read = false;    // RANK read from its environment (again after an exec)

@@ -273,6 +273,32 @@ TEST(NoZombies, SampledZombieStateStartsTheClock) {
   EXPECT_DOUBLE_EQ(r.measured["zombies"][0]["zombie_lifetime_ms"].get<double>(), 2100.0);
 }
 
+// A scan that finds a zombie gone says only that it was reaped since the
+// scan before, which still saw it: a slow sampler (a loaded machine) is not
+// the parent's delay. It counts until it was last seen, no longer.
+TEST(NoZombies, ScannedGoneCountsUntilItWasLastSeenUnreaped) {
+  Timeline tl = zombie_run(msec(1000), std::nullopt);
+  tl.add(obs::proc_gone(msec(3000), 105, /*last_seen=*/msec(1900)));
+  auto r = check("no_zombies", make_scenario(), tl);
+  EXPECT_EQ(r.status, CheckStatus::Pass) << r.reason;
+
+  // Still seen unreaped 2.5 s after its exit: a zombie, for the time it was seen.
+  Timeline late = zombie_run(msec(1000), std::nullopt);
+  late.add(obs::proc_gone(msec(3600), 105, /*last_seen=*/msec(3500)));
+  r = check("no_zombies", make_scenario(), late);
+  EXPECT_EQ(r.status, CheckStatus::Fail);
+  ASSERT_EQ(r.measured["zombies"].size(), 1u);
+  const json& z = r.measured["zombies"][0];
+  EXPECT_DOUBLE_EQ(z["zombie_lifetime_ms"].get<double>(), 2500.0);
+  EXPECT_DOUBLE_EQ(z["last_seen_unreaped_ms"].get<double>(), 3500.0);
+  EXPECT_DOUBLE_EQ(z["reaped_ms"].get<double>(), 3600.0);
+
+  // Last seen before it exited: it may have been reaped at once.
+  Timeline prompt = zombie_run(msec(1000), std::nullopt);
+  prompt.add(obs::proc_gone(msec(4000), 105, /*last_seen=*/msec(900)));
+  EXPECT_EQ(check("no_zombies", make_scenario(), prompt).status, CheckStatus::Pass);
+}
+
 TEST(NoZombies, NeverReapedCountsUntilTheEnd) {
   auto r = check("no_zombies", make_scenario(), zombie_run(msec(1000), std::nullopt));
   EXPECT_EQ(r.status, CheckStatus::Fail);

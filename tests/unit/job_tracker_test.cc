@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -177,6 +178,39 @@ TEST_F(TrackerTest, AnExitIsSeenThroughThePidfdAndTheZombieByTheNextWalk) {
   ASSERT_TRUE(z);
   EXPECT_EQ(z->state, 'Z');
   EXPECT_EQ(tracker.live_pids(), std::vector<int>{f.top.pid()});
+}
+
+// A zombie's reap is seen by a later read that finds it gone: its ProcGone
+// says when it was last still there, which is all a scan can know.
+TEST_F(TrackerTest, AScanThatFindsAZombieGoneSaysWhenItWasLastSeen) {
+  // Its parent (the top) dies first; the zombie comes to this process, which
+  // reaps it when the test says so.
+  ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+  struct Unset {
+    ~Unset() { ::prctl(PR_SET_CHILD_SUBREAPER, 0); }
+  } unset;
+  Family f({"PATH=/bin"});
+  ASSERT_GT(f.child, 0);
+  contain(f);
+  rec.t = 100;
+  tracker.walk();
+  ASSERT_FALSE(pidfd_signal(f.child_fd.get(), SIGKILL));
+  ASSERT_TRUE(run_until([&] { return !rec.exits.empty(); }));
+  rec.t = 200;
+  tracker.walk();
+  ASSERT_TRUE(rec.find<obs::ProcState>(f.child));
+  EXPECT_EQ(rec.payload<obs::ProcState>(f.child)->state, 'Z');
+  EXPECT_FALSE(rec.find<obs::ProcGone>(f.child));
+  f.top.kill_and_reap();
+  int status = 0;
+  ASSERT_TRUE(OwnedChild(f.child).exited_within(10000, &status));
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  rec.t = 900;
+  tracker.walk();
+  const Observation* gone = rec.find<obs::ProcGone>(f.child);
+  ASSERT_TRUE(gone);
+  EXPECT_EQ(gone->t, 900);
+  EXPECT_EQ(gone->as<obs::ProcGone>()->last_seen, 200);
 }
 
 TEST_F(TrackerTest, SignalLiveGoesDeepestFirst) {
