@@ -6,29 +6,23 @@
 #include <cstdlib>
 #include <string>
 
+#include "harness/core/enum_words.h"
+
 namespace aftermath {
 
-std::string_view to_string(ProbeStatus s) {
-  switch (s) {
-    case ProbeStatus::Ok:
-      return "ok";
-    case ProbeStatus::Failed:
-      return "failed";
-    case ProbeStatus::TimedOut:
-      return "timed_out";
-    case ProbeStatus::Unavailable:
-      return "unavailable";
-    case ProbeStatus::Error:
-      return "error";
-  }
-  return "error";
-}
+namespace {
+constexpr EnumWords<ProbeStatus, 5> kProbeStatuses{{
+    {ProbeStatus::Ok, "ok"},
+    {ProbeStatus::Failed, "failed"},
+    {ProbeStatus::TimedOut, "timed_out"},
+    {ProbeStatus::Unavailable, "unavailable"},
+    {ProbeStatus::Error, "error"},
+}};
+}  // namespace
 
+std::string_view to_string(ProbeStatus s) { return text_of(kProbeStatuses, s); }
 std::optional<ProbeStatus> parse_probe_status(std::string_view s) {
-  for (auto st : {ProbeStatus::Ok, ProbeStatus::Failed, ProbeStatus::TimedOut,
-                  ProbeStatus::Unavailable, ProbeStatus::Error})
-    if (to_string(st) == s) return st;
-  return std::nullopt;
+  return value_of(kProbeStatuses, s);
 }
 
 std::string format_bytes(std::int64_t bytes) {
