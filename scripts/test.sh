@@ -6,8 +6,9 @@
 #   scripts/test.sh [--help] [CTEST ARGS...]    e.g. scripts/test.sh -R MultiNode
 #
 # The suite must leave the temp dir as it found it: PyTorch's and
-# multiprocessing's residue (pymp-*, torch-shm-dir-*, torchelastic_*) that
-# appears during the run and is still there after it fails the run, by name.
+# multiprocessing's residue (pymp-*, torch-shm-dir-*, torchelastic_*,
+# mp.spawn's pytorch-errorfile-*.pickle) that appears during the run and is
+# still there after it fails the run, by name.
 set -euo pipefail
 case "${1:-}" in
   -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
@@ -28,7 +29,8 @@ residue() {
   local d
   for d in $(printf '%s\n' "${TMPDIR:-/tmp}" /tmp | sort -u); do
     find "$d" -mindepth 1 -maxdepth 1 \
-      \( -name 'pymp-?*' -o -name 'torch-shm-dir-?*' -o -name 'torchelastic_?*' -o -name 'aftermath-torchrun-?*' \) 2>/dev/null
+      \( -name 'pymp-?*' -o -name 'torch-shm-dir-?*' -o -name 'torchelastic_?*' -o -name 'aftermath-torchrun-?*' \
+         -o -name 'pytorch-errorfile-?*.pickle' \) 2>/dev/null
   done | sort
 }
 

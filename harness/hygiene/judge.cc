@@ -319,9 +319,10 @@ void judge_cgroups(Judging& j) {
   }
 }
 
-// The temp dir's residue (pymp-*, torch-shm-dir-*, torchelastic_*, aftermath-torchrun-*): a
-// leftover when nobody holds it and its maker is provably gone (the sockets it
-// bound are unbound) or it is older than tmp_min_age. Residue held only by
+// The temp dir's residue (pymp-*, torch-shm-dir-*, torchelastic_*,
+// aftermath-torchrun-*, pytorch-errorfile-*.pickle): a leftover when nobody
+// holds it and its maker is provably gone (the sockets it bound are unbound)
+// or it is older than tmp_min_age. Residue held only by
 // leftover processes goes once reap has ended them.
 void judge_tmp(Judging& j) {
   const HygieneOptions& o = j.o;

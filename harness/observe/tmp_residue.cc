@@ -96,6 +96,8 @@ std::string_view to_string(TmpKind k) {
       return "torchelastic";
     case TmpKind::TorchrunShim:
       return "torchrun-shim";
+    case TmpKind::SpawnErrorFile:
+      return "spawn-errorfile";
     case TmpKind::Other:
       break;
   }
@@ -110,6 +112,7 @@ TmpKind classify_tmp_name(std::string_view name) {
   if (starts("torch-shm-dir-")) return TmpKind::TorchShmDir;
   if (starts("torchelastic_")) return TmpKind::Torchelastic;
   if (starts("aftermath-torchrun-")) return TmpKind::TorchrunShim;
+  if (starts("pytorch-errorfile-") && name.ends_with(".pickle")) return TmpKind::SpawnErrorFile;
   return TmpKind::Other;
 }
 

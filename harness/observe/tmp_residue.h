@@ -14,6 +14,9 @@
 //  - aftermath-torchrun-*: fixtures/python/torchrun_shim.py's log folder
 //    where it runs without aftermath; removed when its agent exits, left
 //    when the agent is SIGKILLed.
+//  - pytorch-errorfile-*.pickle: torch.multiprocessing.spawn's (2.x) file a
+//    child writes its exception to; the parent reads it and never removes it
+//    (1.13 passed the exception through a queue and left nothing).
 // Anything else that appears is only reported: a job's outputs may live there.
 //
 // "Held" means a live process still uses the entry: an open fd under it, its
@@ -37,8 +40,8 @@
 
 namespace aftermath {
 
-enum class TmpKind { Pymp, TorchShmDir, Torchelastic, TorchrunShim, Other };
-// "pymp" | "torch-shm-dir" | "torchelastic" | "torchrun-shim" | "other"
+enum class TmpKind { Pymp, TorchShmDir, Torchelastic, TorchrunShim, SpawnErrorFile, Other };
+// "pymp" | "torch-shm-dir" | "torchelastic" | "torchrun-shim" | "spawn-errorfile" | "other"
 std::string_view to_string(TmpKind k);
 TmpKind classify_tmp_name(std::string_view name);
 inline bool known_residue(TmpKind k) { return k != TmpKind::Other; }

@@ -42,6 +42,11 @@ TEST(TmpResidue, KindsByName) {
   EXPECT_EQ(classify_tmp_name("torchelastic_3y_8a"), TmpKind::Torchelastic);
   // The torchrun shim's folder where its agent was SIGKILLed outside aftermath.
   EXPECT_EQ(classify_tmp_name("aftermath-torchrun-k2j4"), TmpKind::TorchrunShim);
+  EXPECT_EQ(classify_tmp_name("pytorch-errorfile-3y5g37zm.pickle"), TmpKind::SpawnErrorFile);
+  EXPECT_TRUE(known_residue(TmpKind::SpawnErrorFile));
+  EXPECT_EQ(to_string(TmpKind::SpawnErrorFile), "spawn-errorfile");
+  EXPECT_EQ(classify_tmp_name("pytorch-errorfile-3y5g37zm.txt"), TmpKind::Other);
+  EXPECT_EQ(classify_tmp_name("pytorch-errorfile-"), TmpKind::Other);
   EXPECT_TRUE(known_residue(TmpKind::TorchrunShim));
   EXPECT_EQ(to_string(TmpKind::TorchrunShim), "torchrun-shim");
   EXPECT_EQ(classify_tmp_name("pymp-"), TmpKind::Other);  // the bare prefix is not mkdtemp's
