@@ -179,7 +179,9 @@ trainer() {
   set -e
   local prefix
   prefix=$("$py" -c 'import torch; print(torch.utils.cmake_prefix_path)')
-  cmake -S "$src/fixtures/cpp" -B "$out/trainer-build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix"
+  # torch/ itself on the prefix path too: a libtorch.so in /usr/lib must not win.
+  cmake -S "$src/fixtures/cpp" -B "$out/trainer-build" -G Ninja \
+    "-DCMAKE_PREFIX_PATH=$prefix;$(dirname "$(dirname "$prefix")")"
   cmake --build "$out/trainer-build" -j "$(nproc)"
   "$out/trainer-build/bin/aftermath-trainer" --help | tail -n 1
   "$af" run --python "$py" --out "$out/trainer-run" --expect-fail no_orphans \

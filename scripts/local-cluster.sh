@@ -45,6 +45,10 @@ usage() {
   sed -n '5,9s/^#  */  /p' "$0" >&2
   exit 2
 }
+help() {
+  sed -n '5,9s/^#  */  /p' "$0"
+  exit 0
+}
 
 # --- names, all from NAME ---------------------------------------------------
 
@@ -521,6 +525,6 @@ case $cmd in
   status) [ $# -le 1 ] || usage; cmd_status "${1:-}" ;;
   env) [ $# -eq 1 ] || usage; cmd_env "$1" ;;
   check) r=$(why_not); [ -z "$r" ] || { echo "$r"; exit 1; } ;;
-  -h|--help|help) usage ;;
+  -h|--help|help) help ;;
   *) echo "$me: unknown command '$cmd'" >&2; usage ;;
 esac
