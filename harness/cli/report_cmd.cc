@@ -13,6 +13,7 @@
 #include "harness/os/expected.h"
 #include "reports/diff.h"
 #include "reports/merge_runs.h"
+#include "reports/result_read.h"
 #include "reports/view.h"
 #include "reports/write_reports.h"
 
@@ -35,6 +36,9 @@ Expected<json> load(const std::string& path) {
   // report and look like "nothing ran"; refuse it instead.
   if (!j.is_object() || !j.contains("scenarios") || !j["scenarios"].is_array())
     return Error{path + ": not an aftermath result.json (no \"scenarios\" list)"};
+  // Every field read as the run's types: a field of the wrong type, a word
+  // no version wrote or a newer schema is named here, not rendered as "unknown".
+  if (auto typed = read_result(j); !typed) return Error{path + ": " + typed.error().what};
   return j;
 }
 

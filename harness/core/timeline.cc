@@ -37,6 +37,9 @@ std::optional<JobContainment> parse_job_containment(std::string_view s) {
 std::string_view to_string(ShmPlace p) { return text_of(kShmPlaces, p); }
 std::optional<ShmPlace> parse_shm_place(std::string_view s) { return value_of(kShmPlaces, s); }
 std::string_view to_string(ForkSource f) { return text_of(kForkSources, f); }
+std::optional<ForkSource> parse_fork_source(std::string_view s) {
+  return value_of(kForkSources, s);
+}
 
 namespace {
 

@@ -91,6 +91,7 @@ std::optional<ShmPlace> parse_shm_place(std::string_view s);
 // machine waking a look ("machine"). Unknown: not said ("").
 enum class ForkSource { Unknown, ProcessEvents, Reaper, Machine };
 std::string_view to_string(ForkSource f);
+std::optional<ForkSource> parse_fork_source(std::string_view s);
 
 // Facts about the run that are not observations in time.
 struct RunFacts {

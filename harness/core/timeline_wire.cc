@@ -5,22 +5,21 @@
 #include <utility>
 #include <vector>
 
+#include "harness/core/json_read.h"
+
 namespace aftermath {
 
 using nlohmann::json;
 
 namespace {
 
-// The integer members (int, int64_t, long long, unsigned, uint64_t); bool and
-// char travel otherwise.
-template <typename T>
-concept WireInteger = std::integral<T> && !std::same_as<T, bool> && !std::same_as<T, char>;
+using json_read::Integer;
 
 // ---- Writing ------------------------------------------------------------
 
 json to_wire(bool v) { return v; }
 json to_wire(const std::string& v) { return v; }
-template <WireInteger T>
+template <Integer T>
 json to_wire(T v) {
   return v;
 }
@@ -214,48 +213,22 @@ json to_wire(const ProbeReport& r) {
 
 // ---- Reading ------------------------------------------------------------
 //
-// The readers below unwind with a WireError at the first bad field; every
-// public entry point catches it (and anything nlohmann might still throw)
-// and returns it as an Error, so nothing escapes to the caller.
+// The readers below unwind with a json_read::ReadError at the first bad
+// field; every public entry point catches it (and anything nlohmann might
+// still throw) and returns it as an Error, so nothing escapes to the caller.
 
-struct WireError {
-  std::string path;     // "faults[0].action"
-  std::string problem;  // "is missing", "should be a string, not number"
-};
+using json_read::fail;
+using json_read::ReadError;
+using json_read::shown;
+using json_read::wrong_type;
 
-[[noreturn]] void fail(const std::string& path, std::string problem) {
-  throw WireError{path, std::move(problem)};
-}
-// A received word in an error message, cut short: it may be anything.
-std::string shown(const std::string& s) {
-  constexpr std::size_t kMax = 40;
-  return "\"" + (s.size() <= kMax ? s : s.substr(0, kMax) + "...") + "\"";
-}
-[[noreturn]] void wrong_type(const std::string& path, const char* wanted, const json& v) {
-  fail(path, std::string("should be ") + wanted + ", not " + v.type_name());
-}
-
-void from(const json& v, const std::string& path, bool& out) {
-  if (!v.is_boolean()) wrong_type(path, "true or false", v);
-  out = v.get<bool>();
-}
+void from(const json& v, const std::string& path, bool& out) { out = json_read::boolean(v, path); }
 void from(const json& v, const std::string& path, std::string& out) {
-  if (!v.is_string()) wrong_type(path, "a string", v);
-  out = v.get_ref<const std::string&>();
+  out = json_read::text(v, path);
 }
-template <WireInteger T>
+template <Integer T>
 void from(const json& v, const std::string& path, T& out) {
-  if (v.is_number_unsigned()) {
-    const auto u = v.get<std::uint64_t>();
-    if (!std::in_range<T>(u)) fail(path, "is out of range: " + std::to_string(u));
-    out = static_cast<T>(u);
-  } else if (v.is_number_integer()) {
-    const auto s = v.get<std::int64_t>();
-    if (!std::in_range<T>(s)) fail(path, "is out of range: " + std::to_string(s));
-    out = static_cast<T>(s);
-  } else {
-    wrong_type(path, "an integer", v);
-  }
+  out = json_read::integer<T>(v, path);
 }
 void from(const json& v, const std::string& path, char& out) {
   if (v.is_string()) {
@@ -264,20 +237,15 @@ void from(const json& v, const std::string& path, char& out) {
     out = s[0];
     return;
   }
-  int byte = 0;
   if (!v.is_number_integer()) wrong_type(path, "a character", v);
-  from(v, path, byte);
+  const int byte = json_read::integer<int>(v, path);
   if (byte < 0 || byte > 255) fail(path, "is out of range: " + std::to_string(byte));
   out = static_cast<char>(static_cast<unsigned char>(byte));
 }
 // An enum by its word, through its own parse function.
 template <typename E, typename Parse>
 void word(const json& v, const std::string& path, E& out, Parse parse) {
-  if (!v.is_string()) wrong_type(path, "a string", v);
-  const auto& s = v.get_ref<const std::string&>();
-  const std::optional<E> e = parse(s);
-  if (!e) fail(path, "has an unknown value " + shown(s));
-  out = *e;
+  out = json_read::word<E>(v, path, parse);
 }
 void from(const json& v, const std::string& path, Role& out) { word(v, path, out, parse_role); }
 void from(const json& v, const std::string& path, JobContainment& out) {
@@ -325,7 +293,7 @@ void from(const json& v, const std::string& path, std::vector<T>& out) {
   out.reserve(v.size());
   for (std::size_t i = 0; i < v.size(); ++i) {
     T x{};
-    from(v[i], path + "[" + std::to_string(i) + "]", x);
+    from(v[i], json_read::item_path(path, i), x);
     out.push_back(std::move(x));
   }
 }
@@ -366,9 +334,7 @@ class Fields {
     const auto it = j_.find(std::string(key));
     return it == j_.end() ? nullptr : &*it;
   }
-  std::string at(std::string_view key) const {
-    return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
-  }
+  std::string at(std::string_view key) const { return json_read::member_path(path_, key); }
 
   const json& j_;
   std::string path_;
@@ -580,7 +546,7 @@ Expected<T> decode(const json& j, const char* what) {
     T out{};
     from(j, "", out);
     return out;
-  } catch (const WireError& e) {
+  } catch (const ReadError& e) {
     return Error{std::string(what) + ": field " + e.path + " " + e.problem};
   } catch (const json::exception& e) {
     return Error{std::string(what) + ": " + e.what()};

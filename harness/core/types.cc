@@ -94,87 +94,64 @@ std::optional<int> parse_signal(std::string_view text) {
   return std::nullopt;
 }
 
-std::string_view to_string(Role r) {
-  switch (r) {
-    case Role::Launcher:
-      return "launcher";
-    case Role::Rank:
-      return "rank";
-    case Role::Worker:
-      return "worker";
-    case Role::Helper:
-      return "helper";
-    case Role::Unknown:
-      break;
-  }
-  return "unknown";
-}
+namespace {
 
-std::optional<Role> parse_role(std::string_view s) {
-  for (Role r : {Role::Launcher, Role::Rank, Role::Worker, Role::Helper, Role::Unknown})
-    if (to_string(r) == s) return r;
-  return std::nullopt;
-}
+// Each closed value's words, one table each: the writer and the parser read
+// the same one.
+constexpr EnumWords<Role, 5> kRoles{{
+    {Role::Launcher, "launcher"},
+    {Role::Rank, "rank"},
+    {Role::Worker, "worker"},
+    {Role::Helper, "helper"},
+    {Role::Unknown, "unknown"},
+}};
 
-std::string_view to_string(CheckStatus s) {
-  switch (s) {
-    case CheckStatus::Pass:
-      return "pass";
-    case CheckStatus::Fail:
-      return "fail";
-    case CheckStatus::Skipped:
-      return "skipped";
-    case CheckStatus::Error:
-      break;
-  }
-  return "error";
-}
+constexpr EnumWords<CheckStatus, 4> kCheckStatuses{{
+    {CheckStatus::Pass, "pass"},
+    {CheckStatus::Fail, "fail"},
+    {CheckStatus::Skipped, "skipped"},
+    {CheckStatus::Error, "error"},
+}};
 
-std::string_view to_string(Verdict v) {
-  switch (v) {
-    case Verdict::Pass:
-      return "pass";
-    case Verdict::Fail:
-      return "fail";
-    case Verdict::XFail:
-      return "xfail";
-    case Verdict::XPass:
-      return "xpass";
-    case Verdict::Skipped:
-      return "skipped";
-    case Verdict::Error:
-      break;
-  }
-  return "error";
-}
+constexpr EnumWords<Verdict, 6> kVerdicts{{
+    {Verdict::Pass, "pass"},
+    {Verdict::Fail, "fail"},
+    {Verdict::XFail, "xfail"},
+    {Verdict::XPass, "xpass"},
+    {Verdict::Error, "error"},
+    {Verdict::Skipped, "skipped"},
+}};
 
-std::string_view to_string(AgentState a) {
-  switch (a) {
-    case AgentState::Done:
-      return "done";
-    case AgentState::Lost:
-      return "lost";
-    case AgentState::Absent:
-      break;
-  }
-  return "absent";
-}
+constexpr EnumWords<AgentState, 3> kAgentStates{{
+    {AgentState::Absent, "absent"},
+    {AgentState::Done, "done"},
+    {AgentState::Lost, "lost"},
+}};
 
-std::string_view to_string(LeakKind k) {
-  switch (k) {
-    case LeakKind::Orphan:
-      return "orphan";
-    case LeakKind::Zombie:
-      return "zombie";
-    case LeakKind::Shm:
-      return "shm";
-    case LeakKind::Device:
-      return "device";
-    case LeakKind::Process:
-      break;
-  }
-  return "process";
+constexpr EnumWords<LeakKind, 5> kLeakKinds{{
+    {LeakKind::Process, "process"},
+    {LeakKind::Orphan, "orphan"},
+    {LeakKind::Zombie, "zombie"},
+    {LeakKind::Shm, "shm"},
+    {LeakKind::Device, "device"},
+}};
+
+}  // namespace
+
+std::string_view to_string(Role r) { return text_of(kRoles, r); }
+std::optional<Role> parse_role(std::string_view s) { return value_of(kRoles, s); }
+std::string_view to_string(CheckStatus s) { return text_of(kCheckStatuses, s); }
+std::optional<CheckStatus> parse_check_status(std::string_view s) {
+  return value_of(kCheckStatuses, s);
 }
+std::string_view to_string(Verdict v) { return text_of(kVerdicts, v); }
+std::optional<Verdict> parse_verdict(std::string_view s) { return value_of(kVerdicts, s); }
+std::string_view to_string(AgentState a) { return text_of(kAgentStates, a); }
+std::optional<AgentState> parse_agent_state(std::string_view s) {
+  return value_of(kAgentStates, s);
+}
+std::string_view to_string(LeakKind k) { return text_of(kLeakKinds, k); }
+std::optional<LeakKind> parse_leak_kind(std::string_view s) { return value_of(kLeakKinds, s); }
 
 namespace {
 
@@ -200,5 +177,8 @@ std::optional<TestOutcome> parse_test_outcome(std::string_view s) {
   return value_of(kTestOutcomes, s);
 }
 std::string_view to_string(TimingsOrigin o) { return text_of(kTimingsOrigins, o); }
+std::optional<TimingsOrigin> parse_timings_origin(std::string_view s) {
+  return value_of(kTimingsOrigins, s);
+}
 
 }  // namespace aftermath

@@ -61,21 +61,25 @@ std::optional<Role> parse_role(std::string_view s);
 
 enum class CheckStatus { Pass, Fail, Skipped, Error };
 std::string_view to_string(CheckStatus s);
+std::optional<CheckStatus> parse_check_status(std::string_view s);
 
 // A scenario's outcome against its expectation.
 // Skipped: the scenario was not launched (a requirement of it is not met here).
 enum class Verdict { Pass, Fail, XFail, XPass, Error, Skipped };
 std::string_view to_string(Verdict v);
+std::optional<Verdict> parse_verdict(std::string_view s);
 
 // A multi-node run's agent on one node: it reported to the end (done), its
 // connection ended first (lost), or it never connected (absent).
 enum class AgentState { Absent, Done, Lost };
 std::string_view to_string(AgentState a);
+std::optional<AgentState> parse_agent_state(std::string_view s);
 
 // What a pytest test left behind: a process still running, an orphan, a
 // zombie, a /dev/shm entry, device memory.
 enum class LeakKind { Process, Orphan, Zombie, Shm, Device };
 std::string_view to_string(LeakKind k);
+std::optional<LeakKind> parse_leak_kind(std::string_view s);
 
 // How a pytest test ended, as pytest names it ("error": a fixture broke);
 // NotEnded: the run ended during the test ("").
@@ -89,5 +93,6 @@ std::optional<TestOutcome> parse_test_outcome(std::string_view s);
 // (""). The text is "first fault", "top process exit", "deadline".
 enum class TimingsOrigin { None, FirstFault, TopExit, Deadline };
 std::string_view to_string(TimingsOrigin o);
+std::optional<TimingsOrigin> parse_timings_origin(std::string_view s);
 
 }  // namespace aftermath

@@ -718,6 +718,9 @@ TEST_F(Cli, MergeRefusesBadInputAndWritesNothing) {
   dir.write("b/result.json", fixture);
   dir.write("text.json", "this is not JSON");
   dir.write("other.json", R"({"results": []})");
+  nlohmann::json odd = nlohmann::json::parse(fixture);
+  odd["scenarios"][2]["checks"][0]["status"] = "maybe";
+  dir.write("odd.json", odd.dump());
   std::filesystem::create_directories(dir / "empty");
   const std::string a = dir / "a", b = dir / "b";
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
@@ -726,6 +729,8 @@ TEST_F(Cli, MergeRefusesBadInputAndWritesNothing) {
       {{a, dir / "text.json"}, dir / "text.json: not valid JSON"},
       {{dir / "other.json"},
        dir / "other.json: not an aftermath result.json (no \"scenarios\" list)"},
+      {{a, dir / "odd.json"},
+       dir / "odd.json: scenarios[2].checks[0].status has an unknown value \"maybe\""},
       {{a, b}, "scenario 'clean-job' is in both " + a + "/result.json and " + b + "/result.json"},
       {{a, a + "/result.json"}, a + "/result.json: the same result.json as " + a + ", given twice"},
   };
@@ -738,6 +743,16 @@ TEST_F(Cli, MergeRefusesBadInputAndWritesNothing) {
     EXPECT_NE(r.err.find("nothing was written"), std::string::npos) << r.err;
     EXPECT_FALSE(std::filesystem::exists(out())) << message;
   }
+  // report and diff refuse a document that is not one the same way.
+  const std::string odd_why =
+      dir / "odd.json: scenarios[2].checks[0].status has an unknown value \"maybe\"\n";
+  auto rendered = e2e::aftermath(dir, {"report", dir / "odd.json", "--out", dir / "rendered"});
+  EXPECT_EQ(rendered.exit_code, 2) << rendered.out << rendered.err;
+  EXPECT_NE(rendered.err.find("aftermath report: " + odd_why), std::string::npos) << rendered.err;
+  EXPECT_FALSE(std::filesystem::exists(dir / "rendered/report.html"));
+  auto diffed = e2e::aftermath(dir, {"diff", a + "/result.json", dir / "odd.json"});
+  EXPECT_EQ(diffed.exit_code, 2) << diffed.out << diffed.err;
+  EXPECT_NE(diffed.err.find("aftermath diff: " + odd_why), std::string::npos) << diffed.err;
   // Merging into an input's own folder would overwrite it.
   auto into = e2e::aftermath(dir, {"merge", "--out", a, a, b});
   EXPECT_EQ(into.exit_code, 2);

@@ -240,9 +240,10 @@ TEST_P(TrainerScenario, Rank1KillNaive) {
   json s = run_scenario(dir, "trainer-rank1-kill-naive.yaml", &run);
   expect_verdict_and_clean_end(s, run);
   expect_rank1_kill_recovery(s, /*signals=*/false, false);
-  if (rank_exits(s)[0] == "exited(1)")
+  if (rank_exits(s)[0] == "exited(1)") {
     EXPECT_TRUE(std::regex_search(e2e::job_output(s, "stderr"),
                                   std::regex("Connection (closed|reset) by peer")));
+  }
 }
 
 TEST_P(TrainerScenario, Rank1KillNaiveHang) {

@@ -1,0 +1,661 @@
+#include "reports/result_read.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/core/json_read.h"
+#include "harness/core/python_facts.h"
+
+namespace aftermath {
+
+namespace {
+
+using json_read::fail;
+using json_read::Integer;
+using json_read::ReadError;
+using json_read::shown;
+using json_read::wrong_type;
+using nlohmann::json;
+
+// Times: milliseconds in the document, nanoseconds in the result.
+struct Ms {
+  Nanos& out;
+};
+struct OptMs {
+  std::optional<Nanos>& out;
+};
+
+void from(const json& v, const std::string& path, bool& out) { out = json_read::boolean(v, path); }
+void from(const json& v, const std::string& path, std::string& out) {
+  out = json_read::text(v, path);
+}
+void from(const json& v, const std::string& path, double& out) { out = json_read::number(v, path); }
+template <Integer T>
+void from(const json& v, const std::string& path, T& out) {
+  out = json_read::integer<T>(v, path);
+}
+void from(const json& v, const std::string& path, Ms out) {
+  out.out = json_read::millis_to_nanos(v, path);
+}
+void from(const json& v, const std::string& path, OptMs out) {
+  if (v.is_null())
+    out.out.reset();
+  else
+    out.out = json_read::millis_to_nanos(v, path);
+}
+// A /proc state letter as a one-character string; "" is none (0).
+void from(const json& v, const std::string& path, char& out) {
+  const std::string& s = json_read::text(v, path);
+  if (s.size() > 1) fail(path, "should be one character, not " + shown(s));
+  out = s.empty() ? 0 : s[0];
+}
+template <typename E, typename Parse>
+void word(const json& v, const std::string& path, E& out, Parse parse) {
+  out = json_read::word<E>(v, path, parse);
+}
+void from(const json& v, const std::string& path, Role& out) { word(v, path, out, parse_role); }
+void from(const json& v, const std::string& path, Verdict& out) {
+  word(v, path, out, parse_verdict);
+}
+void from(const json& v, const std::string& path, CheckStatus& out) {
+  word(v, path, out, parse_check_status);
+}
+void from(const json& v, const std::string& path, AgentState& out) {
+  word(v, path, out, parse_agent_state);
+}
+void from(const json& v, const std::string& path, LeakKind& out) {
+  word(v, path, out, parse_leak_kind);
+}
+void from(const json& v, const std::string& path, TestOutcome& out) {
+  word(v, path, out, parse_test_outcome);
+}
+void from(const json& v, const std::string& path, TimingsOrigin& out) {
+  word(v, path, out, parse_timings_origin);
+}
+void from(const json& v, const std::string& path, JobContainment& out) {
+  word(v, path, out, parse_job_containment);
+}
+void from(const json& v, const std::string& path, ShmPlace& out) {
+  word(v, path, out, parse_shm_place);
+}
+void from(const json& v, const std::string& path, ForkSource& out) {
+  word(v, path, out, parse_fork_source);
+}
+void from(const json& v, const std::string& path, HarnessPart& out) {
+  word(v, path, out, parse_harness_part);
+}
+void from(const json& v, const std::string& path, ProbeStatus& out) {
+  word(v, path, out, parse_probe_status);
+}
+void from(const json& v, const std::string& path, FaultStatus& out) {
+  word(v, path, out, parse_fault_status);
+}
+// None is "".
+void from(const json& v, const std::string& path, FaultAction& out) {
+  word(v, path, out, [](std::string_view s) {
+    return s.empty() ? std::optional(FaultAction::None) : parse_fault_action(s);
+  });
+}
+void from(const json& v, const std::string& path, FaultMechanism& out) {
+  word(v, path, out, [](std::string_view s) {
+    return s.empty() ? std::optional(FaultMechanism::None) : parse_fault_mechanism(s);
+  });
+}
+void from(const json& v, const std::string& path, std::optional<Outcome>& out);
+void from(const json& v, const std::string& path, CheckResult& out);
+void from(const json& v, const std::string& path, FaultRecord& out);
+void from(const json& v, const std::string& path, PythonFrame& out);
+void from(const json& v, const std::string& path, ProcessDiagnosis& out);
+void from(const json& v, const std::string& path, GpuInfo& out);
+void from(const json& v, const std::string& path, GpuProcess& out);
+void from(const json& v, const std::string& path, DeviceHolder& out);
+void from(const json& v, const std::string& path, GpuProbe& out);
+void from(const json& v, const std::string& path, Observation& out);
+void from(const json& v, const std::string& path, NodeResult& out);
+void from(const json& v, const std::string& path, TestLeak& out);
+void from(const json& v, const std::string& path, TestResult& out);
+void from(const json& v, const std::string& path, Aggregate::Outcome& out);
+void from(const json& v, const std::string& path, Aggregate::Dist& out);
+void from(const json& v, const std::string& path, Aggregate& out);
+void from(const json& v, const std::string& path, ScenarioResult& out);
+template <typename T>
+void from(const json& v, const std::string& path, std::vector<T>& out) {
+  if (!v.is_array()) wrong_type(path, "an array", v);
+  out.clear();
+  out.reserve(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    T x{};
+    from(v[i], json_read::item_path(path, i), x);
+    out.push_back(std::move(x));
+  }
+}
+// An object of one value type, by key.
+template <typename T>
+void from(const json& v, const std::string& path, std::map<std::string, T>& out) {
+  if (!v.is_object()) wrong_type(path, "an object", v);
+  out.clear();
+  for (const auto& [key, value] : v.items()) {
+    T x{};
+    from(value, json_read::member_path(path, key), x);
+    out.emplace(key, std::move(x));
+  }
+}
+template <typename T>
+void from(const json& v, const std::string& path, std::optional<T>& out) {
+  if (v.is_null()) {
+    out.reset();
+    return;
+  }
+  T x{};
+  from(v, path, x);
+  out = std::move(x);
+}
+
+// One object being read: its fields by key, errors by their full path.
+class Fields {
+ public:
+  Fields(const json& j, std::string path) : j_(j), path_(std::move(path)) {
+    if (!j_.is_object()) wrong_type(path_, "an object", j_);
+  }
+  // Reads the field into out if it is there; out keeps its default if not.
+  template <typename T>
+  void read(std::string_view key, T&& out) const {
+    if (const json* v = find(key)) from(*v, at(key), std::forward<T>(out));
+  }
+  // The same, for a field every release wrote.
+  template <typename T>
+  void need(std::string_view key, T&& out) const {
+    const json* v = find(key);
+    if (!v) fail(at(key), "is missing");
+    from(*v, at(key), std::forward<T>(out));
+  }
+  // A nested object's fields (an absent one reads as empty).
+  Fields object(std::string_view key) const {
+    const json* v = find(key);
+    return Fields(v ? *v : empty(), at(key));
+  }
+  bool has(std::string_view key) const { return find(key) != nullptr; }
+  const json* find(std::string_view key) const {
+    const auto it = j_.find(std::string(key));
+    return it == j_.end() ? nullptr : &*it;
+  }
+  std::string at(std::string_view key) const { return json_read::member_path(path_, key); }
+
+ private:
+  static const json& empty() {
+    static const json e = json::object();
+    return e;
+  }
+  const json& j_;
+  std::string path_;
+};
+
+// {"kind":"exited","code":0,...} or {"kind":"killed","signal":"SIGKILL","signo":9,...}.
+void from(const json& v, const std::string& path, std::optional<Outcome>& out) {
+  if (v.is_null()) {
+    out.reset();
+    return;
+  }
+  Fields f(v, path);
+  std::string kind;
+  f.need("kind", kind);
+  if (kind == "exited") {
+    int code = 0;
+    f.need("code", code);
+    out = Outcome::exited(code);
+  } else if (kind == "killed") {
+    int signo = 0;
+    if (f.has("signo")) {
+      f.need("signo", signo);
+    } else {
+      std::string name;
+      f.need("signal", name);
+      const std::optional<int> s = parse_signal(name);
+      if (!s) fail(f.at("signal"), "has an unknown value " + shown(name));
+      signo = *s;
+    }
+    bool core = false;
+    f.read("core_dumped", core);
+    out = Outcome::killed(signo, core);
+  } else {
+    fail(json_read::member_path(path, "kind"), "has an unknown value " + shown(kind));
+  }
+}
+
+void from(const json& v, const std::string& path, CheckResult& out) {
+  Fields f(v, path);
+  f.need("name", out.name);
+  f.need("status", out.status);
+  f.read("reason", out.reason);
+  f.read("expected_to_fail", out.expected_to_fail);
+  if (const json* m = f.find("measured")) out.measured = *m;
+}
+
+void from(const json& v, const std::string& path, FaultRecord& out) {
+  Fields f(v, path);
+  f.read("index", out.index);
+  f.read("action", out.action);
+  f.read("target", out.target);
+  f.read("trigger", out.trigger);
+  f.read("point", out.point);
+  f.read("hit", out.hit);
+  f.read("status", out.status);
+  f.read("reason", out.reason);
+  f.read("mechanism", out.mechanism);
+  f.read("pids", out.pids);
+  f.read("target_role", out.target_role);
+  f.read("rank", out.rank);
+  f.read("worker", out.worker);
+  f.read("sent_ms", OptMs{out.sent});
+  f.read("effect_ms", OptMs{out.effect});
+  f.read("oom_kills", out.oom_kills);
+  f.read("cgroups", out.cgroups);
+  f.read("kernel_log", out.kernel_log);
+  f.read("optional", out.optional);
+  f.read("waited_from_ms", OptMs{out.waiting_since});
+}
+
+void from(const json& v, const std::string& path, PythonFrame& out) {
+  Fields f(v, path);
+  f.read("file", out.file);
+  f.read("line", out.line);
+  f.read("function", out.function);
+  f.read("code", out.code);
+}
+
+void from(const json& v, const std::string& path, ProcessDiagnosis& out) {
+  Fields f(v, path);
+  f.read("pid", out.pid);
+  f.read("role", out.role);
+  f.read("rank", out.rank);
+  f.read("worker", out.worker);
+  f.read("state", out.state);
+  f.read("wchan", out.wchan);
+  f.read("kernel_stack", out.kernel_stack);
+  f.read("user_stacks", out.user_stacks);
+  f.read("waiting_in", out.waiting_in);
+  f.read("python_stacks", out.python_stacks);
+  f.read("python_frames", out.python_frames);
+  f.read("python_note", out.python_note);
+  f.read("took_ms", Ms{out.took});
+}
+
+void from(const json& v, const std::string& path, GpuInfo& out) {
+  Fields f(v, path);
+  f.read("index", out.index);
+  f.read("uuid", out.uuid);
+  f.read("pci_bus_id", out.pci_bus_id);
+  f.read("name", out.name);
+  f.read("total_bytes", out.total);
+}
+
+void from(const json& v, const std::string& path, GpuProcess& out) {
+  Fields f(v, path);
+  f.read("nvml_pid", out.nvml_pid);
+  f.read("pid", out.pid);
+  f.read("nspid", out.nspid);
+  f.read("comm", out.comm);
+  f.read("ppid", out.ppid);
+  f.read("used_bytes", out.used_bytes);
+  f.read("in_job", out.in_job);
+  f.read("orphan", out.orphan);
+  f.read("state", out.state);
+}
+
+void from(const json& v, const std::string& path, DeviceHolder& out) {
+  Fields f(v, path);
+  f.read("pid", out.pid);
+  f.read("ppid", out.ppid);
+  f.read("comm", out.comm);
+  f.read("devices", out.devices);
+  f.read("nspid", out.nspid);
+  f.read("uid", out.uid);
+  f.read("in_job", out.in_job);
+  f.read("orphan", out.orphan);
+  f.read("zombie", out.zombie);
+}
+
+void from(const json& v, const std::string& path, GpuProbe& out) {
+  Fields f(v, path);
+  f.read("ordinal", out.ordinal);
+  f.read("index", out.index);
+  f.read("uuid", out.uuid);
+  f.read("pci_bus_id", out.pci_bus_id);
+  f.read("status", out.status);
+  f.read("error", out.error);
+  f.read("free_bytes", out.free);
+  f.read("total_bytes", out.total);
+  f.read("ms", Ms{out.elapsed});
+}
+
+// {t_ms, index, used_bytes, free_bytes, error?, processes?}
+void sample_from(const json& v, const std::string& path, GpuSample& out) {
+  Fields f(v, path);
+  f.read("t_ms", Ms{out.t});
+  f.read("index", out.index);
+  f.read("used_bytes", out.used);
+  f.read("free_bytes", out.free);
+  f.read("error", out.error);
+  f.read("processes", out.processes);
+}
+
+void device_from(const json& v, const std::string& path, DeviceTimeline& out) {
+  Fields f(v, path);
+  f.read("unavailable", out.unavailable);
+  if (!out.unavailable.empty()) return;
+  f.read("gpus", out.gpus);
+  f.read("job_gpus", out.job_gpus);
+  f.read("origin_ms", Ms{out.origin});
+  auto samples = [&](std::string_view key, std::vector<GpuSample>& into) {
+    const json* a = f.find(key);
+    if (!a) return;
+    if (!a->is_array()) wrong_type(f.at(key), "an array", *a);
+    for (std::size_t i = 0; i < a->size(); ++i) {
+      GpuSample s;
+      sample_from((*a)[i], json_read::item_path(f.at(key), i), s);
+      into.push_back(std::move(s));
+    }
+  };
+  samples("baseline", out.baseline);
+  samples("samples", out.samples);
+  // Each GPU's processes at its last sample.
+  std::map<std::string, std::vector<GpuProcess>> last;
+  f.read("last_processes", last);
+  for (auto& [index, procs] : last) {
+    GpuSample* at = nullptr;
+    for (auto& s : out.samples)
+      if (std::to_string(s.index) == index) at = &s;
+    if (!at) fail(f.at("last_processes") + "." + index, "names a GPU with no sample");
+    at->processes = std::move(procs);
+  }
+  f.read("holders_after", out.holders_after);
+  f.read("holders_unavailable", out.holders_unavailable);
+  if (const json* p = f.find("probe_after"); p && !p->is_null()) {
+    Fields pf(*p, f.at("probe_after"));
+    ProbeReport r;
+    pf.read("unavailable", r.unavailable);
+    pf.read("gpus", r.gpus);
+    out.probe_after = std::move(r);
+  }
+}
+
+// A payload member as the report shows it (reports/json.cc's show_field).
+template <typename P, typename M>
+void read_field(const Fields& f, P& p, const Field<P, M>& field) {
+  M& m = p.*field.member;
+  const json* v = f.find(field.key);
+  if (field.shown == Shown::WireOnly || field.shown == Shown::SignalName || !v) return;
+  const std::string path = f.at(field.key);
+  if constexpr (std::is_same_v<M, std::string>) {
+    if (field.shown == Shown::Json) {
+      m = v->is_string() ? v->get<std::string>() : v->dump();
+      return;
+    }
+  }
+  if constexpr (std::is_integral_v<M> && !std::is_same_v<M, bool> && !std::is_same_v<M, char>) {
+    if (field.shown == Shown::Millis || field.shown == Shown::MillisIfSet) {
+      m = static_cast<M>(json_read::millis_to_nanos(*v, path));
+      return;
+    }
+  }
+  from(*v, path, m);
+}
+
+void from(const json& v, const std::string& path, Observation& out) {
+  Fields f(v, path);
+  f.need("t_ms", Ms{out.t});
+  std::string kind;
+  f.need("kind", kind);
+  f.read("node", out.node);
+  const bool known = for_each_kind([&]<typename P>(std::type_identity<P>) {
+    if (P::word != kind) return false;
+    P p{};
+    for_each_field<P>([&](const auto& field) { read_field(f, p, field); });
+    out.what = std::move(p);
+    return true;
+  });
+  if (!known) fail(f.at("kind"), "has an unknown value " + shown(kind));
+}
+
+void from(const json& v, const std::string& path, NodeResult& out) {
+  Fields f(v, path);
+  f.read("index", out.index);
+  f.read("host", out.host);
+  f.read("address", out.address);
+  f.read("agent", out.agent);
+  f.read("lost_ms", OptMs{out.lost_at});
+  Fields clock = f.object("clock");
+  clock.read("offset_ms", Ms{out.clock_offset});
+  clock.read("uncertainty_ms", Ms{out.clock_uncertainty});
+  clock.read("round_trip_ms", Ms{out.round_trip});
+  clock.read("samples", out.clock_samples);
+  f.read("started_ms", Ms{out.started});
+  f.read("verdict", out.verdict);
+  f.read("verdict_reason", out.verdict_reason);
+  f.read("processes", out.processes);
+  f.read("out_dir", out.out_dir);
+  f.read("checks", out.checks);
+}
+
+void from(const json& v, const std::string& path, TestLeak& out) {
+  Fields f(v, path);
+  f.need("kind", out.kind);
+  f.read("what", out.what);
+  f.read("pid", out.pid);
+  f.read("name", out.name);
+  f.read("bytes", out.bytes);
+}
+
+void from(const json& v, const std::string& path, TestResult& out) {
+  Fields f(v, path);
+  f.need("nodeid", out.nodeid);
+  f.read("worker", out.worker);
+  f.read("pid", out.pid);
+  f.read("start_ms", Ms{out.started});
+  f.read("end_ms", OptMs{out.ended});
+  f.read("outcome", out.outcome);
+  f.read("processes", out.processes);
+  f.read("leaks", out.leaks);
+}
+
+void from(const json& v, const std::string& path, Aggregate::Outcome& out) {
+  Fields f(v, path);
+  f.read("verdict", out.verdict);
+  f.read("failed_checks", out.failed_checks);
+  f.read("runs", out.runs);
+}
+
+void from(const json& v, const std::string& path, Aggregate::Dist& out) {
+  Fields f(v, path);
+  f.read("n", out.n);
+  f.read("min", out.min);
+  f.read("median", out.median);
+  f.read("p95", out.p95);
+  f.read("max", out.max);
+}
+
+void from(const json& v, const std::string& path, Aggregate& out) {
+  Fields f(v, path);
+  f.need("name", out.name);
+  f.read("runs", out.runs);
+  f.read("verdicts", out.verdicts);
+  f.read("flaky", out.flaky);
+  f.read("expects_failure", out.expects_failure);
+  f.read("reproduced", out.reproduced);
+  f.read("failed", out.failed);
+  f.read("skipped", out.skipped);
+  f.read("judged", out.judged);
+  f.read("reproduction_rate", out.rate);
+  if (const json* ci = f.find("rate_ci95")) {
+    std::vector<double> lh;
+    from(*ci, f.at("rate_ci95"), lh);
+    if (lh.size() != 2) fail(f.at("rate_ci95"), "should hold two numbers");
+    out.rate_low = lh[0];
+    out.rate_high = lh[1];
+  }
+  f.read("outcomes", out.outcomes);
+  f.read("timings_ms", out.timings_ms);
+}
+
+void python_from(const Fields& f, PythonFacts& out) {
+  f.read("interpreter", out.interpreter);
+  f.read("python", out.python);
+  if (const json* t = f.find("torch"); t && !t->is_null()) {
+    const std::string& text = json_read::text(*t, f.at("torch"));
+    out.torch = parse_torch_version(text);
+    if (!out.torch) out.torch = TorchVersion{.text = text};
+  }
+  f.read("torch_cuda", out.torch_cuda);
+  f.read("torch_error", out.torch_error);
+  f.read("probe_error", out.probe_error);
+  f.read("source", out.source);
+  f.read("loader_status_interval_ms", Ms{out.loader_status_interval});
+  f.read("torchrun_monitor_interval_ms", Ms{out.torchrun_monitor_interval});
+  f.read("shm_manager_linger_ms", Ms{out.shm_manager_linger});
+  f.read("torchrun_signals_sessions", out.torchrun_signals_sessions);
+}
+
+void from(const json& v, const std::string& path, ScenarioResult& out) {
+  Fields f(v, path);
+  RunFacts& facts = out.timeline.facts;
+  f.need("name", out.name);
+  f.read("file", out.file);
+  f.read("description", out.description);
+  f.read("tags", out.tags);
+  f.read("seed", out.seed);
+  f.read("expect", out.expect);
+  f.need("verdict", out.verdict);
+  f.read("verdict_reason", out.verdict_reason);
+  Fields scenario = f.object("scenario");
+  scenario.read("text", out.scenario_text);
+  scenario.read("hash", out.scenario_hash);
+  f.read("repro", out.repro);
+  f.read("started_at", out.started_at);
+  f.read("out_dir", out.out_dir);
+  f.read("stdout_path", out.stdout_path);
+  f.read("stderr_path", out.stderr_path);
+  Fields containment = f.object("containment");
+  containment.read("mode", facts.containment);
+  containment.read("note", facts.containment_note);
+  containment.read("shm", facts.shm);
+  containment.read("forks", facts.forks_from);
+  Fields top = f.object("top");
+  top.read("pid", facts.top_pid);
+  top.read("outcome", facts.top_outcome);
+  top.read("deadline_hit", facts.deadline_hit);
+  top.read("stalled_since_ms", OptMs{facts.stalled_since});
+  top.read("stderr_tail", facts.stderr_text);
+  f.read("timings_origin", out.timings_origin);
+  f.read("faults", facts.faults);
+  Fields hang = f.object("hang_diagnosis");
+  hang.read("processes", facts.diagnosis);
+  hang.read("note", facts.diagnosis_note);
+  hang.read("took_ms", Ms{facts.diagnosis_took});
+  f.read("error", out.error);
+  if (f.has("python")) python_from(f.object("python"), facts.python);
+  f.read("torch_range", out.torch_range);
+  f.read("checks", out.checks);
+  if (const json* t = f.find("timings_ms")) {
+    Fields timings(*t, f.at("timings_ms"));
+    for (const auto& [key, value] : t->items()) {
+      std::optional<double> ms;
+      from(value, timings.at(key), ms);
+      out.timings_ms[key] = ms;
+    }
+  }
+  if (const json* ps = f.find("processes")) {
+    if (!ps->is_array()) wrong_type(f.at("processes"), "an array", *ps);
+    for (std::size_t i = 0; i < ps->size(); ++i) {
+      Fields p((*ps)[i], json_read::item_path(f.at("processes"), i));
+      ProcessHistory h;
+      p.need("pid", h.pid);
+      if (const json* j = p.find("job_pid"); j && !j->is_null())
+        from(*j, p.at("job_pid"), h.job_pid);
+      p.read("ppid", h.first_ppid);
+      p.read("last_ppid", h.last_ppid);
+      p.read("depth", h.depth);
+      p.read("comm", h.comm);
+      p.read("cmdline", h.cmdline);
+      p.read("role", h.role);
+      p.read("rank", h.rank);
+      p.read("worker", h.worker);
+      p.read("started_ms", Ms{h.started});
+      p.read("exited_ms", OptMs{h.exited_at});
+      p.read("gone_ms", OptMs{h.gone_at});
+      p.read("orphaned_ms", OptMs{h.orphaned_at});
+      p.read("zombie_since_ms", OptMs{h.zombie_since});
+      p.read("outcome", h.outcome);
+      p.read("top", h.is_top);
+      p.read("node", h.node);
+      if (p.has("logs")) {
+        Fields logs = p.object("logs");
+        ScenarioResult::ProcessLogs l;
+        logs.read("stdout", l.stdout_path);
+        logs.read("stderr", l.stderr_path);
+        out.process_logs[process_key(h.node, h.pid)] = std::move(l);
+      }
+      out.processes.push_back(std::move(h));
+    }
+  }
+  if (const json* d = f.find("device")) device_from(*d, f.at("device"), out.timeline.device);
+  f.read("job_environment", out.job_environment);
+  f.read("tests", out.tests);
+  f.read("timeline", out.timeline.observations);
+  if (f.has("run")) {
+    f.need("run", out.run_index);
+    if (out.run_index < 1) fail(f.at("run"), "should be 1 or more");
+    --out.run_index;
+  }
+  f.read("runs", out.runs);
+  f.read("nodes", out.nodes);
+}
+
+void read_run(const json& doc, RunResult& out) {
+  Fields f(doc, "");
+  if (const json* s = f.find("schema")) {
+    if (!s->is_string() || s->get<std::string>() != "aftermath/result")
+      fail("schema", "should be \"aftermath/result\"");
+  }
+  f.need("schema_version", out.schema_version);
+  if (out.schema_version > kResultSchemaVersion)
+    fail("schema_version", std::to_string(out.schema_version) +
+                               " is newer than this build reads (" +
+                               std::to_string(kResultSchemaVersion) + ")");
+  f.read("tool_version", out.tool_version);
+  f.read("command_line", out.command_line);
+  f.read("environment", out.environment);
+  f.need("scenarios", out.scenarios);
+  f.read("aggregates", out.aggregates);
+  if (f.has("shard")) {
+    Fields s = f.object("shard");
+    ShardInfo shard;
+    s.need("index", shard.index);
+    s.need("count", shard.count);
+    s.read("total", shard.total);
+    s.read("positions", shard.positions);
+    s.read("names", shard.names);
+    out.shard = std::move(shard);
+  }
+}
+
+}  // namespace
+
+Expected<RunResult> read_result(const json& doc) {
+  if (!doc.is_object())
+    return Error{std::string("result.json should be a JSON object, not ") + doc.type_name()};
+  try {
+    RunResult out;
+    read_run(doc, out);
+    return out;
+  } catch (const ReadError& e) {
+    if (e.path.starts_with("schema_version") && e.problem.find("newer") != std::string::npos)
+      return Error{"schema_version " + e.problem};
+    return Error{e.path + " " + e.problem};
+  } catch (const json::exception& e) {
+    return Error{e.what()};
+  }
+}
+
+}  // namespace aftermath
