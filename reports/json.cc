@@ -358,6 +358,26 @@ json to_json(const Aggregate& a) {
           {"timings_ms", timings}};
 }
 
+json to_json(const MergeRecord& m) {
+  json inputs = json::array();
+  for (const auto& in : m.inputs)
+    inputs.push_back({{"path", in.path},
+                      {"scenarios", in.scenarios},
+                      {"shard", in.shard ? json(*in.shard) : json(nullptr)},
+                      {"command_line", in.command_line},
+                      {"tool_version", in.tool_version}});
+  json j = {{"inputs", std::move(inputs)}};
+  if (m.shards) {
+    j["shards"] = {{"count", m.shards->count}, {"total", m.shards->total}};
+    j["complete"] = m.shards->complete;
+    j["missing_shards"] = m.shards->missing_shards;
+    j["missing_positions"] = m.shards->missing_positions;
+    j["repeated_positions"] = m.shards->repeated_positions;
+    j["incomplete"] = m.shards->incomplete;
+  }
+  return j;
+}
+
 json empty_summary(std::size_t scenarios) {
   return {{"scenarios", scenarios},
           {"pass", 0},
@@ -398,6 +418,8 @@ json to_json(const RunResult& run) {
                     {"positions", run.shard->positions},
                     {"names", run.shard->names}};
   }
+  // Only from `aftermath merge`: what it was made of.
+  if (run.merge) out["merge"] = to_json(*run.merge);
   return out;
 }
 

@@ -50,6 +50,12 @@ nlohmann::json to_json(const TestResult& t);
 // reproduction_rate, rate_ci95, outcomes, timings_ms}.
 nlohmann::json to_json(const Aggregate& a);
 
+// result.json's "merge": {inputs: [{path, scenarios, shard ("I/N" or null),
+// command_line, tool_version}], and for shards of one run: shards {count,
+// total}, complete, missing_shards, missing_positions, repeated_positions,
+// incomplete}.
+nlohmann::json to_json(const MergeRecord& m);
+
 // The last max_bytes bytes of text, moved forward past any UTF-8 continuation
 // bytes so the cut never splits a character.
 std::string utf8_tail(std::string_view text, std::size_t max_bytes = kStderrTailBytes);

@@ -16,10 +16,6 @@ namespace aftermath {
 namespace {
 
 using nlohmann::json;
-using report::items;
-using report::member;
-using report::num;
-using report::str;
 
 std::string attr(std::string_view text) { return xml_escape(text, true); }
 
@@ -28,11 +24,6 @@ std::string fixed3(double s) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.3f", s);
   return buf;
-}
-
-bool flag(const json& j, std::string_view key) {
-  const json& v = member(j, key);
-  return v.is_boolean() && v.get<bool>();
 }
 
 struct Counts {
@@ -53,138 +44,126 @@ void property(std::string& out, const char* indent, std::string_view name, std::
   out += "<property name=\"" + attr(name) + "\" value=\"" + attr(value) + "\"/>\n";
 }
 
-// Which of its scenario's runs a scenario document is: result.json's "run"
-// and "runs", 1 of 1 when absent (a run without --repeat).
-struct RunNumber {
-  long long run = 1, runs = 1;
-  explicit RunNumber(const json& s)
-      : run(report::opt_int(s, "run").value_or(1)), runs(report::opt_int(s, "runs").value_or(1)) {}
-};
-
 // With --repeat, each run is its own suite: "name [run 2/5]".
-std::string suite_name(const json& s) {
-  const RunNumber n(s);
-  std::string name = str(s, "name", "?");
-  if (n.runs <= 1) return name;
-  return name + " [run " + std::to_string(n.run) + "/" + std::to_string(n.runs) + "]";
+std::string suite_name(const ScenarioResult& s) {
+  if (s.runs <= 1) return s.name;
+  return s.name + " [run " + std::to_string(s.run_index + 1) + "/" + std::to_string(s.runs) + "]";
 }
 
 // The start of a testcase element of scenario `s`: `open` + name + `close_open`.
 struct Testcase {
   std::string open;
   std::string close_open = "\" time=\"0.000\"";
-  explicit Testcase(const json& s)
+  explicit Testcase(const ScenarioResult& s)
       : open("    <testcase classname=\"" + attr("aftermath." + suite_name(s)) + "\" name=\"") {}
 };
 
-// One testcase per check. A status this version does not know is an error:
-// CI must never show green for what it cannot read.
-void check_testcases(const json& s, const Testcase& t, Counts& n, std::string& body) {
+// One testcase per check.
+void check_testcases(const ScenarioResult& s, const Testcase& t, Counts& n, std::string& body) {
   const std::string& open = t.open;
   const std::string& close_open = t.close_open;
-  for (const json* c : items(s, "checks")) {
+  for (const CheckResult& c : s.checks) {
     ++n.tests;
-    const std::string status = str(*c, "status");
-    const std::string reason = str(*c, "reason");
-    const bool expected_to_fail = flag(*c, "expected_to_fail");
-    std::string tc = open + attr(str(*c, "name", "?")) + close_open;
-    if (status == "pass") {
-      if (expected_to_fail) {
-        ++n.failures;
-        tc += ">\n      <failure message=\"expected failure did not reproduce\" type=\"xpass\">" +
-              xml_escape(reason) + "</failure>\n    </testcase>\n";
-      } else {
-        tc += "/>\n";
-      }
-    } else if (status == "fail") {
-      if (expected_to_fail) {
-        // A reproduced expected failure is a pass for CI; the property lets
-        // Jenkins show it, the system-out makes it visible in GitLab.
-        tc += ">\n      <properties>\n";
-        property(tc, "        ", "expected_failure", "reproduced");
-        tc += "      </properties>\n      <system-out>expected failure reproduced: " +
-              xml_escape(reason) + "</system-out>\n    </testcase>\n";
-      } else {
-        ++n.failures;
-        const json& measured = member(*c, "measured");
-        tc += ">\n      <failure message=\"" + attr(reason) + "\" type=\"fail\">" +
-              xml_escape(measured.dump(2, ' ', false, json::error_handler_t::replace)) +
-              "</failure>\n    </testcase>\n";
-      }
-    } else if (status == "skipped") {
-      ++n.skipped;
-      tc += ">\n      <skipped message=\"" + attr(reason) + "\"/>\n    </testcase>\n";
-    } else {
-      ++n.errors;
-      tc += ">\n      <error message=\"" + attr(reason) + "\" type=\"error\"/>\n    </testcase>\n";
+    const std::string& reason = c.reason;
+    std::string tc = open + attr(c.name) + close_open;
+    switch (c.status) {
+      case CheckStatus::Pass:
+        if (c.expected_to_fail) {
+          ++n.failures;
+          tc += ">\n      <failure message=\"expected failure did not reproduce\" type=\"xpass\">" +
+                xml_escape(reason) + "</failure>\n    </testcase>\n";
+        } else {
+          tc += "/>\n";
+        }
+        break;
+      case CheckStatus::Fail:
+        if (c.expected_to_fail) {
+          // A reproduced expected failure is a pass for CI; the property lets
+          // Jenkins show it, the system-out makes it visible in GitLab.
+          tc += ">\n      <properties>\n";
+          property(tc, "        ", "expected_failure", "reproduced");
+          tc += "      </properties>\n      <system-out>expected failure reproduced: " +
+                xml_escape(reason) + "</system-out>\n    </testcase>\n";
+        } else {
+          ++n.failures;
+          tc += ">\n      <failure message=\"" + attr(reason) + "\" type=\"fail\">" +
+                xml_escape(c.measured.dump(2, ' ', false, json::error_handler_t::replace)) +
+                "</failure>\n    </testcase>\n";
+        }
+        break;
+      case CheckStatus::Skipped:
+        ++n.skipped;
+        tc += ">\n      <skipped message=\"" + attr(reason) + "\"/>\n    </testcase>\n";
+        break;
+      case CheckStatus::Error:
+        ++n.errors;
+        tc +=
+            ">\n      <error message=\"" + attr(reason) + "\" type=\"error\"/>\n    </testcase>\n";
+        break;
     }
     body += tc;
   }
 }
 
-void fault_testcases(const json& s, const Testcase& t, Counts& n, std::string& body) {
+void fault_testcases(const ScenarioResult& s, const Testcase& t, Counts& n, std::string& body) {
   const std::string& open = t.open;
   const std::string& close_open = t.close_open;
   // A fault that did not act makes the verdict: CI shows it as its own
   // testcase (an error, or skipped where its mechanism is unavailable here).
-  for (const json* f : items(s, "faults")) {
-    const std::string status = str(*f, "status");
-    if (flag(*f, "optional") || status == "injected") continue;
+  for (const FaultRecord& f : s.timeline.facts.faults) {
+    if (f.optional || f.status == FaultStatus::Injected) continue;
     ++n.tests;
-    std::string name = "fault " + std::to_string(report::opt_int(*f, "index").value_or(0) + 1) +
-                       " (" + str(*f, "action") + " " + str(*f, "target") + ")";
-    const std::string reason = str(*f, "reason");
-    if (status == "skipped") {
+    std::string name = "fault " + std::to_string(f.index + 1) + " (" +
+                       std::string(to_string(f.action)) + " " + f.target + ")";
+    if (f.status == FaultStatus::Skipped) {
       ++n.skipped;
-      body += open + attr(name) + close_open + ">\n      <skipped message=\"" + attr(reason) +
+      body += open + attr(name) + close_open + ">\n      <skipped message=\"" + attr(f.reason) +
               "\"/>\n    </testcase>\n";
     } else {
       ++n.errors;
-      body += open + attr(name) + close_open + ">\n      <error message=\"" + attr(reason) +
-              "\" type=\"fault_" + attr(status) + "\"/>\n    </testcase>\n";
+      body += open + attr(name) + close_open + ">\n      <error message=\"" + attr(f.reason) +
+              "\" type=\"fault_" + attr(to_string(f.status)) + "\"/>\n    </testcase>\n";
     }
   }
 }
 
 // The testcases of the run itself: a harness error, requirements not met, and
 // a red verdict no testcase above carries.
-void run_testcases(const json& s, const Testcase& t, Counts& n, std::string& body) {
+void run_testcases(const ScenarioResult& s, const Testcase& t, Counts& n, std::string& body) {
   const std::string& open = t.open;
   const std::string& close_open = t.close_open;
-  const std::string verdict = str(s, "verdict", "error");
-  const std::string error = str(s, "error");
-  if (!error.empty()) {
+  if (!s.error.empty()) {
     // The run itself broke: its checks (if any) saw a partial timeline, so CI
     // needs a red testcase of its own, with the job's last words attached.
-    const std::string stderr_tail = str(member(s, "top"), "stderr_tail");
+    const std::string stderr_tail = utf8_tail(s.timeline.facts.stderr_text);
     ++n.tests;
     ++n.errors;
-    body += open + "run" + close_open + ">\n      <error message=\"" + attr(error) +
+    body += open + "run" + close_open + ">\n      <error message=\"" + attr(s.error) +
             "\" type=\"error\"/>\n";
     if (!stderr_tail.empty())
       body += "      <system-err>" + xml_escape(stderr_tail) + "</system-err>\n";
     body += "    </testcase>\n";
   }
 
-  if (verdict == "skipped" && items(s, "checks").empty()) {
+  if (s.verdict == Verdict::Skipped && s.checks.empty()) {
     // Not launched: a requirement is not met on this machine.
     ++n.tests;
     ++n.skipped;
     body += open + "requirements" + close_open + ">\n      <skipped message=\"" +
-            attr(str(s, "verdict_reason")) + "\"/>\n    </testcase>\n";
+            attr(s.verdict_reason) + "\"/>\n    </testcase>\n";
   }
 
   // Safety net: CI must never show green for a red verdict. If no child above
   // carries the verdict (e.g. an expected check that never ran), say it here.
-  // A verdict this version does not know counts as red.
-  const bool red = verdict != "pass" && verdict != "xfail" && verdict != "skipped";
+  const bool red =
+      s.verdict != Verdict::Pass && s.verdict != Verdict::XFail && s.verdict != Verdict::Skipped;
   if (red && n.failures == 0 && n.errors == 0) {
     ++n.tests;
-    const bool is_error = verdict != "fail" && verdict != "xpass";
+    const bool is_error = s.verdict != Verdict::Fail && s.verdict != Verdict::XPass;
     (is_error ? n.errors : n.failures)++;
     const std::string tag = is_error ? "error" : "failure";
     body += open + "verdict" + close_open + ">\n      <" + tag + " message=\"" +
-            attr(str(s, "verdict_reason")) + "\" type=\"" + attr(verdict) +
+            attr(s.verdict_reason) + "\" type=\"" + attr(to_string(s.verdict)) +
             "\"/>\n    </testcase>\n";
   }
 }
@@ -196,15 +175,14 @@ void run_testcases(const json& s, const Testcase& t, Counts& n, std::string& bod
 // "0.231-0.882"; see Aggregate for what the rate counts), .summary (the
 // sentence: "reproduced 3/5 (60%, 95% interval 23–88%)"), .flaky and, when
 // flaky, .outcomes (each verdict and failed-check set with its runs).
-void repeat_properties(const std::vector<Aggregate>& aggregates, const json& s,
+void repeat_properties(const std::vector<Aggregate>& aggregates, const ScenarioResult& s,
                        std::string& props) {
-  const std::string name = str(s, "name", "?");
   auto a = std::find_if(aggregates.begin(), aggregates.end(),
-                        [&](const Aggregate& a) { return a.name == name; });
+                        [&](const Aggregate& a) { return a.name == s.name; });
   if (a == aggregates.end()) return;
   const char* in = "      ";
-  const RunNumber n(s);
-  property(props, in, "aftermath.repeat.run", std::to_string(n.run) + "/" + std::to_string(n.runs));
+  property(props, in, "aftermath.repeat.run",
+           std::to_string(s.run_index + 1) + "/" + std::to_string(s.runs));
   property(props, in, "aftermath.repeat.runs", std::to_string(a->runs));
   property(props, in, "aftermath.repeat.failed", std::to_string(a->failed));
   if (a->expects_failure)
@@ -220,7 +198,7 @@ void repeat_properties(const std::vector<Aggregate>& aggregates, const json& s,
   if (a->flaky) property(props, in, "aftermath.repeat.outcomes", outcomes_text(*a));
 }
 
-Counts render_testcases(const json& s, std::string& body) {
+Counts render_testcases(const ScenarioResult& s, std::string& body) {
   Counts n;
   const Testcase t(s);
   check_testcases(s, t, n, body);
@@ -247,24 +225,22 @@ std::pair<std::string, std::string> junit_names(const std::string& nodeid) {
 
 // A pytest suite run as the job: one testcase per test, what it left behind
 // as its failure, so CI names the test. Empty when the result has no tests.
-std::string pytest_suite(const json& s, Counts& total) {
+std::string pytest_suite(const ScenarioResult& s, Counts& total) {
   std::string body;
   Counts n;
   double secs = 0;
-  for (const json* t : items(s, "tests")) {
+  for (const TestResult& t : s.tests) {
     ++n.tests;
-    auto [cls, name] = junit_names(str(*t, "nodeid", "?"));
-    auto start = num(*t, "start_ms"), end = num(*t, "end_ms");
-    double took = start && end ? std::max(0.0, *end - *start) / 1000.0 : 0.0;
+    auto [cls, name] = junit_names(t.nodeid);
+    double took = t.ended ? std::max(0.0, to_ms(*t.ended) - to_ms(t.started)) / 1000.0 : 0.0;
     secs += took;
     body += "    <testcase classname=\"" + attr(cls) + "\" name=\"" + attr(name) + "\" time=\"" +
             fixed3(took) + "\"";
     std::string inner;
     std::vector<std::string> whats;
-    for (const json* l : items(*t, "leaks"))
-      whats.push_back(str(*l, "kind") + ": " + str(*l, "what"));
-    const std::string outcome = str(*t, "outcome");
-    if (!end) {
+    for (const TestLeak& l : t.leaks)
+      whats.push_back(std::string(to_string(l.kind)) + ": " + l.what);
+    if (!t.ended) {
       ++n.errors;
       inner += "      <error message=\"the run ended during this test\" type=\"unfinished\"/>\n";
     } else if (!whats.empty()) {
@@ -276,18 +252,17 @@ std::string pytest_suite(const json& s, Counts& total) {
           attr("left behind: " + whats[0] +
                (whats.size() > 1 ? " (and " + std::to_string(whats.size() - 1) + " more)" : "")) +
           "\" type=\"leak\">" + xml_escape(all) + "</failure>\n";
-    } else if (outcome == "failed" || outcome == "error") {
+    } else if (t.outcome == TestOutcome::Failed || t.outcome == TestOutcome::Error) {
       ++n.failures;
       inner += "      <failure message=\"the test " +
-               std::string(outcome == "error" ? "errored" : "failed") +
+               std::string(t.outcome == TestOutcome::Error ? "errored" : "failed") +
                " in pytest\" type=\"pytest\"/>\n";
-    } else if (outcome == "skipped") {
+    } else if (t.outcome == TestOutcome::Skipped) {
       ++n.skipped;
       inner += "      <skipped message=\"skipped in pytest\"/>\n";
     }
-    const std::string worker = str(*t, "worker");
-    if (!worker.empty())
-      inner += "      <system-out>pytest-xdist worker " + xml_escape(worker) + "</system-out>\n";
+    if (!t.worker.empty())
+      inner += "      <system-out>pytest-xdist worker " + xml_escape(t.worker) + "</system-out>\n";
     body += inner.empty() ? "/>\n" : ">\n" + inner + "    </testcase>\n";
   }
   if (n.tests == 0) return "";
@@ -300,33 +275,29 @@ std::string pytest_suite(const json& s, Counts& total) {
 
 }  // namespace
 
-std::string render_junit(const json& result) {
-  const std::vector<Aggregate> aggregates = report::aggregates_of(result);
+std::string render_junit(const RunResult& run) {
   Counts total;
   double total_seconds = 0;
   std::string suites;
-  for (const json* sp : items(result, "scenarios")) {
-    const json& s = *sp;
-    const json& timings = member(s, "timings_ms");
-    double secs = num(timings, "total_ms").value_or(0) / 1000.0;
+  for (const ScenarioResult& s : run.scenarios) {
+    auto total_ms = s.timings_ms.find("total_ms");
+    double secs =
+        total_ms != s.timings_ms.end() && total_ms->second ? *total_ms->second / 1000.0 : 0.0;
     total_seconds += secs;
 
     std::string props;
-    property(props, "      ", "verdict", str(s, "verdict", "error"));
-    property(props, "      ", "verdict_reason", str(s, "verdict_reason"));
-    property(props, "      ", "expect", str(s, "expect"));
-    property(props, "      ", "seed", str(s, "seed", "0"));
-    property(props, "      ", "repro", str(s, "repro"));
-    property(props, "      ", "file", str(s, "file"));
-    property(props, "      ", "out_dir", str(s, "out_dir"));
-    if (timings.is_object()) {
-      for (const auto& [key, value] : timings.items()) {
-        // Omitted rather than "null": CI plots property values as numbers.
-        if (value.is_number())
-          property(props, "      ", "timing." + key, fixed3(value.get<double>()));
-      }
+    property(props, "      ", "verdict", to_string(s.verdict));
+    property(props, "      ", "verdict_reason", s.verdict_reason);
+    property(props, "      ", "expect", s.expect);
+    property(props, "      ", "seed", std::to_string(s.seed));
+    property(props, "      ", "repro", s.repro);
+    property(props, "      ", "file", s.file);
+    property(props, "      ", "out_dir", s.out_dir);
+    for (const auto& [key, value] : s.timings_ms) {
+      // Omitted rather than "null": CI plots property values as numbers.
+      if (value) property(props, "      ", "timing." + key, fixed3(*value));
     }
-    repeat_properties(aggregates, s, props);
+    repeat_properties(run.aggregates, s, props);
 
     std::string body;
     const Counts n = render_testcases(s, body);
@@ -336,8 +307,7 @@ std::string render_junit(const json& result) {
               std::to_string(n.tests) + "\" failures=\"" + std::to_string(n.failures) +
               "\" errors=\"" + std::to_string(n.errors) + "\" skipped=\"" +
               std::to_string(n.skipped) + "\" time=\"" + fixed3(secs) + "\"";
-    const std::string started_at = str(s, "started_at");
-    if (!started_at.empty()) suites += " timestamp=\"" + attr(started_at) + "\"";
+    if (!s.started_at.empty()) suites += " timestamp=\"" + attr(s.started_at) + "\"";
     suites += ">\n    <properties>\n" + props + "    </properties>\n" + body + "  </testsuite>\n";
     suites += pytest_suite(s, total);
   }
@@ -351,7 +321,5 @@ std::string render_junit(const json& result) {
   out += "</testsuites>\n";
   return out;
 }
-
-std::string write_junit(const RunResult& run) { return render_junit(to_json(run)); }
 
 }  // namespace aftermath

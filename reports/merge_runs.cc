@@ -181,7 +181,8 @@ std::string positions_text(const std::vector<std::size_t>& ps, std::size_t max =
 // sentences and in `record` (the merged document's "merge").
 std::vector<std::string> completeness(const std::vector<MergeInput>& inputs,
                                       const std::vector<std::optional<ShardRecord>>& shards,
-                                      const std::vector<Entry>& entries, json& record) {
+                                      const std::vector<Entry>& entries,
+                                      MergeRecord::Coverage& record) {
   const long long count = shards[0]->count, total = shards[0]->total;
   std::map<long long, std::vector<std::size_t>> inputs_of_shard;
   for (std::size_t i = 0; i < shards.size(); ++i) inputs_of_shard[shards[i]->index].push_back(i);
@@ -223,12 +224,7 @@ std::vector<std::string> completeness(const std::vector<MergeInput>& inputs,
     problems.push_back("position " + std::to_string(p) + " is covered twice: " + who);
   }
   std::sort(missing.begin(), missing.end());
-  record["shards"] = {{"count", count}, {"total", total}};
-  record["complete"] = problems.empty();
-  record["missing_shards"] = missing_shards;
-  record["missing_positions"] = missing;
-  record["repeated_positions"] = repeated;
-  record["incomplete"] = problems;
+  record = {count, total, problems.empty(), missing_shards, missing, repeated, problems};
   return problems;
 }
 
@@ -321,25 +317,23 @@ Expected<MergedRun> merge_runs(const std::vector<MergeInput>& inputs, const std:
                      [](const Entry& a, const Entry& b) { return a.position < b.position; });
 
   MergedRun merged;
-  json record = json::object();
-  json record_inputs = json::array();
+  MergeRecord record;
   std::vector<std::string> tool_versions;
   long long schema_version = 0;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const json& doc = inputs[i].doc;
     const fs::path file = fs::path(inputs[i].file).lexically_normal();
     const fs::path rel = file.lexically_relative(out);
-    record_inputs.push_back({{"path", rel.empty() ? file.string() : rel.string()},
-                             {"scenarios", items(doc, "scenarios").size()},
-                             {"shard", shards[i] ? json(shard_text(*shards[i])) : json(nullptr)},
-                             {"command_line", str(doc, "command_line")},
-                             {"tool_version", str(doc, "tool_version")}});
+    record.inputs.push_back({rel.empty() ? file.string() : rel.string(),
+                             items(doc, "scenarios").size(),
+                             shards[i] ? std::optional(shard_text(*shards[i])) : std::nullopt,
+                             str(doc, "command_line"), str(doc, "tool_version")});
     tool_versions.push_back(str(doc, "tool_version"));
     schema_version = std::max(schema_version, opt_int(doc, "schema_version").value_or(0));
   }
-  record["inputs"] = std::move(record_inputs);
   if (one_run) {
-    merged.incomplete = completeness(inputs, shards, entries, record);
+    record.shards.emplace();
+    merged.incomplete = completeness(inputs, shards, entries, *record.shards);
   } else if (std::any_of(shards.begin(), shards.end(),
                          [](const auto& s) { return s.has_value(); })) {
     std::string which;
@@ -382,7 +376,7 @@ Expected<MergedRun> merge_runs(const std::vector<MergeInput>& inputs, const std:
     for (const auto& a : aggregate(facts)) aggs.push_back(to_json(a));
     result["aggregates"] = std::move(aggs);
   }
-  result["merge"] = std::move(record);
+  result["merge"] = to_json(record);
   return merged;
 }
 

@@ -638,6 +638,36 @@ void read_run(const json& doc, RunResult& out) {
     s.read("names", shard.names);
     out.shard = std::move(shard);
   }
+  if (f.has("merge")) {
+    Fields m = f.object("merge");
+    MergeRecord merge;
+    if (const json* ins = m.find("inputs")) {
+      if (!ins->is_array()) wrong_type(m.at("inputs"), "an array", *ins);
+      for (std::size_t i = 0; i < ins->size(); ++i) {
+        Fields in((*ins)[i], json_read::item_path(m.at("inputs"), i));
+        MergeRecord::Input input;
+        in.read("path", input.path);
+        in.read("scenarios", input.scenarios);
+        in.read("shard", input.shard);
+        in.read("command_line", input.command_line);
+        in.read("tool_version", input.tool_version);
+        merge.inputs.push_back(std::move(input));
+      }
+    }
+    if (m.has("shards")) {
+      MergeRecord::Coverage c;
+      Fields shards = m.object("shards");
+      shards.read("count", c.count);
+      shards.read("total", c.total);
+      m.read("complete", c.complete);
+      m.read("missing_shards", c.missing_shards);
+      m.read("missing_positions", c.missing_positions);
+      m.read("repeated_positions", c.repeated_positions);
+      m.read("incomplete", c.incomplete);
+      merge.shards = std::move(c);
+    }
+    out.merge = std::move(merge);
+  }
 }
 
 }  // namespace

@@ -1,12 +1,13 @@
-// A tolerant, read-only view of result.json for the human-facing renderers
-// (HTML, Chrome trace, Markdown summary, run diff).
+// A tolerant, read-only view of result.json for the renderers that still
+// read the document (HTML, Chrome trace, Markdown summary, run diff, merge);
+// JUnit renders the typed RunResult.
 //
-// The renderers work from the JSON document, not from RunResult, so that a
-// result.json from another machine or an older build can be re-rendered.
-// That means every field may be absent, null or of an unexpected type (a
-// newer schema, a run that broke half way): every accessor here degrades to
-// "unknown" instead of throwing, and nothing here decides a verdict: the
-// renderers only show what result.json says.
+// Every document they are given has been read by reports/result_read.h
+// first (`run` writes it from a RunResult; `report`, `diff` and `merge`
+// refuse one that does not read), so an odd field here is one an earlier
+// release left out: every accessor degrades to "unknown" instead of
+// throwing, and nothing here decides a verdict: the renderers only show
+// what result.json says.
 #pragma once
 
 #include <nlohmann/json.hpp>

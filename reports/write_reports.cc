@@ -3,6 +3,7 @@
 #include <fstream>
 
 #include "reports/html.h"
+#include "reports/json.h"
 #include "reports/junit.h"
 #include "reports/summary.h"
 #include "reports/trace.h"
@@ -20,9 +21,10 @@ std::string dump(const nlohmann::json& j, int indent) {
   return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-std::string render(const std::string& file, const nlohmann::json& result, const std::string& dir) {
+std::string render(const std::string& file, const RunResult& run, const nlohmann::json& result,
+                   const std::string& dir) {
   if (file == "result.json") return dump(result, 2);
-  if (file == "junit.xml") return render_junit(result);
+  if (file == "junit.xml") return render_junit(run);
   if (file == "report.html") return render_html(result, dir);
   if (file == "trace.json") return dump(render_trace(result), -1);
   return render_summary_md(result);
@@ -30,15 +32,16 @@ std::string render(const std::string& file, const nlohmann::json& result, const 
 
 }  // namespace
 
-Expected<std::vector<std::string>> write_reports(const nlohmann::json& result,
-                                                 const std::string& dir, bool with_result) {
+Expected<std::vector<std::string>> write_reports(const RunResult& run, const std::string& dir,
+                                                 bool with_result) {
+  const nlohmann::json result = to_json(run);
   std::vector<std::string> written;
   std::string failed;
   for (const auto& file : kReportFiles) {
     if (file == "result.json" && !with_result) continue;
     const std::string path = dir + "/" + file;
     std::ofstream f(path, std::ios::binary | std::ios::trunc);
-    f << render(file, result, dir);
+    f << render(file, run, result, dir);
     f.close();
     if (f)
       written.push_back(path);

@@ -14,7 +14,6 @@
 #include "reports/diff.h"
 #include "reports/merge_runs.h"
 #include "reports/result_read.h"
-#include "reports/view.h"
 #include "reports/write_reports.h"
 
 namespace aftermath {
@@ -24,38 +23,53 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-// Loads and parses a result.json; the error is "<path>: <why>".
-Expected<json> load(const std::string& path) {
+// A result.json as it was read: the document (what `diff` and `merge` work
+// on) and the run it records (what the reports render).
+struct Loaded {
+  json doc;
+  RunResult run;
+};
+
+// A result.json document read as the run's types; the error is "<name>: <why>".
+// Every field is read: a field of the wrong type, a word no version wrote or a
+// newer schema is named here, not rendered as "unknown".
+Expected<RunResult> typed(const json& j, const std::string& name) {
+  // A JSON file that is not a result document would render as an empty
+  // report and look like "nothing ran"; refuse it instead.
+  if (!j.is_object() || !j.contains("scenarios") || !j["scenarios"].is_array())
+    return Error{name + ": not an aftermath result.json (no \"scenarios\" list)"};
+  auto run = read_result(j);
+  if (!run) return Error{name + ": " + run.error().what};
+  return std::move(*run);
+}
+
+// Loads, parses and reads a result.json; the error is "<path>: <why>".
+Expected<Loaded> load(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f) return Error{path + ": cannot read the file"};
   std::stringstream ss;
   ss << f.rdbuf();
   json j = json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return Error{path + ": not valid JSON"};
-  // A JSON file that is not a result document would render as an empty
-  // report and look like "nothing ran"; refuse it instead.
-  if (!j.is_object() || !j.contains("scenarios") || !j["scenarios"].is_array())
-    return Error{path + ": not an aftermath result.json (no \"scenarios\" list)"};
-  // Every field read as the run's types: a field of the wrong type, a word
-  // no version wrote or a newer schema is named here, not rendered as "unknown".
-  if (auto typed = read_result(j); !typed) return Error{path + ": " + typed.error().what};
-  return j;
+  auto run = typed(j, path);
+  if (!run) return run.error();
+  return Loaded{std::move(j), std::move(*run)};
 }
 
 // load(), or its error printed as "aftermath CMD: ..."; nullopt then.
-std::optional<json> load_or_say(const char* cmd, const std::string& path) {
-  auto j = load(path);
-  if (!j) {
-    std::fprintf(stderr, "aftermath %s: %s\n", cmd, j.error().what.c_str());
+std::optional<Loaded> load_or_say(const char* cmd, const std::string& path) {
+  auto l = load(path);
+  if (!l) {
+    std::fprintf(stderr, "aftermath %s: %s\n", cmd, l.error().what.c_str());
     return std::nullopt;
   }
-  return std::move(*j);
+  return std::move(*l);
 }
 
 // Writes the report files and names each on stdout; false (and why, on
 // stderr, after "aftermath CMD: ") when any cannot be written.
-bool write_and_name(const json& result, const fs::path& dir, bool with_result, const char* cmd) {
-  auto written = write_reports(result, dir.string(), with_result);
+bool write_and_name(const RunResult& run, const fs::path& dir, bool with_result, const char* cmd) {
+  auto written = write_reports(run, dir.string(), with_result);
   if (!written) {
     std::fprintf(stderr, "aftermath %s: %s\n", cmd, written.error().what.c_str());
     return false;
@@ -100,7 +114,7 @@ std::optional<std::vector<MergeInput>> read_merge_inputs(const std::vector<std::
       ok = false;
       continue;
     }
-    inputs.push_back({path, file, std::move(*doc)});
+    inputs.push_back({path, file, std::move(doc->doc)});
   }
   if (!ok) return std::nullopt;
   return inputs;
@@ -130,7 +144,7 @@ int cmd_report(const std::string& result_path, const std::string& out_dir) {
     std::fprintf(stderr, "aftermath report: %s: cannot create the folder\n", out_dir.c_str());
     return 1;
   }
-  return write_and_name(*result, dir, false, "report") ? 0 : 1;
+  return write_and_name(result->run, dir, false, "report") ? 0 : 1;
 }
 
 int cmd_merge(const std::vector<std::string>& input_names, const std::string& out_dir,
@@ -159,13 +173,20 @@ int cmd_merge(const std::vector<std::string>& input_names, const std::string& ou
                  merged.error().what.c_str());
     return 2;
   }
+  const json& result = merged->result;
+  // The merged document read as any other: what it renders is what it says.
+  auto run = typed(result, "the merged result");
+  if (!run) {
+    std::fprintf(stderr, "aftermath merge: %s\naftermath merge: nothing was written\n",
+                 run.error().what.c_str());
+    return 2;
+  }
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir)) {
     std::fprintf(stderr, "aftermath merge: %s: cannot create the folder\n", out_dir.c_str());
     return 1;
   }
-  const json& result = merged->result;
-  bool ok = write_and_name(result, dir, true, "merge");
+  bool ok = write_and_name(*run, dir, true, "merge");
   for (const auto& note : merged->notes)
     std::fprintf(stderr, "aftermath merge: note: %s\n", note.c_str());
   for (const auto& why : merged->incomplete)
@@ -175,10 +196,10 @@ int cmd_merge(const std::vector<std::string>& input_names, const std::string& ou
   std::printf("reports: %s/{result.json, junit.xml, report.html, trace.json, summary.md}\n",
               dir.c_str());
   if (!ok || !merged->incomplete.empty()) return 1;
-  for (const auto& sc : result["scenarios"]) {
-    const std::string verdict = report::str(sc, "verdict");
-    if (verdict != "pass" && verdict != "xfail" && verdict != "skipped") return 1;
-  }
+  for (const auto& sc : run->scenarios)
+    if (sc.verdict != Verdict::Pass && sc.verdict != Verdict::XFail &&
+        sc.verdict != Verdict::Skipped)
+      return 1;
   return 0;
 }
 
@@ -187,8 +208,8 @@ int cmd_diff(const std::string& a_path, const std::string& b_path) {
   auto b = load_or_say("diff", b_path);
   if (!a || !b) return 2;
   std::printf("a: %s\nb: %s\n", a_path.c_str(), b_path.c_str());
-  std::fputs(render_diff(*a, *b).c_str(), stdout);
-  return runs_differ(*a, *b) ? 1 : 0;
+  std::fputs(render_diff(a->doc, b->doc).c_str(), stdout);
+  return runs_differ(a->doc, b->doc) ? 1 : 0;
 }
 
 }  // namespace aftermath

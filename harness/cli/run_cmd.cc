@@ -300,7 +300,7 @@ int run_scenarios(const std::vector<Scenario>& scenarios, RunOptions ro, const R
   std::error_code ec;
   fs::create_directories(c.out_dir, ec);
   std::string abs_out = fs::absolute(c.out_dir, ec).string();
-  auto written = write_reports(to_json(result), abs_out);
+  auto written = write_reports(result, abs_out);
   print_table(result, tty);
   if (!result.aggregates.empty()) print_aggregates(result);
   std::printf("reports: %s/{result.json, junit.xml, report.html, trace.json, summary.md}\n",

@@ -166,6 +166,29 @@ struct ShardInfo {
   std::vector<std::string> names;      // those scenarios' names, aligned with `positions`
 };
 
+// `aftermath merge`: the runs a merged result was made of and, when they are
+// the shards of one run, whether they make it whole.
+struct MergeRecord {
+  struct Input {
+    std::string path;  // its result.json, relative to the merged report's folder where inside it
+    std::size_t scenarios = 0;
+    std::optional<std::string> shard;  // "I/N"; nullopt: not a shard
+    std::string command_line;
+    std::string tool_version;
+  };
+  std::vector<Input> inputs;
+  // Shards of one run only: which positions (0-based) nothing covered, which
+  // two inputs covered, which shards are missing, and why, in sentences.
+  struct Coverage {
+    long long count = 0, total = 0;
+    bool complete = false;
+    std::vector<long long> missing_shards;
+    std::vector<std::size_t> missing_positions, repeated_positions;
+    std::vector<std::string> incomplete;
+  };
+  std::optional<Coverage> shards;
+};
+
 struct RunResult {
   int schema_version = kResultSchemaVersion;
   std::string tool_version;
@@ -174,6 +197,7 @@ struct RunResult {
   std::vector<ScenarioResult> scenarios;
   std::vector<Aggregate> aggregates;  // with --repeat N > 1
   std::optional<ShardInfo> shard;     // with --shard I/N
+  std::optional<MergeRecord> merge;   // written by `aftermath merge`
 };
 
 }  // namespace aftermath

@@ -19,6 +19,7 @@
 #include "harness/core/result.h"
 #include "harness/core/types.h"
 #include "reports/json.h"
+#include "reports/result_read.h"
 #include "tests/unit/repeat_fixture.h"
 #include "tests/unit/writer_fixture.h"
 
@@ -257,11 +258,11 @@ std::string normalise_xml(std::string xml) {
 // JUnit XML
 
 TEST(ReportsJunitGolden, MatchesGoldenFile) {
-  compare_or_update("junit.xml", normalise_xml(write_junit(sample_run())));
+  compare_or_update("junit.xml", normalise_xml(render_junit(sample_run())));
 }
 
 TEST(ReportsJunit, IsWellFormed) {
-  const std::string xml = write_junit(sample_run());
+  const std::string xml = render_junit(sample_run());
   EXPECT_EQ(xml.rfind("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", 0), 0u);
   XmlNode root;
   ASSERT_NO_THROW(root = parse_xml(xml));
@@ -283,7 +284,7 @@ TEST(ReportsJunit, TheCheckerRejectsMalformedXml) {
 }
 
 TEST(ReportsJunit, CountsAgreeWithChildren) {
-  const XmlNode root = parse_xml(write_junit(sample_run()));
+  const XmlNode root = parse_xml(render_junit(sample_run()));
   int tests = 0, failures = 0, errors = 0, skipped = 0;
   for (const auto* suite : root.all("testsuite")) {
     int t = 0, f = 0, e = 0, s = 0;
@@ -315,7 +316,7 @@ TEST(ReportsJunit, CountsAgreeWithChildren) {
 }
 
 TEST(ReportsJunit, ChecksMapToTestcases) {
-  const XmlNode root = parse_xml(write_junit(sample_run()));
+  const XmlNode root = parse_xml(render_junit(sample_run()));
   const XmlNode& xfail = suite_named(root, "orphan_reaper");
   const XmlNode& fail = suite_named(root, "shm_leak");
 
@@ -353,7 +354,7 @@ TEST(ReportsJunit, ChecksMapToTestcases) {
 
 TEST(ReportsJunit, SuitePropertiesAndTimes) {
   const RunResult run = sample_run();  // once: its start time is the clock's
-  const XmlNode root = parse_xml(write_junit(run));
+  const XmlNode root = parse_xml(render_junit(run));
   const XmlNode& xfail = suite_named(root, "orphan_reaper");
   std::map<std::string, std::string> props;
   for (const auto* p : xfail.first("properties")->all("property"))
@@ -374,7 +375,7 @@ TEST(ReportsJunit, SuitePropertiesAndTimes) {
 }
 
 TEST(ReportsJunit, StderrIsEscapedAndControlBytesStripped) {
-  const std::string xml = write_junit(sample_run());
+  const std::string xml = render_junit(sample_run());
   EXPECT_EQ(xml.find('\x01'), std::string::npos);
   EXPECT_NE(xml.find("fatal error &lt;&amp;&gt; \"quoted\" 'single'"), std::string::npos);
   const XmlNode root = parse_xml(xml);
@@ -389,7 +390,7 @@ TEST(ReportsJunit, ExpectedFailureThatDidNotReproduceFails) {
   s.checks[0].status = CheckStatus::Pass;
   s.checks[0].reason = "no orphans";
   s.verdict = Verdict::XPass;
-  const XmlNode root = parse_xml(write_junit(run));
+  const XmlNode root = parse_xml(render_junit(run));
   const XmlNode& suite = suite_named(root, "orphan_reaper");
   const XmlNode* f = case_named(suite, "no_orphans").first("failure");
   ASSERT_NE(f, nullptr);
@@ -406,7 +407,7 @@ TEST(ReportsJunit, RedVerdictWithoutARedCheckStillFails) {
   s.checks = {s.checks[1]};  // only the passing check is left
   s.verdict = Verdict::Fail;
   s.verdict_reason = "expected check no_orphans never ran";
-  const XmlNode root = parse_xml(write_junit(run));
+  const XmlNode root = parse_xml(render_junit(run));
   const XmlNode& suite = suite_named(root, "orphan_reaper");
   const XmlNode* f = case_named(suite, "verdict").first("failure");
   ASSERT_NE(f, nullptr);
@@ -416,7 +417,7 @@ TEST(ReportsJunit, RedVerdictWithoutARedCheckStillFails) {
 }
 
 TEST(ReportsJunit, EmptyRunIsValid) {
-  const XmlNode root = parse_xml(write_junit(RunResult{}));
+  const XmlNode root = parse_xml(render_junit(RunResult{}));
   EXPECT_EQ(root.attr("tests"), "0");
   EXPECT_TRUE(root.children.empty());
 }
@@ -448,39 +449,35 @@ TEST(ReportsJunitFromJson, TheSavedResultRendersTheSameJunit) {
   not_launched.scenarios[1].verdict_reason = "requires: gpu (no NVIDIA driver)";
   for (const RunResult& run :
        {sample_run(), testing_repeats::repeated_run(), faults, not_launched}) {
-    const std::string xml = write_junit(run);
-    EXPECT_EQ(render_junit(json::parse(write_json(run))), xml);
+    const std::string xml = render_junit(run);
+    auto saved = read_result(json::parse(write_json(run)));
+    ASSERT_TRUE(saved.ok()) << saved.error().what;
+    EXPECT_EQ(render_junit(*saved), xml);
     parse_xml(xml);
   }
   // The planted cases are there, so the comparison above covered them.
-  EXPECT_NE(write_junit(faults).find("<property name=\"seed\" value=\"18446744073709551557\"/>"),
+  EXPECT_NE(render_junit(faults).find("<property name=\"seed\" value=\"18446744073709551557\"/>"),
             std::string::npos);
-  EXPECT_NE(write_junit(faults).find("type=\"fault_failed\""), std::string::npos);
-  EXPECT_NE(write_junit(not_launched).find("name=\"requirements\""), std::string::npos);
+  EXPECT_NE(render_junit(faults).find("type=\"fault_failed\""), std::string::npos);
+  EXPECT_NE(render_junit(not_launched).find("name=\"requirements\""), std::string::npos);
 }
 
-// A document from a newer or broken build: odd fields degrade, nothing
-// throws, and what this version cannot read is never green.
-TEST(ReportsJunitFromJson, AnOddDocumentDegradesAndUnknownIsRed) {
-  json doc = json::parse(R"({"scenarios": [
+// A document from a newer or broken build is refused by the reader, naming
+// the field, before anything renders: what this version cannot read is never
+// shown, green or otherwise.
+TEST(ReportsJunitFromJson, ADocumentThisVersionCannotReadIsRefusedNotRendered) {
+  json doc = json::parse(R"({"schema_version": 1, "scenarios": [
       {"name": "future", "verdict": "flaked", "verdict_reason": "new verdict",
-       "checks": [{"name": "new_check", "status": "inconclusive", "reason": "?"}]},
-      {"name": "odd", "verdict": "pass", "checks": "not a list", "faults": 3, "seed": null,
-       "timings_ms": {"total_ms": "soon"}},
-      {"verdict": "fail"}]})");
-  std::string xml;
-  ASSERT_NO_THROW(xml = render_junit(doc));
-  const XmlNode root = parse_xml(xml);
-  const XmlNode& future = suite_named(root, "future");
-  EXPECT_EQ(future.attr("errors"), "1") << "an unknown check status is an error";
-  EXPECT_NE(case_named(future, "new_check").first("error"), nullptr);
-  const XmlNode& odd = suite_named(root, "odd");
-  EXPECT_EQ(odd.attr("tests"), "0");
-  EXPECT_EQ(odd.attr("time"), "0.000");
-  const XmlNode& nameless = suite_named(root, "?");
-  EXPECT_NE(case_named(nameless, "verdict").first("failure"), nullptr) << xml;
-  EXPECT_EQ(root.attr("tests"), "2");
-  EXPECT_EQ(render_junit(json::parse("[1, 2]")), write_junit(RunResult{}));
+       "checks": [{"name": "new_check", "status": "inconclusive", "reason": "?"}]}]})");
+  auto run = read_result(doc);
+  ASSERT_FALSE(run.ok());
+  EXPECT_EQ(run.error().what, "scenarios[0].verdict has an unknown value \"flaked\"");
+  doc["scenarios"][0]["verdict"] = "pass";
+  run = read_result(doc);
+  ASSERT_FALSE(run.ok());
+  EXPECT_EQ(run.error().what,
+            "scenarios[0].checks[0].status has an unknown value \"inconclusive\"");
+  parse_xml(render_junit(RunResult{}));
 }
 
 // A pytest suite run as the job: a second testsuite, one testcase per test
@@ -510,7 +507,7 @@ TEST(ReportsJunit, PytestTestsGetATestcaseEach) {
   s.tests.push_back(test("test_z.py::test_skip", "skipped", 150 * kMilli));
   s.tests.push_back(test("test_z.py::test_cut", "", std::nullopt));
   run.scenarios.push_back(s);
-  const XmlNode root = parse_xml(write_junit(run));
+  const XmlNode root = parse_xml(render_junit(run));
   const XmlNode& suite = suite_named(root, "pytest-suite (pytest tests)");
   EXPECT_EQ(suite.attr("tests"), "4");
   EXPECT_EQ(suite.attr("failures"), "1");
@@ -532,7 +529,7 @@ TEST(ReportsJunit, PytestTestsGetATestcaseEach) {
   EXPECT_EQ(root.attr("tests"), "5");  // and the scenario's verdict testcase
   // Without tests, no such suite.
   run.scenarios[0].tests.clear();
-  EXPECT_EQ(write_junit(run).find("(pytest tests)"), std::string::npos);
+  EXPECT_EQ(render_junit(run).find("(pytest tests)"), std::string::npos);
 }
 
 }  // namespace

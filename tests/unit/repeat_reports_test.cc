@@ -130,7 +130,7 @@ TEST(RepeatHtml, RepeatedRunsSectionAndNumberedRuns) {
 }
 
 TEST(RepeatJunit, EveryRunsSuiteCarriesTheRepeatProperties) {
-  std::string xml = write_junit(repeated_run());
+  std::string xml = render_junit(repeated_run());
   auto prop = [](const std::string& name, const std::string& value) {
     return "<property name=\"" + name + "\" value=\"" + value + "\"/>";
   };
@@ -157,7 +157,7 @@ TEST(RepeatJunit, EveryRunsSuiteCarriesTheRepeatProperties) {
                              prop("aftermath.repeat.rate", "0.600")));
   RunResult once = repeated_run();
   once.aggregates.clear();
-  EXPECT_THAT(write_junit(once), Not(HasSubstr("aftermath.repeat.")));
+  EXPECT_THAT(render_junit(once), Not(HasSubstr("aftermath.repeat.")));
 }
 
 TEST(RepeatTrace, EachRunIsATraceProcessNamedWithItsNumber) {

@@ -126,6 +126,11 @@ RunResult full_run() {
   run.aggregates = {a};
   run.shard = ShardInfo{2, 3, 7, {1, 4}, {"a", "b"}};
   run.environment = {{"kernel", "6.1"}, {"glibc", "2.36"}};
+  MergeRecord m;
+  m.inputs = {{"shard-1/result.json", 2, "1/3", "aftermath run --shard 1/3", "0.1.0"},
+              {"/abs/other/result.json", 1, std::nullopt, "aftermath run x.yaml", "0.1.0"}};
+  m.shards = MergeRecord::Coverage{3, 7, false, {3}, {2, 5}, {4}, {"shard 3/3 is missing"}};
+  run.merge = m;
   return run;
 }
 
@@ -152,6 +157,8 @@ TEST(ResultRead, EveryFieldThisVersionWritesComesBack) {
   EXPECT_EQ(s.tests.at(0).leaks.at(2).kind, LeakKind::Device);
   EXPECT_EQ(s.nodes.at(0).agent, AgentState::Lost);
   EXPECT_EQ(s.run_index, 1);
+  ASSERT_TRUE(back->merge.has_value());
+  EXPECT_EQ(back->merge->inputs.at(1).shard, std::nullopt);
   ASSERT_TRUE(back->shard.has_value());
   EXPECT_EQ(back->shard->positions, (std::vector<std::size_t>{1, 4}));
 }
