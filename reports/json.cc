@@ -4,6 +4,7 @@
 #include <string>
 
 #include "harness/core/device_json.h"
+#include "harness/core/fields_json.h"
 #include "harness/core/per_test_json.h"
 #include "harness/core/repeat_stats.h"
 
@@ -28,7 +29,7 @@ json containment_json(const RunFacts& facts) {
   return j;
 }
 
-json opt_outcome(const std::optional<Outcome>& o) { return o ? to_json(*o) : json(nullptr); }
+json opt_outcome(const std::optional<Outcome>& o) { return fields_json::shown_value(o); }
 
 json check_json(const CheckResult& c) {
   return {
@@ -36,13 +37,6 @@ json check_json(const CheckResult& c) {
       {"reason", c.reason},     {"expected_to_fail", c.expected_to_fail},
       {"measured", c.measured},
   };
-}
-
-// Fixture-supplied JSON (labels, fields) stays structured when it parses.
-json parse_or_text(const std::string& text) {
-  if (text.empty()) return json::object();
-  json j = json::parse(text, nullptr, false);
-  return j.is_discarded() ? json(text) : j;
 }
 
 // The job's Python and PyTorch, and the values the rules took from them.
@@ -173,119 +167,18 @@ json to_json(const TestResult& t) {
               {"leaks", std::move(leaks)}};
 }
 
-json to_json(const Outcome& outcome) {
-  json j;
-  if (outcome.is_exited()) {
-    j = {{"kind", "exited"}, {"code", outcome.exit_code()}};
-  } else {
-    j = {{"kind", "killed"},
-         {"signal", signal_name(outcome.signal())},
-         {"signo", outcome.signal()},
-         {"core_dumped", outcome.core_dumped()}};
-  }
-  j["text"] = outcome.to_string();
-  return j;
-}
-
-namespace {
-
-// A payload member as the report shows it.
-json shown_value(const std::string& v) { return v; }
-json shown_value(bool v) { return v; }
-template <std::integral T>
-json shown_value(T v) {
-  return v;
-}
-json shown_value(char c) { return c ? std::string(1, c) : std::string(); }
-json shown_value(Role r) { return std::string(to_string(r)); }
-json shown_value(HarnessPart p) { return std::string(to_string(p)); }
-json shown_value(FaultAction a) { return std::string(to_string(a)); }
-json shown_value(const std::optional<Outcome>& o) { return opt_outcome(o); }
-
-template <typename P, typename M>
-void show_field(json& j, const P& p, const Field<P, M>& f) {
-  const M& v = p.*f.member;
-  const std::string key(f.key);
-  if constexpr (std::is_same_v<M, std::string>) {
-    if (f.shown == Shown::Json) {
-      j[key] = parse_or_text(v);
-      return;
-    }
-  }
-  if constexpr (std::is_integral_v<M>) {
-    if (f.shown == Shown::Millis || (f.shown == Shown::MillisIfSet && v != 0)) {
-      j[key] = static_cast<double>(v) / 1e6;
-      return;
-    }
-    if (f.shown == Shown::MillisIfSet) return;
-    if (f.shown == Shown::SignalName) {
-      j[key] = signal_name(static_cast<int>(v));
-      return;
-    }
-  }
-  if (f.shown == Shown::WireOnly) return;
-  if (f.shown == Shown::IfSet && v == M{}) return;
-  j[key] = shown_value(v);
-}
-
-}  // namespace
-
 // Each kind shows the fields it defines (observation.h lists them), no more:
 // the rest would read as facts ("pid": 0).
 json to_json(const Observation& o) {
   json j = {{"t_ms", to_ms(o.t)}, {"kind", std::string(o.word())}};
   if (o.node >= 0) j["node"] = o.node;
-  std::visit(
-      [&](const auto& p) {
-        using P = std::remove_cvref_t<decltype(p)>;
-        for_each_field<P>([&](const auto& f) { show_field(j, p, f); });
-      },
-      o.what);
+  std::visit([&](const auto& p) { fields_json::show_fields(j, p); }, o.what);
   return j;
 }
 
-json to_json(const FaultRecord& f) {
-  return {{"index", f.index},
-          {"action", std::string(to_string(f.action))},
-          {"target", f.target},
-          {"trigger", f.trigger},
-          {"point", f.point},
-          {"hit", f.hit},
-          {"status", std::string(to_string(f.status))},
-          {"reason", f.reason},
-          {"mechanism", std::string(to_string(f.mechanism))},
-          {"pids", f.pids},
-          {"target_role", f.target_role},
-          {"rank", f.rank},
-          {"worker", f.worker},
-          {"sent_ms", opt_ms(f.sent)},
-          {"effect_ms", opt_ms(f.effect)},
-          {"oom_kills", f.oom_kills ? json(*f.oom_kills) : json(nullptr)},
-          {"cgroups", f.cgroups},
-          {"kernel_log", f.kernel_log},
-          {"optional", f.optional},
-          {"waited_from_ms", opt_ms(f.waiting_since)}};
-}
+json to_json(const FaultRecord& f) { return fields_json::shown_value(f); }
 
-json to_json(const ProcessDiagnosis& d) {
-  json frames = json::array();
-  for (const auto& f : d.python_frames)
-    frames.push_back(
-        {{"file", f.file}, {"line", f.line}, {"function", f.function}, {"code", f.code}});
-  return {{"pid", d.pid},
-          {"role", to_string(d.role)},
-          {"rank", d.rank},
-          {"worker", d.worker},
-          {"state", std::string(1, d.state)},
-          {"wchan", d.wchan},
-          {"kernel_stack", d.kernel_stack},
-          {"user_stacks", d.user_stacks},
-          {"waiting_in", d.waiting_in},
-          {"python_stacks", d.python_stacks},
-          {"python_frames", frames},
-          {"python_note", d.python_note},
-          {"took_ms", to_ms(d.took)}};
-}
+json to_json(const ProcessDiagnosis& d) { return fields_json::shown_value(d); }
 
 json to_json(const NodeResult& n) {
   json checks = json::array();

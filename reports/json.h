@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "harness/core/fields_json.h"  // to_json(Outcome)
 #include "harness/core/result.h"
 #include "harness/core/timeline.h"
 #include "harness/core/types.h"
@@ -29,9 +30,6 @@ nlohmann::json empty_summary(std::size_t scenarios);
 // programs) is replaced by U+FFFD rather than throwing.
 std::string write_json(const RunResult& run);
 
-// {"kind":"exited","code":0,"text":"exited(0)"} or
-// {"kind":"killed","signal":"SIGKILL","signo":9,"core_dumped":false,"text":"killed(SIGKILL)"}.
-nlohmann::json to_json(const Outcome& outcome);
 // One timeline entry: "t_ms", "kind", and only the fields meaningful for the kind.
 nlohmann::json to_json(const Observation& o);
 nlohmann::json to_json(const ProcessHistory& p);

@@ -27,15 +27,8 @@ struct OptMs {
   std::optional<Nanos>& out;
 };
 
-void from(const json& v, const std::string& path, bool& out) { out = json_read::boolean(v, path); }
-void from(const json& v, const std::string& path, std::string& out) {
-  out = json_read::text(v, path);
-}
-void from(const json& v, const std::string& path, double& out) { out = json_read::number(v, path); }
-template <Integer T>
-void from(const json& v, const std::string& path, T& out) {
-  out = json_read::integer<T>(v, path);
-}
+using json_read::from;
+
 void from(const json& v, const std::string& path, Ms out) {
   out.out = json_read::millis_to_nanos(v, path);
 }
@@ -51,67 +44,10 @@ void from(const json& v, const std::string& path, char& out) {
   if (s.size() > 1) fail(path, "should be one character, not " + shown(s));
   out = s.empty() ? 0 : s[0];
 }
-template <typename E, typename Parse>
-void word(const json& v, const std::string& path, E& out, Parse parse) {
-  out = json_read::word<E>(v, path, parse);
-}
-void from(const json& v, const std::string& path, Role& out) { word(v, path, out, parse_role); }
-void from(const json& v, const std::string& path, Verdict& out) {
-  word(v, path, out, parse_verdict);
-}
-void from(const json& v, const std::string& path, CheckStatus& out) {
-  word(v, path, out, parse_check_status);
-}
-void from(const json& v, const std::string& path, AgentState& out) {
-  word(v, path, out, parse_agent_state);
-}
-void from(const json& v, const std::string& path, LeakKind& out) {
-  word(v, path, out, parse_leak_kind);
-}
-void from(const json& v, const std::string& path, TestOutcome& out) {
-  word(v, path, out, parse_test_outcome);
-}
-void from(const json& v, const std::string& path, TimingsOrigin& out) {
-  word(v, path, out, parse_timings_origin);
-}
-void from(const json& v, const std::string& path, JobContainment& out) {
-  word(v, path, out, parse_job_containment);
-}
-void from(const json& v, const std::string& path, ShmPlace& out) {
-  word(v, path, out, parse_shm_place);
-}
-void from(const json& v, const std::string& path, ForkSource& out) {
-  word(v, path, out, parse_fork_source);
-}
-void from(const json& v, const std::string& path, HarnessPart& out) {
-  word(v, path, out, parse_harness_part);
-}
-void from(const json& v, const std::string& path, ProbeStatus& out) {
-  word(v, path, out, parse_probe_status);
-}
-void from(const json& v, const std::string& path, FaultStatus& out) {
-  word(v, path, out, parse_fault_status);
-}
-// None is "".
-void from(const json& v, const std::string& path, FaultAction& out) {
-  word(v, path, out, [](std::string_view s) {
-    return s.empty() ? std::optional(FaultAction::None) : parse_fault_action(s);
-  });
-}
-void from(const json& v, const std::string& path, FaultMechanism& out) {
-  word(v, path, out, [](std::string_view s) {
-    return s.empty() ? std::optional(FaultMechanism::None) : parse_fault_mechanism(s);
-  });
-}
 void from(const json& v, const std::string& path, std::optional<Outcome>& out);
 void from(const json& v, const std::string& path, CheckResult& out);
-void from(const json& v, const std::string& path, FaultRecord& out);
-void from(const json& v, const std::string& path, PythonFrame& out);
-void from(const json& v, const std::string& path, ProcessDiagnosis& out);
-void from(const json& v, const std::string& path, GpuInfo& out);
-void from(const json& v, const std::string& path, GpuProcess& out);
-void from(const json& v, const std::string& path, DeviceHolder& out);
-void from(const json& v, const std::string& path, GpuProbe& out);
+template <HasFields S>
+void from(const json& v, const std::string& path, S& out);
 void from(const json& v, const std::string& path, Observation& out);
 void from(const json& v, const std::string& path, NodeResult& out);
 void from(const json& v, const std::string& path, TestLeak& out);
@@ -233,103 +169,6 @@ void from(const json& v, const std::string& path, CheckResult& out) {
   if (const json* m = f.find("measured")) out.measured = *m;
 }
 
-void from(const json& v, const std::string& path, FaultRecord& out) {
-  Fields f(v, path);
-  f.read("index", out.index);
-  f.read("action", out.action);
-  f.read("target", out.target);
-  f.read("trigger", out.trigger);
-  f.read("point", out.point);
-  f.read("hit", out.hit);
-  f.read("status", out.status);
-  f.read("reason", out.reason);
-  f.read("mechanism", out.mechanism);
-  f.read("pids", out.pids);
-  f.read("target_role", out.target_role);
-  f.read("rank", out.rank);
-  f.read("worker", out.worker);
-  f.read("sent_ms", OptMs{out.sent});
-  f.read("effect_ms", OptMs{out.effect});
-  f.read("oom_kills", out.oom_kills);
-  f.read("cgroups", out.cgroups);
-  f.read("kernel_log", out.kernel_log);
-  f.read("optional", out.optional);
-  f.read("waited_from_ms", OptMs{out.waiting_since});
-}
-
-void from(const json& v, const std::string& path, PythonFrame& out) {
-  Fields f(v, path);
-  f.read("file", out.file);
-  f.read("line", out.line);
-  f.read("function", out.function);
-  f.read("code", out.code);
-}
-
-void from(const json& v, const std::string& path, ProcessDiagnosis& out) {
-  Fields f(v, path);
-  f.read("pid", out.pid);
-  f.read("role", out.role);
-  f.read("rank", out.rank);
-  f.read("worker", out.worker);
-  f.read("state", out.state);
-  f.read("wchan", out.wchan);
-  f.read("kernel_stack", out.kernel_stack);
-  f.read("user_stacks", out.user_stacks);
-  f.read("waiting_in", out.waiting_in);
-  f.read("python_stacks", out.python_stacks);
-  f.read("python_frames", out.python_frames);
-  f.read("python_note", out.python_note);
-  f.read("took_ms", Ms{out.took});
-}
-
-void from(const json& v, const std::string& path, GpuInfo& out) {
-  Fields f(v, path);
-  f.read("index", out.index);
-  f.read("uuid", out.uuid);
-  f.read("pci_bus_id", out.pci_bus_id);
-  f.read("name", out.name);
-  f.read("total_bytes", out.total);
-}
-
-void from(const json& v, const std::string& path, GpuProcess& out) {
-  Fields f(v, path);
-  f.read("nvml_pid", out.nvml_pid);
-  f.read("pid", out.pid);
-  f.read("nspid", out.nspid);
-  f.read("comm", out.comm);
-  f.read("ppid", out.ppid);
-  f.read("used_bytes", out.used_bytes);
-  f.read("in_job", out.in_job);
-  f.read("orphan", out.orphan);
-  f.read("state", out.state);
-}
-
-void from(const json& v, const std::string& path, DeviceHolder& out) {
-  Fields f(v, path);
-  f.read("pid", out.pid);
-  f.read("ppid", out.ppid);
-  f.read("comm", out.comm);
-  f.read("devices", out.devices);
-  f.read("nspid", out.nspid);
-  f.read("uid", out.uid);
-  f.read("in_job", out.in_job);
-  f.read("orphan", out.orphan);
-  f.read("zombie", out.zombie);
-}
-
-void from(const json& v, const std::string& path, GpuProbe& out) {
-  Fields f(v, path);
-  f.read("ordinal", out.ordinal);
-  f.read("index", out.index);
-  f.read("uuid", out.uuid);
-  f.read("pci_bus_id", out.pci_bus_id);
-  f.read("status", out.status);
-  f.read("error", out.error);
-  f.read("free_bytes", out.free);
-  f.read("total_bytes", out.total);
-  f.read("ms", Ms{out.elapsed});
-}
-
 // {t_ms, index, used_bytes, free_bytes, error?, processes?}
 void sample_from(const json& v, const std::string& path, GpuSample& out) {
   Fields f(v, path);
@@ -381,7 +220,7 @@ void device_from(const json& v, const std::string& path, DeviceTimeline& out) {
   }
 }
 
-// A payload member as the report shows it (reports/json.cc's show_field).
+// A member as the report shows it (fields_json.h's show_field).
 template <typename P, typename M>
 void read_field(const Fields& f, P& p, const Field<P, M>& field) {
   M& m = p.*field.member;
@@ -400,7 +239,20 @@ void read_field(const Fields& f, P& p, const Field<P, M>& field) {
       return;
     }
   }
+  if constexpr (std::is_same_v<M, std::optional<Nanos>>) {
+    if (field.shown == Shown::Millis) {
+      from(*v, path, OptMs{m});
+      return;
+    }
+  }
   from(*v, path, m);
+}
+
+// A value of a type that lists its fields, each as the report shows it.
+template <HasFields S>
+void from(const json& v, const std::string& path, S& out) {
+  Fields f(v, path);
+  for_each_field<S>([&](const auto& field) { read_field(f, out, field); });
 }
 
 void from(const json& v, const std::string& path, Observation& out) {

@@ -8,8 +8,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
+#include "harness/core/fields.h"
 #include "harness/core/types.h"
 
 namespace aftermath {
@@ -22,6 +24,12 @@ struct GpuInfo {
   std::string pci_bus_id;  // as NVML spells it: "00000000:3B:00.0"
   std::string name;
   std::int64_t total = 0;  // bytes
+
+  static constexpr auto fields() {
+    return std::tuple{field("index", &GpuInfo::index), field("uuid", &GpuInfo::uuid),
+                      field("pci_bus_id", &GpuInfo::pci_bus_id), field("name", &GpuInfo::name),
+                      field("total_bytes", &GpuInfo::total)};
+  }
 };
 
 // One process's use of one GPU, as NVML reports it, mapped onto /proc.
@@ -35,6 +43,19 @@ struct GpuProcess {
   std::int64_t used_bytes = -1;  // -1: NVML could not tell (NVML_VALUE_NOT_AVAILABLE)
   bool in_job = false;
   bool orphan = false;  // re-parented to init or to the job's reaper
+
+  static constexpr auto fields() {
+    using P = GpuProcess;
+    return std::tuple{field("nvml_pid", &P::nvml_pid),
+                      field("pid", &P::pid),
+                      field("nspid", &P::nspid),
+                      field("comm", &P::comm),
+                      field("ppid", &P::ppid),
+                      field("state", &P::state),
+                      field("used_bytes", &P::used_bytes),
+                      field("in_job", &P::in_job),
+                      field("orphan", &P::orphan)};
+  }
 };
 
 // One GPU at one time.
@@ -61,6 +82,21 @@ struct DeviceHolder {
   bool in_job = false;
   bool orphan = false;  // ppid is init or the job's reaper
   bool zombie = false;
+
+  static constexpr auto fields() {
+    using H = DeviceHolder;
+    return std::tuple{field("pid", &H::pid),
+                      field("ppid", &H::ppid),
+                      field("state", &H::state, Shown::WireOnly),
+                      field("uid", &H::uid),
+                      field("start_ticks", &H::start_ticks, Shown::WireOnly),
+                      field("comm", &H::comm),
+                      field("devices", &H::devices),
+                      field("nspid", &H::nspid),
+                      field("in_job", &H::in_job),
+                      field("orphan", &H::orphan),
+                      field("zombie", &H::zombie)};
+  }
 };
 
 // How one GPU's allocation probe ended.
@@ -85,6 +121,20 @@ struct GpuProbe {
   std::int64_t free = -1;  // bytes, from cudaMemGetInfo
   std::int64_t total = -1;
   Nanos elapsed = 0;  // the probe's wall time, start to answer (or to the kill)
+
+  static constexpr auto fields() {
+    using P = GpuProbe;
+    return std::tuple{field("ordinal", &P::ordinal),
+                      field("index", &P::index),
+                      field("uuid", &P::uuid),
+                      field("pci_bus_id", &P::pci_bus_id),
+                      field("name", &P::name, Shown::WireOnly),
+                      field("status", &P::status),
+                      field("error", &P::error),
+                      field("free_bytes", &P::free),
+                      field("total_bytes", &P::total),
+                      field("ms", &P::elapsed, Shown::Millis)};
+  }
 };
 
 struct ProbeReport {

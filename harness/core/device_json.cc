@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "harness/core/fields_json.h"
+
 namespace aftermath {
 
 using nlohmann::json;
@@ -10,46 +12,17 @@ namespace {
 double ms(Nanos t) { return static_cast<double>(t) / 1e6; }
 }  // namespace
 
-json to_json(const GpuProbe& p) {
-  return json{{"ordinal", p.ordinal},
-              {"index", p.index},
-              {"uuid", p.uuid},
-              {"pci_bus_id", p.pci_bus_id},
-              {"status", std::string(to_string(p.status))},
-              {"error", p.error},
-              {"free_bytes", p.free},
-              {"total_bytes", p.total},
-              {"ms", ms(p.elapsed)}};
-}
+json to_json(const GpuProbe& p) { return fields_json::shown_value(p); }
 
-json to_json(const GpuProcess& p) {
-  return json{{"nvml_pid", p.nvml_pid},
-              {"pid", p.pid},
-              {"nspid", p.nspid},
-              {"comm", p.comm},
-              {"ppid", p.ppid},
-              {"used_bytes", p.used_bytes},
-              {"in_job", p.in_job},
-              {"orphan", p.orphan},
-              {"state", std::string(p.state ? 1 : 0, p.state)}};
-}
+json to_json(const GpuProcess& p) { return fields_json::shown_value(p); }
 
-json to_json(const DeviceHolder& h) {
-  return json{{"pid", h.pid},         {"ppid", h.ppid},     {"comm", h.comm},
-              {"devices", h.devices}, {"nspid", h.nspid},   {"uid", h.uid},
-              {"in_job", h.in_job},   {"orphan", h.orphan}, {"zombie", h.zombie}};
-}
+json to_json(const DeviceHolder& h) { return fields_json::shown_value(h); }
 
 json to_json(const DeviceTimeline& tl) {
   json j = {{"unavailable", tl.unavailable}};
   if (!tl.unavailable.empty()) return j;
   json gpus = json::array();
-  for (const auto& g : tl.gpus)
-    gpus.push_back(json{{"index", g.index},
-                        {"uuid", g.uuid},
-                        {"pci_bus_id", g.pci_bus_id},
-                        {"name", g.name},
-                        {"total_bytes", g.total}});
+  for (const auto& g : tl.gpus) gpus.push_back(fields_json::shown_value(g));
   j["gpus"] = std::move(gpus);
   j["job_gpus"] = tl.job_gpus;
   j["origin_ms"] = ms(tl.origin);

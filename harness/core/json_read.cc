@@ -48,4 +48,57 @@ std::int64_t millis_to_nanos(const json& v, const std::string& path) {
   return std::llround(ms * 1e6);
 }
 
+void from(const json& v, const std::string& path, bool& out) { out = boolean(v, path); }
+void from(const json& v, const std::string& path, std::string& out) { out = text(v, path); }
+void from(const json& v, const std::string& path, double& out) { out = number(v, path); }
+void from(const json& v, const std::string& path, Role& out) {
+  out = word<Role>(v, path, parse_role);
+}
+void from(const json& v, const std::string& path, Verdict& out) {
+  out = word<Verdict>(v, path, parse_verdict);
+}
+void from(const json& v, const std::string& path, CheckStatus& out) {
+  out = word<CheckStatus>(v, path, parse_check_status);
+}
+void from(const json& v, const std::string& path, AgentState& out) {
+  out = word<AgentState>(v, path, parse_agent_state);
+}
+void from(const json& v, const std::string& path, LeakKind& out) {
+  out = word<LeakKind>(v, path, parse_leak_kind);
+}
+void from(const json& v, const std::string& path, TestOutcome& out) {
+  out = word<TestOutcome>(v, path, parse_test_outcome);
+}
+void from(const json& v, const std::string& path, TimingsOrigin& out) {
+  out = word<TimingsOrigin>(v, path, parse_timings_origin);
+}
+void from(const json& v, const std::string& path, JobContainment& out) {
+  out = word<JobContainment>(v, path, parse_job_containment);
+}
+void from(const json& v, const std::string& path, ShmPlace& out) {
+  out = word<ShmPlace>(v, path, parse_shm_place);
+}
+void from(const json& v, const std::string& path, ForkSource& out) {
+  out = word<ForkSource>(v, path, parse_fork_source);
+}
+void from(const json& v, const std::string& path, HarnessPart& out) {
+  out = word<HarnessPart>(v, path, parse_harness_part);
+}
+void from(const json& v, const std::string& path, ProbeStatus& out) {
+  out = word<ProbeStatus>(v, path, parse_probe_status);
+}
+void from(const json& v, const std::string& path, FaultStatus& out) {
+  out = word<FaultStatus>(v, path, parse_fault_status);
+}
+void from(const json& v, const std::string& path, FaultAction& out) {
+  out = word<FaultAction>(v, path, [](std::string_view s) {
+    return s.empty() ? std::optional(FaultAction::None) : parse_fault_action(s);
+  });
+}
+void from(const json& v, const std::string& path, FaultMechanism& out) {
+  out = word<FaultMechanism>(v, path, [](std::string_view s) {
+    return s.empty() ? std::optional(FaultMechanism::None) : parse_fault_mechanism(s);
+  });
+}
+
 }  // namespace aftermath::json_read

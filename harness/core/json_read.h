@@ -14,6 +14,12 @@
 #include <string_view>
 #include <utility>
 
+#include "harness/core/device.h"
+#include "harness/core/fault_kind.h"
+#include "harness/core/observation.h"
+#include "harness/core/timeline.h"
+#include "harness/core/types.h"
+
 namespace aftermath::json_read {
 
 struct ReadError {
@@ -64,5 +70,32 @@ E word(const nlohmann::json& v, const std::string& path, Parse parse) {
   if (!e) fail(path, "has an unknown value " + shown(s));
   return *e;
 }
+
+// The values every format writes alike, read into `out` (a decoder brings
+// them in with `using json_read::from;` beside its own): true/false, strings,
+// integers in range, numbers, and each closed value by its word (FaultAction
+// and FaultMechanism's None is "").
+void from(const nlohmann::json& v, const std::string& path, bool& out);
+void from(const nlohmann::json& v, const std::string& path, std::string& out);
+void from(const nlohmann::json& v, const std::string& path, double& out);
+template <Integer T>
+void from(const nlohmann::json& v, const std::string& path, T& out) {
+  out = integer<T>(v, path);
+}
+void from(const nlohmann::json& v, const std::string& path, Role& out);
+void from(const nlohmann::json& v, const std::string& path, Verdict& out);
+void from(const nlohmann::json& v, const std::string& path, CheckStatus& out);
+void from(const nlohmann::json& v, const std::string& path, AgentState& out);
+void from(const nlohmann::json& v, const std::string& path, LeakKind& out);
+void from(const nlohmann::json& v, const std::string& path, TestOutcome& out);
+void from(const nlohmann::json& v, const std::string& path, TimingsOrigin& out);
+void from(const nlohmann::json& v, const std::string& path, JobContainment& out);
+void from(const nlohmann::json& v, const std::string& path, ShmPlace& out);
+void from(const nlohmann::json& v, const std::string& path, ForkSource& out);
+void from(const nlohmann::json& v, const std::string& path, HarnessPart& out);
+void from(const nlohmann::json& v, const std::string& path, ProbeStatus& out);
+void from(const nlohmann::json& v, const std::string& path, FaultStatus& out);
+void from(const nlohmann::json& v, const std::string& path, FaultAction& out);
+void from(const nlohmann::json& v, const std::string& path, FaultMechanism& out);
 
 }  // namespace aftermath::json_read

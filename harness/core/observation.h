@@ -16,6 +16,7 @@
 #include <variant>
 
 #include "harness/core/fault_kind.h"
+#include "harness/core/fields.h"
 #include "harness/core/types.h"
 
 namespace aftermath {
@@ -29,30 +30,6 @@ enum class HarnessPart {
 };
 std::string_view to_string(HarnessPart p);
 std::optional<HarnessPart> parse_harness_part(std::string_view s);
-
-// How the report (result.json) shows a field. The wire carries every field
-// but a SignalName as it is, left out where it equals its default.
-enum class Shown {
-  Always,       // always shown
-  IfSet,        // shown when it differs from its default
-  WireOnly,     // not shown
-  Json,         // a JSON text, shown parsed (a text that does not parse: as a string)
-  Millis,       // nanoseconds, shown as milliseconds
-  MillisIfSet,  // nanoseconds, shown as milliseconds when not 0
-  SignalName,   // a signal number, shown by name: a second view of a field listed before it
-};
-
-// One member of a payload, under the name the report and the wire give it.
-template <typename S, typename M>
-struct Field {
-  std::string_view key;
-  M S::* member;
-  Shown shown = Shown::Always;
-};
-template <typename S, typename M>
-constexpr Field<S, M> field(std::string_view key, M S::* member, Shown shown = Shown::Always) {
-  return {key, member, shown};
-}
 
 namespace obs {
 
@@ -491,12 +468,6 @@ bool for_each_kind(F&& f) {
   return [&]<std::size_t... I>(std::index_sequence<I...>) {
     return (f(std::type_identity<std::variant_alternative_t<I, ObsPayload>>{}) || ...);
   }(std::make_index_sequence<std::variant_size_v<ObsPayload>>{});
-}
-
-// Calls f(field) for every field of payload type P, in order.
-template <typename P, typename F>
-void for_each_field(F&& f) {
-  std::apply([&](const auto&... fs) { (f(fs), ...); }, P::fields());
 }
 
 }  // namespace aftermath

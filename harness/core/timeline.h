@@ -6,10 +6,12 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "harness/core/device.h"
 #include "harness/core/fault_kind.h"
+#include "harness/core/fields.h"
 #include "harness/core/observation.h"
 #include "harness/core/python_facts.h"
 #include "harness/core/types.h"
@@ -42,6 +44,30 @@ struct FaultRecord {
   std::optional<long long> oom_kills;
   std::vector<std::string> cgroups;     // the fault cgroups made (removed after teardown)
   std::vector<std::string> kernel_log;  // the OOM killer's own lines (/dev/kmsg), where readable
+
+  static constexpr auto fields() {
+    using F = FaultRecord;
+    return std::tuple{field("index", &F::index),
+                      field("action", &F::action),
+                      field("target", &F::target),
+                      field("trigger", &F::trigger),
+                      field("point", &F::point),
+                      field("hit", &F::hit),
+                      field("status", &F::status),
+                      field("reason", &F::reason),
+                      field("optional", &F::optional),
+                      field("waited_from_ms", &F::waiting_since, Shown::Millis),
+                      field("mechanism", &F::mechanism),
+                      field("pids", &F::pids),
+                      field("target_role", &F::target_role),
+                      field("rank", &F::rank),
+                      field("worker", &F::worker),
+                      field("sent_ms", &F::sent, Shown::Millis),
+                      field("effect_ms", &F::effect, Shown::Millis),
+                      field("oom_kills", &F::oom_kills),
+                      field("cgroups", &F::cgroups),
+                      field("kernel_log", &F::kernel_log)};
+  }
 };
 
 // One frame of a Python stack, as the interpreter's debugger sees it.
@@ -50,6 +76,12 @@ struct PythonFrame {
   int line = 0;
   std::string function;
   std::string code;  // the source line, where the file is readable
+
+  friend bool operator==(const PythonFrame&, const PythonFrame&) = default;
+  static constexpr auto fields() {
+    return std::tuple{field("file", &PythonFrame::file), field("line", &PythonFrame::line),
+                      field("function", &PythonFrame::function), field("code", &PythonFrame::code)};
+  }
 };
 
 // The state of a live process when a hang was diagnosed.
@@ -71,6 +103,23 @@ struct ProcessDiagnosis {
   std::vector<PythonFrame> python_frames;
   std::string python_note;
   Nanos took = 0;  // how long this process's diagnosis took
+
+  static constexpr auto fields() {
+    using D = ProcessDiagnosis;
+    return std::tuple{field("pid", &D::pid),
+                      field("role", &D::role),
+                      field("rank", &D::rank),
+                      field("worker", &D::worker),
+                      field("state", &D::state),
+                      field("wchan", &D::wchan),
+                      field("kernel_stack", &D::kernel_stack),
+                      field("user_stacks", &D::user_stacks),
+                      field("waiting_in", &D::waiting_in),
+                      field("python_stacks", &D::python_stacks),
+                      field("python_frames", &D::python_frames),
+                      field("python_note", &D::python_note),
+                      field("took_ms", &D::took, Shown::Millis)};
+  }
 };
 
 // How the job was contained: pid 1 of a PID namespace (made as root, or in

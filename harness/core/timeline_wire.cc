@@ -38,14 +38,9 @@ json to_wire(ProbeStatus s) { return std::string(to_string(s)); }
 json to_wire(JobContainment c) { return std::string(to_string(c)); }
 json to_wire(ShmPlace p) { return std::string(to_string(p)); }
 json to_wire(const Outcome& o);
-json to_wire(const FaultRecord& f);
-json to_wire(const PythonFrame& f);
-json to_wire(const ProcessDiagnosis& d);
-json to_wire(const GpuInfo& g);
-json to_wire(const GpuProcess& p);
 json to_wire(const GpuSample& s);
-json to_wire(const DeviceHolder& h);
-json to_wire(const GpuProbe& p);
+template <HasFields S>
+json to_wire(const S& s);
 json to_wire(const ProbeReport& r);
 template <typename T>
 json to_wire(const std::vector<T>& v) {
@@ -77,84 +72,34 @@ json to_wire(const Outcome& o) {
   return j;
 }
 
-json to_wire(const FaultRecord& f) {
-  static const FaultRecord d;
-  json o = json::object();
-  put(o, "index", f.index, d.index);
-  put(o, "action", f.action, d.action);
-  put(o, "target", f.target, d.target);
-  put(o, "trigger", f.trigger, d.trigger);
-  put(o, "point", f.point, d.point);
-  put(o, "hit", f.hit, d.hit);
-  put(o, "status", f.status, d.status);
-  put(o, "reason", f.reason, d.reason);
-  put(o, "optional", f.optional, d.optional);
-  put(o, "waiting_since", f.waiting_since);
-  put(o, "mechanism", f.mechanism, d.mechanism);
-  put(o, "pids", f.pids);
-  put(o, "target_role", f.target_role, d.target_role);
-  put(o, "rank", f.rank, d.rank);
-  put(o, "worker", f.worker, d.worker);
-  put(o, "sent", f.sent);
-  put(o, "effect", f.effect);
-  put(o, "oom_kills", f.oom_kills);
-  put(o, "cgroups", f.cgroups);
-  put(o, "kernel_log", f.kernel_log);
-  return o;
+template <typename T>
+constexpr bool IsVector = false;
+template <typename T>
+constexpr bool IsVector<std::vector<T>> = true;
+
+// Every listed field of a value, but a SignalName (the number travels),
+// each left out where it equals its default; an optional, when engaged.
+template <typename S>
+void put_fields(json& o, const S& s) {
+  static const S d{};
+  for_each_field<S>([&](const auto& f) {
+    if (f.shown == Shown::SignalName) return;
+    const auto& v = s.*f.member;
+    using M = std::remove_cvref_t<decltype(v)>;
+    if constexpr (requires { v.has_value(); }) {
+      put(o, f.key, v);
+    } else if constexpr (IsVector<M>) {
+      put(o, f.key, v);  // a list, when not empty
+    } else {
+      put(o, f.key, v, d.*f.member);
+    }
+  });
 }
 
-json to_wire(const PythonFrame& f) {
-  static const PythonFrame d;
+template <HasFields S>
+json to_wire(const S& s) {
   json o = json::object();
-  put(o, "file", f.file, d.file);
-  put(o, "line", f.line, d.line);
-  put(o, "function", f.function, d.function);
-  put(o, "code", f.code, d.code);
-  return o;
-}
-
-json to_wire(const ProcessDiagnosis& p) {
-  static const ProcessDiagnosis d;
-  json o = json::object();
-  put(o, "pid", p.pid, d.pid);
-  put(o, "role", p.role, d.role);
-  put(o, "rank", p.rank, d.rank);
-  put(o, "worker", p.worker, d.worker);
-  put(o, "state", p.state, d.state);
-  put(o, "wchan", p.wchan, d.wchan);
-  put(o, "kernel_stack", p.kernel_stack, d.kernel_stack);
-  put(o, "user_stacks", p.user_stacks, d.user_stacks);
-  put(o, "waiting_in", p.waiting_in, d.waiting_in);
-  put(o, "python_stacks", p.python_stacks, d.python_stacks);
-  put(o, "python_frames", p.python_frames);
-  put(o, "python_note", p.python_note, d.python_note);
-  put(o, "took", p.took, d.took);
-  return o;
-}
-
-json to_wire(const GpuInfo& g) {
-  static const GpuInfo d;
-  json o = json::object();
-  put(o, "index", g.index, d.index);
-  put(o, "uuid", g.uuid, d.uuid);
-  put(o, "pci_bus_id", g.pci_bus_id, d.pci_bus_id);
-  put(o, "name", g.name, d.name);
-  put(o, "total", g.total, d.total);
-  return o;
-}
-
-json to_wire(const GpuProcess& p) {
-  static const GpuProcess d;
-  json o = json::object();
-  put(o, "nvml_pid", p.nvml_pid, d.nvml_pid);
-  put(o, "pid", p.pid, d.pid);
-  put(o, "nspid", p.nspid);
-  put(o, "comm", p.comm, d.comm);
-  put(o, "ppid", p.ppid, d.ppid);
-  put(o, "state", p.state, d.state);
-  put(o, "used_bytes", p.used_bytes, d.used_bytes);
-  put(o, "in_job", p.in_job, d.in_job);
-  put(o, "orphan", p.orphan, d.orphan);
+  put_fields(o, s);
   return o;
 }
 
@@ -168,39 +113,6 @@ json to_wire(const GpuSample& s) {
   put(o, "free", s.free, d.free);
   put(o, "processes", s.processes);
   put(o, "error", s.error, d.error);
-  return o;
-}
-
-json to_wire(const DeviceHolder& h) {
-  static const DeviceHolder d;
-  json o = json::object();
-  put(o, "pid", h.pid, d.pid);
-  put(o, "ppid", h.ppid, d.ppid);
-  put(o, "state", h.state, d.state);
-  put(o, "uid", h.uid, d.uid);
-  put(o, "start_ticks", h.start_ticks, d.start_ticks);
-  put(o, "comm", h.comm, d.comm);
-  put(o, "devices", h.devices);
-  put(o, "nspid", h.nspid);
-  put(o, "in_job", h.in_job, d.in_job);
-  put(o, "orphan", h.orphan, d.orphan);
-  put(o, "zombie", h.zombie, d.zombie);
-  return o;
-}
-
-json to_wire(const GpuProbe& p) {
-  static const GpuProbe d;
-  json o = json::object();
-  put(o, "ordinal", p.ordinal, d.ordinal);
-  put(o, "index", p.index, d.index);
-  put(o, "uuid", p.uuid, d.uuid);
-  put(o, "pci_bus_id", p.pci_bus_id, d.pci_bus_id);
-  put(o, "name", p.name, d.name);
-  put(o, "status", p.status, d.status);
-  put(o, "error", p.error, d.error);
-  put(o, "free", p.free, d.free);
-  put(o, "total", p.total, d.total);
-  put(o, "elapsed", p.elapsed, d.elapsed);
   return o;
 }
 
@@ -222,14 +134,8 @@ using json_read::ReadError;
 using json_read::shown;
 using json_read::wrong_type;
 
-void from(const json& v, const std::string& path, bool& out) { out = json_read::boolean(v, path); }
-void from(const json& v, const std::string& path, std::string& out) {
-  out = json_read::text(v, path);
-}
-template <Integer T>
-void from(const json& v, const std::string& path, T& out) {
-  out = json_read::integer<T>(v, path);
-}
+using json_read::from;
+
 void from(const json& v, const std::string& path, char& out) {
   if (v.is_string()) {
     const auto& s = v.get_ref<const std::string&>();
@@ -242,46 +148,9 @@ void from(const json& v, const std::string& path, char& out) {
   if (byte < 0 || byte > 255) fail(path, "is out of range: " + std::to_string(byte));
   out = static_cast<char>(static_cast<unsigned char>(byte));
 }
-// An enum by its word, through its own parse function.
-template <typename E, typename Parse>
-void word(const json& v, const std::string& path, E& out, Parse parse) {
-  out = json_read::word<E>(v, path, parse);
-}
-void from(const json& v, const std::string& path, Role& out) { word(v, path, out, parse_role); }
-void from(const json& v, const std::string& path, JobContainment& out) {
-  word(v, path, out, parse_job_containment);
-}
-void from(const json& v, const std::string& path, ShmPlace& out) {
-  word(v, path, out, parse_shm_place);
-}
-void from(const json& v, const std::string& path, HarnessPart& out) {
-  word(v, path, out, parse_harness_part);
-}
-void from(const json& v, const std::string& path, ProbeStatus& out) {
-  word(v, path, out, parse_probe_status);
-}
-void from(const json& v, const std::string& path, FaultStatus& out) {
-  word(v, path, out, parse_fault_status);
-}
-// None is "" (never written, being the default, but read if it comes).
-void from(const json& v, const std::string& path, FaultAction& out) {
-  word(v, path, out, [](std::string_view s) {
-    return s.empty() ? std::optional(FaultAction::None) : parse_fault_action(s);
-  });
-}
-void from(const json& v, const std::string& path, FaultMechanism& out) {
-  word(v, path, out, [](std::string_view s) {
-    return s.empty() ? std::optional(FaultMechanism::None) : parse_fault_mechanism(s);
-  });
-}
-void from(const json& v, const std::string& path, FaultRecord& out);
-void from(const json& v, const std::string& path, PythonFrame& out);
-void from(const json& v, const std::string& path, ProcessDiagnosis& out);
-void from(const json& v, const std::string& path, GpuInfo& out);
-void from(const json& v, const std::string& path, GpuProcess& out);
 void from(const json& v, const std::string& path, GpuSample& out);
-void from(const json& v, const std::string& path, DeviceHolder& out);
-void from(const json& v, const std::string& path, GpuProbe& out);
+template <HasFields S>
+void from(const json& v, const std::string& path, S& out);
 void from(const json& v, const std::string& path, ProbeReport& out);
 void from(const json& v, const std::string& path, Observation& out);
 void from(const json& v, const std::string& path, RunFacts& out);
@@ -363,75 +232,17 @@ void from(const json& v, const std::string& path, std::optional<Outcome>& out) {
   }
 }
 
-void from(const json& v, const std::string& path, FaultRecord& out) {
-  Fields f(v, path);
-  f.read("index", out.index);
-  f.read("action", out.action);
-  f.read("target", out.target);
-  f.read("trigger", out.trigger);
-  f.read("point", out.point);
-  f.read("hit", out.hit);
-  f.read("status", out.status);
-  f.read("reason", out.reason);
-  f.read("optional", out.optional);
-  f.read("waiting_since", out.waiting_since);
-  f.read("mechanism", out.mechanism);
-  f.read("pids", out.pids);
-  f.read("target_role", out.target_role);
-  f.read("rank", out.rank);
-  f.read("worker", out.worker);
-  f.read("sent", out.sent);
-  f.read("effect", out.effect);
-  f.read("oom_kills", out.oom_kills);
-  f.read("cgroups", out.cgroups);
-  f.read("kernel_log", out.kernel_log);
+// Every listed field there is; the rest keep their defaults.
+template <typename S>
+void read_fields(const Fields& f, S& out) {
+  for_each_field<S>([&](const auto& field) {
+    if (field.shown != Shown::SignalName) f.read(field.key, out.*field.member);
+  });
 }
 
-void from(const json& v, const std::string& path, PythonFrame& out) {
-  Fields f(v, path);
-  f.read("file", out.file);
-  f.read("line", out.line);
-  f.read("function", out.function);
-  f.read("code", out.code);
-}
-
-void from(const json& v, const std::string& path, ProcessDiagnosis& out) {
-  Fields f(v, path);
-  f.read("pid", out.pid);
-  f.read("role", out.role);
-  f.read("rank", out.rank);
-  f.read("worker", out.worker);
-  f.read("state", out.state);
-  f.read("wchan", out.wchan);
-  f.read("kernel_stack", out.kernel_stack);
-  f.read("user_stacks", out.user_stacks);
-  f.read("waiting_in", out.waiting_in);
-  f.read("python_stacks", out.python_stacks);
-  f.read("python_frames", out.python_frames);
-  f.read("python_note", out.python_note);
-  f.read("took", out.took);
-}
-
-void from(const json& v, const std::string& path, GpuInfo& out) {
-  Fields f(v, path);
-  f.read("index", out.index);
-  f.read("uuid", out.uuid);
-  f.read("pci_bus_id", out.pci_bus_id);
-  f.read("name", out.name);
-  f.read("total", out.total);
-}
-
-void from(const json& v, const std::string& path, GpuProcess& out) {
-  Fields f(v, path);
-  f.read("nvml_pid", out.nvml_pid);
-  f.read("pid", out.pid);
-  f.read("nspid", out.nspid);
-  f.read("comm", out.comm);
-  f.read("ppid", out.ppid);
-  f.read("state", out.state);
-  f.read("used_bytes", out.used_bytes);
-  f.read("in_job", out.in_job);
-  f.read("orphan", out.orphan);
+template <HasFields S>
+void from(const json& v, const std::string& path, S& out) {
+  read_fields(Fields(v, path), out);
 }
 
 void from(const json& v, const std::string& path, GpuSample& out) {
@@ -443,35 +254,6 @@ void from(const json& v, const std::string& path, GpuSample& out) {
   f.read("free", out.free);
   f.read("processes", out.processes);
   f.read("error", out.error);
-}
-
-void from(const json& v, const std::string& path, DeviceHolder& out) {
-  Fields f(v, path);
-  f.read("pid", out.pid);
-  f.read("ppid", out.ppid);
-  f.read("state", out.state);
-  f.read("uid", out.uid);
-  f.read("start_ticks", out.start_ticks);
-  f.read("comm", out.comm);
-  f.read("devices", out.devices);
-  f.read("nspid", out.nspid);
-  f.read("in_job", out.in_job);
-  f.read("orphan", out.orphan);
-  f.read("zombie", out.zombie);
-}
-
-void from(const json& v, const std::string& path, GpuProbe& out) {
-  Fields f(v, path);
-  f.read("ordinal", out.ordinal);
-  f.read("index", out.index);
-  f.read("uuid", out.uuid);
-  f.read("pci_bus_id", out.pci_bus_id);
-  f.read("name", out.name);
-  f.read("status", out.status);
-  f.read("error", out.error);
-  f.read("free", out.free);
-  f.read("total", out.total);
-  f.read("elapsed", out.elapsed);
 }
 
 void from(const json& v, const std::string& path, ProbeReport& out) {
@@ -489,9 +271,7 @@ void from(const json& v, const std::string& path, Observation& out) {
   const bool known = for_each_kind([&]<typename P>(std::type_identity<P>) {
     if (P::word != kind) return false;
     P p{};
-    for_each_field<P>([&](const auto& field) {
-      if (field.shown != Shown::SignalName) f.read(field.key, p.*field.member);
-    });
+    read_fields(f, p);
     out.what = std::move(p);
     return true;
   });
@@ -558,21 +338,7 @@ Expected<T> decode(const json& j, const char* what) {
 json wire_json(const Observation& o) {
   json j = {{"t", o.t}, {"kind", std::string(o.word())}};
   put(j, "node", o.node, -1);
-  std::visit(
-      [&](const auto& p) {
-        using P = std::remove_cvref_t<decltype(p)>;
-        static const P d{};
-        for_each_field<P>([&](const auto& field) {
-          if (field.shown == Shown::SignalName) return;  // the number travels
-          const auto& v = p.*field.member;
-          if constexpr (requires { v.has_value(); }) {
-            put(j, field.key, v);
-          } else {
-            put(j, field.key, v, d.*field.member);
-          }
-        });
-      },
-      o.what);
+  std::visit([&](const auto& p) { put_fields(j, p); }, o.what);
   return j;
 }
 

@@ -180,6 +180,26 @@ inline std::string job_output(const nlohmann::json& sc, const std::string& strea
 }
 
 // The status of one check of the first scenario ("" if absent).
+// The processes of a scenario (of one role, or all) that had not ended
+// before the harness's teardown began, "pid (role)" each: they went by
+// themselves, or the teardown ended them. A state, not a time: a loaded
+// machine delays both alike. "no teardown phase" when the timeline has none.
+inline std::vector<std::string> ended_after_teardown(const nlohmann::json& sc,
+                                                     const std::string& role = "") {
+  double teardown = -1;
+  for (const auto& e : sc["timeline"])
+    if (e["kind"] == "phase" && e["name"] == "teardown") teardown = e["t_ms"].get<double>();
+  if (teardown < 0) return {"no teardown phase"};
+  std::vector<std::string> late;
+  for (const auto& p : sc["processes"]) {
+    if (!role.empty() && p["role"] != role) continue;
+    const nlohmann::json& end = p["exited_ms"].is_null() ? p["gone_ms"] : p["exited_ms"];
+    if (end.is_null() || end.get<double>() >= teardown)
+      late.push_back(p["pid"].dump() + " (" + p["role"].get<std::string>() + ")");
+  }
+  return late;
+}
+
 inline std::string check_status(const Run& r, const std::string& name, size_t scenario = 0) {
   for (const auto& c : r.result["scenarios"][scenario]["checks"])
     if (c["name"] == name) return c["status"];

@@ -103,13 +103,6 @@ int tmp_left_of_kind(const json& s, const std::string& residue) {
   return n;
 }
 
-double fault_effect_to_top_exit_ms(const json& s) {
-  double top_exit = -1;
-  for (const auto& p : s["processes"])
-    if (p["top"] == true && p["exited_ms"].is_number()) top_exit = p["exited_ms"];
-  return top_exit - s["faults"][0]["effect_ms"].get<double>();
-}
-
 // What each scenario is about, beyond its verdict.
 using Point = std::function<void(const json&)>;
 const std::map<std::string, Point>& points_of_scenarios() {
@@ -119,10 +112,11 @@ const std::map<std::string, Point>& points_of_scenarios() {
          EXPECT_EQ(s["faults"][0]["status"], "injected");
          EXPECT_EQ(s["faults"][0]["target_role"], "rank");
          // The 16 workers, and nothing else, outlive the killed main
-         // process, each until its watchdog notices (about 5 s).
+         // process, each until its watchdog notices (about 5 s): by itself,
+         // before the teardown began (not a time bound: one said 7.5 s).
          EXPECT_EQ(orphan_roles(s), (std::map<std::string, int>{{"worker", 16}}));
          EXPECT_GT(max_orphan_ms(s), 3000);
-         EXPECT_LT(max_orphan_ms(s), 7500);
+         EXPECT_EQ(e2e::ended_after_teardown(s, "worker"), std::vector<std::string>{});
        }},
       {"torch-loader-kill-file-system",
        [](const json& s) {
@@ -161,13 +155,14 @@ const std::map<std::string, Point>& points_of_scenarios() {
        [](const json& s) {
          EXPECT_EQ(s["faults"][0]["target_role"], "worker");
          EXPECT_EQ(s["faults"][0]["worker"], 2);
-         // Noticed at once (SIGCHLD handler), not after the 5 s poll.
-         EXPECT_LT(fault_effect_to_top_exit_ms(s), 3000);
          auto errs = events(s, "loader.error");
          ASSERT_FALSE(errs.empty());
-         // Raised by the SIGCHLD handler; when the main process was waiting
-         // in the data queue's get() (more often under load), the DataLoader
-         // re-raises it as "exited unexpectedly" from that exception.
+         // Noticed at once, by the SIGCHLD handler, not by the 5 s status
+         // poll: the handler's own words ("is killed by signal") are the
+         // error or, when the main process was waiting in the data queue's
+         // get() (more often under load), the cause the DataLoader re-raises
+         // "exited unexpectedly" from; the poll's cause is queue.Empty. (A
+         // time bound said the same and failed at 3.3 s under a load of 7.)
          const json& f = errs[0]["fields"];
          EXPECT_NE((f["message"].get<std::string>() + " | " + f.value("cause", ""))
                        .find("is killed by signal: Killed"),
