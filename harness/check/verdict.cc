@@ -9,18 +9,25 @@ namespace aftermath {
 
 Decision decide_verdict(const Scenario& sc, const std::vector<CheckResult>& checks) {
   std::set<std::string> failed;
+  std::set<std::string> allowed;  // failed, and may (expect.may_fail)
   for (const auto& c : checks) {
     if (c.status == CheckStatus::Error)
       return {Verdict::Error, "check " + c.name + " errored: " + c.reason};
-    if (c.status == CheckStatus::Fail) failed.insert(c.name);
+    if (c.status != CheckStatus::Fail) continue;
+    if (sc.expect.may_fail.count(c.name))
+      allowed.insert(c.name);
+    else
+      failed.insert(c.name);
   }
   auto join = [](const std::set<std::string>& s) {
     std::string out;
     for (const auto& x : s) out += (out.empty() ? "" : ", ") + x;
     return out;
   };
+  const std::string also =
+      allowed.empty() ? "" : " (" + join(allowed) + " failed too, as the scenario says it may)";
   if (sc.expect.expect_pass) {
-    if (failed.empty()) return {Verdict::Pass, "every check passed"};
+    if (failed.empty()) return {Verdict::Pass, "every check passed" + also};
     return {Verdict::Fail, "failed: " + join(failed)};
   }
   std::set<std::string> unexpected;
@@ -29,7 +36,7 @@ Decision decide_verdict(const Scenario& sc, const std::vector<CheckResult>& chec
   if (!unexpected.empty())
     return {Verdict::Fail, "failed beyond the expected failure: " + join(unexpected)};
   if (failed == sc.expect.failing)
-    return {Verdict::XFail, "expected failure reproduced: " + join(failed)};
+    return {Verdict::XFail, "expected failure reproduced: " + join(failed) + also};
   std::set<std::string> missing;
   for (const auto& e : sc.expect.failing)
     if (!failed.count(e)) missing.insert(e);

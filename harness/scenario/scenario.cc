@@ -36,7 +36,7 @@ const Keys kTorchVariantKeys = {"checks", "expect"};
 // may be bigger, but a scenario names each node it faults.
 constexpr int kMaxNodes = 1024;
 const Keys kTimeoutKeys = {"job", "settle", "teardown"};
-const Keys kExpectKeys = {"fail", "reason"};
+const Keys kExpectKeys = {"fail", "may_fail", "reason"};
 
 using Entries = std::vector<Entry>;
 
@@ -132,37 +132,45 @@ void parse_expect(FieldReader& r, const Entry& ee, const CheckCatalog& catalog,
                   const std::map<std::string, CheckConfig>& checks, Expectation* ex) {
   if (ee.value.IsScalar()) {
     if (ee.value.Scalar() != "pass") {
-      r.error(
-          ee.where(), ee.path,
-          "expected 'pass' or a map {fail: [checks...], reason: text}, got " + describe(ee.value));
+      r.error(ee.where(), ee.path,
+              "expected 'pass' or a map {fail: [checks...], may_fail: [checks...], reason: text}, "
+              "got " +
+                  describe(ee.value));
     }
     return;
   }
   if (!ee.value.IsMap()) {
-    r.wrong_type(ee, "'pass' or a map {fail: [checks...], reason: text}");
+    r.wrong_type(ee, "'pass' or a map {fail: [checks...], may_fail: [checks...], reason: text}");
     return;
   }
   Entries es = r.entries(ee.value, ee.path, &kExpectKeys);
-  if (const Entry* fail = find(es, "fail")) {
-    ex->expect_pass = false;
-    if (fail->value.IsSequence() && fail->value.size() == 0) {
-      r.error(fail->where(), fail->path, "must list at least one check");
+  const Keys known = as_keys(catalog.names());
+  // The checks of one list: known, enabled, and in no list yet.
+  auto read_list = [&](const Entry& list, std::set<std::string>* into) {
+    if (list.value.IsSequence() && list.value.size() == 0) {
+      r.error(list.where(), list.path, "must list at least one check");
     }
-    const Keys known = as_keys(catalog.names());
-    for (auto& [name, it] : r.string_list(*fail)) {
+    for (auto& [name, it] : r.string_list(list)) {
       if (!contains(known, name)) {
         r.error(it.where(), it.path,
                 "unknown check '" + name + "' (known checks: " + join(known) + ")");
       } else if (auto c = checks.find(name); c != checks.end() && !c->second.enabled) {
         r.error(it.where(), it.path,
                 "check '" + name + "' is disabled in checks, so it cannot be expected to fail");
-      } else if (!ex->failing.insert(name).second) {
+      } else if (ex->failing.count(name) || ex->may_fail.count(name)) {
         r.error(it.where(), it.path, "check '" + name + "' is listed twice");
+      } else {
+        into->insert(name);
       }
     }
-  } else {
-    r.missing(ee.value, child(ee.path, "fail"));
+  };
+  const Entry* fail = find(es, "fail");
+  if (fail) {
+    ex->expect_pass = false;
+    read_list(*fail, &ex->failing);
   }
+  if (const Entry* may = find(es, "may_fail")) read_list(*may, &ex->may_fail);
+  if (!fail && !find(es, "may_fail")) r.missing(ee.value, child(ee.path, "fail"));
   if (const Entry* reason = find(es, "reason")) {
     if (std::optional<std::string> s = r.string_value(*reason)) ex->reason = *s;
   }

@@ -613,6 +613,10 @@ const TrackedProcess* JobTracker::find(int pid) const {
   return it == procs_.end() ? nullptr : &it->second;
 }
 
+bool JobTracker::had(int pid) const {
+  return pid == reaper_pid_ || pid == init_pid_ || procs_.count(pid) > 0 || forked_.count(pid) > 0;
+}
+
 int JobTracker::live_count() const {
   // Asked every sample: counted again only after a recorded change.
   if (live_at_ == records_) return live_;

@@ -129,6 +129,9 @@ class JobTracker {
   std::vector<int> still_running() const;
 
   const TrackedProcess* find(int pid) const;
+  // Whether `pid` is or was one of the job's processes as far as known: tracked,
+  // or announced by the kernel's fork event (one that exited before any look).
+  bool had(int pid) const;
   int host_pid_for(int reaper_pid) const;  // 0: unknown
   int live_count() const;                  // not yet exited
   int present_count() const;               // not yet reaped (zombies included)

@@ -94,6 +94,10 @@ ScenarioResult begin_result(const Scenario& sc, const RunOptions& o, std::uint64
     r.expect = "fail:";
     for (const auto& f : sc.expect.failing) r.expect += " " + f;
   }
+  if (!sc.expect.may_fail.empty()) {
+    r.expect += "; may fail:";
+    for (const auto& f : sc.expect.may_fail) r.expect += " " + f;
+  }
   r.repro = repro_line(sc, o, seed);
   r.started_at = iso_now();
   std::error_code ec;

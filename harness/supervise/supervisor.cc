@@ -129,6 +129,7 @@ class Supervisor {
   void tmp_start();
   void schedule_tmp_poll();
   void finish_tmp();
+  JobLookup job_lookup();  // for the temp dir's attribution
 
   // The job's messages: announcements, events, points.
   void watch_events();
@@ -756,14 +757,35 @@ void Supervisor::schedule_tmp_poll() {
   tmp_timer_->expires_after(std::chrono::milliseconds(50));
   tmp_timer_->async_wait([this](boost::system::error_code ec) {
     if (ec) return;
-    tmp_.poll(now(), [this] { return tracker_.present_pids(); });
+    tmp_.poll(now(), job_lookup());
     schedule_tmp_poll();
   });
 }
 
+JobLookup Supervisor::job_lookup() {
+  // A walk of the job's tree finds what was forked since the last one.
+  auto walk = [this] {
+    tracker_.mark_dirty();
+    tracker_.tick();
+  };
+  return JobLookup{
+      .present =
+          [this, walk](bool fresh) {
+            if (fresh) walk();
+            return tracker_.present_pids();
+          },
+      .had =
+          [this, walk](int pid) {
+            if (tracker_.had(pid)) return true;
+            walk();
+            return tracker_.had(pid);
+          },
+  };
+}
+
 void Supervisor::finish_tmp() {
   if (tmp_timer_) tmp_timer_->cancel();
-  for (auto& o : tmp_.finish(now())) add(std::move(o));
+  for (auto& o : tmp_.finish(now(), job_lookup())) add(std::move(o));
 }
 
 }  // namespace

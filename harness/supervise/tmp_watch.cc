@@ -20,7 +20,8 @@ Status TmpDirWatch::start(Options options) {
   auto table = scan_tmp(opt_.dir, kListOnly);
   if (!table) return table.error();
   baseline_ = std::move(*table);
-  (void)watch_.watch(opt_.dir);  // without inotify, poll() lists the dir instead
+  (void)watch_.watch(opt_.dir);     // without inotify, poll() lists the dir instead
+  (void)creators_.watch(opt_.dir);  // without fanotify, whoever holds an entry tells
   active_ = true;
   return {};
 }
@@ -31,11 +32,28 @@ void TmpDirWatch::note_new(const std::string& name, Nanos now) {
   if (auto b = baseline_.find(name); b != baseline_.end() && b->second.inode == e->inode) return;
   auto it = seen_.find(name);
   if (it != seen_.end() && it->second.inode == e->inode) return;
-  seen_[name] = Seen{e->inode, false, 0, now, kFirstBackoff};
+  seen_[name] = Seen{.inode = e->inode, .next_try = now, .backoff = kFirstBackoff};
 }
 
-void TmpDirWatch::poll(Nanos now, const std::function<std::vector<int>()>& job_pids_of) {
+void TmpDirWatch::note_creators(Nanos now, const JobLookup& job) {
+  if (!creators_.active() || !job.had) return;
+  std::vector<CreatedEntry> made;
+  (void)creators_.read(&made);  // events lost: those entries are judged by their holders
+  for (const auto& c : made) {
+    if (c.pid <= 0 || !known_residue(classify_tmp_name(c.name))) continue;
+    note_new(c.name, now);
+    auto it = seen_.find(c.name);
+    if (it == seen_.end()) continue;  // gone already
+    Seen& s = it->second;
+    s.creator = c.pid;
+    s.job = job.had(c.pid);
+    s.outside = s.job ? 0 : c.pid;
+  }
+}
+
+void TmpDirWatch::poll(Nanos now, const JobLookup& job) {
   if (!active_) return;
+  note_creators(now, job);
   std::set<std::string> changed;
   if (watch_.poll(&changed)) {
     for (const auto& name : changed)
@@ -61,7 +79,7 @@ void TmpDirWatch::poll(Nanos now, const std::function<std::vector<int>()>& job_p
     ++it;
   }
   if (due.empty()) return;
-  const std::vector<int> job_pids = job_pids_of();
+  std::vector<int> job_pids = job.present(false);
   auto by_job = find_tmp_holders(opt_.proc_root, opt_.dir, due, &job_pids);
   std::vector<std::string> elsewhere;
   for (const auto& name : due) {
@@ -77,12 +95,33 @@ void TmpDirWatch::poll(Nanos now, const std::function<std::vector<int>()>& job_p
     }
   }
   if (elsewhere.empty()) return;
-  // Rare (a neighbour's residue): only then is every process looked at.
+  // Rare (a neighbour's residue, or a job process too new to be known yet: a
+  // DataLoader worker binds its resource_sharer listener as it hands over its
+  // first batch): only then is every process looked at, and the job's list
+  // asked for again with its newcomers.
   auto by_all = find_tmp_holders(opt_.proc_root, opt_.dir, elsewhere);
+  bool refreshed = false;
+  for (const auto& name : elsewhere) {
+    auto h = by_all.find(name);
+    if (h == by_all.end() || refreshed) continue;
+    for (int pid : h->second.pids)
+      if (std::find(job_pids.begin(), job_pids.end(), pid) == job_pids.end()) {
+        job_pids = job.present(true);
+        refreshed = true;
+        break;
+      }
+  }
   for (const auto& name : elsewhere) {
     Seen& s = seen_.at(name);
+    auto h = by_all.find(name);
+    if (h != by_all.end() && std::ranges::any_of(h->second.pids, [&](int pid) {
+          return std::find(job_pids.begin(), job_pids.end(), pid) != job_pids.end();
+        })) {
+      s.job = true;
+      continue;
+    }
     s.outside = -1;
-    if (auto h = by_all.find(name); h != by_all.end())
+    if (h != by_all.end())
       for (int pid : h->second.pids)
         if (std::find(job_pids.begin(), job_pids.end(), pid) == job_pids.end()) {
           s.outside = pid;
@@ -91,9 +130,10 @@ void TmpDirWatch::poll(Nanos now, const std::function<std::vector<int>()>& job_p
   }
 }
 
-std::vector<Observation> TmpDirWatch::finish(Nanos now) {
+std::vector<Observation> TmpDirWatch::finish(Nanos now, const JobLookup& job) {
   std::vector<Observation> out;
   if (!active_) return out;
+  note_creators(now, job);
   active_ = false;
   auto table = scan_tmp(opt_.dir);
   if (!table) {

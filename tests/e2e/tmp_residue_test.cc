@@ -11,10 +11,12 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "e2e_util.h"
 
@@ -104,6 +106,63 @@ TEST_F(TmpResidue, AJobThatExitsNormallyLeavesNothing) {
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_FALSE(made(r).empty());
   EXPECT_EQ(e2e::check_status(r, "tmp_clean"), "pass") << e2e::check(r, "tmp_clean").dump();
+  EXPECT_TRUE(fs::is_empty(tmp()));
+}
+
+// Two runs side by side in one temp dir: one job writes an error file (as
+// mp.spawn does when a child raises: written and closed, held by nobody)
+// while the other runs. Each run is judged on what its own job made. The
+// bystander leaves a folder of its own, and the maker waits until that is
+// gone, so the bystander's run is judged (and removes what it takes for its
+// own) while the error file is there: before the kernel was asked who made
+// an entry, it took the file nobody held for its own.
+TEST_F(TmpResidue, SideBySideEachRunIsJudgedOnWhatItsOwnJobMade) {
+  if (::geteuid() != 0) GTEST_SKIP() << "the kernel names who made an entry only to root";
+  const std::string sync = dir / "sync";
+  fs::create_directories(sync);
+  // Bounded waits on what the other job does: 400 looks, 20 s.
+  auto wait_until = [](const std::string& test) {
+    return "i=0; until " + test + "; do i=$((i+1)); [ $i -lt 400 ] || exit 3; sleep 0.05; done; ";
+  };
+  auto write = [&](const std::string& name, const std::string& script) {
+    std::string path = dir / (name + ".yaml");
+    std::ofstream(path) << "name: " << name << "\n"
+                        << "description: side by side in one temp dir\n"
+                        << "job:\n  command: /bin/sh\n  args: [-c, '" << script << "']\n"
+                        << "  env: {TMPDIR: \"" << tmp() << "\"}\n"
+                        << "timeouts: {job: 30s, settle: 500ms, teardown: 2s}\n"
+                        << "expect:\n  fail: [tmp_clean]\n  reason: it leaves an entry\n";
+    return path;
+  };
+  const std::string maker =
+      write("errorfile-maker",
+            wait_until("[ -e " + sync + "/bystander-running ]") +
+                "echo e > $TMPDIR/pytorch-errorfile-side$$.pickle; touch " + sync + "/made; " +
+                wait_until("! ls -d $TMPDIR/torch-shm-dir-bystander* >/dev/null 2>&1"));
+  const std::string bystander =
+      write("bystander", "mkdir $TMPDIR/torch-shm-dir-bystander$$; touch " + sync +
+                             "/bystander-running; " + wait_until("[ -e " + sync + "/made ]"));
+  auto r = e2e::aftermath(dir, {"run", "--out", dir / "out", "--jobs", "2", maker, bystander});
+  ASSERT_FALSE(r.result.is_null()) << r.err;
+  std::map<std::string, nlohmann::json> left;  // scenario: the paths its tmp_clean names
+  for (const auto& s : r.result["scenarios"])
+    for (const auto& c : s["checks"])
+      if (c["name"] == "tmp_clean") {
+        left[s["name"]] = nlohmann::json::array();
+        for (const auto& e : c["measured"]["left"]) {
+          left[s["name"]].push_back(e["path"]);
+          EXPECT_TRUE(e["reclaimed"].get<bool>()) << e.dump();
+        }
+      }
+  ASSERT_EQ(left.size(), 2u) << r.out;
+  ASSERT_EQ(left["errorfile-maker"].size(), 1u) << left["errorfile-maker"].dump();
+  EXPECT_EQ(
+      left["errorfile-maker"][0].get<std::string>().rfind(tmp() + "/pytorch-errorfile-side", 0),
+      0u);
+  ASSERT_EQ(left["bystander"].size(), 1u) << left["bystander"].dump();
+  EXPECT_EQ(left["bystander"][0].get<std::string>().rfind(tmp() + "/torch-shm-dir-bystander", 0),
+            0u);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_TRUE(fs::is_empty(tmp()));
 }
 

@@ -501,7 +501,7 @@ TEST(ParseScenario, UnknownCheckParam) {
 
 TEST(ParseScenario, UnknownExpectKey) {
   auto diags = ParseBad(Base("expect:\n  fail: [no_hang]\n  because: x\n"));
-  EXPECT_THAT(diags, ElementsAre(Diag("expect.because", 7, 3, "accepted: fail, reason")));
+  EXPECT_THAT(diags, ElementsAre(Diag("expect.because", 7, 3, "accepted: fail, may_fail, reason")));
 }
 
 TEST(ParseScenario, UnknownCheckName) {
@@ -859,6 +859,24 @@ TEST(ParseScenario, ExpectFailDisabledCheck) {
   // The order in the file does not matter: expect may come before checks.
   EXPECT_THAT(ParseBad(Base("expect:\n  fail: [shm_clean]\nchecks:\n  shm_clean: false\n")),
               ElementsAre(Diag("expect.fail[0]", 6, 10, "check 'shm_clean' is disabled")));
+}
+
+// Checks a known race fails in some runs only: alone (the scenario passes
+// otherwise) or beside `fail`, never a check named in both.
+TEST(ParseScenario, ExpectMayFail) {
+  Scenario alone = ParseOk(Base("expect: {may_fail: [shm_clean], reason: a race}\n"));
+  EXPECT_TRUE(alone.expect.expect_pass);
+  EXPECT_THAT(alone.expect.may_fail, ElementsAre("shm_clean"));
+  Scenario both = ParseOk(Base("expect: {fail: [tmp_clean], may_fail: [shm_clean, no_orphans]}\n"));
+  EXPECT_FALSE(both.expect.expect_pass);
+  EXPECT_THAT(both.expect.failing, ElementsAre("tmp_clean"));
+  EXPECT_THAT(both.expect.may_fail, ElementsAre("no_orphans", "shm_clean"));
+  EXPECT_THAT(ParseBad(Base("expect: {fail: [tmp_clean], may_fail: [tmp_clean]}\n")),
+              ElementsAre(Diag("expect.may_fail[0]", 5, 40, "listed twice")));
+  EXPECT_THAT(ParseBad(Base("expect: {may_fail: [no_leaks]}\n")),
+              ElementsAre(Diag("expect.may_fail[0]", 5, 21, "unknown check 'no_leaks'")));
+  EXPECT_THAT(ParseBad(Base("expect: {reason: x}\n")),
+              ElementsAre(Diag("expect.fail", 5, 9, "missing required field")));
 }
 
 TEST(ParseScenario, ExpectFailMustBeNonEmptyAndDistinct) {

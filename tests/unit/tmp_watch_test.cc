@@ -4,8 +4,11 @@
 #include "harness/supervise/tmp_watch.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "tests/unit/device_fixtures.h"
 
@@ -27,6 +30,10 @@ class TmpWatch : public ::testing::Test {
   void bind_socket(std::uint64_t inode, const std::string& path) {
     std::ofstream(proc_.root() + "/net/unix", std::ios::app)
         << "0000000000000000: 00000002 00000000 00010000 0001 01 " << inode << " " << path << "\n";
+  }
+  // The job's processes, as last known and as now: `live`.
+  static JobLookup pids(std::vector<int> live) {
+    return JobLookup{.present = [live](bool) { return live; }};
   }
   static const obs::TmpLeft* left(const std::vector<Observation>& v, const std::string& path) {
     for (const auto& o : v)
@@ -53,7 +60,7 @@ TEST_F(TmpWatch, ResidueTheJobLeftIsRecordedThenRemovedAndOtherEntriesOnlyReport
   d_.write("tmp/torch-shm-dir-x/manager.sock", "");
   d_.write("tmp/torchelastic_y/attempt_0/0/error.json", std::string(5, 'e'));
   d_.write("tmp/results.csv", std::string(3, 'r'));  // a job's output, perhaps
-  w.poll(100 * kMilli, [] { return std::vector<int>{}; });
+  w.poll(100 * kMilli, pids({}));
   auto out = w.finish(kSecond);
   EXPECT_FALSE(left(out, tmp_ + "/pymp-before"));
   const auto* p = left(out, tmp_ + "/pymp-left");
@@ -124,7 +131,7 @@ TEST_F(TmpWatch, ResidueHeldOutsideTheJobIsNeitherRemovedNorBlamed) {
   d_.write("tmp/pymp-job/listener-1", "");
   bind_socket(902, tmp_ + "/pymp-job/listener-1");
   proc_.fd(42, 3, "socket:[902]");
-  w.poll(100 * kMilli, [] { return std::vector<int>{42}; });
+  w.poll(100 * kMilli, pids({42}));
   // Everyone lets go.
   fs::remove(proc_.root() + "/500/fd/4");
   fs::remove(proc_.root() + "/42/fd/3");
@@ -140,13 +147,81 @@ TEST_F(TmpWatch, ResidueHeldOutsideTheJobIsNeitherRemovedNorBlamed) {
   EXPECT_TRUE(reclaimed(out, tmp_ + "/pymp-job"));
 }
 
+// A job process too new for the job's list as last known (a DataLoader
+// worker binding its resource_sharer listener as it hands over its first
+// batch) is asked about again with the newcomers: the entry is the job's,
+// removed at the end, not a neighbour's left in place.
+TEST_F(TmpWatch, AHolderTooNewForTheJobsListIsAskedAboutAgain) {
+  proc_.add(77, 1, "python3");   // the job's, forked since the list was made
+  proc_.add(500, 1, "python3");  // a neighbour's
+  TmpDirWatch w;
+  ASSERT_TRUE(w.start(o_));
+  d_.write("tmp/pymp-new/listener-1", "");
+  bind_socket(903, tmp_ + "/pymp-new/listener-1");
+  proc_.fd(77, 3, "socket:[903]");
+  d_.write("tmp/pymp-other/listener-1", "");
+  bind_socket(904, tmp_ + "/pymp-other/listener-1");
+  proc_.fd(500, 3, "socket:[904]");
+  int fresh_asks = 0;
+  w.poll(100 * kMilli, JobLookup{.present = [&](bool fresh) {
+           fresh_asks += fresh;
+           return fresh ? std::vector<int>{77} : std::vector<int>{};
+         }});
+  EXPECT_EQ(fresh_asks, 1) << "asked again once, for both entries";
+  fs::remove(proc_.root() + "/77/fd/3");
+  fs::remove(proc_.root() + "/500/fd/3");
+  d_.write("proc/net/unix", "Num       RefCount Protocol Flags    Type St Inode Path\n");
+  auto out = w.finish(kSecond);
+  ASSERT_NE(left(out, tmp_ + "/pymp-new"), nullptr);
+  EXPECT_EQ(left(out, tmp_ + "/pymp-new")->held_outside_by, 0);
+  EXPECT_TRUE(reclaimed(out, tmp_ + "/pymp-new"));
+  EXPECT_FALSE(fs::exists(tmp_ + "/pymp-new"));
+  EXPECT_EQ(left(out, tmp_ + "/pymp-other")->held_outside_by, 500);
+  EXPECT_TRUE(fs::exists(tmp_ + "/pymp-other"));
+}
+
+// Two runs side by side each leave an entry nobody holds (mp.spawn's error
+// file is written and closed): the kernel's word on who made each tells them
+// apart, where holding cannot.
+TEST_F(TmpWatch, WhoMadeAnEntryDecidesWhoseItIs) {
+  TmpDirWatch w;
+  ASSERT_TRUE(w.start(o_));
+  auto made_by_child = [&](const std::string& name) {
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      std::ofstream(tmp_ + "/" + name) << "e";
+      ::_exit(0);
+    }
+    ::waitpid(pid, nullptr, 0);
+    return static_cast<int>(pid);
+  };
+  const int mine = made_by_child("pytorch-errorfile-mine.pickle");
+  const int theirs = made_by_child("pytorch-errorfile-theirs.pickle");
+  std::vector<int> asked;
+  JobLookup job{.present = [](bool) { return std::vector<int>{}; },
+                .had =
+                    [&](int pid) {
+                      asked.push_back(pid);
+                      return pid == mine;
+                    }};
+  w.poll(100 * kMilli, job);
+  auto out = w.finish(kSecond, job);
+  if (asked.empty()) GTEST_SKIP() << "the kernel does not say who makes entries here (fanotify)";
+  EXPECT_EQ(asked, (std::vector<int>{mine, theirs}));
+  EXPECT_EQ(left(out, tmp_ + "/pytorch-errorfile-mine.pickle")->held_outside_by, 0);
+  EXPECT_TRUE(reclaimed(out, tmp_ + "/pytorch-errorfile-mine.pickle"));
+  EXPECT_EQ(left(out, tmp_ + "/pytorch-errorfile-theirs.pickle")->held_outside_by, theirs);
+  EXPECT_FALSE(reclaimed(out, tmp_ + "/pytorch-errorfile-theirs.pickle"));
+  EXPECT_TRUE(fs::exists(tmp_ + "/pytorch-errorfile-theirs.pickle"));
+}
+
 // An entry nobody holds yet is looked at again (after a backoff) until
 // someone does.
 TEST_F(TmpWatch, AnEntryIsLookedAtAgainUntilSomeoneHoldsIt) {
   proc_.add(500, 1, "python3");
   TmpDirWatch w;
   ASSERT_TRUE(w.start(o_));
-  auto none = [] { return std::vector<int>{}; };
+  const JobLookup none = pids({});
   d_.write("tmp/pymp-slow/listener-1", "");
   w.poll(0, none);  // noticed; nobody holds it yet
   bind_socket(901, tmp_ + "/pymp-slow/listener-1");
@@ -181,7 +256,7 @@ TEST_F(TmpWatch, AnUnreadableDirIsSaidAndNothingElseHappens) {
   ASSERT_FALSE(st);
   EXPECT_NE(st.error().what.find("missing"), std::string::npos);
   EXPECT_FALSE(w.active());
-  w.poll(0, [] { return std::vector<int>{}; });
+  w.poll(0, pids({}));
   EXPECT_TRUE(w.finish(kSecond).empty());
 }
 

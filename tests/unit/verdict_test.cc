@@ -84,6 +84,32 @@ TEST(DecideVerdict, FailWhenSomethingOutsideTheExpectedSetFailed) {
             Verdict::Fail);
 }
 
+// A check a known race fails in some runs only leaves the verdict alone,
+// and is named; any other failure still counts.
+TEST(DecideVerdict, AChecksThatMayFailLeavesTheVerdictAlone) {
+  Scenario pass = expecting({});
+  pass.expect.may_fail = {"m"};
+  EXPECT_EQ(decide_verdict(pass, {result("m", CheckStatus::Pass)}).verdict, Verdict::Pass);
+  auto v = decide_verdict(pass, {result("m", CheckStatus::Fail), result("a", CheckStatus::Pass)});
+  EXPECT_EQ(v.verdict, Verdict::Pass);
+  EXPECT_EQ(v.reason, "every check passed (m failed too, as the scenario says it may)");
+  EXPECT_EQ(decide_verdict(pass, {result("m", CheckStatus::Fail), result("a", CheckStatus::Fail)})
+                .verdict,
+            Verdict::Fail);
+
+  Scenario xfail = expecting({"a"});
+  xfail.expect.may_fail = {"m"};
+  auto x = decide_verdict(xfail, {result("a", CheckStatus::Fail), result("m", CheckStatus::Fail)});
+  EXPECT_EQ(x.verdict, Verdict::XFail);
+  EXPECT_EQ(x.reason, "expected failure reproduced: a (m failed too, as the scenario says it may)");
+  EXPECT_EQ(decide_verdict(xfail, {result("a", CheckStatus::Fail), result("m", CheckStatus::Pass)})
+                .verdict,
+            Verdict::XFail);
+  EXPECT_EQ(decide_verdict(xfail, {result("a", CheckStatus::Pass), result("m", CheckStatus::Fail)})
+                .verdict,
+            Verdict::XPass);
+}
+
 TEST(DecideVerdict, ErrorWinsOverEverything) {
   auto v = decide_verdict(expecting({"a"}),
                           {result("a", CheckStatus::Fail), result("b", CheckStatus::Error)});
