@@ -44,7 +44,6 @@ void from(const json& v, const std::string& path, char& out) {
   if (s.size() > 1) fail(path, "should be one character, not " + shown(s));
   out = s.empty() ? 0 : s[0];
 }
-void from(const json& v, const std::string& path, std::optional<Outcome>& out);
 void from(const json& v, const std::string& path, CheckResult& out);
 template <HasFields S>
 void from(const json& v, const std::string& path, S& out);
@@ -56,109 +55,14 @@ void from(const json& v, const std::string& path, Aggregate::Outcome& out);
 void from(const json& v, const std::string& path, Aggregate::Dist& out);
 void from(const json& v, const std::string& path, Aggregate& out);
 void from(const json& v, const std::string& path, ScenarioResult& out);
-template <typename T>
-void from(const json& v, const std::string& path, std::vector<T>& out) {
-  if (!v.is_array()) wrong_type(path, "an array", v);
-  out.clear();
-  out.reserve(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    T x{};
-    from(v[i], json_read::item_path(path, i), x);
-    out.push_back(std::move(x));
-  }
-}
-// An object of one value type, by key.
-template <typename T>
-void from(const json& v, const std::string& path, std::map<std::string, T>& out) {
-  if (!v.is_object()) wrong_type(path, "an object", v);
-  out.clear();
-  for (const auto& [key, value] : v.items()) {
-    T x{};
-    from(value, json_read::member_path(path, key), x);
-    out.emplace(key, std::move(x));
-  }
-}
-template <typename T>
-void from(const json& v, const std::string& path, std::optional<T>& out) {
-  if (v.is_null()) {
-    out.reset();
-    return;
-  }
-  T x{};
-  from(v, path, x);
-  out = std::move(x);
-}
-
-// One object being read: its fields by key, errors by their full path.
-class Fields {
- public:
-  Fields(const json& j, std::string path) : j_(j), path_(std::move(path)) {
-    if (!j_.is_object()) wrong_type(path_, "an object", j_);
-  }
-  // Reads the field into out if it is there; out keeps its default if not.
+// result.json's values, for the shared readers (json_read.h).
+struct Doc {
   template <typename T>
-  void read(std::string_view key, T&& out) const {
-    if (const json* v = find(key)) from(*v, at(key), std::forward<T>(out));
+  static void one(const json& v, const std::string& path, T&& out) {
+    from(v, path, std::forward<T>(out));
   }
-  // The same, for a field every release wrote.
-  template <typename T>
-  void need(std::string_view key, T&& out) const {
-    const json* v = find(key);
-    if (!v) fail(at(key), "is missing");
-    from(*v, at(key), std::forward<T>(out));
-  }
-  // A nested object's fields (an absent one reads as empty).
-  Fields object(std::string_view key) const {
-    const json* v = find(key);
-    return Fields(v ? *v : empty(), at(key));
-  }
-  bool has(std::string_view key) const { return find(key) != nullptr; }
-  const json* find(std::string_view key) const {
-    const auto it = j_.find(std::string(key));
-    return it == j_.end() ? nullptr : &*it;
-  }
-  std::string at(std::string_view key) const { return json_read::member_path(path_, key); }
-
- private:
-  static const json& empty() {
-    static const json e = json::object();
-    return e;
-  }
-  const json& j_;
-  std::string path_;
 };
-
-// {"kind":"exited","code":0,...} or {"kind":"killed","signal":"SIGKILL","signo":9,...}.
-void from(const json& v, const std::string& path, std::optional<Outcome>& out) {
-  if (v.is_null()) {
-    out.reset();
-    return;
-  }
-  Fields f(v, path);
-  std::string kind;
-  f.need("kind", kind);
-  if (kind == "exited") {
-    int code = 0;
-    f.need("code", code);
-    out = Outcome::exited(code);
-  } else if (kind == "killed") {
-    int signo = 0;
-    if (f.has("signo")) {
-      f.need("signo", signo);
-    } else {
-      std::string name;
-      f.need("signal", name);
-      const std::optional<int> s = parse_signal(name);
-      if (!s) fail(f.at("signal"), "has an unknown value " + shown(name));
-      signo = *s;
-    }
-    bool core = false;
-    f.read("core_dumped", core);
-    out = Outcome::killed(signo, core);
-  } else {
-    fail(json_read::member_path(path, "kind"), "has an unknown value " + shown(kind));
-  }
-}
+using Fields = json_read::Fields<Doc>;
 
 void from(const json& v, const std::string& path, CheckResult& out) {
   Fields f(v, path);
@@ -245,7 +149,7 @@ void read_field(const Fields& f, P& p, const Field<P, M>& field) {
       return;
     }
   }
-  from(*v, path, m);
+  json_read::read<Doc>(*v, path, m);
 }
 
 // A value of a type that lists its fields, each as the report shows it.
@@ -342,7 +246,7 @@ void from(const json& v, const std::string& path, Aggregate& out) {
   f.read("reproduction_rate", out.rate);
   if (const json* ci = f.find("rate_ci95")) {
     std::vector<double> lh;
-    from(*ci, f.at("rate_ci95"), lh);
+    json_read::read<Doc>(*ci, f.at("rate_ci95"), lh);
     if (lh.size() != 2) fail(f.at("rate_ci95"), "should hold two numbers");
     out.rate_low = lh[0];
     out.rate_high = lh[1];
@@ -413,7 +317,7 @@ void from(const json& v, const std::string& path, ScenarioResult& out) {
     Fields timings(*t, f.at("timings_ms"));
     for (const auto& [key, value] : t->items()) {
       std::optional<double> ms;
-      from(value, timings.at(key), ms);
+      json_read::read<Doc>(value, timings.at(key), ms);
       out.timings_ms[key] = ms;
     }
   }
@@ -424,7 +328,7 @@ void from(const json& v, const std::string& path, ScenarioResult& out) {
       ProcessHistory h;
       p.need("pid", h.pid);
       if (const json* j = p.find("job_pid"); j && !j->is_null())
-        from(*j, p.at("job_pid"), h.job_pid);
+        json_read::read<Doc>(*j, p.at("job_pid"), h.job_pid);
       p.read("ppid", h.first_ppid);
       p.read("last_ppid", h.last_ppid);
       p.read("depth", h.depth);

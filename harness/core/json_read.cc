@@ -101,4 +101,40 @@ void from(const json& v, const std::string& path, FaultMechanism& out) {
   });
 }
 
+void from(const nlohmann::json& v, const std::string& path, std::optional<Outcome>& out) {
+  if (v.is_null()) {
+    out.reset();
+    return;
+  }
+  if (!v.is_object()) wrong_type(path, "an object", v);
+  auto field = [&](const char* key, bool required) -> const nlohmann::json* {
+    auto it = v.find(key);
+    if (it != v.end()) return &*it;
+    if (required) fail(member_path(path, key), "is missing");
+    return nullptr;
+  };
+  const std::string& kind = text(*field("kind", true), member_path(path, "kind"));
+  if (kind == "exited") {
+    out = Outcome::exited(integer<int>(*field("code", true), member_path(path, "code")));
+    return;
+  }
+  if (kind != "killed") fail(member_path(path, "kind"), "has an unknown value " + shown(kind));
+  int signo = 0;
+  if (const nlohmann::json* n = field("signo", false)) {
+    signo = integer<int>(*n, member_path(path, "signo"));
+  } else if (const nlohmann::json* s = field("signal", true); s->is_string()) {
+    const std::optional<int> parsed = parse_signal(s->get_ref<const std::string&>());
+    if (!parsed)
+      fail(member_path(path, "signal"),
+           "has an unknown value " + shown(s->get_ref<const std::string&>()));
+    signo = *parsed;
+  } else {
+    signo = integer<int>(*s, member_path(path, "signal"));
+  }
+  bool core = false;
+  if (const nlohmann::json* c = field("core_dumped", false))
+    core = boolean(*c, member_path(path, "core_dumped"));
+  out = Outcome::killed(signo, core);
+}
+
 }  // namespace aftermath::json_read

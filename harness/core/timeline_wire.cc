@@ -155,82 +155,15 @@ void from(const json& v, const std::string& path, ProbeReport& out);
 void from(const json& v, const std::string& path, Observation& out);
 void from(const json& v, const std::string& path, RunFacts& out);
 void from(const json& v, const std::string& path, DeviceTimeline& out);
-template <typename T>
-void from(const json& v, const std::string& path, std::vector<T>& out) {
-  if (!v.is_array()) wrong_type(path, "an array", v);
-  out.clear();
-  out.reserve(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    T x{};
-    from(v[i], json_read::item_path(path, i), x);
-    out.push_back(std::move(x));
-  }
-}
-// null reads as nullopt too, for a sender that writes one.
-template <typename T>
-void from(const json& v, const std::string& path, std::optional<T>& out) {
-  if (v.is_null()) {
-    out.reset();
-    return;
-  }
-  T x{};
-  from(v, path, x);
-  out = std::move(x);
-}
-// Outcome has no default to read into.
-void from(const json& v, const std::string& path, std::optional<Outcome>& out);
-
-// One JSON object being read: its fields by key, errors by their full path.
-class Fields {
- public:
-  Fields(const json& j, std::string path) : j_(j), path_(std::move(path)) {
-    if (!j_.is_object()) wrong_type(path_, "an object", j_);
-  }
-  // Reads the field into out if it is there; out keeps its default if not.
+void from(const json& v, const std::string& path, Timeline& out);
+// The wire's values, for the shared readers (json_read.h).
+struct Wire {
   template <typename T>
-  void read(std::string_view key, T& out) const {
-    if (const json* v = find(key)) from(*v, at(key), out);
+  static void one(const json& v, const std::string& path, T&& out) {
+    from(v, path, std::forward<T>(out));
   }
-  template <typename T>
-  void need(std::string_view key, T& out) const {
-    const json* v = find(key);
-    if (!v) fail(at(key), "is missing");
-    from(*v, at(key), out);
-  }
-
- private:
-  const json* find(std::string_view key) const {
-    const auto it = j_.find(std::string(key));
-    return it == j_.end() ? nullptr : &*it;
-  }
-  std::string at(std::string_view key) const { return json_read::member_path(path_, key); }
-
-  const json& j_;
-  std::string path_;
 };
-
-void from(const json& v, const std::string& path, std::optional<Outcome>& out) {
-  if (v.is_null()) {
-    out.reset();
-    return;
-  }
-  Fields f(v, path);
-  std::string kind;
-  f.need("kind", kind);
-  if (kind == "exited") {
-    int code = 0;
-    f.need("code", code);
-    out = Outcome::exited(code);
-  } else if (kind == "killed") {
-    int sig = 0;
-    bool core = false;
-    f.need("signal", sig);
-    f.read("core_dumped", core);
-    out = Outcome::killed(sig, core);
-  } else {
-    fail(path + ".kind", "has an unknown value " + shown(kind));
-  }
-}
+using Fields = json_read::Fields<Wire>;
 
 // Every listed field there is; the rest keep their defaults.
 template <typename S>
@@ -324,7 +257,7 @@ Expected<T> decode(const json& j, const char* what) {
     return Error{std::string(what) + " should be a JSON object, not " + j.type_name()};
   try {
     T out{};
-    from(j, "", out);
+    json_read::read<Wire>(j, "", out);
     return out;
   } catch (const ReadError& e) {
     return Error{std::string(what) + ": field " + e.path + " " + e.problem};
