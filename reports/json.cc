@@ -31,13 +31,7 @@ json containment_json(const RunFacts& facts) {
 
 json opt_outcome(const std::optional<Outcome>& o) { return fields_json::shown_value(o); }
 
-json check_json(const CheckResult& c) {
-  return {
-      {"name", c.name},         {"status", to_string(c.status)},
-      {"reason", c.reason},     {"expected_to_fail", c.expected_to_fail},
-      {"measured", c.measured},
-  };
-}
+json check_json(const CheckResult& c) { return fields_json::shown_value(c); }
 
 // The job's Python and PyTorch, and the values the rules took from them.
 json python_facts_json(const PythonFacts& f) {
@@ -154,18 +148,7 @@ json scenario_json(const ScenarioResult& s) {
 
 }  // namespace
 
-json to_json(const TestResult& t) {
-  json leaks = json::array();
-  for (const auto& l : t.leaks) leaks.push_back(to_json(l));
-  return json{{"nodeid", t.nodeid},
-              {"worker", t.worker},
-              {"pid", t.pid},
-              {"start_ms", to_ms(t.started)},
-              {"end_ms", t.ended ? json(to_ms(*t.ended)) : json(nullptr)},
-              {"outcome", to_string(t.outcome)},
-              {"processes", t.processes},
-              {"leaks", std::move(leaks)}};
-}
+json to_json(const TestResult& t) { return fields_json::shown_value(t); }
 
 // Each kind shows the fields it defines (observation.h lists them), no more:
 // the rest would read as facts ("pid": 0).
@@ -228,13 +211,6 @@ json to_json(const ProcessHistory& p) {
 }
 
 json to_json(const Aggregate& a) {
-  json timings = json::object();
-  for (const auto& [k, d] : a.timings_ms)
-    timings[k] = {{"n", d.n}, {"min", d.min}, {"median", d.median}, {"p95", d.p95}, {"max", d.max}};
-  json outcomes = json::array();
-  for (const auto& o : a.outcomes)
-    outcomes.push_back(
-        {{"verdict", o.verdict}, {"failed_checks", o.failed_checks}, {"runs", o.runs}});
   return {{"name", a.name},
           {"runs", a.runs},
           {"verdicts", a.verdicts},
@@ -247,8 +223,8 @@ json to_json(const Aggregate& a) {
           {"rate_counts", rate_counts(a)},
           {"reproduction_rate", a.rate},
           {"rate_ci95", {a.rate_low, a.rate_high}},
-          {"outcomes", std::move(outcomes)},
-          {"timings_ms", timings}};
+          {"outcomes", fields_json::shown_value(a.outcomes)},
+          {"timings_ms", fields_json::shown_value(a.timings_ms)}};
 }
 
 json to_json(const MergeRecord& m) {

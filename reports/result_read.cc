@@ -38,21 +38,19 @@ void from(const json& v, const std::string& path, OptMs out) {
   else
     out.out = json_read::millis_to_nanos(v, path);
 }
+// A JSON value kept as it is (a check's measured values).
+void from(const json& v, const std::string&, json& out) { out = v; }
 // A /proc state letter as a one-character string; "" is none (0).
 void from(const json& v, const std::string& path, char& out) {
   const std::string& s = json_read::text(v, path);
   if (s.size() > 1) fail(path, "should be one character, not " + shown(s));
   out = s.empty() ? 0 : s[0];
 }
-void from(const json& v, const std::string& path, CheckResult& out);
 template <HasFields S>
 void from(const json& v, const std::string& path, S& out);
 void from(const json& v, const std::string& path, Observation& out);
 void from(const json& v, const std::string& path, NodeResult& out);
 void from(const json& v, const std::string& path, TestLeak& out);
-void from(const json& v, const std::string& path, TestResult& out);
-void from(const json& v, const std::string& path, Aggregate::Outcome& out);
-void from(const json& v, const std::string& path, Aggregate::Dist& out);
 void from(const json& v, const std::string& path, Aggregate& out);
 void from(const json& v, const std::string& path, ScenarioResult& out);
 // result.json's values, for the shared readers (json_read.h).
@@ -63,15 +61,6 @@ struct Doc {
   }
 };
 using Fields = json_read::Fields<Doc>;
-
-void from(const json& v, const std::string& path, CheckResult& out) {
-  Fields f(v, path);
-  f.need("name", out.name);
-  f.need("status", out.status);
-  f.read("reason", out.reason);
-  f.read("expected_to_fail", out.expected_to_fail);
-  if (const json* m = f.find("measured")) out.measured = *m;
-}
 
 // {t_ms, index, used_bytes, free_bytes, error?, processes?}
 void sample_from(const json& v, const std::string& path, GpuSample& out) {
@@ -129,7 +118,11 @@ template <typename P, typename M>
 void read_field(const Fields& f, P& p, const Field<P, M>& field) {
   M& m = p.*field.member;
   const json* v = f.find(field.key);
-  if (field.shown == Shown::WireOnly || field.shown == Shown::SignalName || !v) return;
+  if (field.shown == Shown::WireOnly || field.shown == Shown::SignalName) return;
+  if (!v) {
+    if (field.required) fail(f.at(field.key), "is missing");
+    return;
+  }
   const std::string path = f.at(field.key);
   if constexpr (std::is_same_v<M, std::string>) {
     if (field.shown == Shown::Json) {
@@ -202,34 +195,6 @@ void from(const json& v, const std::string& path, TestLeak& out) {
   f.read("pid", out.pid);
   f.read("name", out.name);
   f.read("bytes", out.bytes);
-}
-
-void from(const json& v, const std::string& path, TestResult& out) {
-  Fields f(v, path);
-  f.need("nodeid", out.nodeid);
-  f.read("worker", out.worker);
-  f.read("pid", out.pid);
-  f.read("start_ms", Ms{out.started});
-  f.read("end_ms", OptMs{out.ended});
-  f.read("outcome", out.outcome);
-  f.read("processes", out.processes);
-  f.read("leaks", out.leaks);
-}
-
-void from(const json& v, const std::string& path, Aggregate::Outcome& out) {
-  Fields f(v, path);
-  f.read("verdict", out.verdict);
-  f.read("failed_checks", out.failed_checks);
-  f.read("runs", out.runs);
-}
-
-void from(const json& v, const std::string& path, Aggregate::Dist& out) {
-  Fields f(v, path);
-  f.read("n", out.n);
-  f.read("min", out.min);
-  f.read("median", out.median);
-  f.read("p95", out.p95);
-  f.read("max", out.max);
 }
 
 void from(const json& v, const std::string& path, Aggregate& out) {

@@ -34,10 +34,16 @@ struct Field {
   std::string_view key;
   M S::* member;
   Shown shown = Shown::Always;
+  bool required = false;  // a reader refuses a document without it (every release wrote it)
 };
 template <typename S, typename M>
 constexpr Field<S, M> field(std::string_view key, M S::* member, Shown shown = Shown::Always) {
   return {key, member, shown};
+}
+// A field every release wrote: missing, the document is refused.
+template <typename S, typename M>
+constexpr Field<S, M> needed(std::string_view key, M S::* member, Shown shown = Shown::Always) {
+  return {key, member, shown, true};
 }
 
 // A type that lists its fields.

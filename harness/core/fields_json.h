@@ -5,6 +5,7 @@
 #pragma once
 
 #include <concepts>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -15,6 +16,8 @@
 #include "harness/core/fault_kind.h"
 #include "harness/core/fields.h"
 #include "harness/core/observation.h"
+#include "harness/core/per_test_json.h"
+#include "harness/core/result.h"
 #include "harness/core/types.h"
 
 namespace aftermath {
@@ -31,6 +34,13 @@ nlohmann::json parse_or_text(const std::string& text);
 
 inline nlohmann::json shown_value(const std::string& v) { return v; }
 inline nlohmann::json shown_value(bool v) { return v; }
+inline nlohmann::json shown_value(double v) { return v; }
+// A JSON value kept as it is (a check's measured values).
+template <typename J>
+  requires std::same_as<J, nlohmann::json>
+nlohmann::json shown_value(const J& v) {
+  return v;
+}
 template <std::integral T>
 nlohmann::json shown_value(T v) {
   return v;
@@ -43,13 +53,18 @@ inline nlohmann::json shown_value(FaultAction a) { return std::string(to_string(
 inline nlohmann::json shown_value(FaultStatus s) { return std::string(to_string(s)); }
 inline nlohmann::json shown_value(FaultMechanism m) { return std::string(to_string(m)); }
 inline nlohmann::json shown_value(ProbeStatus s) { return std::string(to_string(s)); }
+inline nlohmann::json shown_value(CheckStatus s) { return std::string(to_string(s)); }
+inline nlohmann::json shown_value(TestOutcome o) { return std::string(to_string(o)); }
 inline nlohmann::json shown_value(const Outcome& o) { return to_json(o); }
+inline nlohmann::json shown_value(const TestLeak& l) { return to_json(l); }
 template <HasFields S>
 nlohmann::json shown_value(const S& s);
 template <typename T>
 nlohmann::json shown_value(const std::vector<T>& v);
 template <typename T>
 nlohmann::json shown_value(const std::optional<T>& v);
+template <typename T>
+nlohmann::json shown_value(const std::map<std::string, T>& v);
 
 // Adds the fields of `p` to the object `j`.
 template <HasFields P>
@@ -66,6 +81,12 @@ nlohmann::json shown_value(const std::vector<T>& v) {
   nlohmann::json a = nlohmann::json::array();
   for (const auto& x : v) a.push_back(shown_value(x));
   return a;
+}
+template <typename T>
+nlohmann::json shown_value(const std::map<std::string, T>& v) {
+  nlohmann::json o = nlohmann::json::object();
+  for (const auto& [k, x] : v) o[k] = shown_value(x);
+  return o;
 }
 // null when empty: every record has the same keys, and "never happened"
 // reads apart from "not recorded by this version".

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/core/fields.h"
 #include "harness/core/timeline.h"
 #include "harness/core/types.h"
 
@@ -23,6 +24,13 @@ struct CheckResult {
   nlohmann::json measured =
       nlohmann::json::object();   // measured values (ms for times, bytes, lists)
   bool expected_to_fail = false;  // named in the scenario's expectation
+
+  static constexpr auto fields() {
+    return std::tuple{needed("name", &CheckResult::name), needed("status", &CheckResult::status),
+                      field("reason", &CheckResult::reason),
+                      field("expected_to_fail", &CheckResult::expected_to_fail),
+                      field("measured", &CheckResult::measured)};
+  }
 };
 
 // A job process's key in a run's result: its pid, made unique across the
@@ -62,6 +70,7 @@ struct TestLeak {
   std::string name;        // shm: the /dev/shm entry; device: "GPU N"
   std::int64_t bytes = 0;  // shm: its size; device: what the process held there
   std::string what;  // one line for people: "worker 812 (python3) outlived its parent by 4.9s"
+  bool operator==(const TestLeak&) const = default;
 };
 
 // One test of a pytest suite run as the job, as the suite reported it
@@ -75,6 +84,17 @@ struct TestResult {
   TestOutcome outcome = TestOutcome::NotEnded;
   std::vector<int> processes;   // the job processes it started (directly or below)
   std::vector<TestLeak> leaks;  // empty: it left nothing behind
+
+  static constexpr auto fields() {
+    return std::tuple{needed("nodeid", &TestResult::nodeid),
+                      field("worker", &TestResult::worker),
+                      field("pid", &TestResult::pid),
+                      field("start_ms", &TestResult::started, Shown::Millis),
+                      field("end_ms", &TestResult::ended, Shown::Millis),
+                      field("outcome", &TestResult::outcome),
+                      field("processes", &TestResult::processes),
+                      field("leaks", &TestResult::leaks)};
+  }
 };
 
 struct ScenarioResult {
@@ -146,11 +166,23 @@ struct Aggregate {
     std::string verdict;
     std::vector<std::string> failed_checks;  // fail or error, in the run's check order
     std::vector<int> runs;                   // 1-based run numbers
+
+    static constexpr auto fields() {
+      return std::tuple{field("verdict", &Outcome::verdict),
+                        field("failed_checks", &Outcome::failed_checks),
+                        field("runs", &Outcome::runs)};
+    }
   };
   std::vector<Outcome> outcomes;
   struct Dist {
     int n = 0;
     double min = 0, median = 0, p95 = 0, max = 0;
+
+    static constexpr auto fields() {
+      return std::tuple{field("n", &Dist::n), field("min", &Dist::min),
+                        field("median", &Dist::median), field("p95", &Dist::p95),
+                        field("max", &Dist::max)};
+    }
   };
   std::map<std::string, Dist> timings_ms;
 };

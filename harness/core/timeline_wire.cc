@@ -169,7 +169,11 @@ using Fields = json_read::Fields<Wire>;
 template <typename S>
 void read_fields(const Fields& f, S& out) {
   for_each_field<S>([&](const auto& field) {
-    if (field.shown != Shown::SignalName) f.read(field.key, out.*field.member);
+    if (field.shown == Shown::SignalName) return;
+    if (field.required)
+      f.need(field.key, out.*field.member);
+    else
+      f.read(field.key, out.*field.member);
   });
 }
 

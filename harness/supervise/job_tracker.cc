@@ -116,6 +116,12 @@ void JobTracker::track_new(int pid, const ProcStat& st, int depth) {
   // pytest test's attribution) see it there.
   int born_of = st.ppid;
   Nanos born_at = now();
+  // Its own fork event, where one was read: it was born then, not when a
+  // look found it (a child found after a grandchild whose fork came later
+  // must not start after it: ancestry and a pytest test's attribution go by
+  // who was there first).
+  if (auto self = forked_.find(pid); self != forked_.end() && pid != top_pid_)
+    born_at = std::min(born_at, self->second.t);
   const bool reparented =
       pid != top_pid_ && (st.ppid == reaper_pid_ || st.ppid == init_pid_ || st.ppid == 1);
   if (pid != top_pid_ && !procs_.count(st.ppid)) {

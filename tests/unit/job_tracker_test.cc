@@ -6,11 +6,15 @@
 #include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <fstream>
 
 #include "tests/support/children.h"
 #include "tests/support/loop.h"
@@ -262,6 +266,90 @@ TEST_F(TrackerTest, ExitStatusesNobodySawAreNamed) {
   events.pop_back();
   events[0].as<obs::ProcExit>()->outcome = Outcome::exited(1);
   EXPECT_FALSE(tracker.fill_exit_statuses(events));
+}
+
+// The daemon pattern, both forks read from one batch of the kernel's events:
+// the top's child forks a grandchild and exits, the grandchild is
+// re-parented before any look. Each starts when its fork was read, not when
+// a look found it: the child (found first, in the same pass) must not start
+// after the grandchild whose ancestry goes through it, or the grandchild has
+// no parent at its start (a pytest test loses its daemon). The clock moves on
+// every reading, as a real one does while a pass reads /proc.
+TEST(TrackerForkTimes, AChildFoundWithItsDaemonGrandchildStartsNoLaterThanIt) {
+  auto events = JobTracker::open_events("/proc");
+  if (!events) GTEST_SKIP() << "no process events here (root only)";
+  boost::asio::io_context ctx;
+  Recorder rec;
+  JobTrackerHooks hooks = rec.hooks();
+  hooks.now = [&rec] { return rec.t += 10; };
+  JobTracker tracker{ctx, "/proc", hooks, std::move(events)};
+  // This test stands where the reaper stands: orphans of the job come to it.
+  ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+  struct Unset {
+    ~Unset() { ::prctl(PR_SET_CHILD_SUBREAPER, 0); }
+  } unset;
+  int go[2], report[2];
+  ASSERT_EQ(::pipe(go), 0);
+  ASSERT_EQ(::pipe(report), 0);
+  pid_t top = ::fork();
+  if (top == 0) {
+    char b;
+    if (::read(go[0], &b, 1) != 1) _exit(2);
+    pid_t child = ::fork();
+    if (child == 0) {
+      pid_t grandchild = ::fork();
+      if (grandchild == 0) {
+        ::alarm(30);
+        for (;;) ::pause();
+      }
+      pid_t ids[2] = {::getpid(), grandchild};
+      (void)!::write(report[1], ids, sizeof ids);
+      _exit(0);  // the grandchild is re-parented; this one stays a zombie of the top
+    }
+    ::alarm(30);
+    for (;;) ::pause();
+  }
+  ::close(go[0]);
+  ::close(report[1]);
+  OwnedChild owned(top);
+  tracker.set_containment(::getpid(), false);
+  tracker.set_init_pid(::getpid());
+  tracker.add_top(rec.t, top, top, "top", "the top");
+  tracker.walk();  // the top tracked: its forks are the job's
+  ASSERT_TRUE(tracker.find(top));
+  ASSERT_EQ(::write(go[1], "g", 1), 1);
+  pid_t ids[2] = {0, 0};
+  ASSERT_TRUE(readable_within(report[0], 10000));
+  ASSERT_EQ(::read(report[0], ids, sizeof ids), static_cast<ssize_t>(sizeof ids));
+  const pid_t child = ids[0], grandchild = ids[1];
+  UniqueFd gfd;
+  ASSERT_FALSE(pidfd_open(grandchild, gfd));  // no error
+  // Re-parented: its parent is no longer the child (a bounded wait on state).
+  bool reparented = false;
+  for (int i = 0; i < 10000 && !reparented; ++i) {
+    std::ifstream st("/proc/" + std::to_string(grandchild) + "/stat");
+    std::string line;
+    std::getline(st, line);
+    auto close = line.rfind(')');
+    int ppid = 0;
+    if (close != std::string::npos) std::sscanf(line.c_str() + close + 4, "%d", &ppid);
+    reparented = ppid != child && ppid != 0;
+    if (!reparented) ::sched_yield();
+  }
+  ASSERT_TRUE(reparented);
+  tracker.tick();  // both forks read at once, then both found
+  const Observation* c = rec.find<obs::ProcStart>(child);
+  const Observation* g = rec.find<obs::ProcStart>(grandchild);
+  ASSERT_TRUE(c && g);
+  EXPECT_EQ(g->as<obs::ProcStart>()->ppid, child) << "its ancestry, from the fork events";
+  EXPECT_LE(c->t, g->t) << "the child starts no later than its grandchild";
+  EXPECT_TRUE(tracker.had(child));
+  EXPECT_TRUE(tracker.had(grandchild));
+  EXPECT_FALSE(tracker.had(::getppid()));
+  (void)pidfd_signal(gfd.get(), SIGKILL);
+  ::waitpid(grandchild, nullptr, 0);  // re-parented to this test
+  ::close(go[1]);
+  ::close(report[0]);
 }
 
 TEST(RoleByRule, TheTopIsTheLauncherAndTheShmManagerAHelper) {

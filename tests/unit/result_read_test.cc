@@ -227,6 +227,16 @@ TEST(ResultRead, ADocumentThatIsNotOneIsRefusedNamingTheField) {
     d.erase("scenarios");
     EXPECT_EQ(error_of(d), "scenarios is missing");
   }
+  {
+    json d = good;  // a field its list marks as needed (fields.h)
+    d["scenarios"][0]["checks"][1].erase("name");
+    EXPECT_EQ(error_of(d), "scenarios[0].checks[1].name is missing");
+  }
+  {
+    json d = good;
+    d["scenarios"][0]["checks"][1].erase("reason");  // not needed: its default
+    EXPECT_TRUE(read_result(d).ok());
+  }
   EXPECT_THAT(error_of(json::array()), HasSubstr("should be a JSON object"));
 }
 
