@@ -25,6 +25,7 @@
 #include "harness/supervise/job_shm.h"
 #include "harness/supervise/job_tracker.h"
 #include "harness/supervise/reaper_link.h"
+#include "harness/supervise/run_registry.h"
 #include "harness/supervise/sample_pacer.h"
 #include "harness/supervise/tmp_watch.h"
 
@@ -173,6 +174,8 @@ class Supervisor {
   EventSocket sock_;
   std::unique_ptr<asio::posix::stream_descriptor> sock_watch_;
   TmpDirWatch tmp_;
+  const int run_id_ = new_run_id();  // this run among those side by side (run_registry.h)
+  ProcReader proc_{opt_.proc_root};
   std::unique_ptr<asio::steady_timer> tmp_timer_;
   FaultSchedule schedule_;
 };
@@ -248,6 +251,7 @@ void Supervisor::add(Observation o) {
     last_change_ = now();
     if (is_progress(o)) mark_progress();
   }
+  if (const auto* p = o.as<obs::ProcStart>()) note_run_pid(run_id_, p->pid);
   if (opt_.node.on_observation) opt_.node.on_observation(o);
   tl_.add(std::move(o));
 }
@@ -774,11 +778,17 @@ JobLookup Supervisor::job_lookup() {
             if (fresh) walk();
             return tracker_.present_pids();
           },
-      .had =
+      .whose =
           [this, walk](int pid) {
-            if (tracker_.had(pid)) return true;
+            using W = JobLookup::Whose;
+            if (tracker_.had(pid)) return W::Job;
             walk();
-            return tracker_.had(pid);
+            if (tracker_.had(pid)) return W::Job;
+            if (other_run_with(run_id_, pid) != 0) return W::Outside;
+            // Alive, and not below the job's reaper (the walk found every
+            // process that is): another's.
+            if (proc_.stat(pid)) return W::Outside;
+            return W::Unknown;
           },
   };
 }

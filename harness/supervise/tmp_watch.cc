@@ -35,8 +35,23 @@ void TmpDirWatch::note_new(const std::string& name, Nanos now) {
   seen_[name] = Seen{.inode = e->inode, .next_try = now, .backoff = kFirstBackoff};
 }
 
+void TmpDirWatch::ask_creator(Seen& s, const JobLookup& job) {
+  if (s.creator <= 0 || s.creator_known || s.job || s.outside) return;
+  switch (job.whose(s.creator)) {
+    case JobLookup::Whose::Job:
+      s.job = s.creator_known = true;
+      break;
+    case JobLookup::Whose::Outside:
+      s.outside = s.creator;
+      s.creator_known = true;
+      break;
+    case JobLookup::Whose::Unknown:
+      break;  // asked again later; until then, its holders tell
+  }
+}
+
 void TmpDirWatch::note_creators(Nanos now, const JobLookup& job) {
-  if (!creators_.active() || !job.had) return;
+  if (!creators_.active() || !job.whose) return;
   std::vector<CreatedEntry> made;
   (void)creators_.read(&made);  // events lost: those entries are judged by their holders
   for (const auto& c : made) {
@@ -44,11 +59,12 @@ void TmpDirWatch::note_creators(Nanos now, const JobLookup& job) {
     note_new(c.name, now);
     auto it = seen_.find(c.name);
     if (it == seen_.end()) continue;  // gone already
-    Seen& s = it->second;
-    s.creator = c.pid;
-    s.job = job.had(c.pid);
-    s.outside = s.job ? 0 : c.pid;
+    it->second.creator = c.pid;
+    ask_creator(it->second, job);
   }
+  // A creator nobody knew may be known now (a run beside this one has
+  // published it since).
+  for (auto& [name, s] : seen_) ask_creator(s, job);
 }
 
 void TmpDirWatch::poll(Nanos now, const JobLookup& job) {

@@ -10,9 +10,12 @@
 // first:
 //  - who made it: where the kernel says (observe/creators.h: fanotify, as
 //    root), each new residue entry's creator is one of the job's processes
-//    (then it is the job's) or not (then it is the creator's, never removed
-//    nor blamed). mp.spawn's error file, written and closed, is held by
-//    nobody: only this tells two runs' error files apart.
+//    (then it is the job's), shown to be another's (a run beside it had it:
+//    run_registry.h; or it is alive outside the job's tree: then it is the
+//    creator's, never removed nor blamed), or unknown (gone, and no run here
+//    knew it: asked again at each poll, then the next rule). mp.spawn's
+//    error file, written and closed, is held by nobody: only this tells two
+//    runs' error files apart.
 //  - who holds it: otherwise each new residue entry is looked at as soon as
 //    it is noticed (the caller polls every 50 ms; inotify makes an idle poll
 //    one read()), then with a doubling backoff up to 4 s, until some process
@@ -46,9 +49,12 @@ struct JobLookup {
   // with `fresh` as of now, newcomers included (a process forked a moment
   // ago holds what looked like a neighbour's).
   std::function<std::vector<int>(bool fresh)> present;
-  // Whether `pid` is or was one of the job's processes (the job's tree looked
-  // at again first when it is not known). Unset: creators are not asked about.
-  std::function<bool(int pid)> had;
+  // Whose process `pid` is (or was): the job's, shown to be another's (a
+  // run beside it had it, or it runs outside the job's tree), or unknown (it
+  // is gone and nobody here knew it: its entry is judged by its holders).
+  // Unset: creators are not asked about.
+  enum class Whose { Job, Outside, Unknown };
+  std::function<Whose(int pid)> whose;
 };
 
 class TmpDirWatch {
@@ -87,12 +93,16 @@ class TmpDirWatch {
     bool job = false;  // a job process held it
     int outside = 0;   // a process outside the job made or held it (-1: a socket, holder unnamed)
     int creator = 0;   // who made it, where the kernel said
+    bool creator_known = false;  // and whose that is was settled
     Nanos next_try = 0;
     Nanos backoff = 0;
   };
   void note_new(const std::string& name, Nanos now);
-  // The creators the kernel named since the last call, asked about.
+  // The creators the kernel named since the last call, and those still
+  // unknown, asked about.
   void note_creators(Nanos now, const JobLookup& job);
+  // Settles whose `s`'s creator is, where that can be known now.
+  static void ask_creator(Seen& s, const JobLookup& job);
 
   Options opt_;
   bool active_ = false;

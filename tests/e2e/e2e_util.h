@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -43,6 +44,19 @@ inline std::string src(const std::string& rel) {
 
 using aftermath::testing::alive;
 using aftermath::testing::slurp;
+
+// The names in `dir`, sorted, one a line ("" for an empty folder): what a
+// test that expects it empty shows when it is not.
+inline std::string listing(const std::string& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+    names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  std::string out;
+  for (const auto& n : names) out += n + "\n";
+  return out;
+}
 
 // A temporary folder, removed with everything in it.
 class TempDir : public aftermath::testing::TempDir {
