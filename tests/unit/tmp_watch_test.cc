@@ -28,6 +28,12 @@ class TmpWatch : public ::testing::Test {
     o_.dir = tmp_;
     o_.proc_root = proc_.root();
   }
+  // tmp/NAME/listener-1, a socket bound there by `pid` (its fd `fd`, socket inode `inode`).
+  void bound_by(int pid, int fd, std::uint64_t inode, const std::string& name) {
+    d_.write("tmp/" + name + "/listener-1", "");
+    bind_socket(inode, tmp_ + "/" + name + "/listener-1");
+    proc_.fd(pid, fd, "socket:[" + std::to_string(inode) + "]");
+  }
   void bind_socket(std::uint64_t inode, const std::string& path) {
     std::ofstream(proc_.root() + "/net/unix", std::ios::app)
         << "0000000000000000: 00000002 00000000 00010000 0001 01 " << inode << " " << path << "\n";
@@ -125,13 +131,9 @@ TEST_F(TmpWatch, ResidueHeldOutsideTheJobIsNeitherRemovedNorBlamed) {
   d_.write("tmp/pymp-now/f", "");
   proc_.fd(500, 3, tmp_ + "/pymp-now/f");
   // Bound by the neighbour while the job ran; its process is gone by the end.
-  d_.write("tmp/pymp-then/listener-1", "");
-  bind_socket(901, tmp_ + "/pymp-then/listener-1");
-  proc_.fd(500, 4, "socket:[901]");
+  bound_by(500, 4, 901, "pymp-then");
   // Held by the job while it ran; nobody at the end.
-  d_.write("tmp/pymp-job/listener-1", "");
-  bind_socket(902, tmp_ + "/pymp-job/listener-1");
-  proc_.fd(42, 3, "socket:[902]");
+  bound_by(42, 3, 902, "pymp-job");
   w.poll(100 * kMilli, pids({42}));
   // Everyone lets go.
   fs::remove(proc_.root() + "/500/fd/4");
@@ -157,12 +159,8 @@ TEST_F(TmpWatch, AHolderTooNewForTheJobsListIsAskedAboutAgain) {
   proc_.add(500, 1, "python3");  // a neighbour's
   TmpDirWatch w;
   ASSERT_TRUE(w.start(o_));
-  d_.write("tmp/pymp-new/listener-1", "");
-  bind_socket(903, tmp_ + "/pymp-new/listener-1");
-  proc_.fd(77, 3, "socket:[903]");
-  d_.write("tmp/pymp-other/listener-1", "");
-  bind_socket(904, tmp_ + "/pymp-other/listener-1");
-  proc_.fd(500, 3, "socket:[904]");
+  bound_by(77, 3, 903, "pymp-new");
+  bound_by(500, 3, 904, "pymp-other");
   int fresh_asks = 0;
   w.poll(100 * kMilli, JobLookup{.present = [&](bool fresh) {
            fresh_asks += fresh;
@@ -248,9 +246,7 @@ TEST_F(TmpWatch, WithoutALookWhileTheJobRunsANeighboursResidueIsTheJobs) {
   proc_.add(500, 1, "python3");
   TmpDirWatch w;
   ASSERT_TRUE(w.start(o_));
-  d_.write("tmp/pymp-then/listener-1", "");
-  bind_socket(901, tmp_ + "/pymp-then/listener-1");
-  proc_.fd(500, 4, "socket:[901]");
+  bound_by(500, 4, 901, "pymp-then");
   fs::remove(proc_.root() + "/500/fd/4");
   d_.write("proc/net/unix", "Num       RefCount Protocol Flags    Type St Inode Path\n");
   auto out = w.finish(kSecond);
