@@ -575,6 +575,7 @@ std::vector<CheckResult> run_checks(const Scenario& sc, const Timeline& tl,
     if (name == kTestsClean && !saw_tests(tl)) continue;
     auto r = run_check(name, in);
     r.expected_to_fail = sc.expect.failing.count(name) > 0;
+    r.may_fail = sc.expect.may_fail.count(name) > 0;
     out.push_back(std::move(r));
   }
   return out;

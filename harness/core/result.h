@@ -24,11 +24,14 @@ struct CheckResult {
   nlohmann::json measured =
       nlohmann::json::object();   // measured values (ms for times, bytes, lists)
   bool expected_to_fail = false;  // named in the scenario's expectation
+  bool may_fail = false;          // named under expect.may_fail: a failure leaves the verdict
 
   static constexpr auto fields() {
-    return std::tuple{needed("name", &CheckResult::name), needed("status", &CheckResult::status),
+    return std::tuple{needed("name", &CheckResult::name),
+                      needed("status", &CheckResult::status),
                       field("reason", &CheckResult::reason),
                       field("expected_to_fail", &CheckResult::expected_to_fail),
+                      field("may_fail", &CheckResult::may_fail, Shown::IfSet),
                       field("measured", &CheckResult::measured)};
   }
 };

@@ -401,6 +401,26 @@ TEST(ReportsJunit, ExpectedFailureThatDidNotReproduceFails) {
   EXPECT_THROW(case_named(suite, "verdict"), std::runtime_error);
 }
 
+// A check the scenario says may fail (a known race of the job's) is no CI
+// failure when it fails: the verdict is not red for it either.
+TEST(ReportsJunit, ACheckThatMayFailIsNoFailureWhenItFails) {
+  RunResult run = sample_run();
+  ScenarioResult& s = run.scenarios[0];
+  s.checks[0].status = CheckStatus::Fail;
+  s.checks[0].expected_to_fail = false;
+  s.checks[0].may_fail = true;
+  s.checks[0].reason = "1 orphan";
+  s.verdict = Verdict::Pass;
+  const XmlNode root = parse_xml(render_junit(run));
+  const XmlNode& suite = suite_named(root, "orphan_reaper");
+  const XmlNode& c = case_named(suite, "no_orphans");
+  EXPECT_EQ(c.first("failure"), nullptr);
+  const XmlNode* out = c.first("system-out");
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(out->text, "failed, as the scenario says it may: 1 orphan");
+  EXPECT_EQ(suite.attr("failures"), "0");
+}
+
 TEST(ReportsJunit, RedVerdictWithoutARedCheckStillFails) {
   RunResult run = sample_run();
   ScenarioResult& s = run.scenarios[0];
