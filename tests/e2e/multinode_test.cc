@@ -361,9 +361,10 @@ TEST_F(MultiNode, AnAgentKilledAndATorchrunAgentStopped) {
   ASSERT_LE(left.size(), 1u) << e2e::listing(dir / "tmp");
   for (const auto& name : left) {
     EXPECT_EQ(name.rfind("torchelastic_", 0), 0u) << name;
-    for (const auto& e : (*kill)["timeline"])
-      if (e["kind"] == "tmp_reclaim")
-        EXPECT_NE(e["path"].get<std::string>(), dir / ("tmp/" + name)) << "taken by node 0";
+    for (const auto& e : (*kill)["timeline"]) {
+      if (e["kind"] != "tmp_reclaim") continue;
+      EXPECT_NE(e["path"].get<std::string>(), dir / ("tmp/" + name)) << "taken by node 0";
+    }
     std::filesystem::remove_all(dir / ("tmp/" + name));
   }
 }
