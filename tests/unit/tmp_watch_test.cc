@@ -40,7 +40,7 @@ class TmpWatch : public ::testing::Test {
   }
   // The job's processes, as last known and as now: `live`.
   static JobLookup pids(std::vector<int> live) {
-    return JobLookup{.present = [live](bool) { return live; }};
+    return JobLookup{.present = [live](bool) { return live; }, .whose = {}};
   }
   static const obs::TmpLeft* left(const std::vector<Observation>& v, const std::string& path) {
     for (const auto& o : v)
@@ -162,10 +162,12 @@ TEST_F(TmpWatch, AHolderTooNewForTheJobsListIsAskedAboutAgain) {
   bound_by(77, 3, 903, "pymp-new");
   bound_by(500, 3, 904, "pymp-other");
   int fresh_asks = 0;
-  w.poll(100 * kMilli, JobLookup{.present = [&](bool fresh) {
-           fresh_asks += fresh;
-           return fresh ? std::vector<int>{77} : std::vector<int>{};
-         }});
+  w.poll(100 * kMilli, JobLookup{.present =
+                                     [&](bool fresh) {
+                                       fresh_asks += fresh;
+                                       return fresh ? std::vector<int>{77} : std::vector<int>{};
+                                     },
+                                 .whose = {}});
   EXPECT_EQ(fresh_asks, 1) << "asked again once, for both entries";
   fs::remove(proc_.root() + "/77/fd/3");
   fs::remove(proc_.root() + "/500/fd/3");
