@@ -50,7 +50,7 @@ void TmpDirWatch::ask_creator(Seen& s, const JobLookup& job) {
   }
 }
 
-void TmpDirWatch::note_creators(Nanos now, const JobLookup& job) {
+void TmpDirWatch::note_creators(Nanos now, const JobLookup& job, bool last) {
   if (!creators_.active() || !job.whose) return;
   std::vector<CreatedEntry> made;
   (void)creators_.read(&made);  // events lost: those entries are judged by their holders
@@ -63,13 +63,15 @@ void TmpDirWatch::note_creators(Nanos now, const JobLookup& job) {
     ask_creator(it->second, job);
   }
   // A creator nobody knew may be known now (a run beside this one has
-  // published it since).
-  for (auto& [name, s] : seen_) ask_creator(s, job);
+  // published it since): asked again when its entry is due (the holders'
+  // backoff: each ask may walk the job's tree), and once more at the end.
+  for (auto& [name, s] : seen_)
+    if (last || now >= s.next_try) ask_creator(s, job);
 }
 
 void TmpDirWatch::poll(Nanos now, const JobLookup& job) {
   if (!active_) return;
-  note_creators(now, job);
+  note_creators(now, job, false);
   std::set<std::string> changed;
   if (watch_.poll(&changed)) {
     for (const auto& name : changed)
@@ -149,7 +151,7 @@ void TmpDirWatch::poll(Nanos now, const JobLookup& job) {
 std::vector<Observation> TmpDirWatch::finish(Nanos now, const JobLookup& job) {
   std::vector<Observation> out;
   if (!active_) return out;
-  note_creators(now, job);
+  note_creators(now, job, true);
   active_ = false;
   auto table = scan_tmp(opt_.dir);
   if (!table) {

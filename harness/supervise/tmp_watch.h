@@ -99,8 +99,8 @@ class TmpDirWatch {
   };
   void note_new(const std::string& name, Nanos now);
   // The creators the kernel named since the last call, and those still
-  // unknown, asked about.
-  void note_creators(Nanos now, const JobLookup& job);
+  // unknown that are due (all of them when `last`), asked about.
+  void note_creators(Nanos now, const JobLookup& job, bool last);
   // Settles whose `s`'s creator is, where that can be known now.
   static void ask_creator(Seen& s, const JobLookup& job);
 
