@@ -270,7 +270,15 @@ std::map<std::string, TmpHold> find_tmp_holders(const std::string& proc_root,
         }
         // A file deleted since it was opened holds nothing in the entry.
         if (target.size() > 10 && target.substr(target.size() - 10) == " (deleted)") continue;
-        if (const std::string* e = entry_of(target)) hold(*e, pid);
+        const std::string* e = entry_of(target);
+        if (!e) continue;
+        // An open directory is a look, not a hold: ls, du, a temp cleaner,
+        // another run's own scan of a temp dir it shares (a node beside this
+        // one, a run side by side) walk it. A process holds an entry by
+        // working in it, a file open in it or a socket bound in it.
+        struct stat st{};
+        if (::fstatat(::dirfd(d), de->d_name, &st, 0) == 0 && S_ISDIR(st.st_mode)) continue;
+        hold(*e, pid);
       }
       ::closedir(d);
     }

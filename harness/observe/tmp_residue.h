@@ -95,7 +95,10 @@ struct TmpHold {
   bool held() const { return !pids.empty() || !bound.empty(); }
 };
 
-// For each of `names` (entries of `dir`), who holds it now. Looks at every
+// For each of `names` (entries of `dir`), who holds it now: a process
+// working in it (its cwd), with a file open in it, or a socket bound in it.
+// A directory open in it is a look (ls, du, another run's scan of a temp dir
+// it shares), not a hold. Looks at every
 // process of `proc_root`, or only at `only_pids` when given (with the bound
 // sockets of the whole network namespace either way). Processes whose fds or
 // cwd cannot be read go to *unreadable. Names nobody holds are absent.

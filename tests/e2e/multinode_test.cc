@@ -61,6 +61,21 @@ std::string ranks_stderr(const nlohmann::json& sc, int node) {
   return text;
 }
 
+// What the temp dir the nodes share still holds, each entry with what every
+// scenario's timeline says of it (who left it, who took it): "" when empty.
+std::string tmp_left_story(const e2e::TempDir& dir, const e2e::Run& r) {
+  std::string left = e2e::listing(dir / "tmp");
+  if (left.empty()) return left;
+  std::string story = left;
+  std::istringstream names(left);
+  for (std::string name; std::getline(names, name);)
+    for (const auto& sc : r.result["scenarios"])
+      for (const auto& o : sc["timeline"])
+        if (o.dump().find(name) != std::string::npos)
+          story += "  " + sc["name"].get<std::string>() + ": " + o.dump() + "\n";
+  return story;
+}
+
 std::string node_check(const nlohmann::json& node, const std::string& name) {
   for (const auto& c : node["checks"])
     if (c["name"] == name) return c["status"];
@@ -193,7 +208,7 @@ TEST_F(MultiNode, ACleanRunAndANodeLoss) {
   for (const auto* s : {clean, loss})
     for (const auto& p : (*s)["processes"]) pids.push_back(p["pid"]);
   EXPECT_TRUE(e2e::all_gone_within(pids, 10s));
-  EXPECT_EQ(e2e::listing(dir / "tmp"), "");
+  EXPECT_EQ(tmp_left_story(dir, r), "");
 }
 
 // The same moment with node 1's processes SIGKILLed and its network up: node
@@ -260,7 +275,7 @@ TEST_F(MultiNode, AKillWithoutTheCutAndAPartitionThatHeals) {
   EXPECT_TRUE(healed);
   std::cout << "[ measure  ] partition 5 s: the job ended "
             << (*part)["timings_ms"]["to_job_exit_ms"].get<double>() << " ms after the cut\n";
-  EXPECT_EQ(e2e::listing(dir / "tmp"), "");
+  EXPECT_EQ(tmp_left_story(dir, r), "");
 }
 
 // A node lost while both run 16 DataLoader workers in file_system mode: the
@@ -284,7 +299,7 @@ TEST_F(MultiNode, ANodeLossUnder16FileSystemWorkers) {
   EXPECT_EQ(node_check(n1, "tmp_clean"), "fail");
   EXPECT_EQ(node_check(n1, "no_hang"), "pass");
   // The harness reclaimed what node 1 left: nothing stays in the temp dir.
-  EXPECT_EQ(e2e::listing(dir / "tmp"), "");
+  EXPECT_EQ(tmp_left_story(dir, r), "");
 }
 
 // Node 1's agent SIGKILLed mid-step: its job part dies with it (the witness
@@ -453,7 +468,7 @@ TEST_F(MultiNode, ScancelWithDataLoaderWorkers) {
   EXPECT_EQ(node_check((*reparented)["nodes"][1], "no_orphans"), "fail");
   EXPECT_EQ(node_check((*tied)["nodes"][1], "no_orphans"), "pass");
   EXPECT_EQ(node_check((*tied)["nodes"][1], "all_exited"), "pass");
-  EXPECT_EQ(e2e::listing(dir / "tmp"), "");
+  EXPECT_EQ(tmp_left_story(dir, r), "");
 }
 
 // A fault of node 1 triggered by a point on node 0: node 0 arms the point
@@ -491,7 +506,7 @@ TEST_F(MultiNode, AFaultOfOneNodeTriggeredByAPointOnAnother) {
   EXPECT_GT(latency, 0);
   std::cout << "[ measure  ] cross-node trigger: node 1's fault " << latency
             << " ms after node 0's point\n";
-  EXPECT_EQ(e2e::listing(dir / "tmp"), "");
+  EXPECT_EQ(tmp_left_story(dir, r), "");
 }
 
 // Outside an allocation, or asking for more nodes than it has: one error

@@ -4,6 +4,7 @@
 // socket in a planted pymp-* folder (taken down and reaped by the test).
 #include "harness/observe/tmp_residue.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -155,12 +156,17 @@ TEST(TmpResidue, HoldersByFdCwdAndBoundSocket) {
   fs::create_directories(tmp + "/torchelastic_c");
   fs::create_directories(tmp + "/pymp-d");
   fs::create_directories(tmp + "/pymp-e");
+  fs::create_directories(tmp + "/torch-shm-dir-f/sub");
   proc.add(100, 1, "python3");
   proc.fd(100, 3, tmp + "/torchelastic_c/attempt_0/0/stdout.log");  // an open file under it
   proc.fd(100, 4, "socket:[777]");                                  // the manager's socket
   proc.fd(100, 5, tmp + "/pymp-e/old (deleted)");                   // unlinked: holds nothing
   proc.add(200, 1, "sh");
   fs::create_symlink(tmp + "/pymp-a", d / "proc/200/cwd");  // working in it
+  // Another run's scan, an ls: its directories open, nothing held.
+  proc.add(300, 1, "aftermath");
+  proc.fd(300, 3, tmp + "/torch-shm-dir-f");
+  proc.fd(300, 4, tmp + "/torch-shm-dir-f/sub");
   d.write("proc/net/unix",
           "Num       RefCount Protocol Flags    Type St Inode Path\n"
           "0000000000000000: 00000002 00000000 00010000 0001 01 777 " +
@@ -168,8 +174,9 @@ TEST(TmpResidue, HoldersByFdCwdAndBoundSocket) {
               "/torch-shm-dir-b/manager.sock\n"
               "0000000000000000: 00000002 00000000 00010000 0001 01 888 " +
               tmp + "/pymp-d/listener-x\n");  // bound, by a process this /proc does not show
-  auto h = find_tmp_holders(proc.root(), tmp,
-                            {"pymp-a", "torch-shm-dir-b", "torchelastic_c", "pymp-d", "pymp-e"});
+  auto h = find_tmp_holders(
+      proc.root(), tmp,
+      {"pymp-a", "torch-shm-dir-b", "torchelastic_c", "pymp-d", "pymp-e", "torch-shm-dir-f"});
   EXPECT_EQ(h["pymp-a"].pids, std::vector<int>{200});
   EXPECT_EQ(h["torch-shm-dir-b"].pids, std::vector<int>{100});
   EXPECT_EQ(h["torch-shm-dir-b"].bound,
@@ -178,6 +185,7 @@ TEST(TmpResidue, HoldersByFdCwdAndBoundSocket) {
   EXPECT_TRUE(h["pymp-d"].pids.empty());
   EXPECT_TRUE(h["pymp-d"].held()) << "a bound socket holds it, holder named or not";
   EXPECT_FALSE(h.count("pymp-e"));
+  EXPECT_FALSE(h.count("torch-shm-dir-f")) << "an open directory is a look, not a hold";
   // Only some processes looked at (a job's); the bound sockets still count.
   std::vector<int> only{200};
   auto j = find_tmp_holders(proc.root(), tmp, {"torch-shm-dir-b", "pymp-a"}, &only);
@@ -238,7 +246,12 @@ TEST(TmpResidue, ARealListenerHoldsItsFolderUntilItsProcessIsGone) {
   int status = 0;
   ASSERT_TRUE(child.exited_within(10000, &status));
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  // This process looking into it (the folder open, as a scan has it) holds
+  // nothing either.
+  int look = ::open((d.path() + "/pymp-real").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(look, 0);
   auto after = find_tmp_holders("/proc", d.path(), {"pymp-real"});
+  ::close(look);
   EXPECT_FALSE(after.count("pymp-real"));
   EXPECT_TRUE(fs::exists(sock));
   EXPECT_TRUE(tmp_maker_gone(e, nullptr));
