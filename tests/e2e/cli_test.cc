@@ -86,14 +86,16 @@ TEST_F(Cli, OrphanFailsNoOrphansAndAllExited) {
 }
 
 TEST_F(Cli, OrphanWithinGracePasses) {
-  auto r = run_cmd({"--grace", "2s", "--settle", "5s"},
+  // A grace far above the orphan's 100 ms: it costs nothing when the orphan
+  // is quick (the run ends when it exits), and a loaded machine stays inside it.
+  auto r = run_cmd({"--grace", "10s", "--settle", "15s"},
                    {e2e::bin("tc_orphan"), "--children", "1", "--child-life", "100ms"});
   EXPECT_EQ(r.exit_code, 0) << r.out;
   expect_only_failing(r, {});
   auto orphans = e2e::check(r, "no_orphans")["measured"]["orphans"];
   ASSERT_EQ(orphans.size(), 1u);
   EXPECT_GE(orphans[0]["orphan_lifetime_ms"].get<double>(), 90.0);
-  EXPECT_LT(orphans[0]["orphan_lifetime_ms"].get<double>(), 2000.0);
+  EXPECT_LT(orphans[0]["orphan_lifetime_ms"].get<double>(), 10000.0);
 }
 
 TEST_F(Cli, ZombieFailsNoZombies) {
@@ -119,7 +121,7 @@ TEST_F(Cli, DoubleForkedSetsidDaemonIsStillFound) {
   for (const auto& p : r.result["scenarios"][0]["processes"])
     if (p["pid"] == all[1]) seen = true;
   EXPECT_TRUE(seen) << "the daemon must be part of the job";
-  EXPECT_TRUE(e2e::all_gone_within(all, 2s));
+  EXPECT_TRUE(e2e::all_gone_within(all, 10s));
   e2e::kill_leftovers(all);
 }
 
@@ -143,7 +145,7 @@ TEST_F(Cli, ShmHeldByAnEscapedDaemonIsALeakNamingIt) {
             std::string::npos)
       << m.dump(1);
   EXPECT_TRUE(m["held_at_teardown"].empty()) << m.dump(1);
-  EXPECT_TRUE(e2e::all_gone_within(all, 2s));
+  EXPECT_TRUE(e2e::all_gone_within(all, 10s));
   e2e::kill_leftovers(all);
 }
 
@@ -215,7 +217,7 @@ TEST_F(Cli, HangIsDetectedAndTornDown) {
   EXPECT_EQ(kills, 3);
   auto all = e2e::read_pids(pids);
   EXPECT_EQ(all.size(), 3u);
-  EXPECT_TRUE(e2e::all_gone_within(all, 1s));
+  EXPECT_TRUE(e2e::all_gone_within(all, 10s));
   e2e::kill_leftovers(all);
 }
 
@@ -362,7 +364,7 @@ TEST_F(Cli, SigintTearsDownAndReports) {
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 1);
   auto all = e2e::read_pids(pids);
-  EXPECT_TRUE(e2e::all_gone_within(all, 1s));
+  EXPECT_TRUE(e2e::all_gone_within(all, 10s));
   e2e::kill_leftovers(all);
   auto result = nlohmann::json::parse(e2e::slurp(out() + "/result.json"));
   EXPECT_EQ(result["scenarios"][0]["verdict"], "error");
@@ -388,7 +390,7 @@ TEST_P(HarnessKilled, NoJobProcessSurvives) {
   for (int p : all) ASSERT_TRUE(e2e::alive(p));
   ::syscall(SYS_pidfd_send_signal, c.pidfd, SIGKILL, nullptr, 0);
   e2e::wait_for(c, 10s);
-  EXPECT_TRUE(e2e::all_gone_within(all, 1s)) << "job processes outlived the harness";
+  EXPECT_TRUE(e2e::all_gone_within(all, 10s)) << "job processes outlived the harness";
   e2e::kill_leftovers(all);
   EXPECT_TRUE(e2e::reap_orphans(5s));
   ::prctl(PR_SET_CHILD_SUBREAPER, 0);

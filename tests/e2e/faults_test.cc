@@ -149,7 +149,8 @@ TEST_F(Faults, TimeTriggerFiresAfterItsDelay) {
   for (const auto& p : scenario(r)["processes"])
     if (p["top"]) top_start = p["started_ms"];
   EXPECT_GE(f["sent_ms"].get<double>() - top_start, 300.0);
-  EXPECT_LT(f["sent_ms"].get<double>() - top_start, 3000.0);
+  // Well before the job's own end (20 s), whatever the load.
+  EXPECT_LT(f["sent_ms"].get<double>() - top_start, 10000.0);
   EXPECT_EQ(scenario(r)["top"]["outcome"]["signal"], "SIGTERM");
   EXPECT_EQ(check_status_of(r, "no_hang"), "pass");
 }

@@ -145,7 +145,7 @@ TEST_F(MultiNode, ACleanRunAndANodeLoss) {
     // is half a round trip on the cluster's network.
     EXPECT_LE(std::abs(n["clock"]["offset_ms"].get<double>()),
               n["clock"]["uncertainty_ms"].get<double>() + 1.0);
-    EXPECT_LT(n["clock"]["uncertainty_ms"].get<double>(), 50.0);
+    EXPECT_LT(n["clock"]["uncertainty_ms"].get<double>(), 500.0);
     EXPECT_EQ(n["clock"]["samples"], 8);
   }
   EXPECT_EQ(addresses.size(), 2u);

@@ -269,7 +269,10 @@ const std::map<std::string, Point>& points_of_scenarios() {
            // workers die with their ranks, by the SIGTERM, and leave their
            // pymp-* folders (no exit handlers ran).
            EXPECT_EQ(check_of(s, "no_orphans")["status"], "pass");
-           EXPECT_LT(max_orphan_ms(s), 500);
+           // Within the grace, however loaded the machine: each worker's
+           // SIGTERM outcome (below) is the proof that the signal, not a
+           // watchdog, ended them.
+           EXPECT_LT(max_orphan_ms(s), 3000);
            for (const auto& p : s["processes"]) {
              if (p["role"] == "worker") {
                EXPECT_EQ(p["outcome"]["text"], "killed(SIGTERM)") << p.dump();
