@@ -40,8 +40,8 @@ std::string md_frames(std::string_view text) {
 
 }  // namespace
 
-std::string hang_summary_md(const nlohmann::json& scenario) {
-  auto diag = report::hang_diagnosis(scenario);
+std::string hang_summary_md(const ScenarioResult& scenario) {
+  auto diag = report::hang_diagnosis(scenario.timeline.facts);
   if (!diag) return "";
   size_t n = diag->processes.size();
   std::string out =

@@ -3,8 +3,9 @@
 // stacks stay in report.html and result.json; the block says so.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <string>
+
+#include "harness/core/result.h"
 
 namespace aftermath {
 
@@ -17,6 +18,6 @@ namespace aftermath {
 // not the user's own code, the innermost frame that is), the diagnosis note
 // when there is one, and where to find the full stacks. Cells go through
 // md_cell.
-std::string hang_summary_md(const nlohmann::json& scenario);
+std::string hang_summary_md(const ScenarioResult& scenario);
 
 }  // namespace aftermath

@@ -47,6 +47,19 @@ size_t past_packages(std::string_view file) {
   return std::string_view::npos;
 }
 
+// In the lanes' order; nullopt when there is nothing to show.
+std::optional<HangDiagnosis> ordered(HangDiagnosis out) {
+  if (out.processes.empty() && out.note.empty()) return std::nullopt;
+  std::stable_sort(out.processes.begin(), out.processes.end(),
+                   [](const DiagnosedProcess& a, const DiagnosedProcess& b) {
+                     return std::make_tuple(role_rank(a.role), a.role, a.rank.value_or(-1),
+                                            a.worker.value_or(-1), a.pid) <
+                            std::make_tuple(role_rank(b.role), b.role, b.rank.value_or(-1),
+                                            b.worker.value_or(-1), b.pid);
+                   });
+  return out;
+}
+
 }  // namespace
 
 std::optional<HangDiagnosis> hang_diagnosis(const json& scenario) {
@@ -76,15 +89,32 @@ std::optional<HangDiagnosis> hang_diagnosis(const json& scenario) {
     }
     out.processes.push_back(std::move(v));
   }
-  if (out.processes.empty() && out.note.empty()) return std::nullopt;
-  std::stable_sort(out.processes.begin(), out.processes.end(),
-                   [](const DiagnosedProcess& a, const DiagnosedProcess& b) {
-                     return std::make_tuple(role_rank(a.role), a.role, a.rank.value_or(-1),
-                                            a.worker.value_or(-1), a.pid) <
-                            std::make_tuple(role_rank(b.role), b.role, b.rank.value_or(-1),
-                                            b.worker.value_or(-1), b.pid);
-                   });
-  return out;
+  return ordered(std::move(out));
+}
+
+std::optional<HangDiagnosis> hang_diagnosis(const RunFacts& facts) {
+  HangDiagnosis out;
+  out.note = facts.diagnosis_note;
+  if (facts.diagnosis_took > 0) out.took_ms = to_ms(facts.diagnosis_took);
+  for (const ProcessDiagnosis& d : facts.diagnosis) {
+    DiagnosedProcess v;
+    v.pid = d.pid;
+    v.role = std::string(to_string(d.role));
+    if (d.rank >= 0) v.rank = d.rank;
+    if (d.worker >= 0) v.worker = d.worker;
+    v.state = d.state;
+    v.wchan = d.wchan;
+    v.waiting_in = d.waiting_in;
+    v.kernel_stack = d.kernel_stack;
+    v.user_stacks = d.user_stacks;
+    v.python_stacks = d.python_stacks;
+    v.python_note = d.python_note;
+    if (d.took > 0) v.took_ms = to_ms(d.took);
+    for (const PythonFrame& f : d.python_frames)
+      v.frames.push_back({f.file, f.line, f.function, f.code});
+    out.processes.push_back(std::move(v));
+  }
+  return ordered(std::move(out));
 }
 
 std::string state_text(char state) {

@@ -15,6 +15,8 @@
 #include <string_view>
 #include <vector>
 
+#include "harness/core/timeline.h"
+
 namespace aftermath::report {
 
 // One entry of a process's python_frames.
@@ -49,6 +51,8 @@ struct HangDiagnosis {
 // "hang_diagnosis", or one with neither a process nor a note (what every
 // run that did not hang writes).
 std::optional<HangDiagnosis> hang_diagnosis(const nlohmann::json& scenario);
+// The same from the typed run (what summary.md renders).
+std::optional<HangDiagnosis> hang_diagnosis(const RunFacts& facts);
 
 // A /proc state letter spelled out: "S sleeping", "T stopped",
 // "D uninterruptible (disk/driver)", "R running", "Z zombie", ...; an

@@ -83,11 +83,19 @@ std::string run_label(const json& scenario) {
   return name + " run " + format_number(*run, 0) + "/" + format_number(*runs, 0);
 }
 
-std::string scenarios_text(const json& result, const std::vector<Aggregate>& aggs) {
-  auto plural = [](size_t n, const char* word) {
-    return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
-  };
-  if (aggs.empty()) return plural(items(result, "scenarios").size(), "scenario");
+std::string run_label(const ScenarioResult& scenario) {
+  if (scenario.runs <= 1) return scenario.name;
+  return scenario.name + " run " + std::to_string(scenario.run_index + 1) + "/" +
+         std::to_string(scenario.runs);
+}
+
+namespace {
+
+std::string plural(size_t n, const char* word) {
+  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+}
+
+std::string repeated_text(const std::vector<Aggregate>& aggs) {
   int lo = aggs[0].runs, hi = aggs[0].runs;
   for (const auto& a : aggs) {
     lo = std::min(lo, a.runs);
@@ -95,6 +103,18 @@ std::string scenarios_text(const json& result, const std::vector<Aggregate>& agg
   }
   std::string runs = lo == hi ? std::to_string(lo) : std::to_string(lo) + "-" + std::to_string(hi);
   return plural(aggs.size(), "scenario") + ", " + runs + " runs each";
+}
+
+}  // namespace
+
+std::string scenarios_text(const json& result, const std::vector<Aggregate>& aggs) {
+  if (aggs.empty()) return plural(items(result, "scenarios").size(), "scenario");
+  return repeated_text(aggs);
+}
+
+std::string scenarios_text(const RunResult& run) {
+  if (run.aggregates.empty()) return plural(run.scenarios.size(), "scenario");
+  return repeated_text(run.aggregates);
 }
 
 std::string verdicts_text(const Aggregate& a) {

@@ -22,11 +22,13 @@ std::vector<Aggregate> aggregates_of(const nlohmann::json& result);
 // A run's name as listed: "hang run 2/5" for one of several runs (result.json's
 // "run" and "runs"), else the name.
 std::string run_label(const nlohmann::json& scenario);
+std::string run_label(const ScenarioResult& scenario);
 
 // How many scenarios ran, in words: "6 scenarios"; with repeats "2
 // scenarios, 3 runs each" ("..., 3-5 runs each" when the counts differ, as
 // after an interruption). `aggs`: aggregates_of(result).
 std::string scenarios_text(const nlohmann::json& result, const std::vector<Aggregate>& aggs);
+std::string scenarios_text(const RunResult& run);
 
 // The verdict counts in a fixed order: "3 xfail, 2 xpass".
 std::string verdicts_text(const Aggregate& a);

@@ -6,6 +6,7 @@
 
 #include "harness/core/repeat_stats.h"
 #include "reports/hang_summary.h"
+#include "reports/json.h"
 #include "reports/repeat_view.h"
 #include "reports/view.h"
 
@@ -13,12 +14,7 @@ namespace aftermath {
 
 namespace {
 
-using nlohmann::json;
 using report::format_ms;
-using report::items;
-using report::member;
-using report::num;
-using report::str;
 
 // Inline code that survives backticks inside the text: the fence is one
 // backtick longer than the longest run inside, as CommonMark specifies.
@@ -74,7 +70,7 @@ namespace {
 
 // With --repeat: one row per scenario over its runs, then what made each
 // flaky one flaky. Empty without repeats.
-std::string repeats_md(const json& result, const std::vector<Aggregate>& aggs) {
+std::string repeats_md(const std::vector<Aggregate>& aggs) {
   if (aggs.empty()) return "";
   std::string out =
       "\n### Repeated runs\n\n| scenario | runs | verdicts | rate (95% interval) | all gone "
@@ -121,81 +117,74 @@ std::string md_cell(std::string_view text) {
   return out;
 }
 
-std::string render_summary_md(const json& result) {
-  auto scenarios = items(result, "scenarios");
-  const auto aggs = report::aggregates_of(result);
-  std::string out = "## aftermath: " + report::scenarios_text(result, aggs);
+std::string render_summary_md(const RunResult& run) {
+  const auto& scenarios = run.scenarios;
+  std::string out = "## aftermath: " + report::scenarios_text(run);
   std::string counts;
-  const json& summary = member(result, "summary");
-  for (const char* v : {"pass", "xfail", "fail", "xpass", "error", "skipped"}) {
-    // The run's own tally; counting verdicts is only the fallback.
-    auto n = num(summary, v);
-    if (!n) {
-      n = 0;
-      for (const json* sc : scenarios) *n += str(*sc, "verdict") == v;
-    }
-    if (*n > 0) counts += (counts.empty() ? "" : ", ") + report::format_number(*n, 0) + " " + v;
+  for (Verdict v : {Verdict::Pass, Verdict::XFail, Verdict::Fail, Verdict::XPass, Verdict::Error,
+                    Verdict::Skipped}) {
+    auto n = std::count_if(scenarios.begin(), scenarios.end(),
+                           [&](const ScenarioResult& sc) { return sc.verdict == v; });
+    if (n > 0)
+      counts += (counts.empty() ? "" : ", ") + std::to_string(n) + " " + std::string(to_string(v));
   }
   if (!counts.empty()) out += " (" + counts + ")";
   out += "\n\n";
   // A merge of shards that does not make the whole run: said before the table.
-  const auto gaps = report::merge_gaps(result);
+  const auto gaps = report::merge_gaps(run);
   for (const auto& why : gaps) out += "- \u26A0 **incomplete**: " + md_line(why) + "\n";
   if (!gaps.empty()) out += "\n";
   if (scenarios.empty()) return out + "No scenarios ran.\n";
 
   out += "| scenario | verdict | failed checks | job | all gone | shm baseline |\n";
   out += "|---|---|---|--:|--:|--:|\n";
-  std::vector<const json*> bad;
-  for (const json* sc : scenarios) {
-    std::string verdict = str(*sc, "verdict", "unknown");
-    bool ok = report::verdict_ok(verdict);
-    if (!ok) bad.push_back(sc);
+  auto timing = [](const ScenarioResult& sc, const std::string& key) {
+    auto it = sc.timings_ms.find(key);
+    return format_ms(it == sc.timings_ms.end() ? std::nullopt : it->second);
+  };
+  std::vector<const ScenarioResult*> bad;
+  for (const ScenarioResult& sc : scenarios) {
+    const std::string verdict(to_string(sc.verdict));
+    bool ok = report::verdict_ok(sc.verdict);
+    if (!ok) bad.push_back(&sc);
     std::string failed;
-    for (const auto& c : report::failed_checks(*sc)) failed += (failed.empty() ? "" : ", ") + c;
-    const json& t = member(*sc, "timings_ms");
-    out += "| " + md_cell(report::run_label(*sc)) + " | " + (ok ? "\u2705 " : "\u274C ") +
+    for (const auto& c : report::failed_checks(sc)) failed += (failed.empty() ? "" : ", ") + c;
+    out += "| " + md_cell(report::run_label(sc)) + " | " + (ok ? "\u2705 " : "\u274C ") +
            md_cell(verdict) + " | " + md_cell(failed.empty() ? "-" : failed) + " | " +
-           format_ms(num(t, "job_ms")) + " | " + format_ms(num(t, "to_all_gone_ms")) + " | " +
-           format_ms(num(t, "to_shm_baseline_ms")) + " |\n";
+           timing(sc, "job_ms") + " | " + timing(sc, "to_all_gone_ms") + " | " +
+           timing(sc, "to_shm_baseline_ms") + " |\n";
   }
 
-  out += repeats_md(result, aggs);
+  out += repeats_md(run.aggregates);
 
-  for (const json* sc : bad) {
+  for (const ScenarioResult* sc : bad) {
     out += "\n### \u274C " + md_line(report::run_label(*sc)) + ": " +
-           md_line(str(*sc, "verdict", "unknown")) + "\n\n";
-    std::string reason = str(*sc, "verdict_reason");
-    if (!reason.empty()) out += md_line(reason) + "\n\n";
-    std::string error = str(*sc, "error");
-    if (!error.empty()) out += "- **run error**: " + md_line(error) + "\n";
-    for (const json* c : items(*sc, "checks")) {
-      std::string status = str(*c, "status");
-      if (!report::check_failed(status)) continue;
-      out += "- **" + md_line(str(*c, "name", "?")) + "** (" + md_line(status) +
-             "): " + md_line(str(*c, "reason")) + "\n";
+           md_line(to_string(sc->verdict)) + "\n\n";
+    if (!sc->verdict_reason.empty()) out += md_line(sc->verdict_reason) + "\n\n";
+    if (!sc->error.empty()) out += "- **run error**: " + md_line(sc->error) + "\n";
+    for (const CheckResult& c : sc->checks) {
+      if (!report::check_failed(c.status)) continue;
+      out += "- **" + md_line(c.name) + "** (" + md_line(to_string(c.status)) +
+             "): " + md_line(c.reason) + "\n";
     }
     // What the job reported about itself: part of what reproducing it needs.
-    const json& job_env = member(*sc, "job_environment");
-    if (job_env.is_object() && !job_env.empty()) {
+    if (!sc->job_environment.empty()) {
       std::string text;
-      for (const auto& [k, v] : job_env.items())
-        text += (text.empty() ? "" : "; ") + k + "=" +
-                (v.is_string() ? v.get<std::string>() : v.dump());
+      for (const auto& [k, v] : sc->job_environment)
+        text += (text.empty() ? "" : "; ") + k + "=" + v;
       out += "- job environment: " + md_line(text) + "\n";
     }
     // A pytest suite's leaking tests, by name: what CI readers look for.
-    for (const json* t : items(*sc, "tests")) {
+    for (const TestResult& t : sc->tests) {
       std::string left;
-      for (const json* l : items(*t, "leaks"))
-        left += (left.empty() ? "" : "; ") + str(*l, "kind") + ": " + str(*l, "what");
+      for (const TestLeak& l : t.leaks)
+        left += (left.empty() ? "" : "; ") + std::string(to_string(l.kind)) + ": " + l.what;
       if (!left.empty())
-        out += "- test " + md_code(code_line(str(*t, "nodeid"))) + " left " + md_line(left) + "\n";
+        out += "- test " + md_code(code_line(t.nodeid)) + " left " + md_line(left) + "\n";
     }
-    std::string repro = str(*sc, "repro");
-    if (!repro.empty()) out += "- repro: " + md_code(code_line(repro)) + "\n";
+    if (!sc->repro.empty()) out += "- repro: " + md_code(code_line(sc->repro)) + "\n";
     // The job's own last words: often the whole story ("No module named 'torch'").
-    std::string tail = report::last_lines(str(member(*sc, "top"), "stderr_tail"), 5);
+    std::string tail = report::last_lines(utf8_tail(sc->timeline.facts.stderr_text), 5);
     if (!tail.empty()) {
       std::string fence = "```";
       while (tail.find(fence) != std::string::npos) fence += "`";
@@ -205,11 +194,10 @@ std::string render_summary_md(const json& result) {
   }
   // A hang that was expected (a reproduced bug: xfail) still shows where the
   // job was stuck: that is what reproducing a hang is for.
-  for (const json* sc : scenarios) {
-    std::string verdict = str(*sc, "verdict", "unknown");
-    std::string hang = report::verdict_ok(verdict) ? hang_summary_md(*sc) : "";
+  for (const ScenarioResult& sc : scenarios) {
+    std::string hang = report::verdict_ok(sc.verdict) ? hang_summary_md(sc) : "";
     if (hang.empty()) continue;
-    out += "\n### \u23F8 " + md_line(str(*sc, "name", "?")) + ": " + md_line(verdict) + "\n" + hang;
+    out += "\n### \u23F8 " + md_line(sc.name) + ": " + md_line(to_string(sc.verdict)) + "\n" + hang;
   }
   return out;
 }

@@ -2,13 +2,15 @@
 // (GitHub's $GITHUB_STEP_SUMMARY, GitLab's markdown artifacts). One table
 // row per scenario, then details for each scenario whose verdict is not
 // pass or xfail, and a hang diagnosis block (hang_summary.h) for each
-// scenario that has one. Rendered from result.json; it shows verdicts, never
+// scenario that has one. Rendered from the typed run (a result.json read
+// back by reports/result_read.h renders the same); it shows verdicts, never
 // decides them.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+
+#include "harness/core/result.h"
 
 namespace aftermath {
 
@@ -20,7 +22,7 @@ namespace aftermath {
 // fail/xpass/error run, its failed checks with reasons and its hang
 // diagnosis; then a section with the hang diagnosis of each pass/xfail run
 // that has one (an expected hang, reproduced).
-std::string render_summary_md(const nlohmann::json& result);
+std::string render_summary_md(const RunResult& run);
 
 // Makes text safe for one Markdown table cell: '|' becomes "\|", newlines
 // and other control characters become spaces, < > & become entities (so a

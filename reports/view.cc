@@ -122,6 +122,10 @@ bool verdict_ok(std::string_view verdict) { return verdict == "pass" || verdict 
 
 bool check_failed(std::string_view status) { return status == "fail" || status == "error"; }
 
+bool verdict_ok(Verdict v) { return v == Verdict::Pass || v == Verdict::XFail; }
+
+bool check_failed(CheckStatus s) { return s == CheckStatus::Fail || s == CheckStatus::Error; }
+
 std::string last_lines(std::string_view text, size_t n) {
   std::vector<std::string_view> lines;
   size_t start = 0;
@@ -251,6 +255,21 @@ std::vector<std::string> merge_gaps(const json& result) {
   for (const json* why : items(merge, "incomplete"))
     if (why->is_string()) out.push_back(why->get<std::string>());
   if (out.empty()) out.push_back("some shards or positions are missing");
+  return out;
+}
+
+std::vector<std::string> merge_gaps(const RunResult& run) {
+  std::vector<std::string> out;
+  if (!run.merge || !run.merge->shards || run.merge->shards->complete) return out;
+  out = run.merge->shards->incomplete;
+  if (out.empty()) out.push_back("some shards or positions are missing");
+  return out;
+}
+
+std::vector<std::string> failed_checks(const ScenarioResult& scenario) {
+  std::vector<std::string> out;
+  for (const CheckResult& c : scenario.checks)
+    if (check_failed(c.status)) out.push_back(c.name);
   return out;
 }
 

@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include "harness/core/result.h"
+
 namespace aftermath::report {
 
 using nlohmann::json;
@@ -47,6 +49,9 @@ std::string format_number(double v, int max_decimals = 3);
 bool verdict_ok(std::string_view verdict);
 // fail and error are the statuses that make a check count as failed.
 bool check_failed(std::string_view status);
+// The same for the typed verdicts and statuses.
+bool verdict_ok(Verdict v);
+bool check_failed(CheckStatus s);
 
 // The last `n` non-empty lines of `text`, each ending in '\n' ("" for none).
 std::string last_lines(std::string_view text, size_t n);
@@ -113,8 +118,10 @@ std::vector<std::string> timing_keys(const json& timings);
 // Why a merged run (`aftermath merge`) is partial: result.json's
 // merge.incomplete sentences when merge.complete is false; empty otherwise.
 std::vector<std::string> merge_gaps(const json& result);
+std::vector<std::string> merge_gaps(const RunResult& run);
 
 // The names of the scenario's failed checks (status fail or error), in order.
 std::vector<std::string> failed_checks(const json& scenario);
+std::vector<std::string> failed_checks(const ScenarioResult& scenario);
 
 }  // namespace aftermath::report

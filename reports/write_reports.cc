@@ -27,7 +27,7 @@ std::string render(const std::string& file, const RunResult& run, const nlohmann
   if (file == "junit.xml") return render_junit(run);
   if (file == "report.html") return render_html(result, dir);
   if (file == "trace.json") return dump(render_trace(result), -1);
-  return render_summary_md(result);
+  return render_summary_md(run);
 }
 
 }  // namespace

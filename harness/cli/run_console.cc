@@ -7,6 +7,7 @@
 
 #include "harness/core/repeat_stats.h"
 #include "reports/escape.h"
+#include "reports/repeat_view.h"
 #include "reports/view.h"
 
 namespace aftermath {
@@ -24,11 +25,6 @@ std::string fmt_ms(const std::optional<double>& v) {
 }
 
 }  // namespace
-
-std::string run_label(const ScenarioResult& r) {
-  if (r.runs <= 1) return r.name;
-  return r.name + " run " + std::to_string(r.run_index + 1) + "/" + std::to_string(r.runs);
-}
 
 void print_status(const Scenario& sc, const LiveStatus& s, bool tty) {
   // One last phase per run (parallel jobs may run one scenario twice at once).
@@ -71,7 +67,7 @@ void print_table(const RunResult& run, bool tty) {
     };
     std::string v = colour(s.verdict);
     int pad = tty ? 7 + 9 : 7;
-    std::printf("%-36s %-*s %-30s %10s %10s %10s\n", run_label(s).c_str(), pad, v.c_str(),
+    std::printf("%-36s %-*s %-30s %10s %10s %10s\n", report::run_label(s).c_str(), pad, v.c_str(),
                 failed.c_str(), fmt_ms(get("job_ms")).c_str(),
                 fmt_ms(get("to_all_gone_ms")).c_str(), fmt_ms(get("to_shm_baseline_ms")).c_str());
     if (s.verdict != Verdict::Pass && s.verdict != Verdict::XFail) {
@@ -146,8 +142,8 @@ void print_aggregates(const RunResult& run) {
 
 void print_scenario_done(const ScenarioResult& r, bool live_line) {
   if (live_line) std::printf("\r\033[K");
-  std::printf("[%s] %s: %s\n", run_label(r).c_str(), std::string(to_string(r.verdict)).c_str(),
-              r.verdict_reason.c_str());
+  std::printf("[%s] %s: %s\n", report::run_label(r).c_str(),
+              std::string(to_string(r.verdict)).c_str(), r.verdict_reason.c_str());
   if (!r.timeline.facts.containment_note.empty() && r.run_index == 0)
     std::printf("[%s] containment: %s\n", r.name.c_str(),
                 r.timeline.facts.containment_note.c_str());

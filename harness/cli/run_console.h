@@ -16,10 +16,6 @@ namespace aftermath {
 // caller serialises calls (parallel runs report from their own threads).
 void print_status(const Scenario& sc, const LiveStatus& status, bool tty);
 
-// A scenario's name, with its run number when it is one of several: "hang
-// run 2/5"; else just "hang".
-std::string run_label(const ScenarioResult& r);
-
 // One line per scenario when it ends: "[name run i/N] verdict: reason", and
 // its containment note after its first run. `live_line`: clear a status line.
 void print_scenario_done(const ScenarioResult& r, bool live_line);

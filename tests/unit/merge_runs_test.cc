@@ -16,6 +16,7 @@
 #include "reports/json.h"
 #include "reports/summary.h"
 #include "reports/view.h"
+#include "tests/unit/report_fixture.h"
 
 namespace aftermath {
 namespace {
@@ -165,13 +166,15 @@ TEST(MergeRuns, AMissingShardIsSaidAndRecorded) {
   EXPECT_EQ(record["incomplete"], json(m.incomplete));
   EXPECT_EQ(m.result["summary"]["scenarios"], 3);
   // The reports say it before anything else; a whole run's do not.
-  EXPECT_THAT(render_summary_md(m.result), HasSubstr("**incomplete**: shard 2/3 is missing"));
+  EXPECT_THAT(render_summary_md(testing_reports::typed(m.result)),
+              HasSubstr("**incomplete**: shard 2/3 is missing"));
   EXPECT_THAT(render_html(m.result, kOut),
               HasSubstr("<p class=\"error\">Incomplete: shard 2/3 is missing"));
   auto s2 = shard(2, 3, 5, {1, 4}, {"b", "e"}, {scenario("b", 2), scenario("e", 2)});
   MergedRun whole = merge({s1, s2, s3});
   EXPECT_TRUE(whole.incomplete.empty());
-  EXPECT_THAT(render_summary_md(whole.result), Not(HasSubstr("incomplete")));
+  EXPECT_THAT(render_summary_md(testing_reports::typed(whole.result)),
+              Not(HasSubstr("incomplete")));
   EXPECT_THAT(render_html(whole.result, kOut), Not(HasSubstr("Incomplete")));
 }
 

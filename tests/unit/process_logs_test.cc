@@ -543,7 +543,7 @@ TEST(ProcessLogsReports, AnOldResultWithoutThemRendersAsBefore) {
   EXPECT_THAT(html, Not(HasSubstr("<a class=\"lane-log\"")));
   EXPECT_THAT(html, Not(HasSubstr("<tr class=\"job-env\"")));
   EXPECT_THAT(html, Not(HasSubstr("<th>job environment</th>")));
-  EXPECT_THAT(render_summary_md(j), Not(HasSubstr("job environment")));
+  EXPECT_THAT(render_summary_md(testing_reports::typed(j)), Not(HasSubstr("job environment")));
 }
 
 TEST(ProcessLogsReports, TraceNamesTheLogsAndSummaryShowsTheJobEnvironment) {
@@ -559,7 +559,7 @@ TEST(ProcessLogsReports, TraceNamesTheLogsAndSummaryShowsTheJobEnvironment) {
   }
   EXPECT_EQ(named, 1);
   EXPECT_EQ(sliced, 1);
-  EXPECT_THAT(render_summary_md(j),
+  EXPECT_THAT(render_summary_md(testing_reports::typed(j)),
               HasSubstr("- job environment: sharing_strategy=file_system; start_method=spawn\n"));
 }
 

@@ -80,7 +80,7 @@ TEST(RepeatJson, ReadBackAsTheRunComputedIt) {
 }
 
 TEST(RepeatSummary, RatesFlakyOutcomesAndNumberedRuns) {
-  std::string md = render_summary_md(to_json(repeated_run()));
+  std::string md = render_summary_md(repeated_run());
   EXPECT_THAT(
       md, HasSubstr("## aftermath: 2 scenarios, 5 runs each (2 pass, 3 xfail, 3 fail, 2 xpass)\n"));
   EXPECT_THAT(md, HasSubstr("\n### Repeated runs\n"));
@@ -101,7 +101,7 @@ TEST(RepeatSummary, NothingAboutRepeatsForASingleRun) {
   run.scenarios[0].runs = 1;
   run.scenarios[0].run_index = 0;
   run.aggregates.clear();
-  std::string md = render_summary_md(to_json(run));
+  std::string md = render_summary_md(run);
   EXPECT_THAT(md, Not(HasSubstr("Repeated runs")));
   EXPECT_THAT(md, HasSubstr("\n| hang | "));
   EXPECT_THAT(md, Not(HasSubstr("run 1/")));

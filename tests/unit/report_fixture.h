@@ -13,6 +13,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "reports/result_read.h"
+
 #ifndef AFTERMATH_TEST_DATA
 #error "AFTERMATH_TEST_DATA must be defined as the absolute path of tests/data"
 #endif
@@ -26,6 +28,15 @@ inline nlohmann::json load_fixture(const std::string& name = "result.json") {
   std::stringstream ss;
   ss << f.rdbuf();
   return nlohmann::json::parse(ss.str());
+}
+
+// A result.json document as the typed run the renderers take (what
+// `aftermath report` reads it into); throws, naming the field, when it does
+// not read, so a fixture that drifted fails loudly.
+inline RunResult typed(const nlohmann::json& doc) {
+  auto run = read_result(doc);
+  if (!run) throw std::runtime_error("not a result: " + run.error().what);
+  return std::move(*run);
 }
 
 // Non-overlapping occurrences of needle in hay.

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <string>
 
+#include "reports/repeat_view.h"
 #include "tests/unit/repeat_fixture.h"
 
 namespace aftermath {
@@ -176,10 +177,10 @@ TEST(RunConsole, TableNumbersTheRunsOfARepeat) {
     EXPECT_THAT(out, HasSubstr("\nhang run " + std::to_string(i) + "/5 ")) << out;
     EXPECT_THAT(out, HasSubstr("\nleaky run " + std::to_string(i) + "/5 ")) << out;
   }
-  EXPECT_EQ(run_label(run.scenarios[2]), "hang run 3/5");
+  EXPECT_EQ(report::run_label(run.scenarios[2]), "hang run 3/5");
   ScenarioResult once;
   once.name = "clean";
-  EXPECT_EQ(run_label(once), "clean");
+  EXPECT_EQ(report::run_label(once), "clean");
 }
 
 // A pytest suite's leaking tests each get a line under the scenario's row;
