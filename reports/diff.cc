@@ -16,12 +16,6 @@ namespace aftermath {
 
 namespace {
 
-using nlohmann::json;
-using report::items;
-using report::member;
-using report::num;
-using report::str;
-
 // A scenario's place in a run: its name and, with --repeat, its run number
 // (1 when it ran once). Names are unique within a run but for repeats, so
 // run k of one run pairs with run k of the other.
@@ -31,23 +25,22 @@ struct Key {
   bool operator==(const Key&) const = default;
 };
 
-Key key_of(const json& sc) {
-  return {str(sc, "name"), static_cast<int>(num(sc, "run").value_or(1))};
-}
+Key key_of(const ScenarioResult& sc) { return {sc.name, sc.runs > 1 ? sc.run_index + 1 : 1}; }
 
-// Scenarios by key, in document order. A key seen twice (it cannot be, by
+// Scenarios by key, in the run's order. A key seen twice (it cannot be, by
 // the runner's validation, but a hand-edited file might) keeps the first.
-std::vector<std::pair<Key, const json*>> by_key(const json& run) {
-  std::vector<std::pair<Key, const json*>> out;
-  for (const json* sc : items(run, "scenarios")) {
-    Key k = key_of(*sc);
+std::vector<std::pair<Key, const ScenarioResult*>> by_key(const RunResult& run) {
+  std::vector<std::pair<Key, const ScenarioResult*>> out;
+  for (const ScenarioResult& sc : run.scenarios) {
+    Key k = key_of(sc);
     bool seen = std::any_of(out.begin(), out.end(), [&](const auto& p) { return p.first == k; });
-    if (!seen) out.emplace_back(k, sc);
+    if (!seen) out.emplace_back(k, &sc);
   }
   return out;
 }
 
-const json* find(const std::vector<std::pair<Key, const json*>>& v, const Key& key) {
+const ScenarioResult* find(const std::vector<std::pair<Key, const ScenarioResult*>>& v,
+                           const Key& key) {
   for (const auto& [k, sc] : v) {
     if (k == key) return sc;
   }
@@ -56,27 +49,23 @@ const json* find(const std::vector<std::pair<Key, const json*>>& v, const Key& k
 
 // The scenario's fault plan as written, one "ACTION TARGET TRIGGER" per
 // fault ("SIGKILL rank:1 at point step hit 3", "SIGTERM launcher after 2s"),
-// "; "-joined; "no faults" for none. nullopt for a document that does not record faults at all:
-// then the plans cannot be compared and are not called different.
-std::optional<std::string> fault_plan(const json& sc) {
-  const json& faults = member(sc, "faults");
-  if (!faults.is_array()) return std::nullopt;
+// "; "-joined; "no faults" for none.
+std::string fault_plan(const ScenarioResult& sc) {
   std::string out;
-  for (const json* f : items(sc, "faults")) {
-    std::string one = str(*f, "action", "?") + " " + str(*f, "target", "?");
-    std::string trigger = str(*f, "trigger");
+  for (const FaultRecord& f : sc.timeline.facts.faults) {
+    std::string one = std::string(to_string(f.action)) + " " + f.target;
     // Triggers read "point ...", "phase ...", "after 2s", "when ...".
-    bool place = trigger.rfind("point ", 0) == 0 || trigger.rfind("phase ", 0) == 0;
-    if (!trigger.empty()) one += (place ? " at " : " ") + trigger;
+    bool place = f.trigger.rfind("point ", 0) == 0 || f.trigger.rfind("phase ", 0) == 0;
+    if (!f.trigger.empty()) one += (place ? " at " : " ") + f.trigger;
     out += (out.empty() ? "" : "; ") + one;
   }
   return out.empty() ? "no faults" : out;
 }
 
-// Check name -> status, in document order.
-std::vector<std::pair<std::string, std::string>> statuses(const json& sc) {
+// Check name -> status, in the run's order.
+std::vector<std::pair<std::string, std::string>> statuses(const ScenarioResult& sc) {
   std::vector<std::pair<std::string, std::string>> out;
-  for (const json* c : items(sc, "checks")) out.emplace_back(str(*c, "name"), str(*c, "status"));
+  for (const CheckResult& c : sc.checks) out.emplace_back(c.name, std::string(to_string(c.status)));
   return out;
 }
 
@@ -149,18 +138,23 @@ std::string timing_line(const std::string& key, std::optional<double> a, std::op
   return buf;
 }
 
-ScenarioDiff compare(const json& a, const json& b) {
+std::optional<double> timing(const ScenarioResult& sc, const std::string& key) {
+  auto it = sc.timings_ms.find(key);
+  return it == sc.timings_ms.end() ? std::nullopt : it->second;
+}
+
+ScenarioDiff compare(const ScenarioResult& a, const ScenarioResult& b) {
   ScenarioDiff d;
-  std::string va = str(a, "verdict", "unknown"), vb = str(b, "verdict", "unknown");
+  const std::string va(to_string(a.verdict)), vb(to_string(b.verdict));
   d.verdict_changed = va != vb;
   std::string& t = d.text;
   t += "scenario " + report::run_label(a) + ": ";
   t += d.verdict_changed ? "verdict " + va + " -> " + vb + "  [CHANGED]\n" : "verdict " + va + "\n";
   // Same name, other faults: a different experiment. Its verdict and checks
   // are still shown; its timings measure other things and are not compared.
-  auto pa = fault_plan(a), pb = fault_plan(b);
-  d.plan_changed = pa && pb && *pa != *pb;
-  if (d.plan_changed) t += "  fault plans differ: a " + *pa + "; b " + *pb + "  [CHANGED]\n";
+  const std::string pa = fault_plan(a), pb = fault_plan(b);
+  d.plan_changed = pa != pb;
+  if (d.plan_changed) t += "  fault plans differ: a " + pa + "; b " + pb + "  [CHANGED]\n";
 
   auto ca = statuses(a), cb = statuses(b);
   std::vector<std::string> names;
@@ -175,17 +169,15 @@ ScenarioDiff compare(const json& a, const json& b) {
     t += "  check " + n + ": " + sa.value_or("(absent)") + " -> " + sb.value_or("(absent)") + "\n";
   }
 
-  const json& ta = member(a, "timings_ms");
-  const json& tb = member(b, "timings_ms");
-  auto keys = report::timing_keys(ta);
-  for (const auto& k : report::timing_keys(tb)) {
+  auto keys = report::timing_keys(a.timings_ms);
+  for (const auto& k : report::timing_keys(b.timings_ms)) {
     if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
   }
   if (!keys.empty() && d.plan_changed) {
     t += "  timings not compared: the runs injected different faults\n";
   } else if (!keys.empty()) {
     t += "  timings (a -> b, delta):\n";
-    for (const auto& k : keys) t += timing_line(k, num(ta, k), num(tb, k));
+    for (const auto& k : keys) t += timing_line(k, timing(a, k), timing(b, k));
   }
   return d;
 }
@@ -218,12 +210,13 @@ struct RunDiff {
   }
 };
 
-RunDiff diff_runs(const json& a, const json& b) {
+RunDiff diff_runs(const RunResult& a, const RunResult& b) {
   RunDiff r;
   auto sa = by_key(a), sb = by_key(b);
-  auto aggs_a = report::aggregates_of(a), aggs_b = report::aggregates_of(b);
+  const auto& aggs_a = a.aggregates;
+  const auto& aggs_b = b.aggregates;
   for (const auto& [key, sc] : sa) {
-    const json* other = find(sb, key);
+    const ScenarioResult* other = find(sb, key);
     if (!other) continue;
     ScenarioDiff d = compare(*sc, *other);
     r.text += d.text;
@@ -235,15 +228,15 @@ RunDiff diff_runs(const json& a, const json& b) {
   }
   for (const auto& [key, sc] : sa) {
     if (!find(sb, key)) {
-      r.text +=
-          "only in a: " + report::run_label(*sc) + " (" + str(*sc, "verdict", "unknown") + ")\n";
+      r.text += "only in a: " + report::run_label(*sc) + " (" +
+                std::string(to_string(sc->verdict)) + ")\n";
       ++r.only_a;
     }
   }
   for (const auto& [key, sc] : sb) {
     if (!find(sa, key)) {
-      r.text +=
-          "only in b: " + report::run_label(*sc) + " (" + str(*sc, "verdict", "unknown") + ")\n";
+      r.text += "only in b: " + report::run_label(*sc) + " (" +
+                std::string(to_string(sc->verdict)) + ")\n";
       ++r.only_b;
     }
   }
@@ -261,8 +254,8 @@ RunDiff diff_runs(const json& a, const json& b) {
 
 }  // namespace
 
-std::string render_diff(const json& a, const json& b) { return diff_runs(a, b).text; }
+std::string render_diff(const RunResult& a, const RunResult& b) { return diff_runs(a, b).text; }
 
-bool runs_differ(const json& a, const json& b) { return diff_runs(a, b).differ(); }
+bool runs_differ(const RunResult& a, const RunResult& b) { return diff_runs(a, b).differ(); }
 
 }  // namespace aftermath

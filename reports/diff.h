@@ -1,4 +1,5 @@
-// Comparing two runs (two result.json documents), scenario by scenario:
+// Comparing two runs (two result.json documents, read back into RunResults),
+// scenario by scenario:
 // verdict changes, check status changes, and every timing with both values
 // and the delta. Meant for "did my change alter shutdown behaviour?" and for
 // comparing a run against a stored baseline.
@@ -9,8 +10,9 @@
 // and does not compare its timings.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <string>
+
+#include "harness/core/result.h"
 
 namespace aftermath {
 
@@ -18,13 +20,13 @@ namespace aftermath {
 // then b's new ones. Timing deltas are b - a (timing_delta). With --repeat on
 // either side, each scenario's first block also shows its rate over all runs
 // on both sides.
-std::string render_diff(const nlohmann::json& a, const nlohmann::json& b);
+std::string render_diff(const RunResult& a, const RunResult& b);
 
 // True when the runs differ in anything render_diff flags as a change: a
 // scenario's verdict, a check's status (a check present in only one run
 // counts), its fault plan, or a scenario present in only one run. Timings
 // never count: they vary from run to run by nature.
-bool runs_differ(const nlohmann::json& a, const nlohmann::json& b);
+bool runs_differ(const RunResult& a, const RunResult& b);
 
 // The change from a_ms to b_ms: "+50.0 ms (+25.0%)", "+1.89 s" from a second
 // on. The percentage of a only where it means something: both values

@@ -231,20 +231,38 @@ double scenario_end_ms(const json& scenario) {
   return std::max(end, 1.0);
 }
 
-std::vector<std::string> timing_keys(const json& timings) {
+namespace {
+
+// The documented keys that are present first, then the rest in the given
+// (alphabetical) order.
+std::vector<std::string> ordered_timing_keys(const std::vector<std::string>& present) {
   static constexpr std::array<const char*, 6> kKnown = {"job_ms",         "to_all_exited_ms",
                                                         "to_all_gone_ms", "to_shm_baseline_ms",
                                                         "teardown_ms",    "total_ms"};
   std::vector<std::string> out;
-  if (!timings.is_object()) return out;
   for (const char* k : kKnown) {
-    if (timings.contains(k)) out.emplace_back(k);
+    if (std::find(present.begin(), present.end(), k) != present.end()) out.emplace_back(k);
   }
-  // nlohmann::json objects iterate in key order, so the rest is alphabetical.
-  for (const auto& [k, v] : timings.items()) {
+  for (const auto& k : present) {
     if (std::find(out.begin(), out.end(), k) == out.end()) out.push_back(k);
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<std::string> timing_keys(const json& timings) {
+  std::vector<std::string> present;
+  if (!timings.is_object()) return present;
+  // nlohmann::json objects iterate in key order, so the rest is alphabetical.
+  for (const auto& [k, v] : timings.items()) present.push_back(k);
+  return ordered_timing_keys(present);
+}
+
+std::vector<std::string> timing_keys(const std::map<std::string, std::optional<double>>& timings) {
+  std::vector<std::string> present;
+  for (const auto& [k, v] : timings) present.push_back(k);
+  return ordered_timing_keys(present);
 }
 
 std::vector<std::string> merge_gaps(const json& result) {

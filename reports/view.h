@@ -1,6 +1,6 @@
 // A tolerant, read-only view of result.json for the renderers that still
-// read the document (HTML, Chrome trace, Markdown summary, run diff, merge);
-// JUnit renders the typed RunResult.
+// read the document (HTML, Chrome trace, merge); JUnit, the Markdown summary
+// and the run diff take the typed RunResult, with the typed overloads below.
 //
 // Every document they are given has been read by reports/result_read.h
 // first (`run` writes it from a RunResult; `report`, `diff` and `merge`
@@ -10,6 +10,7 @@
 // what result.json says.
 #pragma once
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -114,6 +115,7 @@ double scenario_end_ms(const json& scenario);
 // to_all_exited_ms, to_all_gone_ms, to_shm_baseline_ms, teardown_ms,
 // total_ms), then any others alphabetically.
 std::vector<std::string> timing_keys(const json& timings);
+std::vector<std::string> timing_keys(const std::map<std::string, std::optional<double>>& timings);
 
 // Why a merged run (`aftermath merge`) is partial: result.json's
 // merge.incomplete sentences when merge.complete is false; empty otherwise.

@@ -23,8 +23,8 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-// A result.json as it was read: the document (what `diff` and `merge` work
-// on) and the run it records (what the reports render).
+// A result.json as it was read: the document (what `merge` works on) and
+// the run it records (what the reports and `diff` take).
 struct Loaded {
   json doc;
   RunResult run;
@@ -208,8 +208,8 @@ int cmd_diff(const std::string& a_path, const std::string& b_path) {
   auto b = load_or_say("diff", b_path);
   if (!a || !b) return 2;
   std::printf("a: %s\nb: %s\n", a_path.c_str(), b_path.c_str());
-  std::fputs(render_diff(a->doc, b->doc).c_str(), stdout);
-  return runs_differ(a->doc, b->doc) ? 1 : 0;
+  std::fputs(render_diff(a->run, b->run).c_str(), stdout);
+  return runs_differ(a->run, b->run) ? 1 : 0;
 }
 
 }  // namespace aftermath

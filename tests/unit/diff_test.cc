@@ -1,5 +1,5 @@
 // Tests for comparing two runs (reports/diff.h): verdict and check status
-// changes are flagged and make runs_differ() true; timings are always shown
+// changes are flagged and make differ() true; timings are always shown
 // with both values and the delta, and never count as a difference.
 #include "reports/diff.h"
 
@@ -21,11 +21,17 @@ using ::testing::Not;
 using testing_reports::count;
 using testing_reports::load_fixture;
 using testing_reports::scenario;
+using testing_reports::typed;
+
+// Two result.json documents compared as `aftermath diff` compares them:
+// read back into their runs first.
+std::string diff(const json& a, const json& b) { return render_diff(typed(a), typed(b)); }
+bool differ(const json& a, const json& b) { return runs_differ(typed(a), typed(b)); }
 
 TEST(Diff, SameRunHasNoChanges) {
   json a = load_fixture();
-  EXPECT_FALSE(runs_differ(a, a));
-  std::string text = render_diff(a, a);
+  EXPECT_FALSE(differ(a, a));
+  std::string text = diff(a, a);
   EXPECT_THAT(text, HasSubstr("6 scenario(s) compared: 0 verdict change(s), 0 check status "
                               "change(s), 0 only in a, 0 only in b"));
   EXPECT_THAT(text, Not(HasSubstr("[CHANGED]")));
@@ -35,8 +41,8 @@ TEST(Diff, SameRunHasNoChanges) {
 TEST(Diff, RerunShowsEveryTimingWithBothValuesAndDelta) {
   json a = load_fixture();
   json b = load_fixture("result-rerun.json");
-  EXPECT_FALSE(runs_differ(a, b));  // same verdicts and statuses; timings differ
-  std::string text = render_diff(a, b);
+  EXPECT_FALSE(differ(a, b));  // same verdicts and statuses; timings differ
+  std::string text = diff(a, b);
   size_t timings = 0;
   for (const auto& sc : a["scenarios"]) {
     EXPECT_THAT(text, HasSubstr("scenario " + sc["name"].get<std::string>() + ": verdict " +
@@ -66,8 +72,8 @@ TEST(Diff, ChangedVerdictCheckAndTiming) {
   sa["timings_ms"]["teardown_ms"] = 0.0;
   sb["timings_ms"]["teardown_ms"] = 3.0;
 
-  EXPECT_TRUE(runs_differ(a, b));
-  std::string text = render_diff(a, b);
+  EXPECT_TRUE(differ(a, b));
+  std::string text = diff(a, b);
   EXPECT_THAT(text, HasSubstr("scenario orphan-unexpected: verdict fail -> pass  [CHANGED]"));
   EXPECT_THAT(text, HasSubstr("  check all_exited: fail -> pass\n"));
   EXPECT_THAT(text, HasSubstr("  check no_orphans: fail -> pass\n"));
@@ -82,21 +88,23 @@ TEST(Diff, CheckStatusAloneCounts) {
   json a = load_fixture();
   json b = a;
   scenario(b, "clean-job")["checks"][0]["status"] = "error";
-  EXPECT_TRUE(runs_differ(a, b));
-  EXPECT_THAT(render_diff(a, b), HasSubstr("scenario clean-job: verdict pass\n  check all_exited: "
-                                           "pass -> error\n"));
+  EXPECT_TRUE(differ(a, b));
+  EXPECT_THAT(diff(a, b), HasSubstr("scenario clean-job: verdict pass\n  check all_exited: "
+                                    "pass -> error\n"));
   // A check present in one run only is a status change too.
   json c = a;
   scenario(c, "clean-job")["checks"].push_back({{"name", "gpu_released"}, {"status", "pass"}});
-  EXPECT_TRUE(runs_differ(a, c));
-  EXPECT_THAT(render_diff(a, c), HasSubstr("check gpu_released: (absent) -> pass"));
+  EXPECT_TRUE(differ(a, c));
+  EXPECT_THAT(diff(a, c), HasSubstr("check gpu_released: (absent) -> pass"));
 }
 
 TEST(Diff, ScenariosInOneRunOnly) {
-  json a = load_fixture();
-  json b = a;
-  b["scenarios"].erase(3);  // hang
-  b["scenarios"].push_back({{"name", "brand-new"}, {"verdict", "pass"}});
+  RunResult a = typed(load_fixture());
+  RunResult b = a;
+  b.scenarios.erase(b.scenarios.begin() + 3);  // hang
+  ScenarioResult& added = b.scenarios.emplace_back();
+  added.name = "brand-new";
+  added.verdict = Verdict::Pass;
   EXPECT_TRUE(runs_differ(a, b));
   std::string text = render_diff(a, b);
   EXPECT_THAT(text, HasSubstr("only in a: hang (xfail)\n"));
@@ -104,10 +112,10 @@ TEST(Diff, ScenariosInOneRunOnly) {
   EXPECT_THAT(text, HasSubstr("5 scenario(s) compared"));
 }
 
-TEST(Diff, ToleratesOddInput) {
-  EXPECT_FALSE(runs_differ(json::object(), json::object()));
-  EXPECT_NO_THROW(render_diff(json::array(), json{{"scenarios", 1}}));
-  EXPECT_TRUE(runs_differ(json::object(), load_fixture()));
+TEST(Diff, EmptyRuns) {
+  EXPECT_FALSE(runs_differ(RunResult{}, RunResult{}));
+  EXPECT_THAT(render_diff(RunResult{}, RunResult{}), HasSubstr("0 scenario(s) compared"));
+  EXPECT_TRUE(runs_differ(RunResult{}, typed(load_fixture())));
 }
 
 // The reported case: a base near zero made "+1890086.3%". A delta that a
@@ -127,7 +135,7 @@ TEST(Diff, AbsoluteDeltasWhereARatioIsMeaningless) {
   json b = a;
   scenario(a, "clean-job")["timings_ms"]["to_all_gone_ms"] = 0.0;
   scenario(b, "clean-job")["timings_ms"]["to_all_gone_ms"] = 1890.0;
-  std::string text = render_diff(a, b);
+  std::string text = diff(a, b);
   EXPECT_THAT(text, HasSubstr("0.0 ms -> 1890.0 ms    +1.89 s\n"));
   EXPECT_THAT(text, Not(HasSubstr("%)\n    to_all_gone")));
   std::regex huge(R"([0-9]{5,}\.[0-9]%)");
@@ -156,8 +164,8 @@ TEST(Diff, DifferentFaultPlansAreSaidPlainlyNotTimed) {
                        {fault("SIGKILL", "worker:0/0", "point loader.worker.getitem hit 5")});
   scenario(a, "orphan-unexpected")["timings_ms"]["to_all_gone_ms"] = 0.1;
   scenario(b, "orphan-unexpected")["timings_ms"]["to_all_gone_ms"] = 1890.0;
-  EXPECT_TRUE(runs_differ(a, b));
-  std::string text = render_diff(a, b);
+  EXPECT_TRUE(differ(a, b));
+  std::string text = diff(a, b);
   size_t block = text.find("scenario orphan-unexpected: verdict fail\n");
   ASSERT_NE(block, std::string::npos) << text;
   std::string rest = text.substr(block);
@@ -172,46 +180,45 @@ TEST(Diff, DifferentFaultPlansAreSaidPlainlyNotTimed) {
 
   // A fault on one side only, and the same faults on both (negative control).
   json none = with_faults(load_fixture(), "orphan-unexpected", json::array());
-  EXPECT_THAT(render_diff(none, b),
-              HasSubstr("fault plans differ: a no faults; b SIGKILL worker:0/0"));
+  EXPECT_THAT(diff(none, b), HasSubstr("fault plans differ: a no faults; b SIGKILL worker:0/0"));
   json timed = with_faults(
       load_fixture(), "orphan-unexpected",
       {fault("SIGTERM", "launcher", "after 2s"), fault("SIGKILL", "all", "when processes >= 4")});
-  EXPECT_THAT(render_diff(timed, b), HasSubstr("fault plans differ: a SIGTERM launcher after 2s; "
-                                               "SIGKILL all when processes >= 4; b SIGKILL"));
+  EXPECT_THAT(diff(timed, b), HasSubstr("fault plans differ: a SIGTERM launcher after 2s; "
+                                        "SIGKILL all when processes >= 4; b SIGKILL"));
   json same = with_faults(load_fixture("result-rerun.json"), "orphan-unexpected",
                           {fault("SIGKILL", "rank:1", "point step rank=1 hit 3")});
-  EXPECT_FALSE(runs_differ(a, same));
-  EXPECT_THAT(render_diff(a, same), Not(HasSubstr("fault plans differ")));
-  // A document that does not record faults cannot be said to differ.
-  json unknown = load_fixture();
-  scenario(unknown, "orphan-unexpected").erase("faults");
-  EXPECT_THAT(render_diff(unknown, b), Not(HasSubstr("fault plans differ")));
+  EXPECT_FALSE(differ(a, same));
+  EXPECT_THAT(diff(a, same), Not(HasSubstr("fault plans differ")));
 }
 
 // With --repeat, run k pairs with run k, every run is compared, and the
 // first run's block shows the rate over all runs on each side.
 TEST(Diff, RepeatedRunsPairByRunNumber) {
-  auto repeated = [](const std::vector<std::string>& verdicts) {
-    json run = {{"scenarios", json::array()}};
-    for (size_t i = 0; i < verdicts.size(); ++i)
-      run["scenarios"].push_back({{"name", "hang"},
-                                  {"verdict", verdicts[i]},
-                                  {"faults", json::array()},
-                                  {"run", i + 1},
-                                  {"runs", verdicts.size()}});
+  auto repeated = [](const std::vector<Verdict>& verdicts) {
+    RunResult run;
+    for (size_t i = 0; i < verdicts.size(); ++i) {
+      ScenarioResult& sc = run.scenarios.emplace_back();
+      sc.name = "hang";
+      sc.verdict = verdicts[i];
+      sc.run_index = static_cast<int>(i);
+      sc.runs = static_cast<int>(verdicts.size());
+    }
     return run;
   };
-  json a = repeated({"xfail", "xfail", "xpass"});
-  json b = repeated({"xfail", "xpass", "xpass"});
-  a["aggregates"] = {{{"name", "hang"},
-                      {"runs", 3},
-                      {"expects_failure", true},
-                      {"reproduced", 2},
-                      {"judged", 3},
-                      {"reproduction_rate", 2.0 / 3},
-                      {"rate_ci95", {0.21, 0.94}},
-                      {"flaky", true}}};
+  using enum Verdict;
+  RunResult a = repeated({XFail, XFail, XPass});
+  RunResult b = repeated({XFail, XPass, XPass});
+  Aggregate& agg = a.aggregates.emplace_back();
+  agg.name = "hang";
+  agg.runs = 3;
+  agg.expects_failure = true;
+  agg.reproduced = 2;
+  agg.judged = 3;
+  agg.rate = 2.0 / 3;
+  agg.rate_low = 0.21;
+  agg.rate_high = 0.94;
+  agg.flaky = true;
   std::string text = render_diff(a, b);
   EXPECT_THAT(text, HasSubstr("scenario hang run 1/3: verdict xfail\n"
                               "  repeats: a reproduced 2/3 (67%, 95% interval 21\u201394%), "
@@ -219,7 +226,7 @@ TEST(Diff, RepeatedRunsPairByRunNumber) {
   EXPECT_THAT(text, HasSubstr("scenario hang run 2/3: verdict xfail -> xpass  [CHANGED]\n"));
   EXPECT_THAT(text, HasSubstr("scenario hang run 3/3: verdict xpass\n"));
   EXPECT_THAT(text, HasSubstr("3 scenario(s) compared: 1 verdict change(s)"));
-  json longer = repeated({"xfail", "xfail", "xpass", "xfail"});
+  RunResult longer = repeated({XFail, XFail, XPass, XFail});
   EXPECT_THAT(render_diff(a, longer), HasSubstr("only in b: hang run 4/4 (xfail)\n"));
 }
 
