@@ -14,11 +14,6 @@ namespace aftermath {
 namespace {
 
 using nlohmann::json;
-using report::format_ms;
-using report::items;
-using report::member;
-using report::num;
-using report::str;
 
 // Trace timestamps are microseconds; result.json has milliseconds with
 // nanosecond digits. Rounded to the nanosecond so floating noise does not
@@ -58,7 +53,8 @@ json counter(const std::string& name, int pid, double t_ms, json args) {
 
 // One track per job process: its life, orphan and zombie spans, its exit.
 // Returns the pids that have a track.
-std::map<long long, bool> add_process_tracks(json& events, const json& sc, int pid, double end) {
+std::map<long long, bool> add_process_tracks(json& events, const ScenarioResult& sc, int pid,
+                                             double end) {
   auto procs = report::processes_by_role(sc);
   std::map<long long, bool> is_job;
   int order = 0;
@@ -80,8 +76,8 @@ std::map<long long, bool> add_process_tracks(json& events, const json& sc, int p
 
     double life_end = p.life_end_ms.value_or(end);
     json args = {{"pid", p.pid},
-                 {"ppid", member(*p.src, "ppid")},
-                 {"last_ppid", member(*p.src, "last_ppid")},
+                 {"ppid", p.history->first_ppid},
+                 {"last_ppid", p.history->last_ppid},
                  {"role", p.role},
                  {"cmdline", p.cmdline},
                  {"top", p.top},
@@ -102,7 +98,7 @@ std::map<long long, bool> add_process_tracks(json& events, const json& sc, int p
     if (p.orphaned_ms) {
       double from = std::clamp(*p.orphaned_ms, p.start_ms, life_end);
       events.push_back(complete("orphaned", "orphan", pid, tid, from, life_end,
-                                {{"parent_pid", member(*p.src, "ppid")}}));
+                                {{"parent_pid", p.history->first_ppid}}));
     }
     // After the life slice: exited but not yet reaped.
     if (p.zombie_since_ms) {
@@ -121,61 +117,64 @@ std::map<long long, bool> add_process_tracks(json& events, const json& sc, int p
   return is_job;
 }
 
+// A /dev/shm change on the harness track: "shm_add torch_1_2", with its bytes.
+void add_shm(json& events, const Observation& o, int pid, const std::string& name,
+             std::optional<std::int64_t> bytes) {
+  json args = {{"name", name}};
+  if (bytes) args["bytes"] = *bytes;
+  events.push_back(instant(std::string(o.word()) + " " + name, "shm", "t", pid, kTraceHarnessTid,
+                           to_ms(o.t), std::move(args)));
+}
+
 // The timeline's phases, signals, faults, samples and /dev/shm changes.
-void add_observations(json& events, const json& sc, int pid,
+void add_observations(json& events, const ScenarioResult& sc, int pid,
                       const std::map<long long, bool>& is_job) {
-  for (const json* e : items(sc, "timeline")) {
-    auto t = num(*e, "t_ms");
-    if (!t) continue;
-    std::string kind = str(*e, "kind");
-    if (kind == "phase") {
-      events.push_back(instant(str(*e, "name", "phase"), "phase", "p", pid, kTraceHarnessTid, *t));
-    } else if (kind == "signal" || kind == "fault") {
-      long long target = static_cast<long long>(num(*e, "pid").value_or(0));
-      long long key = report::process_key(*e);
-      long long tid = is_job.count(key) ? key : kTraceHarnessTid;
-      if (kind == "signal") {
-        events.push_back(instant(str(*e, "signal", "signal"), "signal", "t", pid, tid, *t,
-                                 {{"pid", target}, {"why", str(*e, "why")}}));
-      } else {
-        events.push_back(
-            instant("fault " + str(*e, "action"), "fault", "t", pid, tid, *t,
-                    {{"pid", target}, {"index", member(*e, "index")}, {"what", str(*e, "what")}}));
-      }
-    } else if (kind == "oom_kill") {
-      long long target = static_cast<long long>(num(*e, "pid").value_or(0));
-      long long key = report::process_key(*e);
-      long long tid = is_job.count(key) ? key : kTraceHarnessTid;
-      events.push_back(instant("oom_kill", "fault", "t", pid, tid, *t,
-                               {{"pid", target},
-                                {"index", member(*e, "index")},
-                                {"kills", member(*e, "kills")},
-                                {"cgroup", str(*e, "cgroup")}}));
-    } else if (kind == "sample") {
-      events.push_back(
-          counter("job processes", pid, *t, {{"processes", num(*e, "procs").value_or(0)}}));
-      events.push_back(
-          counter("/dev/shm bytes", pid, *t, {{"bytes", num(*e, "shm_bytes").value_or(0)}}));
-    } else if (kind == "memory") {
-      events.push_back(
-          counter("job RSS bytes", pid, *t, {{"bytes", num(*e, "rss_bytes").value_or(0)}}));
-    } else if (kind.rfind("shm_", 0) == 0) {
-      const json& baseline = member(*e, "baseline");
-      if (baseline.is_boolean() && baseline.get<bool>()) continue;
-      json args = {{"name", str(*e, "name")}};
-      if (auto b = num(*e, "bytes")) args["bytes"] = *b;
-      events.push_back(instant(kind + " " + str(*e, "name"), "shm", "t", pid, kTraceHarnessTid, *t,
-                               std::move(args)));
+  // A process's own track where it has one, else the harness's.
+  auto track = [&](const Observation& o, int target) {
+    long long key = aftermath::process_key(o.node, target);
+    return is_job.count(key) ? key : kTraceHarnessTid;
+  };
+  for (const Observation& o : sc.timeline.observations) {
+    const double t = to_ms(o.t);
+    if (const auto* ph = o.as<obs::Phase>()) {
+      events.push_back(instant(ph->name, "phase", "p", pid, kTraceHarnessTid, t));
+    } else if (const auto* sig = o.as<obs::Signal>()) {
+      events.push_back(instant(signal_name(sig->signo), "signal", "t", pid, track(o, sig->pid), t,
+                               {{"pid", sig->pid}, {"why", sig->why}}));
+    } else if (const auto* f = o.as<obs::Fault>()) {
+      events.push_back(instant("fault " + std::string(to_string(f->action)), "fault", "t", pid,
+                               track(o, f->pid), t,
+                               {{"pid", f->pid}, {"index", f->index}, {"what", f->what}}));
+    } else if (const auto* oom = o.as<obs::OomKill>()) {
+      events.push_back(instant("oom_kill", "fault", "t", pid, track(o, oom->pid), t,
+                               {{"pid", oom->pid},
+                                {"index", oom->index},
+                                {"kills", oom->kills},
+                                {"cgroup", oom->cgroup}}));
+    } else if (const auto* sample = o.as<obs::Sample>()) {
+      events.push_back(counter("job processes", pid, t, {{"processes", sample->procs}}));
+      events.push_back(counter("/dev/shm bytes", pid, t, {{"bytes", sample->shm_bytes}}));
+    } else if (const auto* mem = o.as<obs::Memory>()) {
+      events.push_back(counter("job RSS bytes", pid, t, {{"bytes", mem->rss_bytes}}));
+    } else if (const auto* add = o.as<obs::ShmAdd>()) {
+      if (!add->baseline) add_shm(events, o, pid, add->name, add->bytes);
+    } else if (const auto* resize = o.as<obs::ShmResize>()) {
+      add_shm(events, o, pid, resize->name, resize->bytes);
+    } else if (const auto* remove = o.as<obs::ShmRemove>()) {
+      add_shm(events, o, pid, remove->name, std::nullopt);
+    } else if (const auto* reclaim = o.as<obs::ShmReclaim>()) {
+      add_shm(events, o, pid, reclaim->name, reclaim->bytes);
+    } else if (const auto* held = o.as<obs::ShmHeld>()) {
+      add_shm(events, o, pid, held->path, held->bytes);
     }
   }
 }
 
-void add_scenario(json& events, const json& sc, int pid) {
+void add_scenario(json& events, const ScenarioResult& sc, int pid) {
   const double end = report::scenario_end_ms(sc);
   // One of several runs is named with its number ("hang run 2/5").
-  std::string name =
-      str(sc, "name").empty() ? "scenario " + std::to_string(pid) : report::run_label(sc);
-  std::string verdict = str(sc, "verdict", "unknown");
+  std::string name = sc.name.empty() ? "scenario " + std::to_string(pid) : report::run_label(sc);
+  const std::string verdict(to_string(sc.verdict));
 
   events.push_back(metadata("process_name", pid, kTraceHarnessTid, {{"name", name}}));
   events.push_back(metadata("process_labels", pid, kTraceHarnessTid, {{"labels", verdict}}));
@@ -187,55 +186,48 @@ void add_scenario(json& events, const json& sc, int pid) {
 
   // A pytest suite's tests: a slice per test on the track of the process
   // that ran it, nested in its life, with what the test left behind.
-  for (const json* t : items(sc, "tests")) {
-    auto t0 = num(*t, "start_ms");
-    auto tpid = report::opt_int(*t, "pid");
-    if (!t0 || !tpid) continue;
+  for (const TestResult& t : sc.tests) {
     json left = json::array();
-    for (const json* l : items(*t, "leaks"))
-      left.push_back(str(*l, "kind") + ": " + str(*l, "what"));
-    events.push_back(
-        complete(str(*t, "nodeid", "test"), left.empty() ? "test" : "test,leak", pid, *tpid, *t0,
-                 num(*t, "end_ms").value_or(end),
-                 {{"outcome", str(*t, "outcome")}, {"worker", str(*t, "worker")}, {"left", left}}));
+    for (const TestLeak& l : t.leaks)
+      left.push_back(std::string(to_string(l.kind)) + ": " + l.what);
+    events.push_back(complete(
+        t.nodeid.empty() ? "test" : t.nodeid, left.empty() ? "test" : "test,leak", pid, t.pid,
+        to_ms(t.started), t.ended ? to_ms(*t.ended) : end,
+        {{"outcome", std::string(to_string(t.outcome))}, {"worker", t.worker}, {"left", left}}));
   }
 
   // Device memory in use, one counter track per GPU (none without a GPU).
-  for (const json* g : items(member(sc, "device"), "samples")) {
-    auto t = num(*g, "t_ms");
-    auto used = num(*g, "used_bytes");
-    auto index = num(*g, "index");
-    if (!t || !used || !index) continue;
-    events.push_back(
-        counter("GPU " + std::to_string(static_cast<long long>(*index)) + " memory used", pid, *t,
-                {{"bytes", *used}}));
-  }
+  if (sc.timeline.device.unavailable.empty())
+    for (const GpuSample& g : sc.timeline.device.samples)
+      events.push_back(counter("GPU " + std::to_string(g.index) + " memory used", pid, to_ms(g.t),
+                               {{"bytes", g.used}}));
 
   // The verdict at the end of the scenario, carrying what a reader wants
   // next to the picture: the reason, the failed checks, the timings.
   json failed = json::array();
   for (const auto& c : report::failed_checks(sc)) failed.push_back(c);
-  json timings = member(sc, "timings_ms").is_object() ? member(sc, "timings_ms") : json::object();
+  json timings = json::object();
+  for (const auto& [key, value] : sc.timings_ms) timings[key] = opt(value);
   events.push_back(instant("verdict: " + verdict, "verdict", "p", pid, kTraceHarnessTid, end,
                            {{"verdict", verdict},
-                            {"reason", str(sc, "verdict_reason")},
+                            {"reason", sc.verdict_reason},
                             {"failed_checks", failed},
                             {"timings_ms", timings},
-                            {"repro", str(sc, "repro")}}));
+                            {"repro", sc.repro}}));
 }
 
 }  // namespace
 
-json render_trace(const json& result) {
+json render_trace(const RunResult& run) {
   json events = json::array();
   int pid = 0;
-  for (const json* sc : items(result, "scenarios")) add_scenario(events, *sc, ++pid);
+  for (const ScenarioResult& sc : run.scenarios) add_scenario(events, sc, ++pid);
   return {{"traceEvents", std::move(events)},
           {"displayTimeUnit", "ms"},
           {"otherData",
            {{"generator", "aftermath"},
-            {"tool_version", str(result, "tool_version")},
-            {"command_line", str(result, "command_line")}}}};
+            {"tool_version", run.tool_version},
+            {"command_line", run.command_line}}}};
 }
 
 }  // namespace aftermath

@@ -9,10 +9,13 @@
 // phases are process-scoped instants on the scenario's "harness" track
 // (kTraceHarnessTid), and the job process count and /dev/shm bytes are counters.
 // Timestamps are microseconds since the scenario's launch, so scenarios
-// overlay at 0 and compare at a glance. Rendered from result.json only.
+// overlay at 0 and compare at a glance. Rendered from the typed run (a
+// result.json read back renders the same).
 #pragma once
 
 #include <nlohmann/json.hpp>
+
+#include "harness/core/result.h"
 
 namespace aftermath {
 
@@ -23,6 +26,6 @@ namespace aftermath {
 constexpr long long kTraceHarnessTid = 1LL << 30;
 
 // {"traceEvents": [...], "displayTimeUnit": "ms", "otherData": {...}}.
-nlohmann::json render_trace(const nlohmann::json& result);
+nlohmann::json render_trace(const RunResult& run);
 
 }  // namespace aftermath

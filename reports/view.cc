@@ -152,6 +152,39 @@ int role_rank(std::string_view role) {
   return 4;
 }
 
+namespace {
+
+// When it stopped running (view.h's life_end_ms), from the times already set.
+void set_life_end(ProcessView& v) {
+  if (v.exited_ms && v.zombie_since_ms) {
+    v.life_end_ms = std::min(*v.exited_ms, *v.zombie_since_ms);
+  } else if (v.exited_ms || v.zombie_since_ms) {
+    v.life_end_ms = v.exited_ms ? v.exited_ms : v.zombie_since_ms;
+  } else {
+    v.life_end_ms = v.gone_ms;
+  }
+  // A clock glitch must not draw a bar that ends before it starts.
+  if (v.life_end_ms && *v.life_end_ms < v.start_ms) v.life_end_ms = v.start_ms;
+}
+
+// A multi-node run's lanes come node by node, each node's by role.
+void sort_by_role(std::vector<ProcessView>& out) {
+  std::stable_sort(out.begin(), out.end(), [](const ProcessView& a, const ProcessView& b) {
+    if (a.node != b.node) return a.node.value_or(-1) < b.node.value_or(-1);
+    int ra = role_rank(a.role), rb = role_rank(b.role);
+    if (ra != rb) return ra < rb;
+    if (a.role != b.role) return a.role < b.role;
+    if (a.start_ms != b.start_ms) return a.start_ms < b.start_ms;
+    return a.pid < b.pid;
+  });
+}
+
+std::optional<double> ms_of(const std::optional<Nanos>& t) {
+  return t ? std::optional<double>(to_ms(*t)) : std::nullopt;
+}
+
+}  // namespace
+
 std::vector<ProcessView> processes_by_role(const json& scenario) {
   std::vector<ProcessView> out;
   for (const json* p : items(scenario, "processes")) {
@@ -176,29 +209,45 @@ std::vector<ProcessView> processes_by_role(const json& scenario) {
     v.gone_ms = num(*p, "gone_ms");
     v.orphaned_ms = num(*p, "orphaned_ms");
     v.zombie_since_ms = num(*p, "zombie_since_ms");
-    if (v.exited_ms && v.zombie_since_ms) {
-      v.life_end_ms = std::min(*v.exited_ms, *v.zombie_since_ms);
-    } else if (v.exited_ms || v.zombie_since_ms) {
-      v.life_end_ms = v.exited_ms ? v.exited_ms : v.zombie_since_ms;
-    } else {
-      v.life_end_ms = v.gone_ms;
-    }
-    // A clock glitch must not draw a bar that ends before it starts.
-    if (v.life_end_ms && *v.life_end_ms < v.start_ms) v.life_end_ms = v.start_ms;
+    set_life_end(v);
     v.outcome = str(member(*p, "outcome"), "text");
     v.log_stdout = str(member(*p, "logs"), "stdout");
     v.log_stderr = str(member(*p, "logs"), "stderr");
     out.push_back(std::move(v));
   }
-  // A multi-node run's lanes come node by node, each node's by role.
-  std::stable_sort(out.begin(), out.end(), [](const ProcessView& a, const ProcessView& b) {
-    if (a.node != b.node) return a.node.value_or(-1) < b.node.value_or(-1);
-    int ra = role_rank(a.role), rb = role_rank(b.role);
-    if (ra != rb) return ra < rb;
-    if (a.role != b.role) return a.role < b.role;
-    if (a.start_ms != b.start_ms) return a.start_ms < b.start_ms;
-    return a.pid < b.pid;
-  });
+  sort_by_role(out);
+  return out;
+}
+
+std::vector<ProcessView> processes_by_role(const ScenarioResult& scenario) {
+  std::vector<ProcessView> out;
+  for (const ProcessHistory& p : scenario.processes) {
+    ProcessView v;
+    v.history = &p;
+    v.pid = p.pid;
+    if (p.job_pid > 0 && p.job_pid != p.pid) v.job_pid = p.job_pid;
+    v.role = std::string(to_string(p.role));
+    v.comm = p.comm;
+    v.cmdline = p.cmdline;
+    v.top = p.is_top;
+    if (p.node >= 0) v.node = p.node;
+    if (p.rank >= 0) v.rank = p.rank;
+    if (p.worker >= 0) v.worker = p.worker;
+    v.start_ms = to_ms(p.started);
+    v.exited_ms = ms_of(p.exited_at);
+    v.gone_ms = ms_of(p.gone_at);
+    v.orphaned_ms = ms_of(p.orphaned_at);
+    v.zombie_since_ms = ms_of(p.zombie_since);
+    set_life_end(v);
+    if (p.outcome) v.outcome = p.outcome->to_string();
+    if (auto logs = scenario.process_logs.find(aftermath::process_key(p.node, p.pid));
+        logs != scenario.process_logs.end()) {
+      v.log_stdout = logs->second.stdout_path;
+      v.log_stderr = logs->second.stderr_path;
+    }
+    out.push_back(std::move(v));
+  }
+  sort_by_role(out);
   return out;
 }
 
@@ -213,6 +262,27 @@ std::string scenario_file(const json& scenario, const std::string& path) {
   std::string dir = str(scenario, "out_dir");
   if (dir.empty()) return path;
   return dir.back() == '/' ? dir + path : dir + "/" + path;
+}
+
+std::string scenario_file(const ScenarioResult& scenario, const std::string& path) {
+  if (path.empty() || path.front() == '/' || scenario.out_dir.empty()) return path;
+  const std::string& dir = scenario.out_dir;
+  return dir.back() == '/' ? dir + path : dir + "/" + path;
+}
+
+double scenario_end_ms(const ScenarioResult& scenario) {
+  double end = 0;
+  if (auto it = scenario.timings_ms.find("total_ms"); it != scenario.timings_ms.end() && it->second)
+    end = *it->second;
+  for (const Observation& o : scenario.timeline.observations) end = std::max(end, to_ms(o.t));
+  for (const ProcessHistory& p : scenario.processes)
+    for (const auto& t :
+         {std::optional<Nanos>(p.started), p.exited_at, p.gone_at, p.orphaned_at, p.zombie_since})
+      if (t) end = std::max(end, to_ms(*t));
+  for (const FaultRecord& f : scenario.timeline.facts.faults)
+    for (const auto& t : {f.sent, f.effect})
+      if (t) end = std::max(end, to_ms(*t));
+  return std::max(end, 1.0);
 }
 
 double scenario_end_ms(const json& scenario) {

@@ -67,7 +67,8 @@ int role_rank(std::string_view role);
 
 // One job process as the timeline draws it.
 struct ProcessView {
-  const json* src = nullptr;  // the processes[] entry
+  const json* src = nullptr;                // the processes[] entry (read from the document)
+  const ProcessHistory* history = nullptr;  // the process (from the typed run)
   long long pid = 0;
   std::optional<long long> job_pid;  // as the job saw it (its PID namespace), when different
   std::string role = "unknown";
@@ -95,6 +96,7 @@ std::string pid_text(const ProcessView& p);
 // Where a scenario's log file is: a path from result.json ("stdout_path", a
 // process's logs) joined to the scenario's out_dir when relative.
 std::string scenario_file(const json& scenario, const std::string& path);
+std::string scenario_file(const ScenarioResult& scenario, const std::string& path);
 
 // The href for a log file in a report written to `report_dir`: a relative
 // path when the file is inside that folder (so the folder can be moved and
@@ -105,11 +107,13 @@ std::string log_href(const std::string& path, const std::string& report_dir);
 // The scenario's processes grouped by role (role_rank), then by start time
 // and pid, so every renderer lists lanes in the same order.
 std::vector<ProcessView> processes_by_role(const json& scenario);
+std::vector<ProcessView> processes_by_role(const ScenarioResult& scenario);
 
 // The last instant the scenario's record covers: the latest of every
 // timeline time, process time and total_ms. At least 1 ms so scales never
 // divide by zero.
 double scenario_end_ms(const json& scenario);
+double scenario_end_ms(const ScenarioResult& scenario);
 
 // Timing keys in reading order: the documented ones first (job_ms,
 // to_all_exited_ms, to_all_gone_ms, to_shm_baseline_ms, teardown_ms,

@@ -609,7 +609,7 @@ TEST(MultiNodeReports, TheSamePidOnTwoNodesIsTwoProcesses) {
 
   std::set<long long> tids;
   std::set<std::string> names;
-  const nlohmann::json trace = render_trace(doc);
+  const nlohmann::json trace = render_trace(run);
   for (const auto& e : trace["traceEvents"])
     if (e.value("ph", "") == "M" && e.value("name", "") == "thread_name" &&
         e["tid"].get<long long>() != kTraceHarnessTid) {

@@ -548,7 +548,7 @@ TEST(ProcessLogsReports, AnOldResultWithoutThemRendersAsBefore) {
 
 TEST(ProcessLogsReports, TraceNamesTheLogsAndSummaryShowsTheJobEnvironment) {
   json j = json::parse(write_json(run_with_logs("/r/out/logs-job")));
-  json trace = render_trace(j);
+  json trace = render_trace(testing_reports::typed(j));
   json want = {{"stdout", "/r/out/logs-job/logs/worker-r0-w3-5.out"},
                {"stderr", "/r/out/logs-job/logs/worker-r0-w3-5.err"}};
   int named = 0, sliced = 0;

@@ -161,7 +161,7 @@ TEST(RepeatJunit, EveryRunsSuiteCarriesTheRepeatProperties) {
 }
 
 TEST(RepeatTrace, EachRunIsATraceProcessNamedWithItsNumber) {
-  json trace = render_trace(to_json(repeated_run()));
+  json trace = render_trace(repeated_run());
   std::vector<std::string> names;
   for (const auto& e : trace["traceEvents"])
     if (e["ph"] == "M" && e["name"] == "process_name") names.push_back(e["args"]["name"]);

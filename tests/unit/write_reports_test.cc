@@ -39,7 +39,7 @@ TEST(WriteReports, TheFiveFilesEachRenderedFromTheResult) {
   EXPECT_EQ(nlohmann::json::parse(slurp(dir / "result.json")), result);
   EXPECT_EQ(slurp(dir / "junit.xml"), render_junit(sample_run()));
   EXPECT_EQ(slurp(dir / "report.html"), render_html(result, dir.path()));
-  EXPECT_EQ(nlohmann::json::parse(slurp(dir / "trace.json")), render_trace(result));
+  EXPECT_EQ(nlohmann::json::parse(slurp(dir / "trace.json")), render_trace(sample_run()));
   EXPECT_EQ(slurp(dir / "summary.md"), render_summary_md(sample_run()));
 }
 
