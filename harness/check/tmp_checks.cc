@@ -42,22 +42,23 @@ CheckResult tmp_clean(const CheckInput& in) {
   for (const auto& o : in.timeline.observations) {
     const auto* t = o.as<obs::TmpLeft>();
     if (!t) continue;
-    json e{{"path", t->path}, {"residue", t->residue}, {"owner", t->owner}, {"bytes", t->bytes}};
+    const std::string residue(to_string(t->residue));
+    json e{{"path", t->path}, {"residue", residue}, {"owner", t->owner}, {"bytes", t->bytes}};
     if (t->held_outside_by != 0) {
       e["held_by"] = t->held_outside_by;
       outside.push_back(e);
-    } else if (t->residue == "torchelastic") {
+    } else if (t->residue == TmpKind::Torchelastic) {
       // torchrun makes one on every run and never removes it: its design.
       if (auto m = moved.find(t->path); m != moved.end()) e["moved_to"] = m->second;
       torchrun_logs.push_back(e);
-    } else if (t->residue == "other") {
+    } else if (t->residue == TmpKind::Other) {
       if (other.size() < kOtherListed) other.push_back(e);
       ++other_count;
     } else {
       e["reclaimed"] = reclaimed.count(t->path) > 0;
       left.push_back(e);
       left_bytes += t->bytes;
-      names.push_back(t->path + " (" + t->residue + ", uid " + std::to_string(t->owner) + ", " +
+      names.push_back(t->path + " (" + residue + ", uid " + std::to_string(t->owner) + ", " +
                       format_bytes(t->bytes) + ")");
     }
   }

@@ -55,6 +55,7 @@ inline nlohmann::json shown_value(FaultMechanism m) { return std::string(to_stri
 inline nlohmann::json shown_value(ProbeStatus s) { return std::string(to_string(s)); }
 inline nlohmann::json shown_value(CheckStatus s) { return std::string(to_string(s)); }
 inline nlohmann::json shown_value(TestOutcome o) { return std::string(to_string(o)); }
+inline nlohmann::json shown_value(TmpKind k) { return std::string(to_string(k)); }
 inline nlohmann::json shown_value(const Outcome& o) { return to_json(o); }
 inline nlohmann::json shown_value(const TestLeak& l) { return to_json(l); }
 template <HasFields S>

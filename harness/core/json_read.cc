@@ -75,6 +75,9 @@ void from(const json& v, const std::string& path, TimingsOrigin& out) {
 void from(const json& v, const std::string& path, JobContainment& out) {
   out = word<JobContainment>(v, path, parse_job_containment);
 }
+void from(const json& v, const std::string& path, TmpKind& out) {
+  out = word<TmpKind>(v, path, parse_tmp_kind);
+}
 void from(const json& v, const std::string& path, ShmPlace& out) {
   out = word<ShmPlace>(v, path, parse_shm_place);
 }

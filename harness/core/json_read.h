@@ -94,6 +94,7 @@ void from(const nlohmann::json& v, const std::string& path, TestOutcome& out);
 void from(const nlohmann::json& v, const std::string& path, TimingsOrigin& out);
 void from(const nlohmann::json& v, const std::string& path, JobContainment& out);
 void from(const nlohmann::json& v, const std::string& path, ShmPlace& out);
+void from(const nlohmann::json& v, const std::string& path, TmpKind& out);
 void from(const nlohmann::json& v, const std::string& path, ForkSource& out);
 void from(const nlohmann::json& v, const std::string& path, HarnessPart& out);
 void from(const nlohmann::json& v, const std::string& path, ProbeStatus& out);

@@ -112,9 +112,9 @@ Observation oom_kill(Nanos t, int index, int pid, long long kills, std::string c
                      std::string kernel_line) {
   return {t, OomKill{index, pid, kills, std::move(cgroup), std::move(kernel_line)}};
 }
-Observation tmp_left(Nanos t, std::string path, std::int64_t bytes, unsigned owner,
-                     std::string residue, int outside_holder) {
-  return {t, TmpLeft{std::move(path), bytes, owner, std::move(residue), outside_holder}};
+Observation tmp_left(Nanos t, std::string path, std::int64_t bytes, unsigned owner, TmpKind residue,
+                     int outside_holder) {
+  return {t, TmpLeft{std::move(path), bytes, owner, residue, outside_holder}};
 }
 Observation tmp_reclaim(Nanos t, std::string path, std::int64_t bytes, std::string moved_to) {
   return {t, TmpReclaim{std::move(path), bytes, std::move(moved_to)}};

@@ -326,8 +326,8 @@ struct TmpLeft {
   static constexpr std::string_view word = "tmp_left";
   std::string path;
   std::int64_t bytes = 0;
-  unsigned owner = 0;       // its uid
-  std::string residue;      // pymp | torch-shm-dir | torchelastic | other
+  unsigned owner = 0;  // its uid
+  TmpKind residue = TmpKind::Other;
   int held_outside_by = 0;  // a process outside the job that holds (or held) it; 0: none
   static constexpr auto fields() {
     return std::tuple{field("path", &TmpLeft::path), field("bytes", &TmpLeft::bytes),
@@ -448,8 +448,8 @@ Observation shm_held(Nanos t, int pid, std::string path, std::int64_t bytes, std
                      bool deleted);
 Observation oom_kill(Nanos t, int index, int pid, long long kills, std::string cgroup,
                      std::string kernel_line = "");
-Observation tmp_left(Nanos t, std::string path, std::int64_t bytes, unsigned owner,
-                     std::string residue, int outside_holder = 0);
+Observation tmp_left(Nanos t, std::string path, std::int64_t bytes, unsigned owner, TmpKind residue,
+                     int outside_holder = 0);
 Observation tmp_reclaim(Nanos t, std::string path, std::int64_t bytes, std::string moved_to = "");
 Observation harness_failure(Nanos t, HarnessPart part, std::string why, int pid = 0);
 Observation sample_period(Nanos t, Nanos period, Nanos sample_took);

@@ -37,6 +37,7 @@ json to_wire(FaultStatus s) { return std::string(to_string(s)); }
 json to_wire(ProbeStatus s) { return std::string(to_string(s)); }
 json to_wire(JobContainment c) { return std::string(to_string(c)); }
 json to_wire(ShmPlace p) { return std::string(to_string(p)); }
+json to_wire(TmpKind k) { return std::string(to_string(k)); }
 json to_wire(const Outcome& o);
 json to_wire(const GpuSample& s);
 template <HasFields S>

@@ -150,6 +150,18 @@ std::string_view to_string(AgentState a) { return text_of(kAgentStates, a); }
 std::optional<AgentState> parse_agent_state(std::string_view s) {
   return value_of(kAgentStates, s);
 }
+constexpr EnumWords<TmpKind, 6> kTmpKinds{{
+    {TmpKind::Pymp, "pymp"},
+    {TmpKind::TorchShmDir, "torch-shm-dir"},
+    {TmpKind::Torchelastic, "torchelastic"},
+    {TmpKind::TorchrunShim, "torchrun-shim"},
+    {TmpKind::SpawnErrorFile, "spawn-errorfile"},
+    {TmpKind::Other, "other"},
+}};
+
+std::string_view to_string(TmpKind k) { return text_of(kTmpKinds, k); }
+std::optional<TmpKind> parse_tmp_kind(std::string_view s) { return value_of(kTmpKinds, s); }
+
 std::string_view to_string(LeakKind k) { return text_of(kLeakKinds, k); }
 std::optional<LeakKind> parse_leak_kind(std::string_view s) { return value_of(kLeakKinds, s); }
 

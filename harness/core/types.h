@@ -95,4 +95,14 @@ enum class TimingsOrigin { None, FirstFault, TopExit, Deadline };
 std::string_view to_string(TimingsOrigin o);
 std::optional<TimingsOrigin> parse_timings_origin(std::string_view s);
 
+// What a temp-dir entry is, by its name: a multiprocessing folder (pymp-*),
+// a torch_shm_manager's folder (torch-shm-dir-*), torchrun's log folder
+// (torchelastic_*), the torchrun shim's folder (aftermath-torchrun-*), an
+// mp.spawn error file (pytorch-errorfile-*.pickle), or anything else.
+// "pymp" | "torch-shm-dir" | "torchelastic" | "torchrun-shim" |
+// "spawn-errorfile" | "other".
+enum class TmpKind { Pymp, TorchShmDir, Torchelastic, TorchrunShim, SpawnErrorFile, Other };
+std::string_view to_string(TmpKind k);
+std::optional<TmpKind> parse_tmp_kind(std::string_view s);
+
 }  // namespace aftermath

@@ -86,24 +86,6 @@ bool at_or_under(std::string_view path, std::string_view base) {
 
 }  // namespace
 
-std::string_view to_string(TmpKind k) {
-  switch (k) {
-    case TmpKind::Pymp:
-      return "pymp";
-    case TmpKind::TorchShmDir:
-      return "torch-shm-dir";
-    case TmpKind::Torchelastic:
-      return "torchelastic";
-    case TmpKind::TorchrunShim:
-      return "torchrun-shim";
-    case TmpKind::SpawnErrorFile:
-      return "spawn-errorfile";
-    case TmpKind::Other:
-      break;
-  }
-  return "other";
-}
-
 TmpKind classify_tmp_name(std::string_view name) {
   auto starts = [&](std::string_view p) {
     return name.size() > p.size() && name.substr(0, p.size()) == p;

@@ -36,13 +36,12 @@
 #include <string_view>
 #include <vector>
 
+#include "harness/core/types.h"
 #include "harness/os/expected.h"
 
 namespace aftermath {
 
-enum class TmpKind { Pymp, TorchShmDir, Torchelastic, TorchrunShim, SpawnErrorFile, Other };
-// "pymp" | "torch-shm-dir" | "torchelastic" | "torchrun-shim" | "spawn-errorfile" | "other"
-std::string_view to_string(TmpKind k);
+// TmpKind (harness/core/types.h) by the entry's name.
 TmpKind classify_tmp_name(std::string_view name);
 inline bool known_residue(TmpKind k) { return k != TmpKind::Other; }
 

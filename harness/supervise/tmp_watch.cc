@@ -172,8 +172,7 @@ std::vector<Observation> TmpDirWatch::finish(Nanos now, const JobLookup& job) {
       outside = s->second.outside;
     }
     std::string path = opt_.dir + "/" + e.name;
-    out.push_back(
-        obs::tmp_left(now, path, e.bytes, e.uid, std::string(to_string(e.kind)), outside));
+    out.push_back(obs::tmp_left(now, path, e.bytes, e.uid, e.kind, outside));
     if (!known_residue(e.kind) || outside != 0 || opt_.keep_leaks) continue;
     auto again = stat_tmp(opt_.dir, e.name, kListOnly);
     if (!again || again->inode != e.inode) continue;  // gone or replaced meanwhile

@@ -128,10 +128,11 @@ inline Timeline leaky_run() {
 // it reclaimed by the harness.
 inline Timeline tmp_leaky_run() {
   Timeline tl = skeleton();
-  tl.add(obs::tmp_left(kTeardown + msec(50), "/tmp/pymp-k2x9ab", 0, 1000, "pymp"));
-  tl.add(
-      obs::tmp_left(kTeardown + msec(50), "/tmp/torch-shm-dir-Q1w2E3", 0, 1000, "torch-shm-dir"));
-  tl.add(obs::tmp_left(kTeardown + msec(50), "/tmp/torchelastic_ab_c", 6144, 0, "torchelastic"));
+  tl.add(obs::tmp_left(kTeardown + msec(50), "/tmp/pymp-k2x9ab", 0, 1000, TmpKind::Pymp));
+  tl.add(obs::tmp_left(kTeardown + msec(50), "/tmp/torch-shm-dir-Q1w2E3", 0, 1000,
+                       TmpKind::TorchShmDir));
+  tl.add(obs::tmp_left(kTeardown + msec(50), "/tmp/torchelastic_ab_c", 6144, 0,
+                       TmpKind::Torchelastic));
   tl.add(obs::tmp_reclaim(kTeardown + msec(51), "/tmp/pymp-k2x9ab", 0));
   return tl;
 }

@@ -280,7 +280,7 @@ TEST(ObsKinds, EachKindHasItsOwnWord) {
   EXPECT_EQ(obs::phase(0, "launch").word(), "phase");
   EXPECT_EQ(obs::proc_start(0, 1, 0, "a", "a").word(), "proc_start");
   EXPECT_EQ(obs::shm_held(0, 1, "/dev/shm/x", 1, "fd", false).word(), "shm_held");
-  EXPECT_EQ(obs::tmp_left(0, "/tmp/pymp-1", 1, 0, "pymp").word(), "tmp_left");
+  EXPECT_EQ(obs::tmp_left(0, "/tmp/pymp-1", 1, 0, TmpKind::Pymp).word(), "tmp_left");
   EXPECT_EQ(obs::oom_kill(0, 0, 1, 1, "/sys/fs/cgroup/x").word(), "oom_kill");
   EXPECT_EQ(obs::role_inferred(0, 1, Role::Rank, 0, -1, "").word(), "role_inferred");
   EXPECT_EQ(Observation{}.word(), "note");  // a default observation is an empty note
@@ -321,8 +321,8 @@ TEST(ObsBuilders, EachPutsItsFactsWhereTheKindSays) {
   auto held = obs::shm_held(msec(3), 20, "/dev/shm/x", 4096, "fd", /*deleted=*/true);
   EXPECT_EQ(*held.as<obs::ShmHeld>(), (obs::ShmHeld{20, "/dev/shm/x", 4096, "fd", true}));
 
-  auto left = obs::tmp_left(msec(4), "/tmp/pymp-1", 10, 1000, "pymp", 4242);
-  EXPECT_EQ(*left.as<obs::TmpLeft>(), (obs::TmpLeft{"/tmp/pymp-1", 10, 1000, "pymp", 4242}));
+  auto left = obs::tmp_left(msec(4), "/tmp/pymp-1", 10, 1000, TmpKind::Pymp, 4242);
+  EXPECT_EQ(*left.as<obs::TmpLeft>(), (obs::TmpLeft{"/tmp/pymp-1", 10, 1000, TmpKind::Pymp, 4242}));
   EXPECT_EQ(left.pid(), 0);  // a holder outside the job is not the process it is about
 
   auto oom =

@@ -55,7 +55,8 @@ TEST(TmpClean, FailsNamingTheResidueItsKindOwnerAndSize) {
 // torchrun job passes, its folder reported with where the harness moved it.
 TEST(TmpClean, TorchrunsLogFolderAloneIsNoLeak) {
   Timeline tl = skeleton();
-  tl.add(obs::tmp_left(kTeardown + msec(50), "/tmp/torchelastic_q1", 4096, 0, "torchelastic"));
+  tl.add(
+      obs::tmp_left(kTeardown + msec(50), "/tmp/torchelastic_q1", 4096, 0, TmpKind::Torchelastic));
   tl.add(obs::tmp_reclaim(kTeardown + msec(51), "/tmp/torchelastic_q1", 4096,
                           "/out/s/logs/torchelastic_q1"));
   auto r = check("tmp_clean", make_scenario(), tl);
@@ -69,9 +70,9 @@ TEST(TmpClean, TorchrunsLogFolderAloneIsNoLeak) {
 // never failed; and what a process outside the job holds is not the job's.
 TEST(TmpClean, OtherEntriesAndEntriesHeldOutsideTheJobDoNotFail) {
   Timeline tl = skeleton();
-  tl.add(obs::tmp_left(kTeardown + msec(50), "/tmp/results.csv", 300, 1000, "other"));
-  tl.add(obs::tmp_left(kTeardown + msec(50), "/tmp/tmpab12cd", 0, 1000, "other"));
-  tl.add(obs::tmp_left(kTeardown + msec(50), "/tmp/pymp-neighbour", 0, 1000, "pymp", 4242));
+  tl.add(obs::tmp_left(kTeardown + msec(50), "/tmp/results.csv", 300, 1000, TmpKind::Other));
+  tl.add(obs::tmp_left(kTeardown + msec(50), "/tmp/tmpab12cd", 0, 1000, TmpKind::Other));
+  tl.add(obs::tmp_left(kTeardown + msec(50), "/tmp/pymp-neighbour", 0, 1000, TmpKind::Pymp, 4242));
   auto r = check("tmp_clean", make_scenario(), tl);
   EXPECT_EQ(r.status, CheckStatus::Pass);
   EXPECT_TRUE(r.measured["left"].empty());

@@ -72,13 +72,13 @@ TEST_F(TmpWatch, ResidueTheJobLeftIsRecordedThenRemovedAndOtherEntriesOnlyReport
   EXPECT_FALSE(left(out, tmp_ + "/pymp-before"));
   const auto* p = left(out, tmp_ + "/pymp-left");
   ASSERT_NE(p, nullptr);
-  EXPECT_EQ(p->residue, "pymp");
+  EXPECT_EQ(p->residue, TmpKind::Pymp);
   EXPECT_EQ(p->bytes, 10);
   EXPECT_EQ(p->owner, ::getuid());
   EXPECT_EQ(p->held_outside_by, 0);
-  EXPECT_EQ(left(out, tmp_ + "/torch-shm-dir-x")->residue, "torch-shm-dir");
+  EXPECT_EQ(left(out, tmp_ + "/torch-shm-dir-x")->residue, TmpKind::TorchShmDir);
   EXPECT_EQ(left(out, tmp_ + "/torchelastic_y")->bytes, 5);
-  EXPECT_EQ(left(out, tmp_ + "/results.csv")->residue, "other");
+  EXPECT_EQ(left(out, tmp_ + "/results.csv")->residue, TmpKind::Other);
   for (const char* n : {"pymp-left", "torch-shm-dir-x"}) {
     EXPECT_TRUE(reclaimed(out, tmp_ + "/" + n)) << n;
     EXPECT_FALSE(fs::exists(tmp_ + "/" + n)) << n;

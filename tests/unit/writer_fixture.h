@@ -210,7 +210,7 @@ inline ScenarioResult shm_scenario(const std::string& root) {
   tl.add(obs::shm_remove(ms(5004), "sem.tmp"));
   tl.add(obs::sample(ms(5500), 0, 4096));
   tl.add(obs::shm_reclaim(ms(6000), "psm_leak", 4096));
-  tl.add(obs::tmp_left(ms(6000.5), "/tmp/pymp-k2x9ab", 0, 1000, "pymp"));
+  tl.add(obs::tmp_left(ms(6000.5), "/tmp/pymp-k2x9ab", 0, 1000, TmpKind::Pymp));
   tl.add(obs::tmp_reclaim(ms(6000.5), "/tmp/pymp-k2x9ab", 0));
   tl.add(obs::phase(ms(6001.5), "done"));
 
