@@ -138,11 +138,6 @@ std::string timing_line(const std::string& key, std::optional<double> a, std::op
   return buf;
 }
 
-std::optional<double> timing(const ScenarioResult& sc, const std::string& key) {
-  auto it = sc.timings_ms.find(key);
-  return it == sc.timings_ms.end() ? std::nullopt : it->second;
-}
-
 ScenarioDiff compare(const ScenarioResult& a, const ScenarioResult& b) {
   ScenarioDiff d;
   const std::string va(to_string(a.verdict)), vb(to_string(b.verdict));
@@ -177,7 +172,8 @@ ScenarioDiff compare(const ScenarioResult& a, const ScenarioResult& b) {
     t += "  timings not compared: the runs injected different faults\n";
   } else if (!keys.empty()) {
     t += "  timings (a -> b, delta):\n";
-    for (const auto& k : keys) t += timing_line(k, timing(a, k), timing(b, k));
+    for (const auto& k : keys)
+      t += timing_line(k, report::timing_ms(a, k), report::timing_ms(b, k));
   }
   return d;
 }

@@ -139,8 +139,7 @@ std::string render_summary_md(const RunResult& run) {
   out += "| scenario | verdict | failed checks | job | all gone | shm baseline |\n";
   out += "|---|---|---|--:|--:|--:|\n";
   auto timing = [](const ScenarioResult& sc, const std::string& key) {
-    auto it = sc.timings_ms.find(key);
-    return format_ms(it == sc.timings_ms.end() ? std::nullopt : it->second);
+    return format_ms(report::timing_ms(sc, key));
   };
   std::vector<const ScenarioResult*> bad;
   for (const ScenarioResult& sc : scenarios) {

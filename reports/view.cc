@@ -270,10 +270,13 @@ std::string scenario_file(const ScenarioResult& scenario, const std::string& pat
   return dir.back() == '/' ? dir + path : dir + "/" + path;
 }
 
+std::optional<double> timing_ms(const ScenarioResult& scenario, const std::string& key) {
+  auto it = scenario.timings_ms.find(key);
+  return it == scenario.timings_ms.end() ? std::nullopt : it->second;
+}
+
 double scenario_end_ms(const ScenarioResult& scenario) {
-  double end = 0;
-  if (auto it = scenario.timings_ms.find("total_ms"); it != scenario.timings_ms.end() && it->second)
-    end = *it->second;
+  double end = timing_ms(scenario, "total_ms").value_or(0);
   for (const Observation& o : scenario.timeline.observations) end = std::max(end, to_ms(o.t));
   for (const ProcessHistory& p : scenario.processes)
     for (const auto& t :

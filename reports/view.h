@@ -113,6 +113,9 @@ std::vector<ProcessView> processes_by_role(const ScenarioResult& scenario);
 // timeline time, process time and total_ms. At least 1 ms so scales never
 // divide by zero.
 double scenario_end_ms(const json& scenario);
+// A named timing of the typed scenario (timings_ms), nullopt when absent or
+// not reached.
+std::optional<double> timing_ms(const ScenarioResult& scenario, const std::string& key);
 double scenario_end_ms(const ScenarioResult& scenario);
 
 // Timing keys in reading order: the documented ones first (job_ms,
