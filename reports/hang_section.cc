@@ -98,8 +98,8 @@ std::string process_rows(const DiagnosedProcess& p) {
 
 }  // namespace
 
-std::string hang_section_html(const nlohmann::json& scenario, const std::string& id) {
-  auto diag = report::hang_diagnosis(scenario);
+std::string hang_section_html(const ScenarioResult& scenario, const std::string& id) {
+  auto diag = report::hang_diagnosis(scenario.timeline.facts);
   if (!diag) return "";
   size_t n = diag->processes.size();
   std::string out = "<div class=\"hang\" id=\"hang-" + esc(id) + "\"><h3>Hang diagnosis</h3>";

@@ -9,15 +9,16 @@
 // section works without JavaScript and prints as a table.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <string>
+
+#include "harness/core/result.h"
 
 namespace aftermath {
 
-// The section for a scenario of result.json, or "" when it has no diagnosis
+// The section for a scenario, or "" when it has no diagnosis
 // (report::hang_diagnosis). `id` is the scenario section's HTML id; the
 // section's is "hang-<id>". Every process's rows are a
 // <tbody class="hang-proc" data-pid="PID">; all text is HTML-escaped.
-std::string hang_section_html(const nlohmann::json& scenario, const std::string& id);
+std::string hang_section_html(const ScenarioResult& scenario, const std::string& id);
 
 }  // namespace aftermath

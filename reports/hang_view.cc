@@ -9,20 +9,6 @@ namespace aftermath::report {
 
 namespace {
 
-// A duration that was measured: a diagnosis never takes exactly 0 ms, so 0
-// (what a version that did not time it writes) reads as unknown.
-std::optional<double> measured_ms(const json& j, std::string_view key) {
-  auto v = num(j, key);
-  return v && *v > 0 ? v : std::nullopt;
-}
-
-std::optional<long long> announced(const json& j, std::string_view key) {
-  const json& v = member(j, key);
-  if (!v.is_number()) return std::nullopt;
-  long long n = v.get<long long>();
-  return n >= 0 ? std::optional<long long>(n) : std::nullopt;
-}
-
 // The offset just past the first "/lib/python3" folder (python3, python3.11,
 // ...), or npos.
 size_t past_python_lib(std::string_view file) {
@@ -61,36 +47,6 @@ std::optional<HangDiagnosis> ordered(HangDiagnosis out) {
 }
 
 }  // namespace
-
-std::optional<HangDiagnosis> hang_diagnosis(const json& scenario) {
-  const json& d = member(scenario, "hang_diagnosis");
-  HangDiagnosis out;
-  out.note = str(d, "note");
-  out.took_ms = measured_ms(d, "took_ms");
-  for (const json* p : items(d, "processes")) {
-    DiagnosedProcess v;
-    v.pid = static_cast<long long>(num(*p, "pid").value_or(0));
-    v.role = str(*p, "role", "unknown");
-    if (v.role.empty()) v.role = "unknown";
-    v.rank = announced(*p, "rank");
-    v.worker = announced(*p, "worker");
-    std::string state = str(*p, "state");
-    v.state = state.size() == 1 ? state[0] : '?';
-    v.wchan = str(*p, "wchan");
-    v.waiting_in = str(*p, "waiting_in");
-    v.kernel_stack = str(*p, "kernel_stack");
-    v.user_stacks = str(*p, "user_stacks");
-    v.python_stacks = str(*p, "python_stacks");
-    v.python_note = str(*p, "python_note");
-    v.took_ms = measured_ms(*p, "took_ms");
-    for (const json* f : items(*p, "python_frames")) {
-      v.frames.push_back({str(*f, "file"), static_cast<long long>(num(*f, "line").value_or(0)),
-                          str(*f, "function"), str(*f, "code")});
-    }
-    out.processes.push_back(std::move(v));
-  }
-  return ordered(std::move(out));
-}
 
 std::optional<HangDiagnosis> hang_diagnosis(const RunFacts& facts) {
   HangDiagnosis out;

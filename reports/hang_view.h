@@ -1,6 +1,5 @@
-// A scenario's hang diagnosis as the reports show it: result.json's
-// "hang_diagnosis" ({processes, note, took_ms}) read tolerantly, like the
-// rest of view.h, plus the few words the renderers share: a state letter
+// A scenario's hang diagnosis as the reports show it (the run's
+// RunFacts::diagnosis, in the lanes' order), plus the few words the renderers share: a state letter
 // spelled out, a Python frame as one line, and which frame is the user's own
 // code rather than Python's or an installed package's.
 //
@@ -9,7 +8,6 @@
 // harness took one.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,7 +17,7 @@
 
 namespace aftermath::report {
 
-// One entry of a process's python_frames.
+// One frame of a process's Python stack.
 struct PyFrame {
   std::string file;
   long long line = 0;  // 0: unknown
@@ -27,12 +25,11 @@ struct PyFrame {
   std::string code;  // the source line, stripped; may be empty
 };
 
-// One diagnosed process (hang_diagnosis.processes[]). Absent fields read as
-// empty; a state that is not one letter reads as '?'.
+// One diagnosed process.
 struct DiagnosedProcess {
   long long pid = 0;
   std::string role = "unknown";
-  std::optional<long long> rank, worker;  // nullopt where result.json says -1
+  std::optional<long long> rank, worker;  // nullopt: not announced
   char state = '?';
   std::string wchan, waiting_in;
   std::string kernel_stack, user_stacks, python_stacks, python_note;
@@ -47,11 +44,8 @@ struct HangDiagnosis {
   std::optional<double> took_ms;  // nullopt when not measured (absent or 0)
 };
 
-// The scenario's diagnosis, or nullopt when it has none to show: no
-// "hang_diagnosis", or one with neither a process nor a note (what every
-// run that did not hang writes).
-std::optional<HangDiagnosis> hang_diagnosis(const nlohmann::json& scenario);
-// The same from the typed run (what summary.md renders).
+// The scenario's diagnosis, or nullopt when it has none to show: neither a
+// process nor a note (every run that did not hang).
 std::optional<HangDiagnosis> hang_diagnosis(const RunFacts& facts);
 
 // A /proc state letter spelled out: "S sleeping", "T stopped",

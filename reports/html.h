@@ -1,4 +1,4 @@
-// report.html: the report a person reads, rendered from result.json.
+// report.html: the report a person reads, rendered from the typed run.
 //
 // One self-contained file that works offline and from a CI artifact: inline
 // CSS and JavaScript, no fonts, images or scripts fetched from anywhere. Per
@@ -10,13 +10,13 @@
 // shows what result.json says and never re-derives a verdict or a check status.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <string>
-#include <string_view>
+
+#include "harness/core/result.h"
 
 namespace aftermath {
 
-// The whole HTML document for a result.json document.
+// The whole HTML document for a run.
 //
 // `report_dir` is the folder report.html will be written to: log files inside
 // it are linked by relative paths, so the folder can be moved or downloaded
@@ -27,6 +27,6 @@ namespace aftermath {
 // The page's script reports its own errors into <span id="js-errors">, which
 // reads "0" once the script ran cleanly ("not run" when it never ran), and
 // sets data-js="ready" on <body> when it finished.
-std::string render_html(const nlohmann::json& result, const std::string& report_dir = "");
+std::string render_html(const RunResult& run, const std::string& report_dir = "");
 
 }  // namespace aftermath

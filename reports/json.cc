@@ -268,9 +268,12 @@ json to_json(const RunResult& run) {
   json environment = json::object();
   for (const auto& [key, value] : run.environment) environment[key] = value;
   json out = {
-      {"schema", "aftermath/result"},          {"schema_version", run.schema_version},
-      {"tool_version", run.tool_version},      {"command_line", run.command_line},
-      {"environment", std::move(environment)}, {"summary", std::move(summary)},
+      {"schema", kResultSchema},
+      {"schema_version", run.schema_version},
+      {"tool_version", run.tool_version},
+      {"command_line", run.command_line},
+      {"environment", std::move(environment)},
+      {"summary", std::move(summary)},
       {"scenarios", std::move(scenarios)},
   };
   // Only with --repeat: the statistics over each scenario's runs.

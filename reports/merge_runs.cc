@@ -11,35 +11,20 @@
 
 #include "harness/core/repeat_stats.h"
 #include "harness/core/result.h"
-#include "reports/json.h"
-#include "reports/view.h"
 
 namespace aftermath {
 
 namespace {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
-using report::items;
-using report::member;
-using report::opt_int;
-using report::str;
 
 constexpr std::size_t kNoPosition = std::numeric_limits<std::size_t>::max();
 
-// Which of its scenario's runs a scenario document is ("run" and "runs",
-// written with --repeat N); 1 of 1 without them.
-struct RunOf {
-  long long run = 1, runs = 1;
-  explicit RunOf(const json& sc)
-      : run(opt_int(sc, "run").value_or(1)), runs(opt_int(sc, "runs").value_or(1)) {}
-};
-
-// "'hang'", or "'hang' (run 2/5)" for one of several runs.
-std::string scenario_label(const json& sc) {
-  const RunOf r(sc);
-  std::string label = "'" + str(sc, "name", "?") + "'";
-  if (r.runs > 1) label += " (run " + std::to_string(r.run) + "/" + std::to_string(r.runs) + ")";
+// "'hang'", or "'hang' (run 2/5)" for one of several runs (--repeat N).
+std::string scenario_label(const ScenarioResult& sc) {
+  std::string label = "'" + sc.name + "'";
+  if (sc.runs > 1)
+    label += " (run " + std::to_string(sc.run_index + 1) + "/" + std::to_string(sc.runs) + ")";
   return label;
 }
 
@@ -50,22 +35,16 @@ struct ShardRecord {
   std::map<std::string, std::size_t> position_of;  // by scenario name
 };
 
-std::optional<ShardRecord> shard_record(const json& doc) {
-  const json& s = member(doc, "shard");
+std::optional<ShardRecord> shard_record(const RunResult& run) {
+  if (!run.shard) return std::nullopt;
+  const ShardInfo& s = *run.shard;
   ShardRecord r;
-  r.index = opt_int(s, "index").value_or(0);
-  r.count = opt_int(s, "count").value_or(0);
-  r.total = opt_int(s, "total").value_or(-1);
-  auto positions = items(s, "positions"), names = items(s, "names");
-  if (r.count < 1 || r.index < 1 || r.index > r.count || r.total < 0 ||
-      positions.size() != names.size())
+  r.index = s.index;
+  r.count = s.count;
+  r.total = static_cast<long long>(s.total);
+  if (r.count < 1 || r.index < 1 || r.index > r.count || s.positions.size() != s.names.size())
     return std::nullopt;
-  for (std::size_t i = 0; i < positions.size(); ++i) {
-    if (!positions[i]->is_number_integer() || positions[i]->get<long long>() < 0 ||
-        !names[i]->is_string())
-      return std::nullopt;
-    r.position_of[names[i]->get<std::string>()] = positions[i]->get<std::size_t>();
-  }
+  for (std::size_t i = 0; i < s.positions.size(); ++i) r.position_of[s.names[i]] = s.positions[i];
   return r;
 }
 
@@ -112,44 +91,31 @@ class Rebase {
 // The folder a scenario's run wrote its reports to: the runner puts a
 // scenario's files in <folder>/<name>, or <folder>/<name>/run-<i> for one of
 // several runs (supervise/runner.cc); nullopt when out_dir is not so.
-std::optional<fs::path> run_folder(const json& sc) {
-  fs::path dir = fs::path(str(sc, "out_dir")).lexically_normal();
+std::optional<fs::path> run_folder(const ScenarioResult& sc) {
+  fs::path dir = fs::path(sc.out_dir).lexically_normal();
   if (!dir.is_absolute()) return std::nullopt;
   if (dir.filename().empty()) dir = dir.parent_path();  // a trailing '/'
-  const RunOf r(sc);
-  if (r.runs > 1 && dir.filename() == "run-" + std::to_string(r.run)) dir = dir.parent_path();
-  if (dir.filename() != str(sc, "name")) return std::nullopt;
+  if (sc.runs > 1 && dir.filename() == "run-" + std::to_string(sc.run_index + 1))
+    dir = dir.parent_path();
+  if (dir.filename() != sc.name) return std::nullopt;
   return dir.parent_path();
 }
 
-void rebase_member(json& j, const char* key, const Rebase& rebase, bool only_absolute = false) {
-  if (!j.is_object() || !j.contains(key) || !j[key].is_string()) return;
-  const std::string path = j[key].get<std::string>();
-  if (only_absolute && !fs::path(path).is_absolute()) return;
-  j[key] = rebase(path);
-}
-
-// Every path of a scenario document that points into its run's folder.
-void rebase_scenario(json& sc, const Rebase& rebase) {
-  rebase_member(sc, "out_dir", rebase);
-  rebase_member(sc, "stdout_path", rebase);
-  rebase_member(sc, "stderr_path", rebase);
+// Every path of a scenario that points into its run's folder.
+void rebase_scenario(ScenarioResult& sc, const Rebase& rebase) {
+  for (std::string* path : {&sc.out_dir, &sc.stdout_path, &sc.stderr_path}) *path = rebase(*path);
   // A process's own logs are relative to the scenario's out_dir, which moved
   // above; only absolute ones need rewriting.
-  if (sc.contains("processes") && sc["processes"].is_array())
-    for (json& p : sc["processes"])
-      if (p.is_object() && p.contains("logs")) {
-        rebase_member(p["logs"], "stdout", rebase, true);
-        rebase_member(p["logs"], "stderr", rebase, true);
-      }
-  if (sc.contains("nodes") && sc["nodes"].is_array())
-    for (json& n : sc["nodes"]) rebase_member(n, "out_dir", rebase);
+  for (auto& [key, logs] : sc.process_logs)
+    for (std::string* path : {&logs.stdout_path, &logs.stderr_path})
+      if (fs::path(*path).is_absolute()) *path = rebase(*path);
+  for (NodeResult& n : sc.nodes) n.out_dir = rebase(n.out_dir);
 }
 
 // One scenario of the merged run and where it came from.
 struct Entry {
   std::size_t input;
-  json doc;
+  ScenarioResult sc;
   std::size_t position = kNoPosition;  // in the whole run, for shards of one run
 };
 
@@ -157,13 +123,13 @@ struct Entry {
 Status refuse_duplicates(const std::vector<MergeInput>& inputs, const std::vector<Entry>& entries) {
   std::map<std::pair<std::string, long long>, std::size_t> seen;
   for (const Entry& e : entries) {
-    auto [it, fresh] = seen.emplace(std::pair(str(e.doc, "name", "?"), RunOf(e.doc).run), e.input);
+    auto [it, fresh] = seen.emplace(std::pair(e.sc.name, e.sc.run_index), e.input);
     if (fresh) continue;
     const std::string& first = inputs[it->second].path;
     const std::string& second = inputs[e.input].path;
     if (it->second == e.input)
-      return Error{"scenario " + scenario_label(e.doc) + " is twice in " + first};
-    return Error{"scenario " + scenario_label(e.doc) + " is in both " + first + " and " + second};
+      return Error{"scenario " + scenario_label(e.sc) + " is twice in " + first};
+    return Error{"scenario " + scenario_label(e.sc) + " is in both " + first + " and " + second};
   }
   return {};
 }
@@ -178,7 +144,7 @@ std::string positions_text(const std::vector<std::size_t>& ps, std::size_t max =
 }
 
 // Shards of one run: which positions are missing or covered twice, in
-// sentences and in `record` (the merged document's "merge").
+// sentences and in `record` (the merged run's merge record).
 std::vector<std::string> completeness(const std::vector<MergeInput>& inputs,
                                       const std::vector<std::optional<ShardRecord>>& shards,
                                       const std::vector<Entry>& entries,
@@ -220,46 +186,12 @@ std::vector<std::string> completeness(const std::vector<MergeInput>& inputs,
     repeated.push_back(p);
     std::string who;
     for (const Entry* e : here)
-      who += (who.empty() ? "" : ", ") + scenario_label(e->doc) + " in " + inputs[e->input].path;
+      who += (who.empty() ? "" : ", ") + scenario_label(e->sc) + " in " + inputs[e->input].path;
     problems.push_back("position " + std::to_string(p) + " is covered twice: " + who);
   }
   std::sort(missing.begin(), missing.end());
   record = {count, total, problems.empty(), missing_shards, missing, repeated, problems};
   return problems;
-}
-
-template <typename Enum, std::size_t N>
-Enum parse_enum(const std::string& text, const Enum (&all)[N], Enum fallback) {
-  for (Enum e : all)
-    if (to_string(e) == text) return e;
-  return fallback;
-}
-
-// What aggregate() reads of a scenario, from its document. A verdict this
-// version does not know counts as an error: failed, never passed.
-ScenarioResult repeat_facts(const json& sc) {
-  static constexpr Verdict kVerdicts[] = {Verdict::Pass,  Verdict::Fail,  Verdict::XFail,
-                                          Verdict::XPass, Verdict::Error, Verdict::Skipped};
-  static constexpr CheckStatus kStatuses[] = {CheckStatus::Pass, CheckStatus::Fail,
-                                              CheckStatus::Skipped, CheckStatus::Error};
-  ScenarioResult r;
-  const RunOf run(sc);
-  r.name = str(sc, "name", "?");
-  r.expect = str(sc, "expect", "pass");
-  r.verdict = parse_enum(str(sc, "verdict"), kVerdicts, Verdict::Error);
-  r.run_index = static_cast<int>(run.run - 1);
-  r.runs = static_cast<int>(run.runs);
-  for (const json* c : items(sc, "checks")) {
-    CheckResult check;
-    check.name = str(*c, "name", "?");
-    check.status = parse_enum(str(*c, "status"), kStatuses, CheckStatus::Error);
-    r.checks.push_back(std::move(check));
-  }
-  const json& timings = member(sc, "timings_ms");
-  if (timings.is_object())
-    for (const auto& [k, v] : timings.items())
-      r.timings_ms[k] = v.is_number() ? std::optional<double>(v.get<double>()) : std::nullopt;
-  return r;
 }
 
 // The inputs' distinct values of one text, in input order, ", "-joined.
@@ -272,15 +204,11 @@ std::string distinct_joined(const std::vector<std::string>& values) {
   return out;
 }
 
-json merged_environment(const std::vector<MergeInput>& inputs) {
+std::map<std::string, std::string> merged_environment(const std::vector<MergeInput>& inputs) {
   std::map<std::string, std::vector<std::string>> values;
-  for (const auto& in : inputs) {
-    const json& env = member(in.doc, "environment");
-    if (!env.is_object()) continue;
-    for (const auto& [k, v] : env.items())
-      values[k].push_back(v.is_string() ? v.get<std::string>() : v.dump());
-  }
-  json out = json::object();
+  for (const auto& in : inputs)
+    for (const auto& [k, v] : in.run.environment) values[k].push_back(v);
+  std::map<std::string, std::string> out;
   for (const auto& [k, vs] : values) out[k] = distinct_joined(vs);
   return out;
 }
@@ -292,7 +220,7 @@ Expected<MergedRun> merge_runs(const std::vector<MergeInput>& inputs, const std:
   fs::path out = fs::path(out_dir).lexically_normal();
   if (out.filename().empty()) out = out.parent_path();  // "/x/all/" is "/x/all"
   std::vector<std::optional<ShardRecord>> shards;
-  for (const auto& in : inputs) shards.push_back(shard_record(in.doc));
+  for (const auto& in : inputs) shards.push_back(shard_record(in.run));
   // Shards of one run: every input a shard, all of the same count and total.
   const bool one_run =
       !inputs.empty() && std::all_of(shards.begin(), shards.end(), [&](const auto& s) {
@@ -301,10 +229,10 @@ Expected<MergedRun> merge_runs(const std::vector<MergeInput>& inputs, const std:
 
   std::vector<Entry> entries;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
-    for (const json* sc : items(inputs[i].doc, "scenarios")) {
-      Entry e{i, *sc};
+    for (const ScenarioResult& sc : inputs[i].run.scenarios) {
+      Entry e{i, sc};
       if (one_run) {
-        auto it = shards[i]->position_of.find(str(*sc, "name"));
+        auto it = shards[i]->position_of.find(sc.name);
         if (it != shards[i]->position_of.end()) e.position = it->second;
       }
       entries.push_back(std::move(e));
@@ -319,17 +247,14 @@ Expected<MergedRun> merge_runs(const std::vector<MergeInput>& inputs, const std:
   MergedRun merged;
   MergeRecord record;
   std::vector<std::string> tool_versions;
-  long long schema_version = 0;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
-    const json& doc = inputs[i].doc;
+    const RunResult& in = inputs[i].run;
     const fs::path file = fs::path(inputs[i].file).lexically_normal();
     const fs::path rel = file.lexically_relative(out);
-    record.inputs.push_back({rel.empty() ? file.string() : rel.string(),
-                             items(doc, "scenarios").size(),
+    record.inputs.push_back({rel.empty() ? file.string() : rel.string(), in.scenarios.size(),
                              shards[i] ? std::optional(shard_text(*shards[i])) : std::nullopt,
-                             str(doc, "command_line"), str(doc, "tool_version")});
-    tool_versions.push_back(str(doc, "tool_version"));
-    schema_version = std::max(schema_version, opt_int(doc, "schema_version").value_or(0));
+                             in.command_line, in.tool_version});
+    tool_versions.push_back(in.tool_version);
   }
   if (one_run) {
     record.shards.emplace();
@@ -346,37 +271,20 @@ Expected<MergedRun> merge_runs(const std::vector<MergeInput>& inputs, const std:
                            "): kept in input order, completeness not checked");
   }
 
-  json summary = empty_summary(entries.size());
-  json scenarios = json::array();
+  RunResult& run = merged.run;
   bool repeated = false;
   for (Entry& e : entries) {
-    const std::string verdict = str(e.doc, "verdict", "error");
-    summary[verdict] = opt_int(summary, verdict).value_or(0) + 1;
-    repeated = repeated || RunOf(e.doc).runs > 1;
+    repeated = repeated || e.sc.runs > 1;
     const fs::path now = fs::path(inputs[e.input].file).lexically_normal().parent_path();
-    rebase_scenario(e.doc, Rebase(now, run_folder(e.doc), out));
-    scenarios.push_back(std::move(e.doc));
+    rebase_scenario(e.sc, Rebase(now, run_folder(e.sc), out));
+    run.scenarios.push_back(std::move(e.sc));
   }
-  for (const auto& in : inputs) repeated = repeated || !items(in.doc, "aggregates").empty();
-
-  static const json kNone;
-  const json& first = inputs.empty() ? kNone : inputs[0].doc;
-  json& result = merged.result;
-  result = {{"schema", str(first, "schema", "aftermath/result")},
-            {"schema_version", schema_version > 0 ? schema_version : kResultSchemaVersion},
-            {"tool_version", distinct_joined(tool_versions)},
-            {"command_line", command_line},
-            {"environment", merged_environment(inputs)},
-            {"summary", std::move(summary)},
-            {"scenarios", std::move(scenarios)}};
-  if (repeated) {
-    std::vector<ScenarioResult> facts;
-    for (const json* sc : items(result, "scenarios")) facts.push_back(repeat_facts(*sc));
-    json aggs = json::array();
-    for (const auto& a : aggregate(facts)) aggs.push_back(to_json(a));
-    result["aggregates"] = std::move(aggs);
-  }
-  result["merge"] = to_json(record);
+  for (const auto& in : inputs) repeated = repeated || !in.run.aggregates.empty();
+  run.tool_version = distinct_joined(tool_versions);
+  run.command_line = command_line;
+  run.environment = merged_environment(inputs);
+  if (repeated) run.aggregates = aggregate(run.scenarios);
+  run.merge = std::move(record);
   return merged;
 }
 

@@ -1,12 +1,8 @@
-// The repeat statistics (result.json's "aggregates", written with --repeat N)
-// as the human-facing renderers show them: each scenario's runs, verdicts,
-// rate with its interval and, for a flaky one, the outcomes that occurred.
-//
-// Like view.h it reads a document from anywhere: absent or odd fields degrade
-// (an older result.json without "outcomes" just has none), nothing throws.
+// The repeat statistics (the run's aggregates, written with --repeat N) as the
+// human-facing renderers show them: each scenario's runs, verdicts, rate with
+// its interval and, for a flaky one, the outcomes that occurred.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -14,20 +10,13 @@
 
 namespace aftermath::report {
 
-// The aggregates of a result document, read back: every count, the rate and
-// its interval as stored; where a count is absent, it is taken from the
-// verdict counts (failed: fail + xpass + error; skipped; judged: the rest).
-std::vector<Aggregate> aggregates_of(const nlohmann::json& result);
-
-// A run's name as listed: "hang run 2/5" for one of several runs (result.json's
-// "run" and "runs"), else the name.
-std::string run_label(const nlohmann::json& scenario);
+// A run's name as listed: "hang run 2/5" for one of several runs, else the
+// name.
 std::string run_label(const ScenarioResult& scenario);
 
 // How many scenarios ran, in words: "6 scenarios"; with repeats "2
 // scenarios, 3 runs each" ("..., 3-5 runs each" when the counts differ, as
-// after an interruption). `aggs`: aggregates_of(result).
-std::string scenarios_text(const nlohmann::json& result, const std::vector<Aggregate>& aggs);
+// after an interruption).
 std::string scenarios_text(const RunResult& run);
 
 // The verdict counts in a fixed order: "3 xfail, 2 xpass".

@@ -1,5 +1,6 @@
 #include "reports/result_read.h"
 
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
@@ -204,11 +205,23 @@ void from(const json& v, const std::string& path, Aggregate& out) {
   f.read("verdicts", out.verdicts);
   f.read("flaky", out.flaky);
   f.read("expects_failure", out.expects_failure);
+  // A count an earlier release did not write comes from the verdict counts.
+  auto verdicts = [&](std::initializer_list<const char*> vs) {
+    int n = 0;
+    for (const char* v : vs)
+      if (auto it = out.verdicts.find(v); it != out.verdicts.end()) n += it->second;
+    return n;
+  };
+  out.reproduced = verdicts({"xfail"});
+  out.failed = verdicts({"fail", "xpass", "error"});
+  out.skipped = verdicts({"skipped"});
   f.read("reproduced", out.reproduced);
   f.read("failed", out.failed);
   f.read("skipped", out.skipped);
+  out.judged = out.runs - out.skipped;
   f.read("judged", out.judged);
   f.read("reproduction_rate", out.rate);
+  out.rate_high = 1;  // no interval written: all rates are possible
   if (const json* ci = f.find("rate_ci95")) {
     std::vector<double> lh;
     json_read::read<Doc>(*ci, f.at("rate_ci95"), lh);
@@ -336,8 +349,8 @@ void from(const json& v, const std::string& path, ScenarioResult& out) {
 void read_run(const json& doc, RunResult& out) {
   Fields f(doc, "");
   if (const json* s = f.find("schema")) {
-    if (!s->is_string() || s->get<std::string>() != "aftermath/result")
-      fail("schema", "should be \"aftermath/result\"");
+    if (!s->is_string() || s->get<std::string>() != kResultSchema)
+      fail("schema", "should be \"" + std::string(kResultSchema) + "\"");
   }
   f.need("schema_version", out.schema_version);
   if (out.schema_version > kResultSchemaVersion)

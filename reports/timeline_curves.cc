@@ -11,26 +11,19 @@ namespace aftermath::svg {
 
 namespace {
 
-using nlohmann::json;
 using report::format_bytes;
 using report::format_ms;
-using report::items;
-using report::member;
-using report::num;
-using report::str;
 
 std::string esc(std::string_view s) { return html_escape(s); }
 
 // A tick at the bottom of the /dev/shm curve per entry the job made or removed.
 std::string shm_marks(const Scale& s, const TimelineParts& parts) {
   std::string out;
-  for (const json* e : parts.shm_events) {
-    double t = num(*e, "t_ms").value_or(0);
-    std::string kind = str(*e, "kind");
-    std::string title = kind + " " + str(*e, "name");
-    if (auto b = num(*e, "bytes")) title += " " + format_bytes(*b);
-    title += " at " + format_ms(t);
-    out += at_time(s, t, "shm-mark " + kind) +
+  for (const ShmMark& e : parts.shm_events) {
+    std::string title = e.kind + " " + e.name;
+    if (e.bytes) title += " " + format_bytes(*e.bytes);
+    title += " at " + format_ms(e.t);
+    out += at_time(s, e.t, "shm-mark " + e.kind) +
            fmt("<line x1=\"0\" x2=\"0\" y1=\"%s\" y2=\"%s\"/>", px(kCurveH - 8).c_str(),
                px(kCurveH).c_str()) +
            "<title>" + esc(title) + "</title></g>";
@@ -39,17 +32,16 @@ std::string shm_marks(const Scale& s, const TimelineParts& parts) {
 }
 
 // Device memory in use per GPU index, from the device timeline's samples
-// (absent where there is no GPU).
-std::map<long long, Series> gpu_series(const json& sc) {
+// (none where there is no GPU).
+std::map<long long, Series> gpu_series(const ScenarioResult& sc) {
   std::map<long long, Series> out;
-  for (const json* g : items(member(sc, "device"), "samples")) {
-    auto t = num(*g, "t_ms");
-    auto used = num(*g, "used_bytes");
-    auto index = num(*g, "index");
-    if (!t || !used || !index) continue;
-    Series& gs = out[static_cast<long long>(*index)];
-    gs.pts.emplace_back(*t, *used);
-    gs.max = std::max(gs.max, *used);
+  const DeviceTimeline& device = sc.timeline.device;
+  if (!device.unavailable.empty()) return out;
+  for (const GpuSample& g : device.samples) {
+    auto used = static_cast<double>(g.used);
+    Series& gs = out[g.index];
+    gs.pts.emplace_back(to_ms(g.t), used);
+    gs.max = std::max(gs.max, used);
   }
   return out;
 }
@@ -97,7 +89,7 @@ std::string curve_row(const Scale& s, const Series& series, double y0, const std
   return out;
 }
 
-std::string draw_curves(const json& sc, const Scale& s, const TimelineParts& parts,
+std::string draw_curves(const ScenarioResult& sc, const Scale& s, const TimelineParts& parts,
                         const std::string& clip, double& y) {
   const double end = s.end_ms;
   std::string body;

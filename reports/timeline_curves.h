@@ -3,9 +3,9 @@
 // device memory used per GPU.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <string>
 
+#include "harness/core/result.h"
 #include "reports/svg.h"
 #include "reports/timeline_order.h"
 
@@ -24,8 +24,8 @@ std::string curve_row(const Scale& s, const Series& series, double y0, const std
 
 // Every curve row the scenario has, from y down (a line saying "no samples
 // recorded" when it has no sample); advances y past them. GPU curves come from
-// the scenario's "device" samples, one per GPU index, in index order.
-std::string draw_curves(const nlohmann::json& scenario, const Scale& s, const TimelineParts& parts,
+// the scenario's device samples, one per GPU index, in index order.
+std::string draw_curves(const ScenarioResult& scenario, const Scale& s, const TimelineParts& parts,
                         const std::string& clip, double& y);
 
 }  // namespace aftermath::svg

@@ -11,28 +11,25 @@ namespace aftermath::svg {
 
 namespace {
 
-using nlohmann::json;
 using report::format_ms;
-using report::num;
 using report::ProcessView;
-using report::str;
 
 std::string esc(std::string_view s) { return html_escape(s); }
 
-const std::vector<const json*>& lane_items(
-    const std::map<std::size_t, std::vector<const json*>>& by_lane, std::size_t lane) {
-  static const std::vector<const json*> kNone;
+template <typename T>
+const std::vector<T>& lane_items(const std::map<std::size_t, std::vector<T>>& by_lane,
+                                 std::size_t lane) {
+  static const std::vector<T> kNone;
   auto it = by_lane.find(lane);
   return it == by_lane.end() ? kNone : it->second;
 }
 
-std::string fault_title(const json& f) {
-  return "fault " + str(f, "action") + ": " + str(f, "what");
-}
+std::string fault_title(const FaultMark& f) { return "fault " + f.action + ": " + f.what; }
 
 // The process's own log files as links at the end of its lane's label
 // (left of the plot, where a drag does not zoom).
-std::string lane_log_links(const json& sc, const ProcessView& p, const std::string& report_dir) {
+std::string lane_log_links(const ScenarioResult& sc, const ProcessView& p,
+                           const std::string& report_dir) {
   std::string out;
   const std::pair<const std::string*, const char*> logs[] = {{&p.log_stdout, "out"},
                                                              {&p.log_stderr, "err"}};
@@ -98,7 +95,7 @@ std::string life_bars(const Scale& s, const ProcessView& p, double end) {
 // frozen by SIGSTOP is not running, and the lane must not say it is. The
 // lane's title still says when it was orphaned.
 std::string state_bars(const LaneContext& c, const ProcessView& p,
-                       const std::vector<const json*>& states) {
+                       const std::vector<StateMark>& states) {
   const Scale& s = c.scale;
   const double end = s.end_ms;
   auto diagnosis = diagnose_window(c.parts.vlines, end);
@@ -131,23 +128,24 @@ std::string life_end_marker(const Scale& s, const ProcessView& p, double end) {
          "</title></g>";
 }
 
-// The pytest tests this process ran (result.json "tests"): a thin band under
+// The pytest tests this process ran: a thin band under
 // the life bar from each test's start to its end, a tick at each boundary,
 // red for a test that left something behind.
 std::string test_spans(const LaneContext& c, const ProcessView& p) {
   const Scale& s = c.scale;
   std::string out;
-  for (const json* t : report::items(c.scenario, "tests")) {
-    if (report::opt_int(*t, "pid").value_or(0) != p.pid) continue;
-    double t0 = num(*t, "start_ms").value_or(0);
-    auto t1 = num(*t, "end_ms");
-    size_t leaks = report::items(*t, "leaks").size();
-    std::string title = str(*t, "nodeid") + " " + format_ms(t0) + " \u2192 " +
+  for (const TestResult& t : c.scenario.tests) {
+    if (t.pid != p.pid) continue;
+    const double t0 = to_ms(t.started);
+    std::optional<double> t1;
+    if (t.ended) t1 = to_ms(*t.ended);
+    std::string outcome(to_string(t.outcome));
+    std::string title = t.nodeid + " " + format_ms(t0) + " \u2192 " +
                         (t1 ? format_ms(*t1) : std::string("(never ended)")) +
-                        (str(*t, "outcome").empty() ? "" : ", " + str(*t, "outcome"));
-    for (const json* l : report::items(*t, "leaks"))
-      title += "\nleft " + str(*l, "kind") + ": " + str(*l, "what");
-    std::string cls = leaks ? "test-span test-leak" : "test-span";
+                        (outcome.empty() ? "" : ", " + outcome);
+    for (const TestLeak& l : t.leaks)
+      title += "\nleft " + std::string(to_string(l.kind)) + ": " + l.what;
+    std::string cls = t.leaks.empty() ? "test-span" : "test-span test-leak";
     out += bar(s, t0, t1.value_or(s.end_ms), 15, 3, cls, title);
     out += at_time(s, t0, "test-mark") + "<line x1=\"0\" x2=\"0\" y1=\"13\" y2=\"18\"/></g>";
     if (t1)
@@ -171,9 +169,9 @@ std::string lane(const LaneContext& c, const ProcessView& p, std::size_t i, doub
   out += state_bars(c, p, lane_items(c.parts.lane_states, i));
   out += life_end_marker(s, p, s.end_ms);
   out += test_spans(c, p);
-  for (const json* e : lane_items(c.parts.lane_signals, i)) out += signal_marker(s, *e, 0);
-  for (const json* f : lane_items(c.parts.lane_faults, i))
-    out += fault_marker(s, num(*f, "t_ms").value_or(0), fault_title(*f), 4);
+  for (const SignalMark& e : lane_items(c.parts.lane_signals, i)) out += signal_marker(s, e, 0);
+  for (const FaultMark& f : lane_items(c.parts.lane_faults, i))
+    out += fault_marker(s, f.t, fault_title(f), 4);
   return out + "</g></g>";
 }
 
@@ -192,8 +190,8 @@ std::string process_title(const ProcessView& p) {
   if (!p.life_end_ms) t += ", alive at the end of the record";
   if (!p.outcome.empty()) t += "\noutcome " + p.outcome;
   if (p.orphaned_ms) {
-    t += "\norphaned at " + format_ms(p.orphaned_ms) + " (parent " + str(*p.src, "ppid", "?") +
-         ", later " + str(*p.src, "last_ppid", "?") + ")";
+    t += "\norphaned at " + format_ms(p.orphaned_ms) + " (parent " + std::to_string(p.ppid) +
+         ", later " + std::to_string(p.last_ppid) + ")";
   }
   if (p.zombie_since_ms) {
     t += "\nzombie from " + format_ms(p.zombie_since_ms);
@@ -218,8 +216,7 @@ std::string draw_lanes(const LaneContext& c, const std::vector<ProcessView>& pro
   std::string body;
   if (!c.parts.stray_faults.empty()) {
     body += open_row(c, y, "faults (no job process target)");
-    for (const json* f : c.parts.stray_faults)
-      body += fault_marker(s, num(*f, "t_ms").value_or(0), fault_title(*f), 4);
+    for (const FaultMark& f : c.parts.stray_faults) body += fault_marker(s, f.t, fault_title(f), 4);
     body += "</g></g>";
     y += kLaneH;
   }
@@ -238,7 +235,7 @@ std::string draw_lanes(const LaneContext& c, const std::vector<ProcessView>& pro
   }
   if (!c.parts.stray_signals.empty()) {
     body += open_row(c, y, "signals to other pids");
-    for (const json* e : c.parts.stray_signals) body += signal_marker(s, *e, 4);
+    for (const SignalMark& e : c.parts.stray_signals) body += signal_marker(s, e, 4);
     body += "</g></g>";
     y += kLaneH;
   }

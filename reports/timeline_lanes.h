@@ -23,7 +23,7 @@ std::string lane_label(const report::ProcessView& p);
 
 // Where the lanes are drawn and what with.
 struct LaneContext {
-  const nlohmann::json& scenario;
+  const ScenarioResult& scenario;
   const Scale& scale;
   const TimelineParts& parts;
   std::string clipped;     // opens the group clipped to the plot (closed by "</g>")

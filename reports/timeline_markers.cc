@@ -9,10 +9,7 @@ namespace aftermath::svg {
 
 namespace {
 
-using nlohmann::json;
 using report::format_ms;
-using report::num;
-using report::str;
 
 std::string esc(std::string_view s) { return html_escape(s); }
 
@@ -54,13 +51,12 @@ std::string marker_label(const Scale& s, double t, double y, const std::string& 
 }
 
 // A signal the harness sent: a small triangle above the life bar.
-std::string signal_marker(const Scale& s, const json& e, double y) {
-  double t = num(e, "t_ms").value_or(0);
-  std::string sig = str(e, "signal", "signal " + str(e, "signo", "?"));
-  std::string title = sig + (str(e, "by").empty() ? " sent" : " from " + str(e, "by")) + " to " +
-                      str(e, "pid", "?") + " at " + format_ms(t);
-  std::string why = str(e, "why");
-  if (!why.empty()) title += " (" + why + ")";
+std::string signal_marker(const Scale& s, const SignalMark& e, double y) {
+  const double t = e.t;
+  const std::string& sig = e.signal;
+  std::string title = sig + (e.by.empty() ? " sent" : " from " + e.by) + " to " +
+                      std::to_string(e.pid) + " at " + format_ms(t);
+  if (!e.why.empty()) title += " (" + e.why + ")";
   return at_time(s, t, signal_class(sig)) +
          fmt("<path d=\"M-4,%s L4,%s L0,%s Z\"/>", px(y).c_str(), px(y).c_str(),
              px(y + 6).c_str()) +

@@ -3,10 +3,10 @@
 // attributes (svg.h) so the page's script can move it on zoom.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <string>
 
 #include "reports/svg.h"
+#include "reports/timeline_order.h"
 
 namespace aftermath::svg {
 
@@ -24,10 +24,9 @@ std::string bar(const Scale& s, double t0, double t1, double y, double h, const 
 // it stays inside the picture (the script flips it the same way after a zoom).
 std::string marker_label(const Scale& s, double t, double y, const std::string& text);
 
-// A signal the harness (or the kernel) sent, from a timeline "signal" entry:
-// a small triangle at height y, classed by signal (sig-term, sig-kill,
-// sig-other), its tooltip saying who sent what to whom and why.
-std::string signal_marker(const Scale& s, const nlohmann::json& e, double y);
+// A signal the harness (or the kernel) sent: a small triangle at height y, classed by signal
+// (sig-term, sig-kill, sig-other), its tooltip saying who sent what to whom and why.
+std::string signal_marker(const Scale& s, const SignalMark& e, double y);
 
 // An injected fault at t: a diamond at height y with `title` as its tooltip.
 std::string fault_marker(const Scale& s, double t, const std::string& title, double y);

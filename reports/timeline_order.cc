@@ -7,68 +7,84 @@
 
 namespace aftermath::svg {
 
-using nlohmann::json;
 using report::format_ms;
-using report::items;
-using report::member;
-using report::num;
-using report::str;
 
-TimelineParts sort_timeline(const json& sc, const std::map<long long, std::size_t>& lane_of) {
+namespace {
+
+// The observation's kind as result.json names it ("shm_add").
+std::string word_of(const Observation& o) { return std::string(o.word()); }
+
+}  // namespace
+
+TimelineParts sort_timeline(const ScenarioResult& sc,
+                            const std::map<long long, std::size_t>& lane_of) {
   TimelineParts p;
-  for (const json* e : items(sc, "timeline")) {
-    std::string kind = str(*e, "kind");
-    auto t = num(*e, "t_ms");
-    if (!t) continue;
-    if (kind == "phase") {
-      std::string name = str(*e, "name", "phase");
-      p.vlines.push_back({*t, name, name + " at " + format_ms(t), "phase"});
-    } else if (kind == "signal" || kind == "fault") {
-      auto pid = num(*e, "pid");
-      auto it = pid ? lane_of.find(report::process_key(*e)) : lane_of.end();
-      if (kind == "signal") {
-        (it == lane_of.end() ? p.stray_signals : p.lane_signals[it->second]).push_back(e);
-      } else {
-        std::string action = str(*e, "action", "fault");
-        p.vlines.push_back({*t, "fault " + action,
-                            "fault #" + str(*e, "index", "?") + " " + action + " at " +
-                                format_ms(t) + ": " + str(*e, "what"),
-                            "fault-line"});
-        (it == lane_of.end() ? p.stray_faults : p.lane_faults[it->second]).push_back(e);
-      }
-    } else if (kind == "proc_state") {
-      auto pid = num(*e, "pid");
-      auto it = pid ? lane_of.find(report::process_key(*e)) : lane_of.end();
-      if (it != lane_of.end()) p.lane_states[it->second].push_back(e);
-    } else if (kind == "sample") {
-      double procs_v = num(*e, "procs").value_or(0);
-      double shm_v = num(*e, "shm_bytes").value_or(0);
-      p.procs_series.pts.emplace_back(*t, procs_v);
-      p.shm_series.pts.emplace_back(*t, shm_v);
-      p.procs_series.max = std::max(p.procs_series.max, procs_v);
-      p.shm_series.max = std::max(p.shm_series.max, shm_v);
-    } else if (kind == "memory") {
-      double rss = num(*e, "rss_bytes").value_or(0);
-      p.rss_series.pts.emplace_back(*t, rss);
-      p.rss_series.max = std::max(p.rss_series.max, rss);
-    } else if (kind == "oom_kill") {
-      auto pid = num(*e, "pid");
-      auto it = pid ? lane_of.find(report::process_key(*e)) : lane_of.end();
-      p.kernel_kills.push_back(
-          {{"t_ms", *t},
-           {"pid", member(*e, "pid")},
-           {"signal", "SIGKILL"},
-           {"by", "the kernel"},
-           {"why", "its OOM killer, in " + str(*e, "cgroup") + " (oom_kill " +
-                       str(*e, "kills", "?") + ")" +
-                       (str(*e, "kernel").empty() ? "" : ": " + str(*e, "kernel"))}});
-      (it == lane_of.end() ? p.stray_signals : p.lane_signals[it->second])
-          .push_back(&p.kernel_kills.back());
-    } else if (kind.rfind("shm_", 0) == 0) {
-      // Entries present before launch are the baseline, not the job's doing.
-      const json& baseline = member(*e, "baseline");
-      if (!(baseline.is_boolean() && baseline.get<bool>())) p.shm_events.push_back(e);
-    }
+  auto lane = [&](const Observation& o, int pid) {
+    return pid ? lane_of.find(aftermath::process_key(o.node, pid)) : lane_of.end();
+  };
+  auto add_signal = [&](const Observation& o, int pid, SignalMark m) {
+    auto it = lane(o, pid);
+    (it == lane_of.end() ? p.stray_signals : p.lane_signals[it->second]).push_back(std::move(m));
+  };
+  for (const Observation& o : sc.timeline.observations) {
+    const double t = to_ms(o.t);
+    auto shm = [&](const std::string& name, std::optional<double> bytes) {
+      p.shm_events.push_back({t, word_of(o), name, bytes});
+    };
+    std::visit(Overloaded{
+                   [&](const obs::Phase& e) {
+                     std::string name = e.name.empty() ? "phase" : e.name;
+                     p.vlines.push_back({t, name, name + " at " + format_ms(t), "phase"});
+                   },
+                   [&](const obs::Signal& e) {
+                     add_signal(o, e.pid, {t, e.pid, signal_name(e.signo), "", e.why});
+                   },
+                   [&](const obs::Fault& e) {
+                     std::string action(to_string(e.action));
+                     p.vlines.push_back({t, "fault " + action,
+                                         "fault #" + std::to_string(e.index) + " " + action +
+                                             " at " + format_ms(t) + ": " + e.what,
+                                         "fault-line"});
+                     auto it = lane(o, e.pid);
+                     (it == lane_of.end() ? p.stray_faults : p.lane_faults[it->second])
+                         .push_back({t, action, e.what});
+                   },
+                   [&](const obs::ProcState& e) {
+                     if (auto it = lane(o, e.pid); it != lane_of.end())
+                       p.lane_states[it->second].push_back({t, e.state});
+                   },
+                   [&](const obs::Sample& e) {
+                     auto procs_v = static_cast<double>(e.procs);
+                     auto shm_v = static_cast<double>(e.shm_bytes);
+                     p.procs_series.pts.emplace_back(t, procs_v);
+                     p.shm_series.pts.emplace_back(t, shm_v);
+                     p.procs_series.max = std::max(p.procs_series.max, procs_v);
+                     p.shm_series.max = std::max(p.shm_series.max, shm_v);
+                   },
+                   [&](const obs::Memory& e) {
+                     auto rss = static_cast<double>(e.rss_bytes);
+                     p.rss_series.pts.emplace_back(t, rss);
+                     p.rss_series.max = std::max(p.rss_series.max, rss);
+                   },
+                   // The kernel's OOM killer: the SIGKILL it sent, on its victim's lane.
+                   [&](const obs::OomKill& e) {
+                     add_signal(o, e.pid,
+                                {t, e.pid, "SIGKILL", "the kernel",
+                                 "its OOM killer, in " + e.cgroup + " (oom_kill " +
+                                     std::to_string(e.kills) + ")" +
+                                     (e.kernel_line.empty() ? "" : ": " + e.kernel_line)});
+                   },
+                   // Entries present before launch are the baseline, not the job's doing.
+                   [&](const obs::ShmAdd& e) {
+                     if (!e.baseline) shm(e.name, static_cast<double>(e.bytes));
+                   },
+                   [&](const obs::ShmResize& e) { shm(e.name, static_cast<double>(e.bytes)); },
+                   [&](const obs::ShmRemove& e) { shm(e.name, std::nullopt); },
+                   [&](const obs::ShmReclaim& e) { shm(e.name, static_cast<double>(e.bytes)); },
+                   [&](const obs::ShmHeld& e) { shm(e.path, static_cast<double>(e.bytes)); },
+                   [](const auto&) {},
+               },
+               o.what);
   }
   return p;
 }

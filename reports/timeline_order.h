@@ -1,17 +1,17 @@
 // Ordering a scenario's timeline for drawing: which instant goes on which
 // lane, which on a row of its own, which is a vertical line across the plot,
-// and which feeds a curve. Pure: it reads result.json's "timeline" array and
-// draws nothing.
+// and which feeds a curve. Pure: it reads the typed scenario's observations
+// and draws nothing.
 #pragma once
 
 #include <cstddef>
-#include <deque>
 #include <map>
-#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "harness/core/result.h"
 #include "reports/svg.h"
 
 namespace aftermath::svg {
@@ -31,27 +31,54 @@ struct Series {
   double max = 0;
 };
 
-// A scenario's timeline entries, sorted into what is drawn where. Lanes are
-// indices into the lane order the caller passed (lane_of: pid -> lane).
-struct TimelineParts {
-  std::vector<VLine> vlines;  // phases and faults
-  std::map<std::size_t, std::vector<const nlohmann::json*>> lane_signals;
-  std::vector<const nlohmann::json*> stray_signals;  // to pids not on a lane
-  std::map<std::size_t, std::vector<const nlohmann::json*>> lane_faults;
-  std::vector<const nlohmann::json*> stray_faults;  // no lane target
-  // Each lane's proc_state entries, in timeline order (timeline_states.h).
-  std::map<std::size_t, std::vector<const nlohmann::json*>> lane_states;
-  std::vector<const nlohmann::json*> shm_events;  // not the pre-launch baseline
-  Series procs_series, shm_series, rss_series;
-  // oom_kill entries restated as the SIGKILL the kernel sent; the signal
-  // lists point into it (a deque: its elements never move).
-  std::deque<nlohmann::json> kernel_kills;
+// A signal as a lane shows it: one the harness sent (obs::Signal), or the
+// SIGKILL the kernel's OOM killer sent (obs::OomKill), restated.
+struct SignalMark {
+  double t = 0;
+  long long pid = 0;
+  std::string signal;  // "SIGTERM"
+  std::string by;      // "" (the harness) or "the kernel"
+  std::string why;
 };
 
-// Sorts `sc`'s "timeline" entries (entries without t_ms are skipped). The
-// result points into `sc` and into itself: `sc` must outlive it, and it must
-// not be copied (moving keeps the pointers valid).
-TimelineParts sort_timeline(const nlohmann::json& sc,
+// An injected fault (obs::Fault) on its target's lane.
+struct FaultMark {
+  double t = 0;
+  std::string action;
+  std::string what;
+};
+
+// A /proc state letter a process was seen in from t on (obs::ProcState).
+struct StateMark {
+  double t = 0;
+  char state = 0;
+};
+
+// A /dev/shm entry the job made, resized, removed or held, or the harness
+// reclaimed: a tick under the /dev/shm curve.
+struct ShmMark {
+  double t = 0;
+  std::string kind;  // the observation's word: "shm_add", ...
+  std::string name;  // the entry (a held one: its path)
+  std::optional<double> bytes;
+};
+
+// A scenario's timeline, sorted into what is drawn where. Lanes are indices
+// into the lane order the caller passed (lane_of: process_key -> lane).
+struct TimelineParts {
+  std::vector<VLine> vlines;  // phases and faults
+  std::map<std::size_t, std::vector<SignalMark>> lane_signals;
+  std::vector<SignalMark> stray_signals;  // to pids not on a lane
+  std::map<std::size_t, std::vector<FaultMark>> lane_faults;
+  std::vector<FaultMark> stray_faults;  // no lane target
+  // Each lane's proc_state entries, in timeline order (timeline_states.h).
+  std::map<std::size_t, std::vector<StateMark>> lane_states;
+  std::vector<ShmMark> shm_events;  // not the pre-launch baseline
+  Series procs_series, shm_series, rss_series;
+};
+
+// Sorts the scenario's observations.
+TimelineParts sort_timeline(const ScenarioResult& sc,
                             const std::map<long long, std::size_t>& lane_of);
 
 // Spreads labels over a few rows so phases a few ms apart (job_exited,

@@ -2,10 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
-#include <string>
 #include <utility>
-
-#include "reports/view.h"
 
 namespace aftermath::svg {
 
@@ -21,13 +18,10 @@ const char* state_class(char state) {
   }
 }
 
-std::vector<StateSpan> state_spans(const std::vector<const nlohmann::json*>& states, double until) {
+std::vector<StateSpan> state_spans(const std::vector<StateMark>& states, double until) {
   std::vector<std::pair<double, char>> seen;
-  for (const nlohmann::json* e : states) {
-    auto t = report::num(*e, "t_ms");
-    std::string s = report::str(*e, "state");
-    if (t && s.size() == 1) seen.emplace_back(*t, s[0]);
-  }
+  for (const StateMark& m : states)
+    if (m.state != 0) seen.emplace_back(m.t, m.state);
   std::stable_sort(seen.begin(), seen.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<StateSpan> out;

@@ -1,7 +1,7 @@
 // What a process was doing while alive, as /proc showed it: the spans in
 // which it was stopped (T, t: SIGSTOP, a debugger) or in uninterruptible
 // sleep (D: in the kernel, on a disk or a driver), from the timeline's
-// "proc_state" entries. Running and sleeping are the plain life bar; a
+// proc_state observations. Running and sleeping are the plain life bar; a
 // zombie has its own span (processes[].zombie_since_ms).
 //
 // The harness records a proc_state entry when a process's state letter
@@ -10,7 +10,6 @@
 // end of the process's life).
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -29,10 +28,10 @@ struct StateSpan {
 const char* state_class(char state);
 
 // The stopped and uninterruptible spans of one process from its proc_state
-// entries (any order; entries without t_ms or a one-letter state are
-// skipped), each ending at the next entry of another class, else at `until`
-// (the end of its life, or of the record). Spans never end before they start.
-std::vector<StateSpan> state_spans(const std::vector<const nlohmann::json*>& states, double until);
+// marks (any order; a mark without a state letter is skipped), each ending at the next entry of
+// another class, else at `until` (the end of its life, or of the record). Spans never end before
+// they start.
+std::vector<StateSpan> state_spans(const std::vector<StateMark>& states, double until);
 
 // When the harness's own debugger stops the job's processes one by one to
 // take their stacks: from the "diagnose" phase to the next phase (teardown),

@@ -16,8 +16,6 @@ namespace aftermath::svg {
 
 namespace {
 
-using nlohmann::json;
-
 std::string esc(std::string_view s) { return html_escape(s); }
 
 // The vertical extent of the plot, top to bottom.
@@ -59,7 +57,8 @@ std::string vertical_lines(const Scale& s, const std::vector<VLine>& vlines, con
 
 }  // namespace
 
-std::string timeline_svg(const json& sc, const std::string& id, const std::string& report_dir) {
+std::string timeline_svg(const ScenarioResult& sc, const std::string& id,
+                         const std::string& report_dir) {
   const double end = report::scenario_end_ms(sc);
   const Scale s{end};
   const std::string clip = "clip-" + id;

@@ -5,15 +5,16 @@
 // every element carries (svg.h).
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <string>
+
+#include "harness/core/result.h"
 
 namespace aftermath::svg {
 
-// The <svg id="tl-<id>"> for one scenario of result.json. `id` must be unique
+// The <svg id="tl-<id>"> for one scenario of a run. `id` must be unique
 // in the page (it also names the clip path); `report_dir` is where the page
 // is written, for the lanes' log links.
-std::string timeline_svg(const nlohmann::json& scenario, const std::string& id,
+std::string timeline_svg(const ScenarioResult& scenario, const std::string& id,
                          const std::string& report_dir);
 
 }  // namespace aftermath::svg

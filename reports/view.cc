@@ -31,52 +31,7 @@ std::string url_path(std::string_view path) {
   return out;
 }
 
-const json& null_json() {
-  static const json kNull;
-  return kNull;
-}
-
 }  // namespace
-
-std::optional<long long> opt_int(const json& j, std::string_view key) {
-  const json& v = member(j, key);
-  if (!v.is_number()) return std::nullopt;
-  return v.get<long long>();
-}
-
-const json& member(const json& j, std::string_view key) {
-  if (!j.is_object()) return null_json();
-  auto it = j.find(key);
-  return it == j.end() ? null_json() : *it;
-}
-
-std::string str(const json& j, std::string_view key, std::string_view fallback) {
-  const json& v = member(j, key);
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_number() || v.is_boolean()) return v.dump();
-  return std::string(fallback);
-}
-
-std::optional<double> num(const json& j, std::string_view key) {
-  const json& v = member(j, key);
-  if (!v.is_number()) return std::nullopt;
-  double d = v.get<double>();
-  if (!std::isfinite(d)) return std::nullopt;
-  return d;
-}
-
-std::vector<const json*> items(const json& j, std::string_view key) {
-  std::vector<const json*> out;
-  const json& v = member(j, key);
-  if (!v.is_array()) return out;
-  for (const auto& e : v) out.push_back(&e);
-  return out;
-}
-
-long long process_key(const json& item) {
-  return aftermath::process_key(opt_int(item, "node").value_or(-1),
-                                opt_int(item, "pid").value_or(0));
-}
 
 std::string format_ms(std::optional<double> ms) {
   if (!ms) return "-";
@@ -117,10 +72,6 @@ std::string format_number(double v, int max_decimals) {
   if (s == "-0") s = "0";
   return s;
 }
-
-bool verdict_ok(std::string_view verdict) { return verdict == "pass" || verdict == "xfail"; }
-
-bool check_failed(std::string_view status) { return status == "fail" || status == "error"; }
 
 bool verdict_ok(Verdict v) { return v == Verdict::Pass || v == Verdict::XFail; }
 
@@ -185,46 +136,14 @@ std::optional<double> ms_of(const std::optional<Nanos>& t) {
 
 }  // namespace
 
-std::vector<ProcessView> processes_by_role(const json& scenario) {
-  std::vector<ProcessView> out;
-  for (const json* p : items(scenario, "processes")) {
-    ProcessView v;
-    v.src = p;
-    v.pid = opt_int(*p, "pid").value_or(0);
-    v.job_pid = opt_int(*p, "job_pid");
-    if (v.job_pid && (*v.job_pid <= 0 || *v.job_pid == v.pid)) v.job_pid.reset();
-    v.role = str(*p, "role", "unknown");
-    if (v.role.empty()) v.role = "unknown";
-    v.comm = str(*p, "comm");
-    v.cmdline = str(*p, "cmdline");
-    v.top = member(*p, "top").is_boolean() && member(*p, "top").get<bool>();
-    v.node = opt_int(*p, "node");
-    // -1 is how result.json says "not announced".
-    auto rank = opt_int(*p, "rank");
-    if (rank && *rank >= 0) v.rank = rank;
-    auto worker = opt_int(*p, "worker");
-    if (worker && *worker >= 0) v.worker = worker;
-    v.start_ms = num(*p, "started_ms").value_or(0);
-    v.exited_ms = num(*p, "exited_ms");
-    v.gone_ms = num(*p, "gone_ms");
-    v.orphaned_ms = num(*p, "orphaned_ms");
-    v.zombie_since_ms = num(*p, "zombie_since_ms");
-    set_life_end(v);
-    v.outcome = str(member(*p, "outcome"), "text");
-    v.log_stdout = str(member(*p, "logs"), "stdout");
-    v.log_stderr = str(member(*p, "logs"), "stderr");
-    out.push_back(std::move(v));
-  }
-  sort_by_role(out);
-  return out;
-}
-
 std::vector<ProcessView> processes_by_role(const ScenarioResult& scenario) {
   std::vector<ProcessView> out;
   for (const ProcessHistory& p : scenario.processes) {
     ProcessView v;
     v.history = &p;
     v.pid = p.pid;
+    v.ppid = p.first_ppid;
+    v.last_ppid = p.last_ppid;
     if (p.job_pid > 0 && p.job_pid != p.pid) v.job_pid = p.job_pid;
     v.role = std::string(to_string(p.role));
     v.comm = p.comm;
@@ -257,13 +176,6 @@ std::string pid_text(const ProcessView& p) {
   return s;
 }
 
-std::string scenario_file(const json& scenario, const std::string& path) {
-  if (path.empty() || path.front() == '/') return path;
-  std::string dir = str(scenario, "out_dir");
-  if (dir.empty()) return path;
-  return dir.back() == '/' ? dir + path : dir + "/" + path;
-}
-
 std::string scenario_file(const ScenarioResult& scenario, const std::string& path) {
   if (path.empty() || path.front() == '/' || scenario.out_dir.empty()) return path;
   const std::string& dir = scenario.out_dir;
@@ -288,22 +200,6 @@ double scenario_end_ms(const ScenarioResult& scenario) {
   return std::max(end, 1.0);
 }
 
-double scenario_end_ms(const json& scenario) {
-  double end = num(member(scenario, "timings_ms"), "total_ms").value_or(0);
-  for (const json* e : items(scenario, "timeline"))
-    end = std::max(end, num(*e, "t_ms").value_or(0));
-  for (const json* p : items(scenario, "processes")) {
-    for (const char* k : {"started_ms", "exited_ms", "gone_ms", "orphaned_ms", "zombie_since_ms"}) {
-      end = std::max(end, num(*p, k).value_or(0));
-    }
-  }
-  for (const json* f : items(scenario, "faults")) {
-    end = std::max(end, num(*f, "sent_ms").value_or(0));
-    end = std::max(end, num(*f, "effect_ms").value_or(0));
-  }
-  return std::max(end, 1.0);
-}
-
 namespace {
 
 // The documented keys that are present first, then the rest in the given
@@ -324,29 +220,10 @@ std::vector<std::string> ordered_timing_keys(const std::vector<std::string>& pre
 
 }  // namespace
 
-std::vector<std::string> timing_keys(const json& timings) {
-  std::vector<std::string> present;
-  if (!timings.is_object()) return present;
-  // nlohmann::json objects iterate in key order, so the rest is alphabetical.
-  for (const auto& [k, v] : timings.items()) present.push_back(k);
-  return ordered_timing_keys(present);
-}
-
 std::vector<std::string> timing_keys(const std::map<std::string, std::optional<double>>& timings) {
   std::vector<std::string> present;
   for (const auto& [k, v] : timings) present.push_back(k);
   return ordered_timing_keys(present);
-}
-
-std::vector<std::string> merge_gaps(const json& result) {
-  std::vector<std::string> out;
-  const json& merge = member(result, "merge");
-  const json& complete = member(merge, "complete");
-  if (!complete.is_boolean() || complete.get<bool>()) return out;
-  for (const json* why : items(merge, "incomplete"))
-    if (why->is_string()) out.push_back(why->get<std::string>());
-  if (out.empty()) out.push_back("some shards or positions are missing");
-  return out;
 }
 
 std::vector<std::string> merge_gaps(const RunResult& run) {
@@ -361,14 +238,6 @@ std::vector<std::string> failed_checks(const ScenarioResult& scenario) {
   std::vector<std::string> out;
   for (const CheckResult& c : scenario.checks)
     if (check_failed(c.status)) out.push_back(c.name);
-  return out;
-}
-
-std::vector<std::string> failed_checks(const json& scenario) {
-  std::vector<std::string> out;
-  for (const json* c : items(scenario, "checks")) {
-    if (check_failed(str(*c, "status"))) out.push_back(str(*c, "name", "?"));
-  }
   return out;
 }
 

@@ -1,17 +1,11 @@
-// A tolerant, read-only view of result.json for the renderers that still
-// read the document (HTML, Chrome trace, merge); JUnit, the Markdown summary
-// and the run diff take the typed RunResult, with the typed overloads below.
-//
-// Every document they are given has been read by reports/result_read.h
-// first (`run` writes it from a RunResult; `report`, `diff` and `merge`
-// refuse one that does not read), so an odd field here is one an earlier
-// release left out: every accessor degrades to "unknown" instead of
-// throwing, and nothing here decides a verdict: the renderers only show
-// what result.json says.
+// What the renderers share: the typed run's processes as lanes, its log
+// paths, its timings in reading order, and the few words and numbers every
+// report writes the same way. Every renderer takes the typed RunResult
+// (reports/result_read.h reads result.json into one); nothing here decides
+// a verdict: the renderers only show what the run says.
 #pragma once
 
 #include <map>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,21 +14,6 @@
 #include "harness/core/result.h"
 
 namespace aftermath::report {
-
-using nlohmann::json;
-
-// The member `key` of an object, or a null json when `j` is not an object or
-// has no such member. Never throws.
-const json& member(const json& j, std::string_view key);
-// A string member; numbers and booleans are written out, anything else (or
-// absent) gives `fallback`.
-std::string str(const json& j, std::string_view key, std::string_view fallback = "");
-// A numeric member, nullopt when absent, null or not a number.
-std::optional<double> num(const json& j, std::string_view key);
-// The same as an integer.
-std::optional<long long> opt_int(const json& j, std::string_view key);
-// The elements of an array member (empty when absent or not an array).
-std::vector<const json*> items(const json& j, std::string_view key);
 
 // "1.8 ms", "1.50 s", "-" for nullopt. Milliseconds below a second keep one
 // decimal: the timings are sampled at 20 ms, finer digits would be noise.
@@ -45,21 +24,13 @@ std::string format_bytes(double bytes);
 std::string format_number(double v, int max_decimals = 3);
 
 // pass and xfail are the good verdicts; everything else (fail, xpass, error,
-// and a verdict this version does not know) is treated as bad so a new
-// verdict can never be shown as green by accident.
-bool verdict_ok(std::string_view verdict);
-// fail and error are the statuses that make a check count as failed.
-bool check_failed(std::string_view status);
-// The same for the typed verdicts and statuses.
+// skipped) is treated as bad, so no other verdict is ever shown as green.
 bool verdict_ok(Verdict v);
+// fail and error are the statuses that make a check count as failed.
 bool check_failed(CheckStatus s);
 
 // The last `n` non-empty lines of `text`, each ending in '\n' ("" for none).
 std::string last_lines(std::string_view text, size_t n);
-
-// A process's key (harness/core/result.h's process_key) from a processes[] or
-// timeline entry: its pid, unique across the nodes of a multi-node run.
-long long process_key(const json& item);
 
 // Display order of roles: launcher, rank, worker, helper, any role this
 // version does not know, unknown.
@@ -67,9 +38,9 @@ int role_rank(std::string_view role);
 
 // One job process as the timeline draws it.
 struct ProcessView {
-  const json* src = nullptr;                // the processes[] entry (read from the document)
-  const ProcessHistory* history = nullptr;  // the process (from the typed run)
+  const ProcessHistory* history = nullptr;  // the process it shows
   long long pid = 0;
+  int ppid = 0, last_ppid = 0;       // its first parent, and its last (re-parented)
   std::optional<long long> job_pid;  // as the job saw it (its PID namespace), when different
   std::string role = "unknown";
   std::string comm;
@@ -93,9 +64,8 @@ struct ProcessView {
 // show the host's pid; the job's own output and log file names show its own.
 std::string pid_text(const ProcessView& p);
 
-// Where a scenario's log file is: a path from result.json ("stdout_path", a
+// Where a scenario's log file is: a path of the run (stdout_path, a
 // process's logs) joined to the scenario's out_dir when relative.
-std::string scenario_file(const json& scenario, const std::string& path);
 std::string scenario_file(const ScenarioResult& scenario, const std::string& path);
 
 // The href for a log file in a report written to `report_dir`: a relative
@@ -106,31 +76,26 @@ std::string log_href(const std::string& path, const std::string& report_dir);
 
 // The scenario's processes grouped by role (role_rank), then by start time
 // and pid, so every renderer lists lanes in the same order.
-std::vector<ProcessView> processes_by_role(const json& scenario);
 std::vector<ProcessView> processes_by_role(const ScenarioResult& scenario);
 
 // The last instant the scenario's record covers: the latest of every
-// timeline time, process time and total_ms. At least 1 ms so scales never
-// divide by zero.
-double scenario_end_ms(const json& scenario);
+// timeline time, process time, fault time and total_ms. At least 1 ms so
+// scales never divide by zero.
+double scenario_end_ms(const ScenarioResult& scenario);
 // A named timing of the typed scenario (timings_ms), nullopt when absent or
 // not reached.
 std::optional<double> timing_ms(const ScenarioResult& scenario, const std::string& key);
-double scenario_end_ms(const ScenarioResult& scenario);
 
 // Timing keys in reading order: the documented ones first (job_ms,
 // to_all_exited_ms, to_all_gone_ms, to_shm_baseline_ms, teardown_ms,
 // total_ms), then any others alphabetically.
-std::vector<std::string> timing_keys(const json& timings);
 std::vector<std::string> timing_keys(const std::map<std::string, std::optional<double>>& timings);
 
-// Why a merged run (`aftermath merge`) is partial: result.json's
-// merge.incomplete sentences when merge.complete is false; empty otherwise.
-std::vector<std::string> merge_gaps(const json& result);
+// Why a merged run (`aftermath merge`) is partial: its merge record's
+// incomplete sentences when the shards do not make it whole; empty otherwise.
 std::vector<std::string> merge_gaps(const RunResult& run);
 
 // The names of the scenario's failed checks (status fail or error), in order.
-std::vector<std::string> failed_checks(const json& scenario);
 std::vector<std::string> failed_checks(const ScenarioResult& scenario);
 
 }  // namespace aftermath::report

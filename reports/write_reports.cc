@@ -25,7 +25,7 @@ std::string render(const std::string& file, const RunResult& run, const nlohmann
                    const std::string& dir) {
   if (file == "result.json") return dump(result, 2);
   if (file == "junit.xml") return render_junit(run);
-  if (file == "report.html") return render_html(result, dir);
+  if (file == "report.html") return render_html(run, dir);
   if (file == "trace.json") return dump(render_trace(run), -1);
   return render_summary_md(run);
 }

@@ -1,5 +1,6 @@
 #include "harness/cli/report_cmd.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -23,13 +24,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-// A result.json as it was read: the document (what `merge` works on) and
-// the run it records (what the reports and `diff` take).
-struct Loaded {
-  json doc;
-  RunResult run;
-};
-
 // A result.json document read as the run's types; the error is "<name>: <why>".
 // Every field is read: a field of the wrong type, a word no version wrote or a
 // newer schema is named here, not rendered as "unknown".
@@ -44,20 +38,18 @@ Expected<RunResult> typed(const json& j, const std::string& name) {
 }
 
 // Loads, parses and reads a result.json; the error is "<path>: <why>".
-Expected<Loaded> load(const std::string& path) {
+Expected<RunResult> load(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f) return Error{path + ": cannot read the file"};
   std::stringstream ss;
   ss << f.rdbuf();
   json j = json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return Error{path + ": not valid JSON"};
-  auto run = typed(j, path);
-  if (!run) return run.error();
-  return Loaded{std::move(j), std::move(*run)};
+  return typed(j, path);
 }
 
 // load(), or its error printed as "aftermath CMD: ..."; nullopt then.
-std::optional<Loaded> load_or_say(const char* cmd, const std::string& path) {
+std::optional<RunResult> load_or_say(const char* cmd, const std::string& path) {
   auto l = load(path);
   if (!l) {
     std::fprintf(stderr, "aftermath %s: %s\n", cmd, l.error().what.c_str());
@@ -109,25 +101,28 @@ std::optional<std::vector<MergeInput>> read_merge_inputs(const std::vector<std::
       continue;
     }
     given.emplace(file, name);
-    auto doc = load_or_say("merge", path);
-    if (!doc) {
+    auto run = load_or_say("merge", path);
+    if (!run) {
       ok = false;
       continue;
     }
-    inputs.push_back({path, file, std::move(doc->doc)});
+    inputs.push_back({path, file, std::move(*run)});
   }
   if (!ok) return std::nullopt;
   return inputs;
 }
 
-// "4 scenarios (2 pass, 1 xfail, 1 fail)" from the document's summary.
-std::string counts_text(const json& result) {
-  const json& summary = result["summary"];
+// "4 scenarios (2 pass, 1 xfail, 1 fail)".
+std::string counts_text(const RunResult& run) {
   std::string counts;
-  for (const char* v : {"pass", "xfail", "fail", "xpass", "error", "skipped"})
-    if (summary.value(v, 0) > 0)
-      counts += (counts.empty() ? "" : ", ") + std::to_string(summary.value(v, 0)) + " " + v;
-  std::size_t n = result["scenarios"].size();
+  for (Verdict v : {Verdict::Pass, Verdict::XFail, Verdict::Fail, Verdict::XPass, Verdict::Error,
+                    Verdict::Skipped}) {
+    auto n = std::count_if(run.scenarios.begin(), run.scenarios.end(),
+                           [&](const ScenarioResult& sc) { return sc.verdict == v; });
+    if (n > 0)
+      counts += (counts.empty() ? "" : ", ") + std::to_string(n) + " " + std::string(to_string(v));
+  }
+  std::size_t n = run.scenarios.size();
   return std::to_string(n) + (n == 1 ? " scenario" : " scenarios") +
          (counts.empty() ? "" : " (" + counts + ")");
 }
@@ -144,7 +139,7 @@ int cmd_report(const std::string& result_path, const std::string& out_dir) {
     std::fprintf(stderr, "aftermath report: %s: cannot create the folder\n", out_dir.c_str());
     return 1;
   }
-  return write_and_name(result->run, dir, false, "report") ? 0 : 1;
+  return write_and_name(*result, dir, false, "report") ? 0 : 1;
 }
 
 int cmd_merge(const std::vector<std::string>& input_names, const std::string& out_dir,
@@ -173,14 +168,7 @@ int cmd_merge(const std::vector<std::string>& input_names, const std::string& ou
                  merged.error().what.c_str());
     return 2;
   }
-  const json& result = merged->result;
-  // The merged document read as any other: what it renders is what it says.
-  auto run = typed(result, "the merged result");
-  if (!run) {
-    std::fprintf(stderr, "aftermath merge: %s\naftermath merge: nothing was written\n",
-                 run.error().what.c_str());
-    return 2;
-  }
+  const RunResult* run = &merged->run;
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir)) {
     std::fprintf(stderr, "aftermath merge: %s: cannot create the folder\n", out_dir.c_str());
@@ -191,7 +179,7 @@ int cmd_merge(const std::vector<std::string>& input_names, const std::string& ou
     std::fprintf(stderr, "aftermath merge: note: %s\n", note.c_str());
   for (const auto& why : merged->incomplete)
     std::fprintf(stderr, "aftermath merge: incomplete: %s\n", why.c_str());
-  std::printf("aftermath merge: %s from %zu input(s)%s\n", counts_text(result).c_str(),
+  std::printf("aftermath merge: %s from %zu input(s)%s\n", counts_text(*run).c_str(),
               inputs->size(), merged->incomplete.empty() ? "" : "; incomplete: see above");
   std::printf("reports: %s/{result.json, junit.xml, report.html, trace.json, summary.md}\n",
               dir.c_str());
@@ -208,8 +196,8 @@ int cmd_diff(const std::string& a_path, const std::string& b_path) {
   auto b = load_or_say("diff", b_path);
   if (!a || !b) return 2;
   std::printf("a: %s\nb: %s\n", a_path.c_str(), b_path.c_str());
-  std::fputs(render_diff(a->run, b->run).c_str(), stdout);
-  return runs_differ(a->run, b->run) ? 1 : 0;
+  std::fputs(render_diff(*a, *b).c_str(), stdout);
+  return runs_differ(*a, *b) ? 1 : 0;
 }
 
 }  // namespace aftermath

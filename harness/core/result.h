@@ -16,6 +16,8 @@
 namespace aftermath {
 
 constexpr int kResultSchemaVersion = 1;
+// result.json's "schema".
+constexpr const char* kResultSchema = "aftermath/result";
 
 struct CheckResult {
   std::string name;

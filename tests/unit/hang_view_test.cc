@@ -1,5 +1,5 @@
 // Tests for the reports' view of a hang diagnosis (reports/hang_view.h):
-// read tolerantly from result.json, ordered like the lanes, states spelled
+// taken from the run's facts, ordered like the lanes, states spelled
 // out, frames as one line, and the user's own frame told from Python's and
 // the packages'.
 #include "reports/hang_view.h"
@@ -9,48 +9,48 @@
 namespace aftermath::report {
 namespace {
 
-using nlohmann::json;
+constexpr Nanos kMs = 1'000'000;
+
+ProcessDiagnosis diagnosed(int pid, Role role, int rank, int worker, char state) {
+  ProcessDiagnosis d;
+  d.pid = pid;
+  d.role = role;
+  d.rank = rank;
+  d.worker = worker;
+  d.state = state;
+  return d;
+}
 
 TEST(HangView, NoDiagnosisWithoutProcessesOrNote) {
-  EXPECT_FALSE(hang_diagnosis(json::object()));
-  EXPECT_FALSE(hang_diagnosis(json{{"hang_diagnosis", "broken"}}));
-  // What every run that did not hang writes.
-  EXPECT_FALSE(hang_diagnosis(
-      json{{"hang_diagnosis", {{"processes", json::array()}, {"note", ""}, {"took_ms", 0}}}}));
+  // What every run that did not hang has.
+  RunFacts facts;
+  EXPECT_FALSE(hang_diagnosis(facts));
+  facts.diagnosis_took = 3 * kMs;
+  EXPECT_FALSE(hang_diagnosis(facts));
   // A hang with nothing left alive to look at still says why.
-  auto only_note = hang_diagnosis(
-      json{{"hang_diagnosis", {{"processes", json::array()}, {"note", "gdb not installed"}}}});
+  facts.diagnosis_note = "gdb not installed";
+  auto only_note = hang_diagnosis(facts);
   ASSERT_TRUE(only_note);
   EXPECT_EQ(only_note->note, "gdb not installed");
   EXPECT_TRUE(only_note->processes.empty());
 }
 
 TEST(HangView, ReadsEveryFieldAndOrdersLikeTheLanes) {
-  json sc = {{"hang_diagnosis",
-              {{"note", "n"},
-               {"took_ms", 830.5},
-               {"processes",
-                {{{"pid", 30}, {"role", "worker"}, {"rank", 0}, {"worker", 1}, {"state", "S"}},
-                 {{"pid", 20},
-                  {"role", "rank"},
-                  {"rank", 1},
-                  {"worker", -1},
-                  {"state", "T"},
-                  {"wchan", "do_signal_stop"},
-                  {"waiting_in", "allreduce #7"},
-                  {"kernel_stack", "k"},
-                  {"user_stacks", "u"},
-                  {"python_stacks", "p"},
-                  {"python_note", ""},
-                  {"python_frames",
-                   {{{"file", "/w/train.py"},
-                     {"line", 42},
-                     {"function", "step"},
-                     {"code", "dist.all_reduce(t)"}}}},
-                  {"took_ms", 12}},
-                 {{"pid", 21}, {"role", "rank"}, {"rank", 0}, {"state", "SS"}},
-                 {{"pid", 10}, {"role", "launcher"}, {"rank", -1}, {"state", "S"}}}}}}};
-  auto d = hang_diagnosis(sc);
+  RunFacts facts;
+  facts.diagnosis_note = "n";
+  facts.diagnosis_took = 830'500'000;
+  ProcessDiagnosis r1 = diagnosed(20, Role::Rank, 1, -1, 'T');
+  r1.wchan = "do_signal_stop";
+  r1.waiting_in = "allreduce #7";
+  r1.kernel_stack = "k";
+  r1.user_stacks = "u";
+  r1.python_stacks = "p";
+  r1.python_frames = {{"/w/train.py", 42, "step", "dist.all_reduce(t)"}};
+  r1.took = 12 * kMs;
+  facts.diagnosis = {diagnosed(30, Role::Worker, 0, 1, 'S'), r1,
+                     diagnosed(21, Role::Rank, 0, -1, '?'),
+                     diagnosed(10, Role::Launcher, -1, -1, 'S')};
+  auto d = hang_diagnosis(facts);
   ASSERT_TRUE(d);
   EXPECT_EQ(d->note, "n");
   EXPECT_EQ(d->took_ms, 830.5);
@@ -58,20 +58,23 @@ TEST(HangView, ReadsEveryFieldAndOrdersLikeTheLanes) {
   std::vector<long long> pids;
   for (const auto& p : d->processes) pids.push_back(p.pid);
   EXPECT_EQ(pids, (std::vector<long long>{10, 21, 20, 30}));  // launcher, rank 0, rank 1, worker
-  const DiagnosedProcess& r1 = d->processes[2];
-  EXPECT_EQ(r1.state, 'T');
-  EXPECT_EQ(r1.rank, 1);
-  EXPECT_FALSE(r1.worker);
-  EXPECT_EQ(r1.wchan, "do_signal_stop");
-  EXPECT_EQ(r1.waiting_in, "allreduce #7");
-  EXPECT_EQ(r1.kernel_stack + r1.user_stacks + r1.python_stacks, "kup");
-  ASSERT_EQ(r1.frames.size(), 1u);
-  EXPECT_EQ(r1.frames[0].line, 42);
-  EXPECT_EQ(r1.took_ms, 12);
-  EXPECT_EQ(d->processes[1].state, '?');  // not one letter
+  const DiagnosedProcess& shown = d->processes[2];
+  EXPECT_EQ(shown.role, "rank");
+  EXPECT_EQ(shown.state, 'T');
+  EXPECT_EQ(shown.rank, 1);
+  EXPECT_FALSE(shown.worker);
+  EXPECT_EQ(shown.wchan, "do_signal_stop");
+  EXPECT_EQ(shown.waiting_in, "allreduce #7");
+  EXPECT_EQ(shown.kernel_stack + shown.user_stacks + shown.python_stacks, "kup");
+  ASSERT_EQ(shown.frames.size(), 1u);
+  EXPECT_EQ(shown.frames[0].line, 42);
+  EXPECT_EQ(shown.frames[0].code, "dist.all_reduce(t)");
+  EXPECT_EQ(shown.took_ms, 12);
+  EXPECT_EQ(d->processes[3].worker, 1);
   EXPECT_FALSE(d->processes[0].rank);     // -1: not announced
   EXPECT_FALSE(d->processes[3].took_ms);  // 0: not measured
-  EXPECT_FALSE(hang_diagnosis(json{{"hang_diagnosis", {{"note", "n"}, {"took_ms", 0}}}})->took_ms);
+  facts.diagnosis_took = 0;
+  EXPECT_FALSE(hang_diagnosis(facts)->took_ms);
 }
 
 TEST(HangView, StatesAreSpelledOut) {

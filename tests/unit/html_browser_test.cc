@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "reports/html.h"
+#include "reports/result_read.h"
 
 namespace {
 
@@ -144,7 +145,9 @@ TEST_F(HtmlBrowser, RealRunRendersOneLanePerProcessWithoutScriptErrors) {
   std::string report = dir_ / "out/report.html";
   {
     std::ofstream f(report, std::ios::binary);
-    f << render_html(run.result, dir_ / "out");
+    auto typed = read_result(run.result);
+    ASSERT_TRUE(typed) << typed.error().what;
+    f << render_html(*typed, dir_ / "out");
   }
   std::string url = "file://" + report;
 
@@ -227,7 +230,9 @@ TEST_F(HtmlBrowser, StoppedProcessAndHangSectionRenderAsDrawn) {
   ASSERT_TRUE(seen_stopped) << "the harness never saw the top process stopped";
   ASSERT_FALSE(sc["hang_diagnosis"]["processes"].empty()) << sc["hang_diagnosis"].dump();
 
-  std::string html = render_html(run.result, dir_ / "out");
+  auto typed = read_result(run.result);
+  ASSERT_TRUE(typed) << typed.error().what;
+  std::string html = render_html(*typed, dir_ / "out");
   size_t body_end = html.rfind("</body>");
   ASSERT_NE(body_end, std::string::npos);
   html.insert(body_end, probe_script(top));

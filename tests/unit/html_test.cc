@@ -28,6 +28,11 @@ using testing_reports::count;
 using testing_reports::load_fixture;
 using testing_reports::scenario;
 
+// The page for a result.json document, read as `aftermath report` reads it.
+std::string html_of(const json& doc, const std::string& report_dir = "") {
+  return render_html(testing_reports::typed(doc), report_dir);
+}
+
 // The folder the fixture's run wrote into: the parent of a scenario's folder.
 std::string run_dir(const json& result) {
   return std::filesystem::path(result["scenarios"][0]["out_dir"].get<std::string>())
@@ -56,7 +61,7 @@ size_t index_of(const json& result, const std::string& name) {
 
 TEST(Html, IsOneSelfContainedDocument) {
   json result = load_fixture();
-  std::string html = render_html(result, run_dir(result));
+  std::string html = html_of(result, run_dir(result));
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
   EXPECT_THAT(html, HasSubstr("</html>"));
   EXPECT_THAT(html, HasSubstr("<meta charset=\"utf-8\">"));
@@ -77,7 +82,7 @@ TEST(Html, IsOneSelfContainedDocument) {
 
 TEST(Html, OneLanePerProcessInEachScenario) {
   json result = load_fixture();
-  std::string html = render_html(result, run_dir(result));
+  std::string html = html_of(result, run_dir(result));
   size_t total = 0;
   for (size_t i = 0; i < result["scenarios"].size(); ++i) {
     const json& sc = result["scenarios"][i];
@@ -100,7 +105,7 @@ TEST(Html, LanesAreGroupedByRole) {
   json& sc = scenario(result, "clean-job");
   std::vector<std::string> roles = {"helper", "worker", "rank", "unknown", "launcher"};
   for (size_t i = 0; i < sc["processes"].size(); ++i) sc["processes"][i]["role"] = roles[i % 5];
-  std::string sec = section(render_html(result), index_of(result, "clean-job"));
+  std::string sec = section(html_of(result), index_of(result, "clean-job"));
   std::vector<size_t> at;
   for (const char* role : {"launcher", "rank", "worker", "helper", "unknown"}) {
     size_t pos = sec.find(std::string("data-role=\"") + role + "\"");
@@ -132,7 +137,7 @@ TEST(Html, AMultiNodeRunHasALaneGroupPerNodeAndANodesTable) {
                            {"processes", 2},
                            {"verdict", n == 0 ? "pass" : "error"},
                            {"verdict_reason", n == 0 ? "" : "its agent was lost"}});
-  std::string sec = section(render_html(result), index_of(result, "clean-job"));
+  std::string sec = section(html_of(result), index_of(result, "clean-job"));
   size_t n0 = sec.find(">node0 \u00b7 rank \u00b7 ");
   size_t n1 = sec.find(">node1 \u00b7 rank \u00b7 ");
   ASSERT_NE(n0, std::string::npos) << sec;
@@ -147,7 +152,7 @@ TEST(Html, AMultiNodeRunHasALaneGroupPerNodeAndANodesTable) {
 
 TEST(Html, VerdictBannersAndOverview) {
   json result = load_fixture();
-  std::string html = render_html(result, run_dir(result));
+  std::string html = html_of(result, run_dir(result));
   ASSERT_THAT(html, HasSubstr("<section id=\"overview\">"));
   // The overview comes first and links to every section.
   EXPECT_LT(html.find("id=\"overview\""), html.find("<section class=\"scenario\""));
@@ -170,7 +175,7 @@ TEST(Html, SingleScenarioOpensOnItsSection) {
   json result = load_fixture();
   json one = result;
   one["scenarios"] = json::array({scenario(result, "hang")});
-  std::string html = render_html(one);
+  std::string html = html_of(one);
   EXPECT_THAT(html, Not(HasSubstr("id=\"overview\"")));
   EXPECT_EQ(count(html, "<section class=\"scenario\""), 1u);
   EXPECT_THAT(html, HasSubstr("<title>aftermath report: hang</title>"));
@@ -178,7 +183,7 @@ TEST(Html, SingleScenarioOpensOnItsSection) {
 
 TEST(Html, ChecksTimingsReproAndEnvironment) {
   json result = load_fixture();
-  std::string html = render_html(result, run_dir(result));
+  std::string html = html_of(result, run_dir(result));
   size_t i = index_of(result, "orphan-unexpected");
   const json& sc = result["scenarios"][i];
   std::string sec = section(html, i);
@@ -200,7 +205,7 @@ TEST(Html, ChecksTimingsReproAndEnvironment) {
 
 TEST(Html, TimelineShowsExitsOrphansZombiesSignalsPhasesAndCurves) {
   json result = load_fixture();
-  std::string html = render_html(result, run_dir(result));
+  std::string html = html_of(result, run_dir(result));
 
   std::string orphan = section(html, index_of(result, "orphan-outlives-parent"));
   EXPECT_EQ(count(orphan, "<rect class=\"orphan\" data-t0="), 2u);
@@ -239,7 +244,7 @@ TEST(Html, AliveProcessRunsToTheEnd) {
   p["exited_ms"] = nullptr;
   p["gone_ms"] = nullptr;
   p["zombie_since_ms"] = nullptr;
-  std::string html = render_html(result);
+  std::string html = html_of(result);
   std::string sec = section(html, index_of(result, "hang"));
   EXPECT_EQ(count(sec, "<rect class=\"life alive\" data-t0="), 1u);
   EXPECT_THAT(sec, HasSubstr(">alive at end</text>"));
@@ -270,7 +275,7 @@ TEST(Html, PytestTestsAreMarkedOnTheirProcessLaneAndListed) {
             {"leaks",
              json::array({json{
                  {"kind", "zombie"}, {"pid", 77}, {"what", "unknown 77 (true) a zombie"}}})}}});
-  std::string sec = section(render_html(result), index_of(result, "hang"));
+  std::string sec = section(html_of(result), index_of(result, "hang"));
   EXPECT_EQ(count(sec, "<rect class=\"test-span\" data-t0="), 1u);
   EXPECT_EQ(count(sec, "<rect class=\"test-span test-leak\" data-t0="), 1u);
   EXPECT_EQ(count(sec, "<g class=\"test-mark\""), 4u);
@@ -283,7 +288,7 @@ TEST(Html, PytestTestsAreMarkedOnTheirProcessLaneAndListed) {
   EXPECT_LT(leaky, clean);
   EXPECT_THAT(sec, HasSubstr("zombie: unknown 77 (true) a zombie"));
   // Without tests: neither.
-  std::string other = section(render_html(load_fixture()), index_of(result, "hang"));
+  std::string other = section(html_of(load_fixture()), index_of(result, "hang"));
   EXPECT_THAT(other, Not(HasSubstr("test-span")));
   EXPECT_THAT(other, Not(HasSubstr("<h3>Tests")));
 }
@@ -299,7 +304,7 @@ TEST(Html, EscapesEverythingItDidNotWrite) {
   sc["verdict_reason"] = "it's \"quoted\"";
   sc["repro"] = "aftermath run 'x<y>'";
   result["environment"]["<key>"] = "<value>";
-  std::string html = render_html(result);
+  std::string html = html_of(result);
 
   EXPECT_EQ(count(html, "<script>"), 2u);
   EXPECT_THAT(html, Not(HasSubstr("<img")));
@@ -322,54 +327,54 @@ TEST(Html, EscapesEverythingItDidNotWrite) {
 TEST(Html, LogLinksAreRelativeInsideTheReportFolder) {
   json result = load_fixture();
   std::string dir = run_dir(result);
-  std::string html = render_html(result, dir);
+  std::string html = html_of(result, dir);
   EXPECT_THAT(html, HasSubstr("<a href=\"clean-job/stdout.log\">"));
   EXPECT_THAT(html, HasSubstr("<a href=\"orphan-unexpected/stderr.log\">"));
   EXPECT_THAT(html, Not(HasSubstr("href=\"file://")));
 
   // Rendered for another folder (or for none), links are absolute.
-  std::string elsewhere = render_html(result, "/somewhere/else");
+  std::string elsewhere = html_of(result, "/somewhere/else");
   EXPECT_THAT(elsewhere, HasSubstr("<a href=\"file://" + dir + "/clean-job/stdout.log\">"));
-  EXPECT_THAT(render_html(result), HasSubstr("<a href=\"file://" + dir + "/hang/stderr.log\">"));
+  EXPECT_THAT(html_of(result), HasSubstr("<a href=\"file://" + dir + "/hang/stderr.log\">"));
 
   // Characters that would change what a URL means are percent-encoded.
   scenario(result, "hang")["stderr_path"] = dir + "/a b#c?d%/stderr.log";
-  EXPECT_THAT(render_html(result, dir), HasSubstr("<a href=\"a%20b%23c%3Fd%25/stderr.log\">"));
+  EXPECT_THAT(html_of(result, dir), HasSubstr("<a href=\"a%20b%23c%3Fd%25/stderr.log\">"));
 }
 
 TEST(Html, UrlsInTextStayText) {
   json result = load_fixture();
   scenario(result, "hang")["description"] = "see https://example.com/x?a=1&b=2";
-  std::string html = render_html(result);
+  std::string html = html_of(result);
   EXPECT_THAT(html, HasSubstr("see https://example.com/x?a=1&amp;b=2"));
   EXPECT_THAT(html, Not(HasSubstr("href=\"https")));
   EXPECT_THAT(html, Not(HasSubstr("src=\"https")));
 }
 
-TEST(Html, ToleratesMissingAndOddFields) {
-  // A document from another version, or a run that broke half way, still
-  // renders: absent fields read as unknown.
-  EXPECT_NO_THROW(render_html(json::object()));
-  EXPECT_NO_THROW(render_html(json::array()));
-  EXPECT_NO_THROW(render_html(json{{"scenarios", 3}}));
-  json odd = {{"scenarios",
-               {{{"name", 7},
-                 {"verdict", "someday"},
-                 {"timings_ms", {{"job_ms", "fast"}, {"x_ms", nullptr}}},
-                 {"checks", {{{"status", 1}}, "not a check"}},
-                 {"timeline",
-                  {{{"kind", "signal"}, {"t_ms", 5}, {"pid", 99}},
-                   {{"kind", "sample"}},
-                   {{"kind", "phase"}, {"t_ms", "late"}}}},
-                 {"processes", {{{"pid", 42}}, {{"pid", 43}, {"started_ms", -5}}}}}}}};
+TEST(Html, AnEmptyRunAndASparseOneRender) {
+  // What is not a result never reaches the page: it is refused when read.
+  EXPECT_FALSE(read_result(json::object()));
+  EXPECT_FALSE(read_result(json{{"schema_version", 1}, {"scenarios", 3}}));
+  EXPECT_THAT(render_html(RunResult{}), HasSubstr("This run has no scenarios."));
+  // A run that broke half way: few fields, processes without times.
+  json sparse = {{"schema_version", 1},
+                 {"scenarios",
+                  {{{"name", "broken"},
+                    {"verdict", "error"},
+                    {"timings_ms", {{"job_ms", nullptr}}},
+                    {"timeline",
+                     {{{"kind", "signal"}, {"t_ms", 5}, {"pid", 99}, {"signo", 15}},
+                      {{"kind", "phase"}, {"t_ms", 7}, {"name", "teardown"}}}},
+                    {"processes", {{{"pid", 42}}, {{"pid", 43}, {"started_ms", -5}}}}}}}};
   std::string html;
-  ASSERT_NO_THROW(html = render_html(odd));
+  ASSERT_NO_THROW(html = html_of(sparse));
   EXPECT_EQ(count(html, "class=\"lane\""), 2u);
   EXPECT_THAT(html, HasSubstr("data-pid=\"42\""));
-  // An unknown verdict is never shown as good.
-  EXPECT_THAT(html, HasSubstr("<div class=\"banner bad\"><span class=\"verdict\">someday"));
+  EXPECT_THAT(html, HasSubstr("<div class=\"banner bad\"><span class=\"verdict\">error"));
+  EXPECT_THAT(html, HasSubstr("not reached"));
   // A signal to a pid outside the job still shows.
   EXPECT_THAT(html, HasSubstr("signals to other pids"));
+  EXPECT_THAT(html, HasSubstr("SIGTERM sent to 99"));
 }
 
 TEST(Html, DeviceMemoryCurvePerGpuWhenTheRunHasOne) {
@@ -377,7 +382,7 @@ TEST(Html, DeviceMemoryCurvePerGpuWhenTheRunHasOne) {
   json& sc = result["scenarios"][0];
   // No GPU in the run: no device curve.
   sc["device"] = {{"unavailable", "no NVIDIA driver"}};
-  std::string without = render_html(result);
+  std::string without = html_of(result);
   EXPECT_EQ(without.find("curve gpu"), std::string::npos);
   // Two GPUs sampled: one curve each, on the same time axis, with its peak.
   sc["device"] = {{"unavailable", ""},
@@ -386,7 +391,7 @@ TEST(Html, DeviceMemoryCurvePerGpuWhenTheRunHasOne) {
                     {{"t_ms", 0}, {"index", 1}, {"used_bytes", 0}},
                     {{"t_ms", 200}, {"index", 0}, {"used_bytes", 3ll << 30}},
                     {{"t_ms", 200}, {"index", 1}, {"used_bytes", 512 << 20}}}}};
-  std::string with = render_html(result);
+  std::string with = html_of(result);
   EXPECT_NE(with.find("GPU 0 memory used"), std::string::npos);
   EXPECT_NE(with.find("GPU 1 memory used"), std::string::npos);
   size_t n = 0;
@@ -461,7 +466,7 @@ json hung_ddp() {
 
 TEST(HtmlHang, SectionOnlyWhereThereIsADiagnosisNearTheTop) {
   json result = load_fixture();
-  std::string html = render_html(result);
+  std::string html = html_of(result);
   // The fixture's only hang; every other scenario has an empty diagnosis.
   EXPECT_EQ(count(html, "<div class=\"hang\""), 1u);
   size_t i = scenario_index(result, "hang");
@@ -482,7 +487,7 @@ TEST(HtmlHang, SectionOnlyWhereThereIsADiagnosisNearTheTop) {
 
 TEST(HtmlHang, RowsSpellStatesAndShowTheInnermostFramesAndTheUsersOwn) {
   json result = hung_ddp();
-  std::string sec = scenario_html(render_html(result), scenario_index(result, "hang"));
+  std::string sec = scenario_html(html_of(result), scenario_index(result, "hang"));
   EXPECT_THAT(sec,
               HasSubstr("3 live processes when the hang was declared; diagnosed in 830.0 ms."));
   EXPECT_THAT(sec, HasSubstr("<span class=\"hang-note\">1 process(es) without user stacks</span>"));
@@ -538,7 +543,7 @@ TEST(HtmlHang, EscapesEveryStackAndNote) {
   d["processes"][0]["python_frames"][0]["code"] = "x = '<b>' & \"y\"";
   d["processes"][0]["wchan"] = "<w>";
   d["processes"][1]["python_note"] = "</td></tr></table>";
-  std::string html = render_html(result);
+  std::string html = html_of(result);
   EXPECT_EQ(count(html, "<script>"), 2u);
   EXPECT_THAT(html, Not(HasSubstr("<img")));
   EXPECT_THAT(html, Not(HasSubstr("<w>")));
@@ -556,7 +561,7 @@ TEST(HtmlHang, StoppedAndUninterruptibleLanesHaveTheirOwnColourAndLegend) {
   sc["timeline"].push_back({{"t_ms", 100}, {"kind", "proc_state"}, {"pid", 819}, {"state", "T"}});
   sc["timeline"].push_back({{"t_ms", 900}, {"kind", "proc_state"}, {"pid", 819}, {"state", "D"}});
   sc["timeline"].push_back({{"t_ms", 1200}, {"kind", "proc_state"}, {"pid", 819}, {"state", "S"}});
-  std::string sec = scenario_html(render_html(result), scenario_index(result, "hang"));
+  std::string sec = scenario_html(html_of(result), scenario_index(result, "hang"));
   size_t lane = sec.find("<g class=\"lane\" data-pid=\"819\"");
   ASSERT_NE(lane, std::string::npos);
   std::string l = sec.substr(lane, sec.find("<g class=\"lane\"", lane + 1) - lane);
@@ -576,7 +581,7 @@ TEST(HtmlHang, StoppedAndUninterruptibleLanesHaveTheirOwnColourAndLegend) {
       HasSubstr("<rect class=\"uninterruptible\" x=\"1\" y=\"2\" width=\"20\" height=\"8\"/></svg>"
                 "uninterruptible (D)"));
   // And the stylesheet gives them colours of their own.
-  std::string html = render_html(result);
+  std::string html = html_of(result);
   EXPECT_THAT(html, HasSubstr(".stopped { fill: #"));
   EXPECT_THAT(html, HasSubstr(".uninterruptible { fill: #"));
 }
@@ -598,7 +603,7 @@ TEST(Html, ASkipReasonSharedByChecksIsSaidOnce) {
                             {"status", "skipped"},
                             {"reason", why},
                             {"measured", nlohmann::json::object()}});
-  std::string html = render_html(result, "/tmp/run");
+  std::string html = html_of(result, "/tmp/run");
   EXPECT_EQ(testing_reports::count(html, why), 1u);
   EXPECT_EQ(testing_reports::count(html, "as device_memory_released: skipped for the same reason"),
             2u);

@@ -501,7 +501,7 @@ TEST(ProcessLogsReports, ResultJsonCarriesLogsAndJobEnvironmentOnlyWhenThere) {
 
 TEST(ProcessLogsReports, HtmlLinksEachProcessLogFromItsLaneAndTheLogsTable) {
   json j = json::parse(write_json(run_with_logs("/r/out/logs-job")));
-  std::string html = render_html(j, "/r/out");
+  std::string html = render_html(testing_reports::typed(j), "/r/out");
   // The worker's lane carries both links, relative to the report's folder.
   auto lane = html.find("<g class=\"lane\" data-pid=\"101\"");
   ASSERT_NE(lane, std::string::npos);
@@ -537,7 +537,7 @@ TEST(ProcessLogsReports, HtmlLinksEachProcessLogFromItsLaneAndTheLogsTable) {
 
 TEST(ProcessLogsReports, AnOldResultWithoutThemRendersAsBefore) {
   json j = testing_reports::load_fixture();
-  std::string html = render_html(j, "/nowhere");
+  std::string html = render_html(testing_reports::typed(j), "/nowhere");
   EXPECT_THAT(html, HasSubstr("<g class=\"lane\""));  // it does draw lanes
   EXPECT_THAT(html, Not(HasSubstr("<table class=\"proc-logs\"")));
   EXPECT_THAT(html, Not(HasSubstr("<a class=\"lane-log\"")));

@@ -1,8 +1,8 @@
 // What --repeat N shows in each report (summary.md, report.html, junit.xml,
 // result.json, trace.json): every run numbered, each scenario's rate with its
 // interval, and for a flaky one the outcomes that occurred. The run is made
-// by hand (repeat_fixture.h) and rendered through result.json, as
-// `aftermath run` does.
+// by hand (repeat_fixture.h) and rendered as `aftermath run` renders it;
+// result.json read back gives the same statistics.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -12,6 +12,7 @@
 #include "reports/json.h"
 #include "reports/junit.h"
 #include "reports/repeat_view.h"
+#include "reports/result_read.h"
 #include "reports/summary.h"
 #include "reports/trace.h"
 #include "tests/unit/repeat_fixture.h"
@@ -57,7 +58,9 @@ TEST(RepeatJson, AggregatesCarryCountsAndOutcomes) {
 // What the renderers read back is what the run computed.
 TEST(RepeatJson, ReadBackAsTheRunComputedIt) {
   RunResult run = repeated_run();
-  auto back = report::aggregates_of(to_json(run));
+  auto read = read_result(to_json(run));
+  ASSERT_TRUE(read) << read.error().what;
+  const auto& back = read->aggregates;
   ASSERT_EQ(back.size(), 2u);
   for (size_t i = 0; i < back.size(); ++i) {
     EXPECT_EQ(rate_text(back[i]), rate_text(run.aggregates[i]));
@@ -67,16 +70,24 @@ TEST(RepeatJson, ReadBackAsTheRunComputedIt) {
   EXPECT_EQ(report::verdicts_text(back[0]), "3 xfail, 2 xpass");
   EXPECT_EQ(report::all_gone_text(back[0]), "10.0 ms / 30.0 ms / 1.50 s / 1.50 s");
   // An older document: no counts beyond the verdicts, no outcomes.
-  json old = {{"aggregates",
+  json old = {{"schema_version", 1},
+              {"scenarios", json::array()},
+              {"aggregates",
                {{{"name", "x"},
                  {"runs", 4},
                  {"verdicts", {{"fail", 1}, {"pass", 2}, {"skipped", 1}}},
                  {"reproduction_rate", 1.0 / 3},
                  {"rate_ci95", {0.06, 0.79}}}}}};
-  auto x = report::aggregates_of(old);
-  ASSERT_EQ(x.size(), 1u);
-  EXPECT_EQ(rate_text(x[0]), "failed 1/3 (33%, 95% interval 6\u201379%), 1 skipped");
-  EXPECT_TRUE(report::aggregates_of(json::array()).empty());
+  auto x = read_result(old);
+  ASSERT_TRUE(x) << x.error().what;
+  ASSERT_EQ(x->aggregates.size(), 1u);
+  EXPECT_EQ(x->aggregates[0].failed, 1);
+  EXPECT_EQ(x->aggregates[0].skipped, 1);
+  EXPECT_EQ(x->aggregates[0].judged, 3);
+  EXPECT_EQ(rate_text(x->aggregates[0]), "failed 1/3 (33%, 95% interval 6\u201379%), 1 skipped");
+  // No interval written: every rate is possible.
+  old["aggregates"][0].erase("rate_ci95");
+  EXPECT_EQ(read_result(old)->aggregates[0].rate_high, 1);
 }
 
 TEST(RepeatSummary, RatesFlakyOutcomesAndNumberedRuns) {
@@ -109,7 +120,7 @@ TEST(RepeatSummary, NothingAboutRepeatsForASingleRun) {
 }
 
 TEST(RepeatHtml, RepeatedRunsSectionAndNumberedRuns) {
-  std::string html = render_html(to_json(repeated_run()));
+  std::string html = render_html(repeated_run());
   size_t repeats = html.find("<section id=\"repeats\"><h2>Repeated runs</h2>");
   ASSERT_NE(repeats, std::string::npos);
   EXPECT_LT(repeats, html.find("<section id=\"overview\">")) << "the rate is the headline";
@@ -126,7 +137,7 @@ TEST(RepeatHtml, RepeatedRunsSectionAndNumberedRuns) {
   EXPECT_THAT(html, HasSubstr("<h2>leaky run 5/5</h2>"));
   RunResult once = repeated_run();
   once.aggregates.clear();
-  EXPECT_THAT(render_html(to_json(once)), Not(HasSubstr("id=\"repeats\"")));
+  EXPECT_THAT(render_html(once), Not(HasSubstr("id=\"repeats\"")));
 }
 
 TEST(RepeatJunit, EveryRunsSuiteCarriesTheRepeatProperties) {

@@ -7,8 +7,8 @@
 namespace aftermath::svg {
 namespace {
 
-using nlohmann::json;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 TEST(TimelineCurves, AStepPathHoldsEachValueUntilTheNext) {
   Scale s{1000};
@@ -21,23 +21,26 @@ TEST(TimelineCurves, AStepPathHoldsEachValueUntilTheNext) {
 TEST(TimelineCurves, NoSamplesSaysSo) {
   Scale s{100};
   double y = 0;
-  std::string out = draw_curves(json::object(), s, TimelineParts{}, "clip", y);
+  std::string out = draw_curves(ScenarioResult{}, s, TimelineParts{}, "clip", y);
   EXPECT_THAT(out, HasSubstr("no samples recorded"));
   EXPECT_DOUBLE_EQ(y, 6 + kLaneH);
 }
 
 TEST(TimelineCurves, ProcsShmRssAndOneCurvePerGpu) {
-  json sc = {
-      {"device",
-       {{"samples", json::array({{{"t_ms", 1}, {"index", 1}, {"used_bytes", 2048}},
-                                 {{"t_ms", 1}, {"index", 0}, {"used_bytes", 1024}},
-                                 {{"t_ms", 2}, {"used_bytes", 1}}})}}}};  // no index: skipped
-  json shm_event = {{"kind", "shm_created"}, {"t_ms", 1}, {"name", "torch_1"}, {"bytes", 4096}};
+  ScenarioResult sc;
+  auto sample = [](int index, std::int64_t used) {
+    GpuSample g;
+    g.t = 1'000'000;
+    g.index = index;
+    g.used = used;
+    return g;
+  };
+  sc.timeline.device.samples = {sample(1, 2048), sample(0, 1024)};
   TimelineParts parts;
   parts.procs_series = {{{0, 1}, {1, 3}}, 3};
   parts.shm_series = {{{0, 0}, {1, 4096}}, 4096};
   parts.rss_series = {{{1, 100}}, 100};
-  parts.shm_events = {&shm_event};
+  parts.shm_events = {{1, "shm_add", "torch_1", 4096}};
   Scale s{10};
   double y = 0;
   std::string out = draw_curves(sc, s, parts, "clip-x", y);
@@ -45,9 +48,16 @@ TEST(TimelineCurves, ProcsShmRssAndOneCurvePerGpu) {
     EXPECT_THAT(out, HasSubstr(cls)) << cls;
   EXPECT_THAT(out, HasSubstr("GPU 0 memory used"));
   EXPECT_LT(out.find("GPU 0 memory used"), out.find("GPU 1 memory used"));
-  EXPECT_THAT(out, HasSubstr("shm_created torch_1 4.0 KiB at 1.0 ms"));
+  EXPECT_THAT(out, HasSubstr("shm_add torch_1 4.0 KiB at 1.0 ms"));
   EXPECT_THAT(out, HasSubstr("data-pts=\"0:1 1:3\""));
   EXPECT_THAT(out, HasSubstr("clip-path=\"url(#clip-x)\""));
+  // No GPU in the run (its device timeline unavailable): no GPU curve.
+  sc.timeline.device.unavailable = "no NVIDIA driver";
+  y = 0;
+  EXPECT_THAT(draw_curves(sc, s, parts, "clip-x", y), Not(HasSubstr("curve gpu")));
+  y = 0;
+  sc.timeline.device.unavailable.clear();
+  out = draw_curves(sc, s, parts, "clip-x", y);
   // Five rows of kCurveH, with 4 px between them, below the 6 px gap.
   EXPECT_DOUBLE_EQ(y, 6 + 5 * kCurveH + 4 * 4);
 }

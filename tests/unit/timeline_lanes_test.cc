@@ -1,5 +1,5 @@
 // Tests for the timeline's lanes (reports/timeline_lanes.h), on hand-made
-// result.json scenarios.
+// scenarios.
 #include "reports/timeline_lanes.h"
 
 #include <gmock/gmock.h>
@@ -37,8 +37,8 @@ TEST(TimelineLanes, LabelsNameRoleRankAndTopAndFitTheColumn) {
 
 TEST(TimelineLanes, TitleTellsTheLife) {
   report::ProcessView p;
-  json src = {{"ppid", 7}, {"last_ppid", 1}};
-  p.src = &src;
+  p.ppid = 7;
+  p.last_ppid = 1;
   p.role = "worker";
   p.pid = 9;
   p.comm = "w";
@@ -50,12 +50,13 @@ TEST(TimelineLanes, TitleTellsTheLife) {
 }
 
 TEST(TimelineLanes, OneLanePerProcessGroupedByRoleWithStrayRows) {
-  json sc = {{"processes", json::array({{{"pid", 10}, {"role", "launcher"}, {"started_ms", 0}},
-                                        {{"pid", 11}, {"role", "rank"}, {"started_ms", 1}},
-                                        {{"pid", 12}, {"role", "rank"}, {"started_ms", 1}}})},
-             {"timeline", json::array({{{"kind", "signal"}, {"t_ms", 5}, {"pid", 11}},
-                                       {{"kind", "signal"}, {"t_ms", 5}, {"pid", 77}},
-                                       {{"kind", "fault"}, {"t_ms", 2}, {"action", "hang"}}})}};
+  json sc = {
+      {"processes", json::array({{{"pid", 10}, {"role", "launcher"}, {"started_ms", 0}},
+                                 {{"pid", 11}, {"role", "rank"}, {"started_ms", 1}},
+                                 {{"pid", 12}, {"role", "rank"}, {"started_ms", 1}}})},
+      {"timeline", json::array({{{"kind", "signal"}, {"t_ms", 5}, {"pid", 11}, {"signo", 15}},
+                                {{"kind", "signal"}, {"t_ms", 5}, {"pid", 77}, {"signo", 9}},
+                                {{"kind", "fault"}, {"t_ms", 2}, {"action", "hang"}}})}};
   auto [out, y] = testing_reports::draw_scenario_lanes(sc);
   EXPECT_EQ(count(out, "class=\"lane\""), 3u);
   EXPECT_THAT(out, HasSubstr("launcher \u00b7 1 process</text>"));
@@ -68,7 +69,7 @@ TEST(TimelineLanes, OneLanePerProcessGroupedByRoleWithStrayRows) {
 }
 
 TEST(TimelineLanes, NoProcessSaysSo) {
-  json sc = json::object();
+  ScenarioResult sc;
   TimelineParts parts;
   Scale s{100};
   double y = 10;

@@ -7,7 +7,6 @@
 namespace aftermath::svg {
 namespace {
 
-using nlohmann::json;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -34,16 +33,16 @@ TEST(TimelineMarkers, LabelsFlipLeftNearTheRightEdge) {
 
 TEST(TimelineMarkers, SignalsAreClassedByNameAndSaySender) {
   Scale s{1000};
-  json term = {{"t_ms", 10}, {"signal", "SIGTERM"}, {"pid", 42}, {"why", "teardown"}};
+  SignalMark term{10, 42, "SIGTERM", "", "teardown"};
   std::string m = signal_marker(s, term, 0);
   EXPECT_THAT(m, HasSubstr("class=\"sig sig-term\""));
   EXPECT_THAT(m, HasSubstr("<title>SIGTERM sent to 42 at 10.0 ms (teardown)</title>"));
-  json kill = {{"t_ms", 10}, {"signal", "SIGKILL"}, {"pid", 42}, {"by", "the kernel"}};
+  SignalMark kill{10, 42, "SIGKILL", "the kernel", ""};
   EXPECT_THAT(signal_marker(s, kill, 0), HasSubstr("class=\"sig sig-kill\""));
   EXPECT_THAT(signal_marker(s, kill, 0), HasSubstr("SIGKILL from the kernel to 42"));
-  json other = {{"t_ms", 10}, {"signo", 10}, {"pid", 42}};
+  SignalMark other{10, 42, "SIGUSR1", "", ""};
   EXPECT_THAT(signal_marker(s, other, 0), HasSubstr("class=\"sig sig-other\""));
-  EXPECT_THAT(signal_marker(s, other, 0), HasSubstr("signal 10 sent"));
+  EXPECT_THAT(signal_marker(s, other, 0), HasSubstr("SIGUSR1 sent"));
 }
 
 TEST(TimelineMarkers, AFaultIsADiamondWithItsTitleEscaped) {

@@ -1,5 +1,5 @@
 // Tests for the stopped and uninterruptible spans of the timeline
-// (reports/timeline_states.h): spans from proc_state entries, their bars on
+// (reports/timeline_states.h): spans from proc_state marks, their bars on
 // a lane, and colours that stay apart from every other bar also for readers
 // with a colour vision deficiency.
 #include "reports/timeline_states.h"
@@ -24,16 +24,9 @@ using nlohmann::json;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-std::vector<json> entries(std::initializer_list<std::pair<double, const char*>> states) {
-  std::vector<json> out;
-  for (const auto& [t, s] : states)
-    out.push_back({{"t_ms", t}, {"kind", "proc_state"}, {"pid", 7}, {"state", s}});
-  return out;
-}
-
-std::vector<const json*> ptrs(const std::vector<json>& v) {
-  std::vector<const json*> out;
-  for (const auto& j : v) out.push_back(&j);
+std::vector<StateMark> entries(std::initializer_list<std::pair<double, char>> states) {
+  std::vector<StateMark> out;
+  for (const auto& [t, s] : states) out.push_back({t, s});
   return out;
 }
 
@@ -46,8 +39,8 @@ TEST(TimelineStates, ClassesOnlyForStoppedAndUninterruptible) {
 
 TEST(TimelineStates, SpansRunUntilAnotherStateOrTheEnd) {
   // Sleeping, stopped (T then t: one span), running, in D until the end.
-  auto e = entries({{10, "S"}, {20, "T"}, {25, "t"}, {40, "R"}, {50, "D"}});
-  auto spans = state_spans(ptrs(e), 90);
+  auto e = entries({{10, 'S'}, {20, 'T'}, {25, 't'}, {40, 'R'}, {50, 'D'}});
+  auto spans = state_spans(e, 90);
   ASSERT_EQ(spans.size(), 2u);
   EXPECT_EQ(spans[0].state, 'T');
   EXPECT_DOUBLE_EQ(spans[0].t0, 20);
@@ -56,25 +49,24 @@ TEST(TimelineStates, SpansRunUntilAnotherStateOrTheEnd) {
   EXPECT_DOUBLE_EQ(spans[1].t0, 50);
   EXPECT_DOUBLE_EQ(spans[1].t1, 90);
   // Straight from stopped to uninterruptible: two spans that meet.
-  auto td = entries({{20, "T"}, {30, "D"}, {35, "S"}});
-  spans = state_spans(ptrs(td), 90);
+  auto td = entries({{20, 'T'}, {30, 'D'}, {35, 'S'}});
+  spans = state_spans(td, 90);
   ASSERT_EQ(spans.size(), 2u);
   EXPECT_DOUBLE_EQ(spans[0].t1, 30);
   EXPECT_DOUBLE_EQ(spans[1].t0, 30);
   EXPECT_DOUBLE_EQ(spans[1].t1, 35);
 }
 
-TEST(TimelineStates, OutOfOrderOddAndLateEntries) {
-  auto e = entries({{40, "S"}, {20, "T"}, {30, "T"}, {60, "T"}});
-  e.push_back({{"kind", "proc_state"}, {"state", "D"}});                 // no time
-  e.push_back({{"kind", "proc_state"}, {"t_ms", 22}, {"state", "DD"}});  // not one letter
-  auto spans = state_spans(ptrs(e), 50);                                 // the process died at 50
+TEST(TimelineStates, OutOfOrderUnknownAndLateEntries) {
+  auto e = entries({{40, 'S'}, {20, 'T'}, {30, 'T'}, {60, 'T'}});
+  e.push_back({22, 0});             // no state letter: skipped
+  auto spans = state_spans(e, 50);  // the process died at 50
   ASSERT_EQ(spans.size(), 1u);
   EXPECT_DOUBLE_EQ(spans[0].t0, 20);
   EXPECT_DOUBLE_EQ(spans[0].t1, 40);
   // A stop seen right at the end of the life never ends before it starts.
-  auto late = entries({{50, "T"}});
-  spans = state_spans(ptrs(late), 50);
+  auto late = entries({{50, 'T'}});
+  spans = state_spans(late, 50);
   ASSERT_EQ(spans.size(), 1u);
   EXPECT_DOUBLE_EQ(spans[0].t1, 50);
 }
@@ -106,7 +98,7 @@ TEST(TimelineStates, LaneDrawsStoppedAndUninterruptibleApartFromRunning) {
 }
 
 TEST(TimelineStates, TracedStopsDuringTheDiagnosisAreTheHarnesss) {
-  json sc = {
+  json doc = {
       {"processes",
        json::array({{{"pid", 11}, {"role", "rank"}, {"started_ms", 0}, {"exited_ms", 95}}})},
       {"timeline", json::array({{{"kind", "proc_state"}, {"t_ms", 10}, {"pid", 11}, {"state", "t"}},
@@ -116,6 +108,7 @@ TEST(TimelineStates, TracedStopsDuringTheDiagnosisAreTheHarnesss) {
                                 {{"kind", "proc_state"}, {"t_ms", 60}, {"pid", 11}, {"state", "S"}},
                                 {{"kind", "phase"}, {"t_ms", 70}, {"name", "teardown"}},
                                 {{"kind", "phase"}, {"t_ms", 99}, {"name", "done"}}})}};
+  const ScenarioResult sc = testing_reports::typed_scenario(doc);
   auto procs = report::processes_by_role(sc);
   TimelineParts parts = sort_timeline(sc, {{11, 0}});
   auto window = diagnose_window(parts.vlines, 100);

@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "tests/unit/lanes_fixture.h"
+
 namespace aftermath::svg {
 namespace {
 
@@ -16,7 +18,7 @@ TEST(TimelineSvg, FramesLanesCurvesAndLinesUnderOneClip) {
              {"processes", json::array({{{"pid", 10}, {"role", "rank"}, {"started_ms", 0}}})},
              {"timeline", json::array({{{"kind", "phase"}, {"t_ms", 100}, {"name", "teardown"}},
                                        {{"kind", "sample"}, {"t_ms", 0}, {"procs", 1}}})}};
-  std::string out = timeline_svg(sc, "s0-x", "");
+  std::string out = timeline_svg(testing_reports::typed_scenario(sc), "s0-x", "");
   EXPECT_EQ(out.rfind("<svg class=\"timeline\" id=\"tl-s0-x\"", 0), 0u);
   EXPECT_THAT(out, HasSubstr("data-end=\"1000\""));
   EXPECT_THAT(out, HasSubstr("<clipPath id=\"clip-s0-x\">"));

@@ -1,64 +1,18 @@
-// Unit tests for the read-only view of result.json (reports/view): accessors
-// that degrade instead of throwing on absent or odd fields, the formatting
-// the renderers share, verdict and status colours, process lanes in role
-// order, where a scenario's record ends, timing order, and log links.
+// Unit tests for what the renderers share (reports/view): the formatting,
+// verdict and status colours, the typed run's process lanes in role order,
+// where a scenario's record ends, timing order, and log links.
 #include "reports/view.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <limits>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace aftermath::report {
 namespace {
-
-TEST(ViewAccessors, MemberIsNullForAnythingButAPresentKey) {
-  json j = {{"a", 1}, {"n", nullptr}};
-  EXPECT_EQ(member(j, "a"), 1);
-  EXPECT_TRUE(member(j, "missing").is_null());
-  EXPECT_TRUE(member(json::array({1, 2}), "a").is_null());
-  EXPECT_TRUE(member(json("text"), "a").is_null());
-  EXPECT_TRUE(member(json(), "a").is_null());
-}
-
-TEST(ViewAccessors, StrWritesNumbersAndBooleansAndFallsBackOnTheRest) {
-  json j = {{"s", "text"},  {"i", 3},          {"d", 1.5}, {"b", true},
-            {"n", nullptr}, {"o", {{"x", 1}}}, {"a", {1}}};
-  EXPECT_EQ(str(j, "s"), "text");
-  EXPECT_EQ(str(j, "i"), "3");
-  EXPECT_EQ(str(j, "d"), "1.5");
-  EXPECT_EQ(str(j, "b"), "true");
-  EXPECT_EQ(str(j, "n", "?"), "?");
-  EXPECT_EQ(str(j, "o", "?"), "?");
-  EXPECT_EQ(str(j, "a", "?"), "?");
-  EXPECT_EQ(str(j, "missing"), "");
-  EXPECT_EQ(str(json::array(), "s", "fb"), "fb");
-}
-
-TEST(ViewAccessors, NumOnlyForFiniteNumbers) {
-  json j = {{"i", 4}, {"d", 2.5}, {"s", "3"}, {"b", true}, {"n", nullptr}};
-  j["inf"] = std::numeric_limits<double>::infinity();
-  EXPECT_EQ(num(j, "i"), 4.0);
-  EXPECT_EQ(num(j, "d"), 2.5);
-  EXPECT_EQ(num(j, "s"), std::nullopt);  // a string is not read as a number
-  EXPECT_EQ(num(j, "b"), std::nullopt);
-  EXPECT_EQ(num(j, "n"), std::nullopt);
-  EXPECT_EQ(num(j, "inf"), std::nullopt);
-  EXPECT_EQ(num(j, "missing"), std::nullopt);
-}
-
-TEST(ViewAccessors, ItemsOfAnArrayOnly) {
-  json j = {{"a", {1, 2, 3}}, {"o", {{"x", 1}}}, {"s", "abc"}};
-  auto a = items(j, "a");
-  ASSERT_EQ(a.size(), 3u);
-  EXPECT_EQ(*a[2], 3);
-  EXPECT_EQ(a[0], &j["a"][0]);  // pointers into the document, not copies
-  EXPECT_TRUE(items(j, "o").empty());
-  EXPECT_TRUE(items(j, "s").empty());
-  EXPECT_TRUE(items(j, "missing").empty());
-}
 
 TEST(ViewFormat, MillisecondsBelowASecondSecondsAbove) {
   EXPECT_EQ(format_ms(std::nullopt), "-");
@@ -90,13 +44,14 @@ TEST(ViewFormat, NumbersWithoutTrailingZeros) {
 }
 
 TEST(ViewVerdicts, OnlyPassAndXfailAreGood) {
-  EXPECT_TRUE(verdict_ok("pass"));
-  EXPECT_TRUE(verdict_ok("xfail"));
-  for (const char* bad : {"fail", "xpass", "error", "skipped", "", "PASS", "brand_new"})
-    EXPECT_FALSE(verdict_ok(bad)) << bad;
-  EXPECT_TRUE(check_failed("fail"));
-  EXPECT_TRUE(check_failed("error"));
-  for (const char* ok : {"pass", "skipped", "", "brand_new"}) EXPECT_FALSE(check_failed(ok)) << ok;
+  EXPECT_TRUE(verdict_ok(Verdict::Pass));
+  EXPECT_TRUE(verdict_ok(Verdict::XFail));
+  for (Verdict bad : {Verdict::Fail, Verdict::XPass, Verdict::Error, Verdict::Skipped})
+    EXPECT_FALSE(verdict_ok(bad)) << to_string(bad);
+  EXPECT_TRUE(check_failed(CheckStatus::Fail));
+  EXPECT_TRUE(check_failed(CheckStatus::Error));
+  EXPECT_FALSE(check_failed(CheckStatus::Pass));
+  EXPECT_FALSE(check_failed(CheckStatus::Skipped));
 }
 
 TEST(ViewRoles, KnownRolesFirstThenNewOnesThenUnknown) {
@@ -108,118 +63,141 @@ TEST(ViewRoles, KnownRolesFirstThenNewOnesThenUnknown) {
   EXPECT_EQ(role_rank(""), role_rank("unknown"));
 }
 
+constexpr Nanos kMs = 1'000'000;
+
+ProcessHistory process(int pid, Role role, Nanos started_ms = 0) {
+  ProcessHistory p;
+  p.pid = pid;
+  p.role = role;
+  p.started = started_ms * kMs;
+  return p;
+}
+
 TEST(ViewProcesses, GroupedByRoleThenStartThenPid) {
-  json sc = {{"processes",
-              {{{"pid", 30}, {"role", "worker"}, {"started_ms", 5}},
-               {{"pid", 20}, {"role", "worker"}, {"started_ms", 5}},
-               {{"pid", 40}, {"role", "worker"}, {"started_ms", 1}},
-               {{"pid", 50}, {"role", "zeta"}},
-               {{"pid", 51}, {"role", "alpha"}},
-               {{"pid", 60}},
-               {{"pid", 10}, {"role", "launcher"}, {"started_ms", 9}, {"top", true}}}}};
+  ScenarioResult sc;
+  sc.processes = {process(30, Role::Worker, 5), process(20, Role::Worker, 5),
+                  process(40, Role::Worker, 1), process(50, Role::Helper),
+                  process(60, Role::Unknown),   process(10, Role::Launcher, 9),
+                  process(11, Role::Rank, 3)};
+  sc.processes[5].is_top = true;
   auto ps = processes_by_role(sc);
   std::vector<long long> pids;
   for (const auto& p : ps) pids.push_back(p.pid);
-  EXPECT_EQ(pids, (std::vector<long long>{10, 40, 20, 30, 51, 50, 60}));
+  EXPECT_EQ(pids, (std::vector<long long>{10, 11, 40, 20, 30, 50, 60}));
   EXPECT_TRUE(ps[0].top);
   EXPECT_FALSE(ps[1].top);
-  EXPECT_EQ(ps.back().role, "unknown");  // no role given
-  EXPECT_EQ(ps[0].src, &sc["processes"][6]);
+  EXPECT_EQ(ps.back().role, "unknown");
+  EXPECT_EQ(ps[0].history, &sc.processes[5]);
+}
+
+TEST(ViewProcesses, ANodesProcessesComeTogether) {
+  ScenarioResult sc;
+  sc.processes = {process(7, Role::Rank), process(5, Role::Launcher), process(6, Role::Rank)};
+  sc.processes[0].node = 1;
+  sc.processes[1].node = 0;
+  sc.processes[2].node = 0;
+  auto ps = processes_by_role(sc);
+  EXPECT_EQ(ps[0].pid, 5);
+  EXPECT_EQ(ps[1].pid, 6);
+  EXPECT_EQ(ps[2].pid, 7);
+  EXPECT_EQ(ps[2].node, 1);
 }
 
 TEST(ViewProcesses, FieldsAndTheEndOfALife) {
-  json sc = {{"processes",
-              {{{"pid", 1},
-                {"comm", "a"},
-                {"cmdline", "a --x"},
-                {"rank", 2},
-                {"worker", -1},
-                {"started_ms", 10},
-                {"exited_ms", 50},
-                {"zombie_since_ms", 40},
-                {"gone_ms", 90},
-                {"outcome", {{"text", "killed(SIGKILL)"}}},
-                {"logs", {{"stdout", "logs/1.out"}, {"stderr", "logs/1.err"}}}},
-               {{"pid", 2}, {"started_ms", 20}, {"zombie_since_ms", 60}},
-               {{"pid", 3}, {"started_ms", 30}, {"gone_ms", 70}},
-               {{"pid", 4}, {"started_ms", 40}},
-               {{"pid", 5}, {"started_ms", 100}, {"exited_ms", 80}}}}};
+  ScenarioResult sc;
+  ProcessHistory a = process(1, Role::Rank, 10);
+  a.job_pid = 6;
+  a.first_ppid = 4;
+  a.last_ppid = 1;
+  a.comm = "a";
+  a.cmdline = "a --x";
+  a.rank = 2;
+  a.exited_at = 50 * kMs;
+  a.zombie_since = 40 * kMs;
+  a.gone_at = 90 * kMs;
+  a.outcome = Outcome::killed(9);
+  ProcessHistory zombie = process(2, Role::Rank, 20);
+  zombie.zombie_since = 60 * kMs;
+  ProcessHistory vanished = process(3, Role::Rank, 30);
+  vanished.gone_at = 70 * kMs;
+  ProcessHistory glitch = process(5, Role::Rank, 100);
+  glitch.exited_at = 80 * kMs;
+  sc.processes = {a, zombie, vanished, process(4, Role::Rank, 40), glitch};
+  sc.process_logs[1] = {"logs/1.out", "logs/1.err"};
   auto ps = processes_by_role(sc);
   ASSERT_EQ(ps.size(), 5u);
-  const auto& a = ps[0];
-  EXPECT_EQ(a.comm, "a");
-  EXPECT_EQ(a.cmdline, "a --x");
-  EXPECT_EQ(a.rank, 2);
-  EXPECT_EQ(a.worker, std::nullopt);  // -1: not announced
-  EXPECT_EQ(a.life_end_ms, 40.0);     // the earlier of exit and zombie
-  EXPECT_EQ(a.gone_ms, 90.0);
-  EXPECT_EQ(a.outcome, "killed(SIGKILL)");
-  EXPECT_EQ(a.log_stdout, "logs/1.out");
-  EXPECT_EQ(a.log_stderr, "logs/1.err");
+  const auto& v = ps[0];
+  EXPECT_EQ(v.comm, "a");
+  EXPECT_EQ(v.cmdline, "a --x");
+  EXPECT_EQ(v.rank, 2);
+  EXPECT_EQ(v.worker, std::nullopt);  // -1: not announced
+  EXPECT_EQ(v.ppid, 4);
+  EXPECT_EQ(v.last_ppid, 1);
+  EXPECT_EQ(pid_text(v), "1 (6 in the job)");
+  EXPECT_EQ(v.life_end_ms, 40.0);  // the earlier of exit and zombie
+  EXPECT_EQ(v.gone_ms, 90.0);
+  EXPECT_EQ(v.outcome, "killed(SIGKILL)");
+  EXPECT_EQ(v.log_stdout, "logs/1.out");
+  EXPECT_EQ(v.log_stderr, "logs/1.err");
   EXPECT_EQ(ps[1].life_end_ms, 60.0);          // zombie only
   EXPECT_EQ(ps[2].life_end_ms, 70.0);          // vanished from /proc
   EXPECT_EQ(ps[3].life_end_ms, std::nullopt);  // alive at the end
   EXPECT_EQ(ps[4].life_end_ms, 100.0);         // a clock glitch: never before its start
   EXPECT_EQ(ps[3].outcome, "");
-}
-
-TEST(ViewProcesses, OddFieldsDegradeInsteadOfThrowing) {
-  json sc = {
-      {"processes",
-       {{{"pid", "x"}, {"role", ""}, {"started_ms", "soon"}, {"top", 1}, {"outcome", "text"}},
-        "not an object",
-        nullptr}}};
-  std::vector<ProcessView> ps;
-  ASSERT_NO_THROW(ps = processes_by_role(sc));
-  ASSERT_EQ(ps.size(), 3u);
-  EXPECT_EQ(ps[0].pid, 0);
-  EXPECT_EQ(ps[0].role, "unknown");
-  EXPECT_EQ(ps[0].start_ms, 0);
-  EXPECT_FALSE(ps[0].top);  // only a boolean says top
-  EXPECT_EQ(ps[0].outcome, "");
-  EXPECT_TRUE(processes_by_role(json{{"processes", "none"}}).empty());
-  EXPECT_TRUE(processes_by_role(json()).empty());
+  EXPECT_EQ(pid_text(ps[3]), "4");
 }
 
 TEST(ViewScenario, FilesAreJoinedToTheOutDirUnlessAbsolute) {
-  json sc = {{"out_dir", "/runs/a"}};
+  ScenarioResult sc;
+  sc.out_dir = "/runs/a";
   EXPECT_EQ(scenario_file(sc, "logs/x.out"), "/runs/a/logs/x.out");
   EXPECT_EQ(scenario_file(sc, "/abs/x.out"), "/abs/x.out");
   EXPECT_EQ(scenario_file(sc, ""), "");
-  EXPECT_EQ(scenario_file(json{{"out_dir", "/runs/b/"}}, "x"), "/runs/b/x");
-  EXPECT_EQ(scenario_file(json::object(), "x"), "x");
+  sc.out_dir = "/runs/b/";
+  EXPECT_EQ(scenario_file(sc, "x"), "/runs/b/x");
+  EXPECT_EQ(scenario_file(ScenarioResult{}, "x"), "x");
 }
 
 TEST(ViewScenario, TheEndIsTheLatestTimeOfAnyKind) {
-  EXPECT_EQ(scenario_end_ms(json::object()), 1.0);  // never zero: scales divide by it
-  EXPECT_EQ(scenario_end_ms(json{{"timings_ms", {{"total_ms", 500}}}}), 500.0);
-  json sc = {{"timings_ms", {{"total_ms", 500}}}, {"timeline", {{{"t_ms", 100}}, {{"t_ms", 700}}}}};
+  ScenarioResult sc;
+  EXPECT_EQ(scenario_end_ms(sc), 1.0);  // never zero: scales divide by it
+  sc.timings_ms["total_ms"] = 500;
+  sc.timings_ms["job_ms"] = std::nullopt;
+  EXPECT_EQ(scenario_end_ms(sc), 500.0);
+  sc.timeline.observations = {obs::note(100 * kMs, "a"), obs::note(700 * kMs, "b")};
   EXPECT_EQ(scenario_end_ms(sc), 700.0);
-  sc["processes"] = {{{"started_ms", 1}, {"zombie_since_ms", 800}}};
+  ProcessHistory p = process(1, Role::Rank, 1);
+  p.zombie_since = 800 * kMs;
+  sc.processes = {p};
   EXPECT_EQ(scenario_end_ms(sc), 800.0);
-  sc["faults"] = {{{"sent_ms", 850}, {"effect_ms", 900}}};
-  EXPECT_EQ(scenario_end_ms(sc), 900.0);
-  sc["timeline"].push_back({{"t_ms", "late"}});  // not a number: ignored
+  FaultRecord f;
+  f.sent = 850 * kMs;
+  f.effect = 900 * kMs;
+  sc.timeline.facts.faults = {f};
   EXPECT_EQ(scenario_end_ms(sc), 900.0);
 }
 
 TEST(ViewTimings, DocumentedKeysFirstThenTheRestAlphabetically) {
-  json t = {{"zeta_ms", 1}, {"total_ms", 2}, {"alpha_ms", 3}, {"job_ms", 4}, {"teardown_ms", 5}};
+  std::map<std::string, std::optional<double>> t = {
+      {"zeta_ms", 1}, {"total_ms", 2}, {"alpha_ms", 3}, {"job_ms", 4}, {"teardown_ms", 5}};
   EXPECT_EQ(timing_keys(t),
             (std::vector<std::string>{"job_ms", "teardown_ms", "total_ms", "alpha_ms", "zeta_ms"}));
-  EXPECT_TRUE(timing_keys(json::array()).empty());
-  EXPECT_TRUE(timing_keys(json()).empty());
+  EXPECT_TRUE(timing_keys(std::map<std::string, std::optional<double>>{}).empty());
 }
 
 TEST(ViewChecks, FailedChecksInOrder) {
-  json sc = {{"checks",
-              {{{"name", "a"}, {"status", "pass"}},
-               {{"name", "b"}, {"status", "error"}},
-               {{"status", "fail"}},
-               {{"name", "d"}, {"status", "fail"}},
-               {{"name", "e"}, {"status", "skipped"}}}}};
-  EXPECT_EQ(failed_checks(sc), (std::vector<std::string>{"b", "?", "d"}));
-  EXPECT_TRUE(failed_checks(json::object()).empty());
+  ScenarioResult sc;
+  for (auto [name, status] : {std::pair{"a", CheckStatus::Pass},
+                              {"b", CheckStatus::Error},
+                              {"c", CheckStatus::Fail},
+                              {"e", CheckStatus::Skipped}}) {
+    CheckResult c;
+    c.name = name;
+    c.status = status;
+    sc.checks.push_back(c);
+  }
+  EXPECT_EQ(failed_checks(sc), (std::vector<std::string>{"b", "c"}));
+  EXPECT_TRUE(failed_checks(ScenarioResult{}).empty());
 }
 
 TEST(ViewLinks, RelativeInsideTheReportFolderElseFileUrl) {

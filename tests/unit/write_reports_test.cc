@@ -38,7 +38,7 @@ TEST(WriteReports, TheFiveFilesEachRenderedFromTheResult) {
   for (size_t i = 0; i < kReportFiles.size(); ++i) EXPECT_EQ((*written)[i], dir / kReportFiles[i]);
   EXPECT_EQ(nlohmann::json::parse(slurp(dir / "result.json")), result);
   EXPECT_EQ(slurp(dir / "junit.xml"), render_junit(sample_run()));
-  EXPECT_EQ(slurp(dir / "report.html"), render_html(result, dir.path()));
+  EXPECT_EQ(slurp(dir / "report.html"), render_html(sample_run(), dir.path()));
   EXPECT_EQ(nlohmann::json::parse(slurp(dir / "trace.json")), render_trace(sample_run()));
   EXPECT_EQ(slurp(dir / "summary.md"), render_summary_md(sample_run()));
 }
