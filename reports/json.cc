@@ -247,24 +247,24 @@ json to_json(const MergeRecord& m) {
   return j;
 }
 
-json empty_summary(std::size_t scenarios) {
-  return {{"scenarios", scenarios},
-          {"pass", 0},
-          {"fail", 0},
-          {"xfail", 0},
-          {"xpass", 0},
-          {"error", 0},
-          {"skipped", 0}};
+json summary_json(const RunResult& run) {
+  json summary = {{"scenarios", run.scenarios.size()},
+                  {"pass", 0},
+                  {"fail", 0},
+                  {"xfail", 0},
+                  {"xpass", 0},
+                  {"error", 0},
+                  {"skipped", 0}};
+  for (const auto& s : run.scenarios) {
+    json& n = summary[std::string(to_string(s.verdict))];
+    n = n.get<int>() + 1;
+  }
+  return summary;
 }
 
 json to_json(const RunResult& run) {
-  json summary = empty_summary(run.scenarios.size());
   json scenarios = json::array();
-  for (const auto& s : run.scenarios) {
-    summary[std::string(to_string(s.verdict))] =
-        summary[std::string(to_string(s.verdict))].get<int>() + 1;
-    scenarios.push_back(scenario_json(s));
-  }
+  for (const auto& s : run.scenarios) scenarios.push_back(scenario_json(s));
   json environment = json::object();
   for (const auto& [key, value] : run.environment) environment[key] = value;
   json out = {
@@ -273,7 +273,7 @@ json to_json(const RunResult& run) {
       {"tool_version", run.tool_version},
       {"command_line", run.command_line},
       {"environment", std::move(environment)},
-      {"summary", std::move(summary)},
+      {"summary", summary_json(run)},
       {"scenarios", std::move(scenarios)},
   };
   // Only with --repeat: the statistics over each scenario's runs.

@@ -23,9 +23,9 @@ constexpr std::size_t kStderrTailBytes = 2000;
 // The whole result document.
 nlohmann::json to_json(const RunResult& run);
 
-// result.json's "summary" of `scenarios` runs, every verdict's count 0 (the
-// caller counts them in).
-nlohmann::json empty_summary(std::size_t scenarios);
+// result.json's "summary": the number of scenarios and of each verdict
+// ({scenarios, pass, fail, xfail, xpass, error, skipped}).
+nlohmann::json summary_json(const RunResult& run);
 // to_json(run).dump(2) + "\n". Invalid UTF-8 (raw bytes from crashing
 // programs) is replaced by U+FFFD rather than throwing.
 std::string write_json(const RunResult& run);

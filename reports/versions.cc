@@ -7,6 +7,8 @@
 #include <set>
 #include <sstream>
 
+#include "reports/json.h"
+#include "reports/result_read.h"
 #include "reports/summary.h"
 
 namespace aftermath {
@@ -24,33 +26,24 @@ std::string ms_text(double ms) {
   return buf;
 }
 
-const json* check_of(const json& scenario, const std::string& name) {
-  if (!scenario.contains("checks") || !scenario["checks"].is_array()) return nullptr;
-  for (const auto& c : scenario["checks"])
-    if (c.value("name", "") == name) return &c;
-  return nullptr;
-}
-
-std::vector<std::string> failed_checks(const json& scenario) {
-  std::vector<std::string> out;
-  if (scenario.contains("checks") && scenario["checks"].is_array())
-    for (const auto& c : scenario["checks"])
-      if (c.value("status", "") == "fail") out.push_back(c.value("name", "?"));
-  return out;
-}
-
 // One scenario on one version: the figures the table shows.
-json cell(const json& s) {
+json cell(const ScenarioResult& s) {
+  const RunFacts& facts = s.timeline.facts;
   json c;
-  c["verdict"] = s.value("verdict", "error");
-  c["failed"] = failed_checks(s);
-  c["expect"] = s.value("expect", "");
-  if (s.contains("torch_range") && s["torch_range"].is_string())
-    c["torch_range"] = s["torch_range"];
+  c["verdict"] = to_string(s.verdict);
+  std::vector<std::string> failed;
+  for (const CheckResult& check : s.checks)
+    if (check.status == CheckStatus::Fail) failed.push_back(check.name);
+  c["failed"] = failed;
+  c["expect"] = s.expect;
+  if (!s.torch_range.empty()) c["torch_range"] = s.torch_range;
+  // The orphans no_orphans measured: the job's, and the helpers that lingered.
   int orphans = 0, helpers = 0;
   double longest = 0, linger = 0;
-  if (const json* no = check_of(s, "no_orphans"); no && no->contains("measured")) {
-    for (const auto& o : (*no)["measured"].value("orphans", json::array())) {
+  for (const CheckResult& check : s.checks) {
+    if (check.name != "no_orphans" || !check.measured.is_object()) continue;
+    for (const auto& o : check.measured.value("orphans", json::array())) {
+      if (!o.is_object()) continue;
       double life = o.value("orphan_lifetime_ms", 0.0);
       if (o.value("role", "") == "helper") {
         ++helpers;
@@ -65,12 +58,11 @@ json cell(const json& s) {
   c["longest_orphan_ms"] = longest;
   c["helpers_orphaned"] = helpers;
   c["helper_linger_ms"] = linger;
-  const json& t = s.value("timings_ms", json::object());
   for (const char* k : {"to_all_gone_ms", "to_shm_baseline_ms", "job_ms"})
-    if (t.contains(k) && t[k].is_number()) c[k] = t[k];
-  if (s.contains("top") && s["top"].contains("outcome") && s["top"]["outcome"].is_object())
-    c["exit"] = s["top"]["outcome"].value("text", "");
-  else if (s.contains("top") && s["top"].value("deadline_hit", false))
+    if (auto it = s.timings_ms.find(k); it != s.timings_ms.end() && it->second) c[k] = *it->second;
+  if (facts.top_outcome)
+    c["exit"] = facts.top_outcome->to_string();
+  else if (facts.deadline_hit)
     c["exit"] = "still running at the deadline";
   return c;
 }
@@ -109,7 +101,8 @@ bool write_file(const std::string& path, const std::string& text) {
 
 }  // namespace
 
-json versions_json(const std::vector<VersionRun>& runs, const std::vector<json>& results) {
+json versions_json(const std::vector<VersionRun>& runs,
+                   const std::vector<std::optional<RunResult>>& results) {
   json doc;
   doc["schema"] = "aftermath-versions";
   doc["schema_version"] = 1;
@@ -126,14 +119,14 @@ json versions_json(const std::vector<VersionRun>& runs, const std::vector<json>&
     if (!f.torch) v["torch_error"] = f.torch_error.empty() ? f.probe_error : f.torch_error;
     v["dir"] = runs[i].dir;
     v["result"] = runs[i].result_path;
-    const json& r = i < results.size() ? results[i] : json();
-    v["finished"] = r.is_object();
-    if (r.is_object() && r.contains("summary")) v["summary"] = r["summary"];
+    const RunResult* r = i < results.size() && results[i] ? &*results[i] : nullptr;
+    v["finished"] = r != nullptr;
+    if (r) v["summary"] = summary_json(*r);
     versions.push_back(v);
-    if (!r.is_object() || !r.contains("scenarios")) continue;
-    for (const auto& s : r["scenarios"]) {
-      std::string name = s.value("name", "?");
-      if (s.value("runs", 1) > 1) name += " run " + std::to_string(s.value("run_index", 0) + 1);
+    if (!r) continue;
+    for (const ScenarioResult& s : r->scenarios) {
+      std::string name = s.name;
+      if (s.runs > 1) name += " run " + std::to_string(s.run_index + 1);
       if (!cells.count(name)) {
         order.push_back(name);
         cells[name] = std::vector<json>(runs.size());
@@ -198,11 +191,12 @@ std::string render_versions_md(const json& doc) {
 }
 
 Expected<std::string> write_versions(const std::vector<VersionRun>& runs, const std::string& out) {
-  std::vector<json> results;
+  std::vector<std::optional<RunResult>> results;
   for (const auto& r : runs) {
     std::ifstream in(r.result_path);
     json j = json::parse(in, nullptr, false);
-    results.push_back(j.is_discarded() ? json() : j);
+    auto run = j.is_discarded() ? Expected<RunResult>(Error{"not JSON"}) : read_result(j);
+    results.push_back(run ? std::optional<RunResult>(std::move(*run)) : std::nullopt);
   }
   json doc = versions_json(runs, results);
   std::string md = render_versions_md(doc);

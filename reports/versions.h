@@ -11,10 +11,12 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "harness/core/python_facts.h"
+#include "harness/core/result.h"
 #include "harness/os/expected.h"
 
 namespace aftermath {
@@ -27,16 +29,17 @@ struct VersionRun {
 };
 
 // The side-by-side document (versions.json) from each part's facts and its
-// result.json document (an empty or non-object one: the part did not finish;
-// its cells say so). Pure.
+// run, as its result.json reads (nullopt: the part did not finish; its cells
+// say so). A scenario's repeated runs (--repeat N) are a row each. Pure.
 nlohmann::json versions_json(const std::vector<VersionRun>& runs,
-                             const std::vector<nlohmann::json>& results);
+                             const std::vector<std::optional<RunResult>>& results);
 
 // versions.md from versions_json's document. Pure.
 std::string render_versions_md(const nlohmann::json& versions);
 
-// Reads each part's result.json, writes versions.json and versions.md under
-// `out`; gives the Markdown (for the console), or why a file could not be
+// Reads each part's result.json (reports/result_read.h; one that does not
+// read is a part that did not finish), writes versions.json and versions.md
+// under `out`; gives the Markdown (for the console), or why a file could not be
 // written.
 Expected<std::string> write_versions(const std::vector<VersionRun>& runs, const std::string& out);
 

@@ -6,12 +6,19 @@
 
 namespace aftermath {
 
-void judge(ScenarioResult& r, const Scenario& sc, bool interrupted) {
-  r.checks = run_checks(sc, r.timeline, r.processes);
-  r.tests = judge_tests(make_check_input(sc, r.timeline, r.processes));
+void decide(ScenarioResult& r, const Scenario& sc) {
   Decision d = fault_verdict(r.timeline.facts.faults).value_or(decide_verdict(sc, r.checks));
   r.verdict = d.verdict;
   r.verdict_reason = std::move(d.reason);
+  auto t = compute_timings(r.timeline, r.processes);
+  r.timings_ms = std::move(t.ms);
+  r.timings_origin = t.origin;
+}
+
+void judge(ScenarioResult& r, const Scenario& sc, bool interrupted) {
+  r.checks = run_checks(sc, r.timeline, r.processes);
+  r.tests = judge_tests(make_check_input(sc, r.timeline, r.processes));
+  decide(r, sc);
   if (interrupted) {
     r.verdict = Verdict::Error;
     r.error = "interrupted";
@@ -24,9 +31,6 @@ void judge(ScenarioResult& r, const Scenario& sc, bool interrupted) {
       r.verdict_reason = r.error;
     }
   }
-  auto t = compute_timings(r.timeline, r.processes);
-  r.timings_ms = std::move(t.ms);
-  r.timings_origin = t.origin;
 }
 
 }  // namespace aftermath

@@ -16,4 +16,10 @@ namespace aftermath {
 // timings. `interrupted`: the user stopped the run.
 void judge(ScenarioResult& r, const Scenario& sc, bool interrupted);
 
+// The part of judge() that follows the checks: the verdict from `r.checks`
+// against the expectation (a fault that never acted overrides it) and the
+// recovery timings. A multi-node run, whose checks are its nodes' merged,
+// is decided by this too.
+void decide(ScenarioResult& r, const Scenario& sc);
+
 }  // namespace aftermath

@@ -4,7 +4,7 @@
 #include <map>
 
 #include "harness/check/check_params.h"
-#include "harness/check/verdict.h"
+#include "harness/check/judge.h"
 #include "harness/cluster/node_part.h"
 
 namespace aftermath {
@@ -318,9 +318,7 @@ void merge_nodes(ScenarioResult& r, const Scenario& sc, const RunOptions& o,
     merged_check.expected_to_fail = sc.expect.failing.count(kDiedWithAgent) > 0;
     r.checks.push_back(std::move(merged_check));
   }
-  Decision d = fault_verdict(r.timeline.facts.faults).value_or(decide_verdict(sc, r.checks));
-  r.verdict = d.verdict;
-  r.verdict_reason = std::move(d.reason);
+  decide(r, sc);
   for (size_t k = 0; k < r.nodes.size(); ++k) {
     const NodeResult& nr = r.nodes[k];
     if (nr.agent == AgentState::Done && (nr.verdict != Verdict::Error || nr.checks.size()))
@@ -340,9 +338,6 @@ void merge_nodes(ScenarioResult& r, const Scenario& sc, const RunOptions& o,
     }
     r.nodes[k].checks.push_back(std::move(c));
   }
-  auto t = compute_timings(r.timeline, r.processes);
-  r.timings_ms = std::move(t.ms);
-  r.timings_origin = t.origin;
 }
 
 }  // namespace aftermath

@@ -134,10 +134,10 @@ void take_stacks(ProcessDiagnosis& d, const Target& t, const BatchedCommand& run
 
 }  // namespace
 
-std::vector<ProcessDiagnosis> diagnose(const std::vector<int>& pids, const DiagnoseOptions& o,
-                                       std::string* note) {
+Diagnosis diagnose(const std::vector<int>& pids, const DiagnoseOptions& o) {
   const Nanos start = monotonic_now();
-  std::vector<ProcessDiagnosis> out;
+  Diagnosis result;
+  std::vector<ProcessDiagnosis>& out = result.processes;
   std::vector<Target> targets;
   ProcReader reader(o.proc_root);
   for (int pid : pids) {
@@ -166,8 +166,8 @@ std::vector<ProcessDiagnosis> diagnose(const std::vector<int>& pids, const Diagn
       if (!targets[i].python_version.empty())
         out[i].python_note =
             "no Python stacks: neither py-spy (pip install py-spy) nor gdb is installed";
-    if (note) *note = out.empty() ? "" : "neither py-spy nor gdb installed: no user-space stacks";
-    return out;
+    if (!out.empty()) result.note = "neither py-spy nor gdb installed: no user-space stacks";
+    return result;
   }
 
   CommandBatchOptions b;
@@ -201,9 +201,9 @@ std::vector<ProcessDiagnosis> diagnose(const std::vector<int>& pids, const Diagn
   if (o.gdb.empty()) {
     int without = 0;
     for (size_t i = 0; i < out.size(); ++i) without += targets[i].python_version.empty();
-    if (note && without)
-      *note = "gdb not installed: no user-space stacks of " + std::to_string(without) +
-              " non-Python process(es)";
+    if (without)
+      result.note = "gdb not installed: no user-space stacks of " + std::to_string(without) +
+                    " non-Python process(es)";
   }
   // A gdb whose loader did not run (no Python in that gdb) printed stacks
   // without the libraries' symbols: those processes again, every library loaded.
@@ -246,10 +246,10 @@ std::vector<ProcessDiagnosis> diagnose(const std::vector<int>& pids, const Diagn
     else
       take_stacks(d, targets[i], run, split[i], o.per_process, o.gdb_data_root);
   }
-  if (note && skipped)
-    *note = std::to_string(skipped) + " process(es) without user stacks: the " +
-            format_duration(o.total) + " diagnosis budget ran out";
-  return out;
+  if (skipped)
+    result.note = std::to_string(skipped) + " process(es) without user stacks: the " +
+                  format_duration(o.total) + " diagnosis budget ran out";
+  return result;
 }
 
 std::map<int, std::string> open_collectives(const Timeline& tl) {

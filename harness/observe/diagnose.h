@@ -48,10 +48,12 @@ std::string find_debugger(const std::string& dev_root = "/dev");
 // stacks of every thread, for each pid, in the order given; for a process
 // whose executable is a Python interpreter (pythonX.Y) also its Python stacks
 // and frames, or python_note saying why there are none. `took` is each
-// process's own share (its /proc reads and its gdb runs). `note` says what
-// was left out and why.
-std::vector<ProcessDiagnosis> diagnose(const std::vector<int>& pids, const DiagnoseOptions& o,
-                                       std::string* note);
+// process's own share (its /proc reads and its gdb runs).
+struct Diagnosis {
+  std::vector<ProcessDiagnosis> processes;
+  std::string note;  // what was left out and why; "" when nothing was
+};
+Diagnosis diagnose(const std::vector<int>& pids, const DiagnoseOptions& o);
 
 // The collective each process last entered and did not leave, from the
 // fixtures' "collective" events ({op, seq, state: begin|end}). pid -> "allreduce #7".

@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <unistd.h>
 
+#include <string>
+
 namespace aftermath {
 
 UniqueFd& UniqueFd::operator=(UniqueFd&& o) noexcept {
@@ -17,11 +19,12 @@ UniqueFd::~UniqueFd() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-std::error_code UniqueFd::close() {
+Status UniqueFd::close() {
   if (fd_ < 0) return {};
-  int r = ::close(fd_);
+  const int fd = fd_;
   fd_ = -1;
-  return r == 0 ? std::error_code() : std::error_code(errno, std::system_category());
+  if (::close(fd) != 0) return sys_error("close fd " + std::to_string(fd));
+  return {};
 }
 
 }  // namespace aftermath

@@ -1,7 +1,7 @@
 // An owned file descriptor: closed once, when its owner goes.
 #pragma once
 
-#include <system_error>
+#include "harness/os/expected.h"
 
 namespace aftermath {
 
@@ -21,8 +21,9 @@ class UniqueFd {
     fd_ = -1;
     return f;
   }
-  // Closes now and reports the error, unlike the destructor.
-  std::error_code close();
+  // Closes now and reports the error (its errno in Error::errnum), unlike
+  // the destructor. Nothing to close is no error.
+  Status close();
 
  private:
   int fd_ = -1;

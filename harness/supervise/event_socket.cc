@@ -9,14 +9,14 @@
 
 namespace aftermath {
 
-std::error_code EventSocket::open() {
+Status EventSocket::open() {
   static std::atomic<int> counter{0};
   int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) return {errno, std::system_category()};
+  if (fd < 0) return sys_error("cannot open the event socket");
   fd_ = UniqueFd(fd);
   int on = 1;
   if (::setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof on) != 0)
-    return {errno, std::system_category()};
+    return sys_error("cannot open the event socket: SO_PASSCRED");
   // Room for bursts of events from many workers.
   int buf = 4 << 20;
   ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
@@ -25,7 +25,8 @@ std::error_code EventSocket::open() {
   a.sun_family = AF_UNIX;
   std::memcpy(a.sun_path + 1, name.data(), name.size());
   socklen_t len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), len) != 0) return {errno, std::system_category()};
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), len) != 0)
+    return sys_error("cannot open the event socket: bind @" + name);
   address_ = "@" + name;
   return {};
 }
@@ -58,12 +59,12 @@ std::optional<EventSocket::Message> EventSocket::receive() {
   return m;
 }
 
-std::error_code EventSocket::reply(const Message& to, std::string_view text) {
+Status EventSocket::reply(const Message& to, std::string_view text) {
   if (to.from_len <= offsetof(sockaddr_un, sun_path))
-    return std::make_error_code(std::errc::not_connected);
+    return sys_error("cannot reply: the message has no sender address", ENOTCONN);
   ssize_t n = ::sendto(fd_.get(), text.data(), text.size(), MSG_DONTWAIT | MSG_NOSIGNAL,
                        reinterpret_cast<const sockaddr*>(&to.from), to.from_len);
-  if (n < 0) return {errno, std::system_category()};
+  if (n < 0) return sys_error("cannot reply to " + std::to_string(to.pid));
   return {};
 }
 

@@ -10,7 +10,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <system_error>
 
 #include "harness/os/pidfd.h"
 
@@ -26,15 +25,16 @@ class EventSocket {
   };
 
   // Binds "@aftermath-<our pid>-<n>", non-blocking, close-on-exec.
-  [[nodiscard]] std::error_code open();
+  Status open();
   // For AFTERMATH_EVENTS: "@" + the abstract name.
   const std::string& address() const { return address_; }
   int fd() const { return fd_.get(); }
   // Next queued message, or nullopt when none is queued.
   std::optional<Message> receive();
-  // Answers a sender (a blocking point call). Errors are returned: a sender
-  // that died meanwhile is not a problem of ours.
-  std::error_code reply(const Message& to, std::string_view text);
+  // Answers a sender (a blocking point call). Errors are returned (ENOTCONN
+  // for a message with no sender address): a sender that died meanwhile is
+  // not a problem of ours.
+  Status reply(const Message& to, std::string_view text);
 
  private:
   UniqueFd fd_;

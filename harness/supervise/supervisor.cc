@@ -603,7 +603,9 @@ void Supervisor::diagnose_hang() {
     if (ctx_.stopped()) ctx_.restart();
     ctx_.poll();
   };
-  auto diag = diagnose(tracker_.live_pids(), d, &tl_.facts.diagnosis_note);
+  Diagnosis taken = diagnose(tracker_.live_pids(), d);
+  if (!taken.note.empty()) tl_.facts.diagnosis_note = std::move(taken.note);
+  std::vector<ProcessDiagnosis>& diag = taken.processes;
   auto open = open_collectives(tl_);
   for (auto& p : diag) {
     const TrackedProcess& tr = *tracker_.find(p.pid);
@@ -633,7 +635,7 @@ Expected<Timeline> Supervisor::run() {
     rec.optional = sc_.faults[i].optional;
     tl_.facts.faults.push_back(rec);
   }
-  if (auto ec = sock_.open()) return Error{"cannot open the event socket: " + ec.message()};
+  if (Status opened = sock_.open(); !opened) return opened.error();
   sock_watch_ = std::make_unique<asio::posix::stream_descriptor>(ctx_, ::dup(sock_.fd()));
   watch_events();
   auto env_of = [&](const char* name) -> std::optional<std::string> {

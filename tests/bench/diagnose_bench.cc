@@ -79,7 +79,7 @@ void BM_Diagnose(benchmark::State& state) {
   size_t with_frames = 0;
   double took_ms = 0;
   for (auto _ : state) {
-    auto ds = aftermath::diagnose(procs.pids(), o, nullptr);
+    auto ds = aftermath::diagnose(procs.pids(), o).processes;
     with_frames = 0;
     for (const auto& d : ds) {
       with_frames += d.python_frames.empty() ? 0 : 1;

@@ -190,8 +190,9 @@ TEST(DiagnoseProcess, ASleepingChildWithoutGdb) {
   ASSERT_TRUE(child.wait_asleep());
   DiagnoseOptions o;
   o.gdb = "";
-  std::string note;
-  auto ds = diagnose({child.pid()}, o, &note);
+  auto taken = diagnose({child.pid()}, o);
+  const std::string& note = taken.note;
+  auto& ds = taken.processes;
   ASSERT_EQ(ds.size(), 1u);
   const ProcessDiagnosis& d = ds[0];
   EXPECT_EQ(d.pid, child.pid());
@@ -223,8 +224,9 @@ TEST(DiagnoseProcess, ASleepingChildWithGdb) {
   o.total = 120 * kSecond;
   int waited = 0;  // gdb takes far longer than one 50 ms slice to attach and detach
   o.while_waiting = [&] { ++waited; };
-  std::string note;
-  auto ds = diagnose({child.pid()}, o, &note);
+  auto taken = diagnose({child.pid()}, o);
+  const std::string& note = taken.note;
+  auto& ds = taken.processes;
   EXPECT_GE(waited, 1);
   ASSERT_EQ(ds.size(), 1u);
   EXPECT_EQ(ds[0].state, 'S');
@@ -247,14 +249,14 @@ TEST(DiagnoseProcess, AProcessThatIsGone) {
   if (pid == 0) ::_exit(0);
   int status;
   ASSERT_EQ(::waitpid(pid, &status, 0), pid);  // exits at once; reaped: its pid names nothing
-  std::string note;
-  auto ds = diagnose({pid}, DiagnoseOptions{}, &note);
+  auto ds = diagnose({pid}, DiagnoseOptions{}).processes;
   ASSERT_EQ(ds.size(), 1u);
   EXPECT_EQ(ds[0].pid, pid);
   EXPECT_EQ(ds[0].state, '?');
   EXPECT_EQ(ds[0].wchan, "");
   EXPECT_EQ(ds[0].kernel_stack, "(not readable)");
-  EXPECT_THAT(diagnose({}, DiagnoseOptions{}, nullptr), IsEmpty());
+  EXPECT_THAT(diagnose({}, DiagnoseOptions{}).processes, IsEmpty());
+  EXPECT_THAT(diagnose({}, DiagnoseOptions{}).note, IsEmpty());
 }
 
 using aftermath::testing::TempDir;
@@ -275,8 +277,8 @@ TEST(DiagnoseProcess, FromAFakeProc) {
   proc.write("4243/stat", fake_stat(4243, 'S'));
   DiagnoseOptions o;
   o.proc_root = proc.path();
-  std::string note;
-  auto ds = diagnose({4242, 4243}, o, &note);
+  auto taken = diagnose({4242, 4243}, o);
+  auto& ds = taken.processes;
   ASSERT_EQ(ds.size(), 2u);
   EXPECT_EQ(ds[0].pid, 4242);
   EXPECT_EQ(ds[0].state, 'D');
@@ -307,14 +309,15 @@ TEST(DiagnoseProcess, GdbOutputKeepsOnlyThreadsAndFrames) {
   DiagnoseOptions o;
   o.proc_root = t.path();  // no such pids there: only the gdb part matters
   o.gdb = gdb;
-  std::string note = "unchanged";
-  auto ds = diagnose({4242}, o, &note);
+  auto taken = diagnose({4242}, o);
+  const std::string& note = taken.note;
+  auto& ds = taken.processes;
   ASSERT_EQ(ds.size(), 1u);
   EXPECT_EQ(ds[0].user_stacks,
             "Thread 1 (Thread 0x7f00 (LWP 4242) \"trainer\"):\n"
             "#0  0x00007f in __GI___libc_read (fd=3) at read.c:26\n"
             "#1  0x000055 in main () at main.cc:10\n");
-  EXPECT_EQ(note, "unchanged");  // nothing was left out
+  EXPECT_EQ(note, "");  // nothing was left out
 }
 
 TEST(DiagnoseProcess, GdbIsBoundedPerProcess) {
@@ -327,7 +330,7 @@ TEST(DiagnoseProcess, GdbIsBoundedPerProcess) {
   o.per_process = 300 * kMilli;
   o.total = 30 * kSecond;
   Nanos start = monotonic_now();
-  auto ds = diagnose({4242}, o, nullptr);
+  auto ds = diagnose({4242}, o).processes;
   Nanos took = monotonic_now() - start;
   ASSERT_EQ(ds.size(), 1u);
   EXPECT_THAT(ds[0].user_stacks,
@@ -340,8 +343,9 @@ TEST(DiagnoseProcess, TheTotalBudgetRunsOut) {
   DiagnoseOptions o;
   o.gdb = "/nonexistent/gdb";  // never started: the budget is spent before
   o.total = 500 * kMilli;      // less than the one second a gdb run needs at least
-  std::string note;
-  auto ds = diagnose({999999990, 999999991}, o, &note);
+  auto taken = diagnose({999999990, 999999991}, o);
+  const std::string& note = taken.note;
+  auto& ds = taken.processes;
   ASSERT_EQ(ds.size(), 2u);
   EXPECT_THAT(ds[0].user_stacks, IsEmpty());
   EXPECT_EQ(note, "2 process(es) without user stacks: the " + format_duration(500 * kMilli) +
@@ -351,8 +355,8 @@ TEST(DiagnoseProcess, TheTotalBudgetRunsOut) {
 TEST(DiagnoseProcess, AGdbThatCannotStart) {
   DiagnoseOptions o;
   o.gdb = "/nonexistent/gdb";
-  std::string note;
-  auto ds = diagnose({999999990}, o, &note);
+  auto taken = diagnose({999999990}, o);
+  auto& ds = taken.processes;
   ASSERT_EQ(ds.size(), 1u);
   EXPECT_THAT(ds[0].user_stacks, AnyOf(HasSubstr("cannot start gdb"), HasSubstr("no stacks")));
 }
@@ -433,8 +437,9 @@ TEST(DiagnosePython, FramesOfABlockedScript) {
   o.gdb = find_gdb();
   o.per_process = 60 * kSecond;
   o.total = 120 * kSecond;
-  std::string note;
-  auto ds = diagnose({py.pid()}, o, &note);
+  auto taken = diagnose({py.pid()}, o);
+  const std::string& note = taken.note;
+  auto& ds = taken.processes;
   ASSERT_EQ(ds.size(), 1u);
   const ProcessDiagnosis& d = ds[0];
   EXPECT_EQ(d.python_note, "");
@@ -467,7 +472,7 @@ TEST(DiagnosePython, WithoutTheExtensionTheCStacksAndWhy) {
   o.gdb_data_root = empty_gdb_data.path();
   o.per_process = 60 * kSecond;
   o.total = 120 * kSecond;
-  auto ds = diagnose({py.pid()}, o, nullptr);
+  auto ds = diagnose({py.pid()}, o).processes;
   ASSERT_EQ(ds.size(), 1u);
   EXPECT_THAT(ds[0].user_stacks, HasSubstr("#0 "));
   EXPECT_THAT(ds[0].user_stacks, HasSubstr("Thread "));
@@ -515,7 +520,7 @@ TEST(DiagnosePython, WhyThereAreNoPythonStacks) {
                                     "echo 'Unable to locate python frame'\n"
                                     "echo aftermath-gdb:py-end\n",
                                     0755);
-  auto ds = diagnose({4242}, f.options(no_frames), nullptr);
+  auto ds = diagnose({4242}, f.options(no_frames)).processes;
   ASSERT_EQ(ds.size(), 1u);
   EXPECT_EQ(ds[0].python_note, "no Python frames in any thread");
   EXPECT_THAT(ds[0].user_stacks, HasSubstr("#0  0x00007f in __GI___libc_read ()"));
@@ -530,7 +535,7 @@ TEST(DiagnosePython, WhyThereAreNoPythonStacks) {
                                0755);
   DiagnoseOptions o = f.options(slow);
   o.per_process = 500 * kMilli;
-  ds = diagnose({4242}, o, nullptr);
+  ds = diagnose({4242}, o).processes;
   EXPECT_EQ(ds[0].python_note, "no Python stacks: gdb timed out after 500ms");
   EXPECT_THAT(ds[0].user_stacks, HasSubstr("#0  0x00007f in __GI___libc_read ()"));
   EXPECT_GE(ds[0].took, 500 * kMilli);
@@ -540,16 +545,16 @@ TEST(DiagnosePython, WhyThereAreNoPythonStacks) {
                                   "echo 'ptrace: Operation not permitted.'\n"
                                   "echo aftermath-gdb:loaded 0\n",
                                   0755);
-  ds = diagnose({4242}, f.options(refused), nullptr);
+  ds = diagnose({4242}, f.options(refused)).processes;
   EXPECT_EQ(ds[0].python_note, "no Python stacks: ptrace: Operation not permitted.");
   EXPECT_EQ(ds[0].user_stacks, "(no stacks: ptrace: Operation not permitted.)");
   // No gdb at all (and no py-spy).
-  ds = diagnose({4242}, f.options(""), nullptr);
+  ds = diagnose({4242}, f.options("")).processes;
   EXPECT_EQ(ds[0].python_note,
             "no Python stacks: neither py-spy (pip install py-spy) nor gdb is installed");
   // The extension is asked for by the interpreter's version.
   std::filesystem::remove(f.script);
-  ds = diagnose({4242}, f.options(no_frames), nullptr);
+  ds = diagnose({4242}, f.options(no_frames)).processes;
   EXPECT_THAT(ds[0].python_note, HasSubstr("for Python 3.11"));
   EXPECT_THAT(ds[0].python_note, HasSubstr("python3.11-dbg"));
 }
@@ -592,8 +597,8 @@ TEST(DiagnosePython, PySpyGivesThePythonStacksWithoutGdb) {
                               0755);
   DiagnoseOptions o = f.options(gdb);
   o.py_spy = py_spy;
-  std::string note;
-  auto ds = diagnose({4242, 4243}, o, &note);
+  Diagnosis taken = diagnose({4242, 4243}, o);
+  std::vector<ProcessDiagnosis> ds = taken.processes;
   ASSERT_EQ(ds.size(), 2u);
   EXPECT_EQ(ds[0].python_note, "");
   ASSERT_EQ(ds[0].python_frames.size(), 2u);
@@ -603,19 +608,20 @@ TEST(DiagnosePython, PySpyGivesThePythonStacksWithoutGdb) {
   std::string log = aftermath::testing::slurp(calls);
   EXPECT_THAT(log, HasSubstr("py-spy dump --native --full-filenames --pid 4242"));
   EXPECT_THAT(log, Not(HasSubstr("-p 4242")));  // gdb never attached to the Python one
-  EXPECT_EQ(note, "");
+  EXPECT_EQ(taken.note, "");
   // Without gdb: the Python one still has its stacks; the note says what is missing.
   o.gdb = "";
-  ds = diagnose({4242, 4243}, o, &note);
+  taken = diagnose({4242, 4243}, o);
+  ds = taken.processes;
   EXPECT_EQ(ds[0].python_frames.size(), 2u);
   EXPECT_EQ(ds[1].user_stacks, "");
-  EXPECT_EQ(note, "gdb not installed: no user-space stacks of 1 non-Python process(es)");
+  EXPECT_EQ(taken.note, "gdb not installed: no user-space stacks of 1 non-Python process(es)");
   // py-spy refused.
   std::string refused = bin.write(
       "py-spy-refused",
       "#!/bin/sh\necho 'Error: Failed to attach: Operation not permitted'\nexit 1\n", 0755);
   o.py_spy = refused;
-  ds = diagnose({4242}, o, nullptr);
+  ds = diagnose({4242}, o).processes;
   EXPECT_EQ(ds[0].python_note,
             "no Python stacks: py-spy: Error: Failed to attach: Operation not permitted");
 }
@@ -642,7 +648,7 @@ TEST(DiagnoseProcess, AGdbWithoutTheLoaderRunsAgainLoadingEverything) {
   DiagnoseOptions o;
   o.proc_root = t.path();
   o.gdb = gdb;
-  auto ds = diagnose({4242}, o, nullptr);
+  auto ds = diagnose({4242}, o).processes;
   ASSERT_EQ(ds.size(), 1u);
   EXPECT_EQ(ds[0].user_stacks, "#0  0x00007f in __GI___libc_read ()\n");
   std::ifstream in(calls);
@@ -685,7 +691,7 @@ TEST(DiagnoseProcess, GdbsRunSideBySide) {
   o.parallel = 3;
   int calls = 0;
   o.while_waiting = [&] { ++calls; };
-  auto ds = diagnose({4242, 4243, 4244}, o, nullptr);
+  auto ds = diagnose({4242, 4243, 4244}, o).processes;
   ASSERT_EQ(ds.size(), 3u);
   for (const auto& d : ds) EXPECT_EQ(d.user_stacks, "#0  saw 3\n") << d.pid;
   EXPECT_GE(calls, 1);

@@ -28,7 +28,7 @@ TEST(UniqueFd, EmptyByDefault) {
   UniqueFd fd;
   EXPECT_EQ(fd.get(), -1);
   EXPECT_FALSE(fd);
-  EXPECT_FALSE(fd.close());  // nothing to close is no error
+  EXPECT_TRUE(fd.close());  // nothing to close is no error
 }
 
 TEST(UniqueFd, ClosesWhatItOwnsWhenItGoes) {
@@ -100,14 +100,14 @@ TEST(UniqueFd, CloseClosesNowAndOnlyOnce) {
   int raw = fresh_fd();
   ASSERT_GE(raw, 0);
   UniqueFd fd(raw);
-  EXPECT_FALSE(fd.close());
+  EXPECT_TRUE(fd.close());
   EXPECT_FALSE(is_open(raw));
   EXPECT_FALSE(fd);
   // The number is free again: the next descriptor may take it, and neither a
   // second close() nor the destructor may close that one.
   int next = fresh_fd();
   ASSERT_GE(next, 0);
-  EXPECT_FALSE(fd.close());
+  EXPECT_TRUE(fd.close());
   {
     UniqueFd gone(std::move(fd));
   }
@@ -121,11 +121,15 @@ TEST(UniqueFd, CloseReportsTheErrorTheKernelGave) {
   ASSERT_GE(raw, 0);
   UniqueFd fd(raw);
   ::close(raw);
-  EXPECT_EQ(fd.close(), std::error_code(EBADF, std::system_category()));
+  Status closed = fd.close();
+  ASSERT_FALSE(closed);
+  EXPECT_EQ(closed.error().errnum, EBADF) << closed.error().what;
   EXPECT_FALSE(fd);  // given up either way: it is not closed a second time
 
   UniqueFd bogus(1 << 30);  // no such descriptor
-  EXPECT_EQ(bogus.close(), std::error_code(EBADF, std::system_category()));
+  closed = bogus.close();
+  ASSERT_FALSE(closed);
+  EXPECT_EQ(closed.error().errnum, EBADF);
 }
 
 }  // namespace
