@@ -210,10 +210,21 @@ json to_json(const ProcessHistory& p) {
   return j;
 }
 
+namespace {
+
+// {"xfail": 3, ...}: each verdict's count by its word.
+json verdicts_json(const std::map<Verdict, int>& verdicts) {
+  json out = json::object();
+  for (const auto& [v, n] : verdicts) out[std::string(to_string(v))] = n;
+  return out;
+}
+
+}  // namespace
+
 json to_json(const Aggregate& a) {
   return {{"name", a.name},
           {"runs", a.runs},
-          {"verdicts", a.verdicts},
+          {"verdicts", verdicts_json(a.verdicts)},
           {"flaky", a.flaky},
           {"expects_failure", a.expects_failure},
           {"reproduced", a.reproduced},

@@ -202,19 +202,25 @@ void from(const json& v, const std::string& path, Aggregate& out) {
   Fields f(v, path);
   f.need("name", out.name);
   f.read("runs", out.runs);
-  f.read("verdicts", out.verdicts);
+  std::map<std::string, int> verdicts;
+  f.read("verdicts", verdicts);
+  for (const auto& [word, n] : verdicts) {
+    auto v = parse_verdict(word);
+    if (!v) fail(f.at("verdicts") + "." + word, "is not a verdict");
+    out.verdicts[*v] = n;
+  }
   f.read("flaky", out.flaky);
   f.read("expects_failure", out.expects_failure);
   // A count an earlier release did not write comes from the verdict counts.
-  auto verdicts = [&](std::initializer_list<const char*> vs) {
+  auto count = [&](std::initializer_list<Verdict> vs) {
     int n = 0;
-    for (const char* v : vs)
+    for (Verdict v : vs)
       if (auto it = out.verdicts.find(v); it != out.verdicts.end()) n += it->second;
     return n;
   };
-  out.reproduced = verdicts({"xfail"});
-  out.failed = verdicts({"fail", "xpass", "error"});
-  out.skipped = verdicts({"skipped"});
+  out.reproduced = count({Verdict::XFail});
+  out.failed = count({Verdict::Fail, Verdict::XPass, Verdict::Error});
+  out.skipped = count({Verdict::Skipped});
   f.read("reproduced", out.reproduced);
   f.read("failed", out.failed);
   f.read("skipped", out.skipped);

@@ -123,8 +123,11 @@ void print_aggregates(const RunResult& run) {
   std::printf("\n%-36s %5s %-28s %-44s %s\n", "scenario", "runs", "verdicts", "rate (95% interval)",
               "all gone ms: min / median / p95 / max");
   for (const auto& a : run.aggregates) {
+    // By the verdict's word, as result.json lists them.
+    std::map<std::string, int> by_word;
+    for (const auto& [verdict, n] : a.verdicts) by_word[std::string(to_string(verdict))] = n;
     std::string v;
-    for (const auto& [name, n] : a.verdicts)
+    for (const auto& [name, n] : by_word)
       v += (v.empty() ? "" : " ") + name + "=" + std::to_string(n);
     if (a.flaky) v += " FLAKY";
     char dist[96] = "-";

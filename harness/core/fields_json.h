@@ -54,6 +54,7 @@ inline nlohmann::json shown_value(FaultStatus s) { return std::string(to_string(
 inline nlohmann::json shown_value(FaultMechanism m) { return std::string(to_string(m)); }
 inline nlohmann::json shown_value(ProbeStatus s) { return std::string(to_string(s)); }
 inline nlohmann::json shown_value(CheckStatus s) { return std::string(to_string(s)); }
+inline nlohmann::json shown_value(Verdict v) { return std::string(to_string(v)); }
 inline nlohmann::json shown_value(TestOutcome o) { return std::string(to_string(o)); }
 inline nlohmann::json shown_value(TmpKind k) { return std::string(to_string(k)); }
 inline nlohmann::json shown_value(const Outcome& o) { return to_json(o); }

@@ -36,8 +36,7 @@ std::vector<std::string> failed_checks(const ScenarioResult& r) {
 
 // Two runs had the same outcome: the same verdict and the same failed checks,
 // whatever their order.
-bool same_outcome(const Aggregate::Outcome& o, const std::string& verdict,
-                  std::vector<std::string> failed) {
+bool same_outcome(const Aggregate::Outcome& o, Verdict verdict, std::vector<std::string> failed) {
   if (o.verdict != verdict) return false;
   std::vector<std::string> mine = o.failed_checks;
   std::sort(mine.begin(), mine.end());
@@ -66,7 +65,7 @@ std::vector<Aggregate> aggregate(const std::vector<ScenarioResult>& results) {
     }
     Aggregate& a = out[it->second];
     ++a.runs;
-    const std::string verdict(to_string(r.verdict));
+    const Verdict verdict = r.verdict;
     a.verdicts[verdict]++;
     if (r.verdict == Verdict::XFail) ++a.reproduced;
     if (r.verdict == Verdict::Fail || r.verdict == Verdict::XPass || r.verdict == Verdict::Error)
@@ -129,7 +128,7 @@ std::string outcomes_text(const Aggregate& a) {
     std::string numbers;
     for (int n : o->runs) numbers += (numbers.empty() ? "" : ", ") + std::to_string(n);
     out += (out.empty() ? "" : "; ") + std::to_string(o->runs.size()) + "/" +
-           std::to_string(a.runs) + " " + o->verdict +
+           std::to_string(a.runs) + " " + std::string(to_string(o->verdict)) +
            (checks.empty() ? " with no failed check" : " on " + checks) +
            (o->runs.size() == 1 ? " (run " : " (runs ") + numbers + ")";
   }

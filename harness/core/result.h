@@ -151,7 +151,7 @@ struct ScenarioResult {
 struct Aggregate {
   std::string name;
   int runs = 0;
-  std::map<std::string, int> verdicts;  // verdict -> count
+  std::map<Verdict, int> verdicts;  // verdict -> count (only those that occurred)
   // The runs differ in their verdict or in their set of failed checks (run 1
   // fails shm_clean, run 2 no_orphans: both fail, yet the bug is not one).
   bool flaky = false;
@@ -168,7 +168,7 @@ struct Aggregate {
   // Each distinct outcome (verdict and failed checks) and the runs that had
   // it, in the order first seen; more than one makes the scenario flaky.
   struct Outcome {
-    std::string verdict;
+    Verdict verdict = Verdict::Error;
     std::vector<std::string> failed_checks;  // fail or error, in the run's check order
     std::vector<int> runs;                   // 1-based run numbers
 

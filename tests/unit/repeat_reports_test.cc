@@ -88,6 +88,11 @@ TEST(RepeatJson, ReadBackAsTheRunComputedIt) {
   // No interval written: every rate is possible.
   old["aggregates"][0].erase("rate_ci95");
   EXPECT_EQ(read_result(old)->aggregates[0].rate_high, 1);
+  // A verdict no version wrote is refused, naming it.
+  old["aggregates"][0]["verdicts"]["maybe"] = 1;
+  auto odd = read_result(old);
+  ASSERT_FALSE(odd);
+  EXPECT_EQ(odd.error().what, "aggregates[0].verdicts.maybe is not a verdict");
 }
 
 TEST(RepeatSummary, RatesFlakyOutcomesAndNumberedRuns) {

@@ -51,7 +51,7 @@ TEST(Aggregate, RateFlakinessAndDistributions) {
   EXPECT_DOUBLE_EQ(h.rate, 0.75);
   EXPECT_TRUE(h.flaky);
   EXPECT_TRUE(h.expects_failure);
-  EXPECT_EQ(h.verdicts.at("xfail"), 3);
+  EXPECT_EQ(h.verdicts.at(Verdict::XFail), 3);
   const auto& d = h.timings_ms.at("to_all_gone_ms");
   EXPECT_EQ(d.n, 3);  // the run without the timing is left out, not counted as 0
   EXPECT_DOUBLE_EQ(d.min, 10);

@@ -112,7 +112,7 @@ RunResult full_run() {
   Aggregate a;
   a.name = "full";
   a.runs = 2;
-  a.verdicts = {{"xfail", 1}, {"fail", 1}};
+  a.verdicts = {{Verdict::XFail, 1}, {Verdict::Fail, 1}};
   a.flaky = true;
   a.expects_failure = true;
   a.reproduced = 1;
@@ -121,7 +121,8 @@ RunResult full_run() {
   a.rate = 0.5;
   a.rate_low = 0.09;
   a.rate_high = 0.91;
-  a.outcomes = {{"xfail", {"no_orphans"}, {1}}, {"fail", {"no_orphans", "shm_clean"}, {2}}};
+  a.outcomes = {{Verdict::XFail, {"no_orphans"}, {1}},
+                {Verdict::Fail, {"no_orphans", "shm_clean"}, {2}}};
   a.timings_ms["job_ms"] = {2, 10.5, 11.25, 12, 12};
   run.aggregates = {a};
   run.shard = ShardInfo{2, 3, 7, {1, 4}, {"a", "b"}};

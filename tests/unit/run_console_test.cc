@@ -138,8 +138,8 @@ TEST(RunConsole, AggregatesWithRateAndDistribution) {
   a.rate_low = 0.3;
   a.rate_high = 0.95;
   a.expects_failure = true;
-  a.verdicts = {{"xfail", 4}};
-  a.outcomes = {{"xfail", {"no_hang"}, {1, 2, 3, 4}}};
+  a.verdicts = {{Verdict::XFail, 4}};
+  a.outcomes = {{Verdict::XFail, {"no_hang"}, {1, 2, 3, 4}}};
   a.timings_ms["to_all_gone_ms"] = Aggregate::Dist{3, 10, 20, 30, 30};
   run.aggregates = {a};
   CaptureStdout();
