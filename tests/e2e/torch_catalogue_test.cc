@@ -103,6 +103,26 @@ int tmp_left_of_kind(const json& s, const std::string& residue) {
   return n;
 }
 
+// The workers that were alive when the scenario's first fault was sent and
+// ended after it; `listing` gets each worker as "pid:start-end". Compared
+// with the kill's sending, not with the killed process's recorded end, which
+// can come later than a worker's own (a worker whose next get() already sees
+// the new parent ends at once).
+int workers_outliving_kill(const json& s, std::string& listing) {
+  const double sent = s["faults"][0]["sent_ms"].get<double>();
+  int outlived = 0;
+  for (const auto& p : s["processes"]) {
+    if (p["role"] != "worker") continue;
+    const json& end = p["exited_ms"].is_null() ? p["gone_ms"] : p["exited_ms"];
+    listing +=
+        " " + std::to_string(p["pid"].get<int>()) + ":" + p["started_ms"].dump() + "-" + end.dump();
+    if (end.is_number() && p["started_ms"].is_number() && p["started_ms"].get<double>() < sent &&
+        end.get<double>() > sent)
+      ++outlived;
+  }
+  return outlived;
+}
+
 // What each scenario is about, beyond its verdict.
 using Point = std::function<void(const json&)>;
 const std::map<std::string, Point>& points_of_scenarios() {
@@ -120,24 +140,11 @@ const std::map<std::string, Point>& points_of_scenarios() {
          EXPECT_EQ(roles.size(), 1u) << "orphans other than workers";
          EXPECT_GE(roles.count("worker") ? roles.at("worker") : 0, 1);
          // Each worker was alive when the main process was sent its SIGKILL
-         // and ended after it: compared with the kill's sending, not with
-         // the main process's recorded end, which comes later than a
-         // worker's own when that worker's next get() already sees the new
-         // parent.
-         const double sent = s["faults"][0]["sent_ms"].get<double>();
-         int outlived = 0;
+         // and ended after it.
          std::string workers;
-         for (const auto& p : s["processes"]) {
-           if (p["role"] != "worker") continue;
-           const json& end = p["exited_ms"].is_null() ? p["gone_ms"] : p["exited_ms"];
-           workers += " " + std::to_string(p["pid"].get<int>()) + ":" + p["started_ms"].dump() +
-                      "-" + end.dump();
-           if (end.is_number() && p["started_ms"].is_number() &&
-               p["started_ms"].get<double>() < sent && end.get<double>() > sent)
-             ++outlived;
-         }
-         EXPECT_EQ(outlived, 16) << "kill sent at " << sent << " ms; workers (pid:start-end)"
-                                 << workers;
+         EXPECT_EQ(workers_outliving_kill(s, workers), 16)
+             << "kill sent at " << s["faults"][0]["sent_ms"] << " ms; workers (pid:start-end)"
+             << workers;
          EXPECT_GT(max_orphan_ms(s), 3000);
          EXPECT_EQ(e2e::ended_after_teardown(s, "worker"), std::vector<std::string>{});
        }},
@@ -150,7 +157,17 @@ const std::map<std::string, Point>& points_of_scenarios() {
          std::string seen = check_of(s, "no_orphans")["measured"]["orphans"].dump();
          for (const auto& e : s["timeline"])
            if (e["kind"] == "note") seen += "\nnote: " + e["text"].get<std::string>();
-         EXPECT_GE(roles["worker"], 4) << seen;
+         // Every worker outlives the SIGKILLed main process; nearly always all
+         // 4 are orphaned until their watchdog (~5 s), but one can end within
+         // milliseconds of the kill, before the main process's end is
+         // recorded, and is then no orphan (seen once, 1.13 under load 8).
+         std::string workers;
+         EXPECT_EQ(workers_outliving_kill(s, workers), 4)
+             << "kill sent at " << s["faults"][0]["sent_ms"] << " ms; workers (pid:start-end)"
+             << workers << "\n"
+             << seen;
+         EXPECT_GE(roles["worker"], 1) << seen;
+         EXPECT_GT(max_orphan_ms(s), 3000) << seen;
          EXPECT_GE(roles["helper"] + roles["unknown"], 1);
          EXPECT_GT(check_of(s, "shm_clean")["measured"]["created"].get<int>(), 0);
          ASSERT_TRUE(s["timings_ms"]["to_shm_baseline_ms"].is_number());
