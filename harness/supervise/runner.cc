@@ -151,8 +151,8 @@ SupervisorOptions supervisor_options(const Scenario& sc, const RunOptions& o,
     own.nvml = std::make_unique<DlNvml>();
     so.devices.nvml = own.nvml.get();
     if (!so.devices.probe) {
-      own.probe = std::make_unique<ProcessProbeRunner>(default_probe_command(
-          std::filesystem::path(o.contain.reaper_path).parent_path().string()));
+      own.probe =
+          std::make_unique<ProcessProbeRunner>(default_probe_command(o.contain.tools_dir()));
       so.devices.probe = own.probe.get();
     }
   }

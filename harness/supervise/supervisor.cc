@@ -42,12 +42,19 @@ std::string tail_of_file(const std::string& path, size_t max_bytes) {
   return *text;
 }
 
+}  // namespace
+
+std::string Containment::tools_dir() const {
+  return std::filesystem::path(reaper_path).parent_path().string();
+}
+
+namespace {
+
 FaultDriverOptions driver_options(const SupervisorOptions& opt) {
   FaultDriverOptions o;
   o.proc_root = opt.proc_root;
   o.tools = opt.inject;
-  if (o.tools.tools_dir.empty())
-    o.tools.tools_dir = std::filesystem::path(opt.contain.reaper_path).parent_path().string();
+  if (o.tools.tools_dir.empty()) o.tools.tools_dir = opt.contain.tools_dir();
   return o;
 }
 
@@ -594,8 +601,7 @@ void Supervisor::diagnose_hang() {
     if (auto budget = check_params<NoHangParams>(it->second).diagnose)
       d.per_process = d.total = *budget;
   d.gdb = find_debugger(opt_.inject.dev_root);
-  d.py_spy = find_py_spy(opt_.python.interpreter,
-                         std::filesystem::path(opt_.contain.reaper_path).parent_path().string());
+  d.py_spy = find_py_spy(opt_.python.interpreter, opt_.contain.tools_dir());
   // Keep reading the job's events (and exits) while gdb looks at it: a job
   // that reports progress must not block on a full event socket, which would
   // change the very stacks being taken.

@@ -68,6 +68,10 @@ struct Containment {
   // The signals the job starts with ignored (bit sig-1), as its launcher had
   // them; nullopt: this process's ignored signals when the job is launched.
   std::optional<std::uint64_t> ignored_signals;
+
+  // The folder of aftermath's own programs: the reaper's (the probe, the
+  // fault tools and a py-spy installed beside it live there).
+  std::string tools_dir() const;
 };
 
 // A multi-node agent's hooks into its node's run (null outside one): from
