@@ -77,35 +77,36 @@ Expected<RunOptions> run_options(const RunCliOptions& c, const RunInvocation& in
   RunOptions ro;
   auto timeout = duration_option("--timeout", c.timeout);
   if (!timeout) return timeout.error();
-  ro.timeout = *timeout;
+  ro.overrides.timeout = *timeout;
   if (!c.grace.empty()) {
     auto g = parse_grace_text(c.grace);
     if (!g) return Error{"--grace: " + g.error().what};
-    ro.grace = g->all;
-    ro.role_grace = g->by_role;
-    ro.grace_text = c.grace;
+    ro.overrides.grace = g->all;
+    ro.overrides.role_grace = g->by_role;
+    ro.repro.grace_text = c.grace;
   }
   auto settle = duration_option("--settle", c.settle);
   if (!settle) return settle.error();
-  ro.settle = *settle;
+  ro.overrides.settle = *settle;
   ro.out_dir = c.out_dir;
   ro.contain.keep_leaks = c.keep_leaks;
   ro.contain.ignored_signals = inv.inherited_ignored;
   ro.ignore_requirements = c.ignore_requires;
-  ro.seed = c.seed;
+  ro.overrides.seed = c.seed;
   ro.contain.mode = c.contain;
-  ro.fault_texts = c.faults;
+  ro.repro.fault_texts = c.faults;
   for (const auto& [opt, value] : {std::pair<const char*, const std::string&>{"--name", c.name},
                                    {"--expect-exit", c.expect_exit},
                                    {"--expect-signal", c.expect_signal},
                                    {"--expect-output", c.expect_output},
                                    {"--expect-fail", c.expect_fail}})
-    if (!value.empty()) ro.verdict_options.insert(ro.verdict_options.end(), {opt, value});
+    if (!value.empty())
+      ro.repro.verdict_options.insert(ro.repro.verdict_options.end(), {opt, value});
   for (const auto& check : c.checks)
-    ro.verdict_options.insert(ro.verdict_options.end(), {"--check", check});
+    ro.repro.verdict_options.insert(ro.repro.verdict_options.end(), {"--check", check});
   ro.contain.shm = c.shm;
-  ro.command_line = inv.command_line;
-  ro.self_path = self_path();
+  ro.repro.command_line = inv.command_line;
+  ro.repro.self_path = self_path();
   const char* reaper_env = std::getenv("AFTERMATH_REAPER");
   ro.contain.reaper_path = reaper_env ? reaper_env : bin_dir() + "/aftermath-reaper";
   ro.scenario_vars = scenario_vars();  // PYTHON is added per interpreter (cmd_run)

@@ -124,8 +124,8 @@ int run_agent(const AgentOptions& opt) {
   o.contain.mode = start.value("containment", "auto");
   o.contain.shm = start.value("shm", "auto");
   o.contain.keep_leaks = start.value("keep_leaks", false);
-  o.seed = start.value("seed", std::uint64_t{0});
-  o.self_path = opt.bin_dir + "/aftermath";
+  o.overrides.seed = start.value("seed", std::uint64_t{0});
+  o.repro.self_path = opt.bin_dir + "/aftermath";
   // The run's interpreter, as the coordinator resolved it (${PYTHON}).
   const json vars = start.value("vars", json::object());
   if (auto py = vars.find("PYTHON"); py != vars.end() && py->is_string())

@@ -346,7 +346,7 @@ ScenarioResult run_multinode(const Scenario& input, const RunOptions& o, int run
   auto listener = listen_tcp(address, &port);
   if (!listener) return harness_error(std::move(r), "coordinator: " + listener.error().what);
   std::string token = random_token();
-  std::string self = o.self_path.empty() ? "aftermath" : o.self_path;
+  std::string self = o.repro.self_path.empty() ? "aftermath" : o.repro.self_path;
   std::string agents_log = r.out_dir + "/agents.log";
   std::vector<std::string> argv = {*find_program("srun"),
                                    "--nodes=" + std::to_string(sc.nodes),

@@ -35,16 +35,17 @@ std::uint64_t random_seed() {
 }
 
 std::string repro_line(const Scenario& sc, const RunOptions& o, std::uint64_t seed) {
-  std::string s = shell_quote(o.self_path.empty() ? "aftermath" : o.self_path) + " run --seed " +
-                  std::to_string(seed);
-  if (o.timeout) s += " --timeout " + format_duration(*o.timeout);
-  if (!o.grace_text.empty()) s += " --grace " + shell_quote(o.grace_text);
-  if (o.settle) s += " --settle " + format_duration(*o.settle);
+  const ReproLine& how = o.repro;
+  std::string s = shell_quote(how.self_path.empty() ? "aftermath" : how.self_path) +
+                  " run --seed " + std::to_string(seed);
+  if (o.overrides.timeout) s += " --timeout " + format_duration(*o.overrides.timeout);
+  if (!how.grace_text.empty()) s += " --grace " + shell_quote(how.grace_text);
+  if (o.overrides.settle) s += " --settle " + format_duration(*o.overrides.settle);
   if (o.contain.mode != "auto") s += " --contain " + o.contain.mode;
   if (o.contain.shm != "auto") s += " --shm " + o.contain.shm;
-  for (const auto& f : o.fault_texts) s += " --fault " + shell_quote(f);
+  for (const auto& f : how.fault_texts) s += " --fault " + shell_quote(f);
   if (sc.file == "<command line>") {
-    for (const auto& w : o.verdict_options) s += " " + shell_quote(w);
+    for (const auto& w : how.verdict_options) s += " " + shell_quote(w);
     s += " --";
     for (const auto& a : sc.job.argv) s += " " + shell_quote(a);
     // What the command's job was given on top of the environment (`aftermath
@@ -65,16 +66,17 @@ std::string repro_line(const Scenario& sc, const RunOptions& o, std::uint64_t se
 }  // namespace
 
 Scenario with_overrides(const Scenario& input, const RunOptions& o) {
+  const Overrides& over = o.overrides;
   Scenario sc = input;
-  if (o.timeout) sc.timeouts.job = *o.timeout;
-  if (o.grace) sc.grace = *o.grace;
-  for (const auto& [role, g] : o.role_grace) sc.role_grace[role] = g;
-  if (o.settle) sc.timeouts.settle = *o.settle;
+  if (over.timeout) sc.timeouts.job = *over.timeout;
+  if (over.grace) sc.grace = *over.grace;
+  for (const auto& [role, g] : over.role_grace) sc.role_grace[role] = g;
+  if (over.settle) sc.timeouts.settle = *over.settle;
   return sc;
 }
 
 std::uint64_t choose_seed(const Scenario& sc, const RunOptions& o) {
-  return o.seed ? *o.seed : sc.seed ? *sc.seed : random_seed();
+  return o.overrides.seed ? *o.overrides.seed : sc.seed ? *sc.seed : random_seed();
 }
 
 ScenarioResult begin_result(const Scenario& sc, const RunOptions& o, std::uint64_t seed,

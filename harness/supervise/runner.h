@@ -14,6 +14,27 @@
 
 namespace aftermath {
 
+// The command line's overrides of every scenario's values.
+struct Overrides {
+  std::optional<Nanos> timeout;
+  std::optional<Nanos> grace;        // --grace 500ms: every role not named otherwise
+  std::map<Role, Nanos> role_grace;  // --grace '{helper: 3s}'
+  std::optional<Nanos> settle;
+  std::optional<std::uint64_t> seed;
+};
+
+// What a result's repro line repeats of how the harness was invoked.
+struct ReproLine {
+  std::string self_path;                 // the aftermath binary
+  std::string command_line;              // the whole invocation
+  std::string grace_text;                // --grace as given
+  std::vector<std::string> fault_texts;  // --fault values
+  // The -- COMMAND options that change its verdict (--expect-exit 1,
+  // --expect-fail no_orphans, --check ..., --name ...), as given: the repro
+  // line repeats them, so rerunning it judges the same way.
+  std::vector<std::string> verdict_options;
+};
+
 struct RunOptions {
   std::string out_dir = "aftermath-out";
   // The sub-structs go to the supervisor as they are: a new option of one of
@@ -32,20 +53,8 @@ struct RunOptions {
   // tools, host OOM's cgroup, a multi-node agent's network cut and end;
   // tests plant their own.
   InjectTools inject;
-  // Command-line overrides of every scenario's values.
-  std::optional<Nanos> timeout;
-  std::optional<Nanos> grace;        // --grace 500ms: every role not named otherwise
-  std::map<Role, Nanos> role_grace;  // --grace '{helper: 3s}'
-  std::string grace_text;            // as given, for the repro line
-  std::optional<Nanos> settle;
-  std::optional<std::uint64_t> seed;
-  std::string command_line;              // how the harness was invoked (for the repro line)
-  std::vector<std::string> fault_texts;  // --fault values, for the repro line
-  // The -- COMMAND options that change its verdict (--expect-exit 1,
-  // --expect-fail no_orphans, --check ..., --name ...), as given: the repro
-  // line repeats them, so rerunning it judges the same way.
-  std::vector<std::string> verdict_options;
-  std::string self_path;  // the aftermath binary (for the repro line)
+  Overrides overrides;
+  ReproLine repro;
   const volatile bool* interrupted = nullptr;
   std::function<void(const Scenario&, const LiveStatus&)> on_status;
   NodeHooks node;  // a multi-node agent's hooks into its node's run
