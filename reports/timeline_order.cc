@@ -33,7 +33,7 @@ TimelineParts sort_timeline(const ScenarioResult& sc,
     };
     std::visit(Overloaded{
                    [&](const obs::Phase& e) {
-                     std::string name = e.name.empty() ? "phase" : e.name;
+                     std::string name(to_string(e.name));
                      p.vlines.push_back({t, name, name + " at " + format_ms(t), "phase"});
                    },
                    [&](const obs::Signal& e) {

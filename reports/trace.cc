@@ -137,7 +137,8 @@ void add_observations(json& events, const ScenarioResult& sc, int pid,
   for (const Observation& o : sc.timeline.observations) {
     const double t = to_ms(o.t);
     if (const auto* ph = o.as<obs::Phase>()) {
-      events.push_back(instant(ph->name, "phase", "p", pid, kTraceHarnessTid, t));
+      events.push_back(
+          instant(std::string(to_string(ph->name)), "phase", "p", pid, kTraceHarnessTid, t));
     } else if (const auto* sig = o.as<obs::Signal>()) {
       events.push_back(instant(signal_name(sig->signo), "signal", "t", pid, track(o, sig->pid), t,
                                {{"pid", sig->pid}, {"why", sig->why}}));

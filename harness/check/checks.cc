@@ -294,7 +294,7 @@ CheckResult shm_clean(const CheckInput& in) {
   // Shared memory orphans and survivors kept after the top exited, unlinked
   // or not (file_descriptor segments, memfds): by process, until it let go.
   json kept = json::array();
-  auto exited_at = phase_time(in.timeline, "job_exited");
+  auto exited_at = phase_time(in.timeline, RunPhase::JobExited);
   std::map<int, const ProcessHistory*> by_pid;
   for (const auto& p : in.processes) by_pid[p.pid] = &p;
   std::int64_t kept_bytes = 0;
@@ -539,7 +539,7 @@ CheckInput make_check_input(const Scenario& sc, const Timeline& tl,
   CheckInput in{sc, tl, procs};
   in.end_at = tl.observations.empty() ? 0 : tl.observations.back().t;
   for (const auto& o : tl.observations) in.end_at = std::max(in.end_at, o.t);
-  in.teardown_at = phase_time(tl, "teardown").value_or(in.end_at);
+  in.teardown_at = phase_time(tl, RunPhase::Teardown).value_or(in.end_at);
   return in;
 }
 

@@ -84,9 +84,9 @@ std::map<int, NodeSpan> node_spans(const Timeline& tl, const std::vector<Process
     const auto* phase = o.as<obs::Phase>();
     if (!phase) continue;
     NodeSpan& s = spans[o.node];
-    if (phase->name == "teardown" && !s.teardown) s.teardown = o.t;
-    if (phase->name == "done" && !s.done) s.done = o.t;
-    if (phase->name == "deadline" && !s.deadline) s.deadline = o.t;
+    if (phase->name == RunPhase::Teardown && !s.teardown) s.teardown = o.t;
+    if (phase->name == RunPhase::Done && !s.done) s.done = o.t;
+    if (phase->name == RunPhase::Deadline && !s.deadline) s.deadline = o.t;
   }
   for (auto& [node, s] : spans)
     if (!(s.top_exit && s.teardown && *s.top_exit > *s.teardown)) s.top_end = s.top_exit;

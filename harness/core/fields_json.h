@@ -49,6 +49,7 @@ nlohmann::json shown_value(T v) {
 inline nlohmann::json shown_value(char c) { return c ? std::string(1, c) : std::string(); }
 inline nlohmann::json shown_value(Role r) { return std::string(to_string(r)); }
 inline nlohmann::json shown_value(HarnessPart p) { return std::string(to_string(p)); }
+inline nlohmann::json shown_value(RunPhase p) { return std::string(to_string(p)); }
 inline nlohmann::json shown_value(FaultAction a) { return std::string(to_string(a)); }
 inline nlohmann::json shown_value(FaultStatus s) { return std::string(to_string(s)); }
 inline nlohmann::json shown_value(FaultMechanism m) { return std::string(to_string(m)); }

@@ -87,6 +87,9 @@ void from(const json& v, const std::string& path, ForkSource& out) {
 void from(const json& v, const std::string& path, HarnessPart& out) {
   out = word<HarnessPart>(v, path, parse_harness_part);
 }
+void from(const json& v, const std::string& path, RunPhase& out) {
+  out = word<RunPhase>(v, path, parse_run_phase);
+}
 void from(const json& v, const std::string& path, ProbeStatus& out) {
   out = word<ProbeStatus>(v, path, parse_probe_status);
 }

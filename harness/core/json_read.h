@@ -97,6 +97,7 @@ void from(const nlohmann::json& v, const std::string& path, ShmPlace& out);
 void from(const nlohmann::json& v, const std::string& path, TmpKind& out);
 void from(const nlohmann::json& v, const std::string& path, ForkSource& out);
 void from(const nlohmann::json& v, const std::string& path, HarnessPart& out);
+void from(const nlohmann::json& v, const std::string& path, RunPhase& out);
 void from(const nlohmann::json& v, const std::string& path, ProbeStatus& out);
 void from(const nlohmann::json& v, const std::string& path, FaultStatus& out);
 void from(const nlohmann::json& v, const std::string& path, FaultAction& out);

@@ -14,6 +14,19 @@ constexpr EnumWords<HarnessPart, 3> kHarnessParts{{
     {HarnessPart::ShmDir, "shm"},
 }};
 
+constexpr EnumWords<RunPhase, 10> kRunPhases{{
+    {RunPhase::Launch, "launch"},
+    {RunPhase::Running, "running"},
+    {RunPhase::Stalled, "stalled"},
+    {RunPhase::JobExited, "job_exited"},
+    {RunPhase::Settle, "settle"},
+    {RunPhase::Deadline, "deadline"},
+    {RunPhase::Diagnose, "diagnose"},
+    {RunPhase::Teardown, "teardown"},
+    {RunPhase::DeviceRelease, "device_release"},
+    {RunPhase::Done, "done"},
+}};
+
 template <typename P>
 concept NamesAProcess = requires(const P& p) {
   { p.pid } -> std::convertible_to<int>;
@@ -25,6 +38,9 @@ std::string_view to_string(HarnessPart p) { return text_of(kHarnessParts, p); }
 std::optional<HarnessPart> parse_harness_part(std::string_view s) {
   return value_of(kHarnessParts, s);
 }
+
+std::string_view to_string(RunPhase p) { return text_of(kRunPhases, p); }
+std::optional<RunPhase> parse_run_phase(std::string_view s) { return value_of(kRunPhases, s); }
 
 std::string_view Observation::word() const {
   return std::visit([](const auto& p) { return std::remove_cvref_t<decltype(p)>::word; }, what);
@@ -54,7 +70,7 @@ const obs::Event* event_named(const Observation& o, std::string_view name) {
 
 namespace obs {
 
-Observation phase(Nanos t, std::string name) { return {t, Phase{std::move(name)}}; }
+Observation phase(Nanos t, RunPhase name) { return {t, Phase{name}}; }
 Observation proc_start(Nanos t, int pid, int ppid, std::string comm, std::string cmdline, Role role,
                        int depth, std::int64_t start_ticks, char state, int job_pid) {
   return {t, ProcStart{pid, ppid, std::move(comm), std::move(cmdline), role, depth, start_ticks,

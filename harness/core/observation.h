@@ -31,12 +31,32 @@ enum class HarnessPart {
 std::string_view to_string(HarnessPart p);
 std::optional<HarnessPart> parse_harness_part(std::string_view s);
 
+// The phases a run goes through (obs::Phase), in the order they can come:
+// launch, running, then stalled (no_hang's stall rule called a hang),
+// job_exited (the top process exited) and settle, or deadline; diagnose (the
+// hang's stacks are taken), teardown, device_release (the GPUs are watched
+// until the job's memory is freed) and done.
+enum class RunPhase {
+  Launch,
+  Running,
+  Stalled,
+  JobExited,
+  Settle,
+  Deadline,
+  Diagnose,
+  Teardown,
+  DeviceRelease,
+  Done,
+};
+std::string_view to_string(RunPhase p);
+std::optional<RunPhase> parse_run_phase(std::string_view s);
+
 namespace obs {
 
-// The run entered a phase: launch | running | job_exited | settle | deadline | teardown | done.
+// The run entered a phase.
 struct Phase {
   static constexpr std::string_view word = "phase";
-  std::string name;
+  RunPhase name = RunPhase::Launch;
   static constexpr auto fields() { return std::tuple{field("name", &Phase::name)}; }
   bool operator==(const Phase&) const = default;
 };
@@ -422,7 +442,7 @@ const obs::Event* event_named(const Observation& o, std::string_view name);
 
 // Builders, so hand-made timelines in tests read like the real thing.
 namespace obs {
-Observation phase(Nanos t, std::string name);
+Observation phase(Nanos t, RunPhase name);
 Observation proc_start(Nanos t, int pid, int ppid, std::string comm, std::string cmdline,
                        Role role = Role::Unknown, int depth = 0, std::int64_t start_ticks = 0,
                        char state = 0, int job_pid = 0);

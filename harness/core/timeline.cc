@@ -190,7 +190,7 @@ std::vector<ProcessHistory> build_histories(const Timeline& tl) {
   return out;
 }
 
-std::optional<Nanos> phase_time(const Timeline& tl, std::string_view name) {
+std::optional<Nanos> phase_time(const Timeline& tl, RunPhase name) {
   for (const auto& o : tl.observations)
     if (const auto* p = o.as<obs::Phase>(); p && p->name == name) return o.t;
   return std::nullopt;

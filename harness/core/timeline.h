@@ -215,7 +215,7 @@ std::vector<ProcessHistory> build_histories(const Timeline& tl);
 // or -1 when the parent was never seen (the reaper, a process outside the job).
 std::vector<int> parent_indices(const std::vector<ProcessHistory>& procs);
 
-// The time of the first Phase observation with this name, if any.
-std::optional<Nanos> phase_time(const Timeline& tl, std::string_view name);
+// The time of the first Phase observation of this phase, if any.
+std::optional<Nanos> phase_time(const Timeline& tl, RunPhase name);
 
 }  // namespace aftermath

@@ -31,6 +31,7 @@ json to_wire(char c) {
 }
 json to_wire(Role r) { return std::string(to_string(r)); }
 json to_wire(HarnessPart p) { return std::string(to_string(p)); }
+json to_wire(RunPhase p) { return std::string(to_string(p)); }
 json to_wire(FaultAction a) { return std::string(to_string(a)); }
 json to_wire(FaultMechanism m) { return std::string(to_string(m)); }
 json to_wire(FaultStatus s) { return std::string(to_string(s)); }

@@ -22,8 +22,8 @@ bool device_memory_at_baseline(const DeviceTimeline& d, std::int64_t tolerance_b
 std::optional<Nanos> release_origin(const Timeline& tl) {
   for (const auto& o : tl.observations)
     if (o.is<obs::Fault>()) return o.t;
-  if (auto t = phase_time(tl, "job_exited")) return t;
-  return phase_time(tl, "deadline");
+  if (auto t = phase_time(tl, RunPhase::JobExited)) return t;
+  return phase_time(tl, RunPhase::Deadline);
 }
 
 DeviceWatch::DeviceWatch(boost::asio::io_context& ctx, DeviceWatchOptions options,

@@ -100,8 +100,8 @@ class Supervisor {
   }
   void add(Observation o);
   bool is_progress(const Observation& o) const;  // no_hang's stall rule: the job moved on
-  void phase(const std::string& name) {
-    phase_ = name;
+  void phase(RunPhase name) {
+    phase_ = std::string(to_string(name));
     add(obs::phase(now(), name));
     report_status(true);
   }
@@ -486,7 +486,7 @@ void Supervisor::sample_shm() {
 void Supervisor::teardown() {
   tearing_down_ = true;
   schedule_.stop();
-  phase("teardown");
+  phase(RunPhase::Teardown);
   sample();
   record_shm_held();
   if (tracker_.live_count() > 0) {
@@ -593,7 +593,7 @@ void Supervisor::handle_message(const EventSocket::Message& m) {
 
 void Supervisor::diagnose_hang() {
   const Nanos verdict = monotonic_now();
-  phase("diagnose");
+  phase(RunPhase::Diagnose);
   sample();
   DiagnoseOptions d;
   d.proc_root = opt_.proc_root;
@@ -651,11 +651,11 @@ Expected<Timeline> Supervisor::run() {
   };
   device_.start(env_of("CUDA_VISIBLE_DEVICES"), env_of("CUDA_DEVICE_ORDER"));
   tmp_start();
-  phase("launch");
+  phase(RunPhase::Launch);
   if (Status st = launch(); !st) return st.error();
   // The reaper reports its mode, init and top right away.
   pump(now() + 10 * kSecond, [&] { return tracker_.top_started() || exec_failed_; });
-  phase("running");
+  phase(RunPhase::Running);
   schedule_sample();
   sample();
   Nanos job_deadline = sc_.timeouts.job;
@@ -679,19 +679,19 @@ Expected<Timeline> Supervisor::run() {
     tl_.facts.deadline_hit = true;
     tl_.facts.stalled_since = last_progress_;
     tl_.facts.stall_window = stall_window_;
-    phase("stalled");
+    phase(RunPhase::Stalled);
     add(obs::note(now(), "no job process made progress since " + format_duration(last_progress_) +
                              " (the " + format_duration(stall_window_) + " stall window): a hang"));
     diagnose_hang();
   } else if (top_exited_) {
-    phase("job_exited");
+    phase(RunPhase::JobExited);
     // A fresh scan: what the top left behind may have been born since the
     // last sample, and "nothing left" must not be concluded from stale data.
     sample();
     record_shm_held();
     // Watch leftovers: until nothing of the job lives and /dev/shm is back,
     // or the settle period ends.
-    phase("settle");
+    phase(RunPhase::Settle);
     Nanos bound = now() + sc_.timeouts.settle;
     auto clean_now = [&] { return tracker_.present_count() == 0 && shm_.at_baseline(); };
     // Quiet for longer than a DataLoader worker's watchdog period of this
@@ -707,7 +707,7 @@ Expected<Timeline> Supervisor::run() {
     add(obs::note(now(), "interrupted"));
   } else {
     tl_.facts.deadline_hit = true;
-    phase("deadline");
+    phase(RunPhase::Deadline);
     diagnose_hang();
   }
   teardown();
@@ -716,7 +716,7 @@ Expected<Timeline> Supervisor::run() {
   device_finish();
   tl_.facts.stdout_text = tail_of_file(opt_.out_dir + "/stdout.log", 64 * 1024);
   tl_.facts.stderr_text = tail_of_file(opt_.out_dir + "/stderr.log", 64 * 1024);
-  phase("done");
+  phase(RunPhase::Done);
   // The reaper's records carry their own (earlier) timestamps.
   std::stable_sort(tl_.observations.begin(), tl_.observations.end(),
                    [](const Observation& a, const Observation& b) { return a.t < b.t; });
@@ -734,7 +734,7 @@ void Supervisor::device_finish() {
     // check's deadline has passed.
     Nanos until = device_.begin_release(release_origin(tl_).value_or(now()));
     if (!device_.at_baseline()) {
-      phase("device_release");
+      phase(RunPhase::DeviceRelease);
       pump(until, [&] { return device_.at_baseline(); });
     }
   }

@@ -35,7 +35,7 @@ Timeline job() {
   Timeline tl;
   tl.facts.top_pid = kLauncher;
   tl.facts.init_pid = kInit;
-  tl.add(obs::phase(0, "launch"));
+  tl.add(obs::phase(0, RunPhase::Launch));
   tl.add(obs::proc_start(msec(1), kLauncher, kInit, "aftermath-train", "trainer launch",
                          Role::Launcher));
   tl.add(obs::proc_start(msec(2), kRank0, kLauncher, "aftermath-train", "trainer rank",
@@ -51,8 +51,8 @@ Timeline job() {
 void finish(Timeline& tl, std::optional<Outcome> rank0, std::optional<Outcome> rank1) {
   if (rank0) tl.add(obs::proc_exit(msec(4000), kRank0, rank0));
   if (rank1) tl.add(obs::proc_exit(msec(4000), kRank1, rank1));
-  tl.add(obs::phase(kTeardown, "teardown"));
-  tl.add(obs::phase(kTeardown + msec(100), "done"));
+  tl.add(obs::phase(kTeardown, RunPhase::Teardown));
+  tl.add(obs::phase(kTeardown + msec(100), RunPhase::Done));
 }
 
 void event(Timeline& tl, Nanos t, int pid, const std::string& name, const json& fields) {
@@ -192,11 +192,11 @@ TEST(DataPartition, EpochsAreJudgedApart) {
 
 TEST(DataPartition, RanksKnownByTheEventFieldWhenNotAnnounced) {
   Timeline tl;
-  tl.add(obs::phase(0, "launch"));
+  tl.add(obs::phase(0, RunPhase::Launch));
   event(tl, msec(10), 500, "dataset", {{"size", 2}, {"world", 2}, {"rank", 0}});
   event(tl, msec(10), 501, "rank.samples", {{"rank", 0}, {"indices", "0"}, {"last", 1}});
   event(tl, msec(10), 502, "rank.samples", {{"rank", 1}, {"indices", "0"}, {"last", 1}});
-  tl.add(obs::phase(msec(20), "teardown"));
+  tl.add(obs::phase(msec(20), RunPhase::Teardown));
   auto r = run("data_partition", tl);
   EXPECT_EQ(r.status, CheckStatus::Fail);
   EXPECT_THAT(r.reason, HasSubstr("index 0 by ranks 0, 1"));

@@ -38,9 +38,9 @@ TEST(DeviceMemoryAtBaseline, TheNewestGoodSampleOfEachJobGpuDecides) {
 TEST(ReleaseOrigin, FirstFaultThenTopExitThenDeadline) {
   Timeline tl;
   EXPECT_EQ(release_origin(tl), std::nullopt);
-  tl.add(obs::phase(900, "deadline"));
+  tl.add(obs::phase(900, RunPhase::Deadline));
   EXPECT_EQ(release_origin(tl), 900);
-  tl.add(obs::phase(700, "job_exited"));
+  tl.add(obs::phase(700, RunPhase::JobExited));
   EXPECT_EQ(release_origin(tl), 700);
   tl.add(obs::fault(300, 0, 42, FaultAction::Sigkill, "after 1s"));
   tl.add(obs::fault(400, 1, 42, FaultAction::Sigkill, "after 1s"));

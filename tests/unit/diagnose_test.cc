@@ -57,7 +57,7 @@ TEST(OpenCollectives, BeginThenEndIsClosed) {
 
 TEST(OpenCollectives, TheLastOneEnteredPerProcess) {
   Timeline tl;
-  tl.add(obs::phase(0, "running"));
+  tl.add(obs::phase(0, RunPhase::Running));
   tl.add(coll(1, 10, R"({"op":"allreduce","seq":7,"state":"begin"})"));
   tl.add(coll(2, 11, R"({"op":"allreduce","seq":7,"state":"begin"})"));
   tl.add(coll(3, 10, R"({"op":"allreduce","seq":7,"state":"end"})"));

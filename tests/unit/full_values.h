@@ -29,6 +29,8 @@ inline M full_value() {
     return Role::Worker;
   } else if constexpr (std::is_same_v<M, HarnessPart>) {
     return HarnessPart::ShmDir;
+  } else if constexpr (std::is_same_v<M, RunPhase>) {
+    return RunPhase::DeviceRelease;
   } else if constexpr (std::is_same_v<M, FaultAction>) {
     return FaultAction::HostOom;
   } else if constexpr (std::is_same_v<M, std::optional<Outcome>>) {

@@ -38,7 +38,7 @@ Timeline job() {
   Timeline tl;
   tl.facts.top_pid = kMain;
   tl.facts.init_pid = kInit;
-  tl.add(obs::phase(0, "launch"));
+  tl.add(obs::phase(0, RunPhase::Launch));
   tl.add(obs::proc_start(msec(1), kMain, kInit, "python3", "python3 loader_job.py", Role::Unknown));
   tl.add(obs::announce(msec(2), kMain, Role::Rank, 0, -1, "{}"));
   tl.add(obs::proc_start(msec(3), kWorker0, kMain, "python3", "python3 loader_job.py",
@@ -53,8 +53,8 @@ Timeline job() {
 void finish(Timeline& tl) {
   for (int pid : {kWorker0, kWorker1, kMain})
     tl.add(obs::proc_exit(msec(8000), pid, Outcome::exited(0)));
-  tl.add(obs::phase(kTeardown, "teardown"));
-  tl.add(obs::phase(kTeardown + msec(100), "done"));
+  tl.add(obs::phase(kTeardown, RunPhase::Teardown));
+  tl.add(obs::phase(kTeardown + msec(100), RunPhase::Done));
 }
 
 void memory(Timeline& tl, int pid, int step, double pss_kb, double rss_kb = 150000) {

@@ -306,11 +306,11 @@ NodeRun CleanNode(int index, Nanos origin, Nanos offset, int pid) {
   n.clock = ClockOffset{offset, 1000, 2000, 8};
   n.out_dir = "/nonexistent/node" + std::to_string(index);
   auto& tl = n.timeline;
-  tl.add(obs::phase(0, "launch"));
+  tl.add(obs::phase(0, RunPhase::Launch));
   tl.add(obs::proc_start(1 * kMilli, pid, 1, "python3", "python3 train.py", Role::Launcher, 0));
   tl.add(obs::proc_exit(500 * kMilli, pid, Outcome::exited(0)));
   tl.add(obs::proc_gone(501 * kMilli, pid));
-  tl.add(obs::phase(600 * kMilli, "done"));
+  tl.add(obs::phase(600 * kMilli, RunPhase::Done));
   tl.facts.top_pid = pid;
   tl.facts.top_outcome = Outcome::exited(0);
   tl.facts.containment = JobContainment::PidNamespace;
@@ -497,7 +497,7 @@ TEST(MultiNodeTimings, TheJobSpansFromTheFirstTopsStartToTheLastTopsEnd) {
   EXPECT_EQ(t.origin, TimingsOrigin::TopExit);
   // Node 1's top ended by its teardown (at 550 ms): the job did not end by itself.
   tl.add([] {
-    Observation o = obs::phase(550 * kMilli, "teardown");
+    Observation o = obs::phase(550 * kMilli, RunPhase::Teardown);
     o.node = 1;
     return o;
   }());

@@ -213,6 +213,17 @@ TEST(ResultRead, ADocumentThatIsNotOneIsRefusedNamingTheField) {
     EXPECT_EQ(error_of(d), "scenarios[0].timeline[0].kind has an unknown value \"teleport\"");
   }
   {
+    // A phase is one of the run's phases, by its word.
+    json d = good;
+    json& timeline = d["scenarios"][0]["timeline"];
+    auto phase = std::find_if(timeline.begin(), timeline.end(),
+                              [](const json& e) { return e["kind"] == "phase"; });
+    ASSERT_NE(phase, timeline.end());
+    (*phase)["name"] = "lunch";
+    EXPECT_EQ(error_of(d), "scenarios[0].timeline[" + std::to_string(phase - timeline.begin()) +
+                               "].name has an unknown value \"lunch\"");
+  }
+  {
     json d = good;
     d["scenarios"][0]["processes"][0]["outcome"] = {{"kind", "killed"}, {"signal", "SIGNOPE"}};
     EXPECT_EQ(error_of(d),

@@ -49,21 +49,21 @@ inline Timeline skeleton(std::optional<Nanos> top_exit = kTopExit,
   tl.facts.init_pid = kInit;
   tl.facts.containment = JobContainment::PidNamespace;
   tl.add(obs::shm_add(0, "baseline_seg", 1000, /*baseline=*/true));
-  tl.add(obs::phase(0, "launch"));
+  tl.add(obs::phase(0, RunPhase::Launch));
   tl.add(obs::proc_start(kTopStart, kTop, kInit, "launcher", "launcher --n 2", Role::Launcher, 0, 0,
                          'R'));
-  tl.add(obs::phase(msec(2), "running"));
+  tl.add(obs::phase(msec(2), RunPhase::Running));
   if (top_exit) {
     tl.facts.top_outcome = outcome;
     tl.add(obs::proc_exit(*top_exit, kTop, outcome));
     tl.add(obs::proc_gone(*top_exit + msec(1), kTop));
     if (*top_exit < kTeardown) {
-      tl.add(obs::phase(*top_exit + msec(10), "job_exited"));
-      tl.add(obs::phase(*top_exit + msec(10), "settle"));
+      tl.add(obs::phase(*top_exit + msec(10), RunPhase::JobExited));
+      tl.add(obs::phase(*top_exit + msec(10), RunPhase::Settle));
     }
   }
-  tl.add(obs::phase(kTeardown, "teardown"));
-  tl.add(obs::phase(kDone, "done"));
+  tl.add(obs::phase(kTeardown, RunPhase::Teardown));
+  tl.add(obs::phase(kDone, RunPhase::Done));
   return tl;
 }
 

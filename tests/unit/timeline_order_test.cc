@@ -61,7 +61,7 @@ TEST(TimelineOrder, AnOomKillIsDrawnAsTheKernelsSigkill) {
 
 TEST(TimelineOrder, SamplesBecomeCurvesAndTheShmBaselineIsLeftOut) {
   ScenarioResult sc = scenario({
-      obs::phase(1 * kMs, "launch"),
+      obs::phase(1 * kMs, RunPhase::Launch),
       obs::sample(2 * kMs, 3, 4096),
       obs::sample(4 * kMs, 1, 0),
       obs::memory(4 * kMs, 1000, 2),

@@ -236,13 +236,13 @@ TEST(BuildHistories, OrphanedAtFromTheParentsEndWhenTheParentPidWasReused) {
 
 TEST(PhaseTime, FirstOccurrence) {
   Timeline tl;
-  tl.add(obs::phase(msec(5), "settle"));
+  tl.add(obs::phase(msec(5), RunPhase::Settle));
   tl.add(obs::note(msec(6), "teardown"));  // not a phase
-  tl.add(obs::phase(msec(7), "teardown"));
-  tl.add(obs::phase(msec(9), "teardown"));
-  EXPECT_EQ(phase_time(tl, "teardown"), msec(7));
-  EXPECT_EQ(phase_time(tl, "settle"), msec(5));
-  EXPECT_EQ(phase_time(tl, "done"), std::nullopt);
+  tl.add(obs::phase(msec(7), RunPhase::Teardown));
+  tl.add(obs::phase(msec(9), RunPhase::Teardown));
+  EXPECT_EQ(phase_time(tl, RunPhase::Teardown), msec(7));
+  EXPECT_EQ(phase_time(tl, RunPhase::Settle), msec(5));
+  EXPECT_EQ(phase_time(tl, RunPhase::Done), std::nullopt);
 }
 
 // A process first seen between fork and exec carries its parent's command
@@ -267,6 +267,19 @@ TEST(Histories, AnExecReplacesTheCommandSeenBeforeIt) {
 
 // ============================================================ kinds and builders
 
+TEST(RunPhases, EachHasOneWordThatReadsBack) {
+  std::set<std::string_view> words;
+  for (int k = 0; k <= static_cast<int>(RunPhase::Done); ++k) {
+    const auto p = static_cast<RunPhase>(k);
+    EXPECT_EQ(parse_run_phase(to_string(p)), p) << to_string(p);
+    words.insert(to_string(p));
+  }
+  EXPECT_EQ(words.size(), 10u);
+  EXPECT_EQ(to_string(RunPhase::JobExited), "job_exited");
+  EXPECT_FALSE(parse_run_phase("Job_exited"));
+  EXPECT_FALSE(parse_run_phase(""));
+}
+
 TEST(ObsKinds, EachKindHasItsOwnWord) {
   std::set<std::string_view> words;
   int kinds = 0;
@@ -277,7 +290,7 @@ TEST(ObsKinds, EachKindHasItsOwnWord) {
     return false;
   });
   EXPECT_EQ(kinds, static_cast<int>(std::variant_size_v<ObsPayload>));
-  EXPECT_EQ(obs::phase(0, "launch").word(), "phase");
+  EXPECT_EQ(obs::phase(0, RunPhase::Launch).word(), "phase");
   EXPECT_EQ(obs::proc_start(0, 1, 0, "a", "a").word(), "proc_start");
   EXPECT_EQ(obs::shm_held(0, 1, "/dev/shm/x", 1, "fd", false).word(), "shm_held");
   EXPECT_EQ(obs::tmp_left(0, "/tmp/pymp-1", 1, 0, TmpKind::Pymp).word(), "tmp_left");

@@ -184,7 +184,7 @@ TEST(ComputeTimings, TopEndedByTeardown) {
 
 TEST(ComputeTimings, DeadlineIsTheOriginWhenTheTopNeverEnded) {
   Timeline tl = skeleton(std::nullopt);
-  tl.add(obs::phase(msec(4000), "deadline"));
+  tl.add(obs::phase(msec(4000), RunPhase::Deadline));
   life(tl, 101, kTop, msec(20), msec(4500), msec(4600));
   auto t = timings_of(tl);
   EXPECT_EQ(t.origin, TimingsOrigin::Deadline);

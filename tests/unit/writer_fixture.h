@@ -107,19 +107,19 @@ inline ScenarioResult orphan_scenario(const std::string& root) {
   tl.facts.stdout_text = "launched 1 worker\n";
   tl.facts.stderr_text = "";
   tl.facts.containment = JobContainment::PidNamespace;
-  tl.add(obs::phase(0, "launch"));
+  tl.add(obs::phase(0, RunPhase::Launch));
   tl.add(obs::proc_start(ms(1.5), 2001, 2000, "launcher", "./launcher --workers 1", Role::Launcher,
                          0, 1000));
-  tl.add(obs::phase(ms(2), "running"));
+  tl.add(obs::phase(ms(2), RunPhase::Running));
   tl.add(obs::proc_start(ms(10.25), 2003, 2001, "worker", "./worker --rank 0", Role::Worker, 1,
                          1001, 'S', 3));
   tl.add(obs::proc_exit(ms(800), 2001, Outcome::exited(0)));
   tl.add(obs::proc_parent(ms(812.5), 2003, 1));
   tl.add(obs::proc_gone(ms(805), 2001));
-  tl.add(obs::phase(ms(1500.25), "job_exited"));
+  tl.add(obs::phase(ms(1500.25), RunPhase::JobExited));
   tl.add(obs::sample(ms(1600), 1, 0));
   tl.add(obs::note(ms(2300), "worker still alive at teardown"));
-  tl.add(obs::phase(ms(2300.5), "done"));
+  tl.add(obs::phase(ms(2300.5), RunPhase::Done));
 
   ProcessHistory launcher =
       proc(2001, 2000, 0, "launcher", "./launcher --workers 1", Role::Launcher, ms(1.5));
@@ -195,14 +195,14 @@ inline ScenarioResult shm_scenario(const std::string& root) {
   tl.facts.diagnosis = {d};
   tl.facts.diagnosis_took = ms(830);
   tl.add(obs::shm_add(0, "sem.baseline", 32, true));
-  tl.add(obs::phase(0, "launch"));
+  tl.add(obs::phase(0, RunPhase::Launch));
   tl.add(obs::proc_start(ms(1), 3001, 3000, "mpirun", "mpirun -n 2 ./rank", Role::Launcher, 0, 50));
   tl.add(obs::proc_start(ms(3.5), 3002, 3001, "rank", "./rank", Role::Rank, 1, 51));
   tl.add(obs::shm_add(ms(4), "psm_leak", 1024));
   tl.add(obs::shm_resize(ms(4.5), "psm_leak", 4096));
   tl.add(obs::shm_add(ms(5), "sem.tmp", 32));
   tl.add(obs::proc_state(ms(900), 3002, 'Z'));
-  tl.add(obs::phase(ms(5000), "deadline"));
+  tl.add(obs::phase(ms(5000), RunPhase::Deadline));
   tl.add(obs::signal(ms(5000), 3001, 9, "deadline"));
   tl.add(obs::proc_exit(ms(5001), 3001, Outcome::killed(9)));
   tl.add(obs::proc_exit(ms(5002), 3002, std::nullopt));
@@ -212,7 +212,7 @@ inline ScenarioResult shm_scenario(const std::string& root) {
   tl.add(obs::shm_reclaim(ms(6000), "psm_leak", 4096));
   tl.add(obs::tmp_left(ms(6000.5), "/tmp/pymp-k2x9ab", 0, 1000, TmpKind::Pymp));
   tl.add(obs::tmp_reclaim(ms(6000.5), "/tmp/pymp-k2x9ab", 0));
-  tl.add(obs::phase(ms(6001.5), "done"));
+  tl.add(obs::phase(ms(6001.5), RunPhase::Done));
 
   ProcessHistory top = proc(3001, 3000, 0, "mpirun", "mpirun -n 2 ./rank", Role::Launcher, ms(1));
   top.exited_at = ms(5001);
