@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/inotify.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -209,6 +210,23 @@ TEST(TrainerShm, FdSegmentHasNoNameAndTravelsOverAUnixSocket) {
   ASSERT_TRUE(got) << err;
   EXPECT_EQ(got->map.size(), 4096u);
   EXPECT_EQ(got->map.data()[4095], 0x33);
+}
+
+// No name ever appears for a file_descriptor segment, so a worker killed at
+// any moment of making one (SIGKILL, PDEATHSIG with its rank) leaves nothing
+// in /dev/shm: the directory sees no entry created at all.
+TEST(TrainerShm, FdSegmentNeverHasANameToLeave) {
+  ShmDir d;
+  UniqueFd watch(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
+  ASSERT_TRUE(watch.valid());
+  ASSERT_GE(::inotify_add_watch(watch.get(), d.path().c_str(), IN_CREATE | IN_DELETE), 0);
+  std::string err;
+  auto seg = create_fd_segment(d.path(), 8192, &err);
+  ASSERT_TRUE(seg) << err;
+  alignas(inotify_event) char buf[4096];
+  ssize_t n = ::read(watch.get(), buf, sizeof buf);
+  EXPECT_EQ(n, -1) << "an entry was created and removed: a SIGKILL between could leave it";
+  EXPECT_EQ(errno, EAGAIN);
 }
 
 TEST(TrainerShm, ManagerReclaimsADeadClientsSegmentsAfterItsDelay) {
