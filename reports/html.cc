@@ -95,7 +95,7 @@ std::string facts_table(const ScenarioResult& sc) {
   std::string tags;
   for (const std::string& t : sc.tags) tags += "<span class=\"tag\">" + esc(t) + "</span> ";
   if (!tags.empty()) out += row("tags", tags);
-  out += row("expect", esc(sc.expect.empty() ? "pass" : sc.expect));
+  out += row("expect", esc(to_string(sc.expect)));
   out += row("seed", esc(std::to_string(sc.seed)));
   out += row("started", esc(sc.started_at.empty() ? "-" : sc.started_at));
   std::string cont = text(to_string(facts.containment));
@@ -459,12 +459,10 @@ std::string render_html(const RunResult& run, const std::string& report_dir) {
 
   out += "<p class=\"summary\">";
   out += "<span>" + esc(report::scenarios_text(run)) + "</span>";
-  for (Verdict v : {Verdict::Pass, Verdict::XFail, Verdict::Fail, Verdict::XPass, Verdict::Error,
-                    Verdict::Skipped}) {
-    auto n = std::count_if(run.scenarios.begin(), run.scenarios.end(),
-                           [&](const ScenarioResult& sc) { return sc.verdict == v; });
-    if (n > 0) out += "<span>" + std::to_string(n) + " " + text(to_string(v)) + "</span>";
-  }
+  const auto counts = report::verdict_counts(run);
+  for (Verdict v : report::kVerdictOrder)
+    if (auto n = counts.find(v); n != counts.end())
+      out += "<span>" + std::to_string(n->second) + " " + text(to_string(v)) + "</span>";
   out += "</p>";
   // A merge of shards that does not make the whole run.
   for (const auto& why : report::merge_gaps(run))

@@ -7,6 +7,7 @@
 #include "harness/core/fields_json.h"
 #include "harness/core/per_test_json.h"
 #include "harness/core/repeat_stats.h"
+#include "reports/repeat_view.h"
 
 namespace aftermath {
 
@@ -63,7 +64,7 @@ json scenario_json(const ScenarioResult& s) {
       {"description", s.description},
       {"tags", s.tags},
       {"seed", s.seed},
-      {"expect", s.expect},
+      {"expect", to_string(s.expect)},
       {"verdict", to_string(s.verdict)},
       {"verdict_reason", s.verdict_reason},
       {"scenario", {{"text", s.scenario_text}, {"hash", s.scenario_hash}}},
@@ -243,7 +244,7 @@ json to_json(const MergeRecord& m) {
   for (const auto& in : m.inputs)
     inputs.push_back({{"path", in.path},
                       {"scenarios", in.scenarios},
-                      {"shard", in.shard ? json(*in.shard) : json(nullptr)},
+                      {"shard", in.shard ? json(to_string(*in.shard)) : json(nullptr)},
                       {"command_line", in.command_line},
                       {"tool_version", in.tool_version}});
   json j = {{"inputs", std::move(inputs)}};
@@ -259,16 +260,11 @@ json to_json(const MergeRecord& m) {
 }
 
 json summary_json(const RunResult& run) {
-  json summary = {{"scenarios", run.scenarios.size()},
-                  {"pass", 0},
-                  {"fail", 0},
-                  {"xfail", 0},
-                  {"xpass", 0},
-                  {"error", 0},
-                  {"skipped", 0}};
-  for (const auto& s : run.scenarios) {
-    json& n = summary[std::string(to_string(s.verdict))];
-    n = n.get<int>() + 1;
+  json summary = {{"scenarios", run.scenarios.size()}};
+  const auto counts = report::verdict_counts(run);
+  for (Verdict v : report::kVerdictOrder) {
+    auto n = counts.find(v);
+    summary[std::string(to_string(v))] = n == counts.end() ? 0 : n->second;
   }
   return summary;
 }
@@ -295,8 +291,8 @@ json to_json(const RunResult& run) {
   }
   // Only with --shard: the slice, for `aftermath merge`.
   if (run.shard) {
-    out["shard"] = {{"index", run.shard->index},
-                    {"count", run.shard->count},
+    out["shard"] = {{"index", run.shard->slice.index},
+                    {"count", run.shard->slice.count},
                     {"total", run.shard->total},
                     {"positions", run.shard->positions},
                     {"names", run.shard->names}};

@@ -295,7 +295,7 @@ std::string render_junit(const RunResult& run) {
     std::string props;
     property(props, "      ", "verdict", to_string(s.verdict));
     property(props, "      ", "verdict_reason", s.verdict_reason);
-    property(props, "      ", "expect", s.expect);
+    property(props, "      ", "expect", to_string(s.expect));
     property(props, "      ", "seed", std::to_string(s.seed));
     property(props, "      ", "repro", s.repro);
     property(props, "      ", "file", s.file);

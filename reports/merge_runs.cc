@@ -39,8 +39,8 @@ std::optional<ShardRecord> shard_record(const RunResult& run) {
   if (!run.shard) return std::nullopt;
   const ShardInfo& s = *run.shard;
   ShardRecord r;
-  r.index = s.index;
-  r.count = s.count;
+  r.index = s.slice.index;
+  r.count = s.slice.count;
   r.total = static_cast<long long>(s.total);
   if (r.count < 1 || r.index < 1 || r.index > r.count || s.positions.size() != s.names.size())
     return std::nullopt;
@@ -49,7 +49,7 @@ std::optional<ShardRecord> shard_record(const RunResult& run) {
 }
 
 std::string shard_text(const ShardRecord& s) {
-  return std::to_string(s.index) + "/" + std::to_string(s.count);
+  return to_string(Shard{static_cast<int>(s.index), static_cast<int>(s.count)});
 }
 
 // Rewrites one scenario's paths from the folder its run wrote to (`then`,
@@ -252,7 +252,7 @@ Expected<MergedRun> merge_runs(const std::vector<MergeInput>& inputs, const std:
     const fs::path file = fs::path(inputs[i].file).lexically_normal();
     const fs::path rel = file.lexically_relative(out);
     record.inputs.push_back({rel.empty() ? file.string() : rel.string(), in.scenarios.size(),
-                             shards[i] ? std::optional(shard_text(*shards[i])) : std::nullopt,
+                             shards[i] ? std::optional(in.shard->slice) : std::nullopt,
                              in.command_line, in.tool_version});
     tool_versions.push_back(in.tool_version);
   }

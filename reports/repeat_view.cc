@@ -35,15 +35,25 @@ std::string scenarios_text(const RunResult& run) {
   return repeated_text(run.aggregates);
 }
 
-std::string verdicts_text(const Aggregate& a) {
+std::map<Verdict, int> verdict_counts(const RunResult& run) {
+  std::map<Verdict, int> counts;
+  for (const ScenarioResult& sc : run.scenarios) ++counts[sc.verdict];
+  return counts;
+}
+
+std::string counts_text(const std::map<Verdict, int>& counts) {
   std::string out;
-  for (Verdict v : {Verdict::Pass, Verdict::XFail, Verdict::Fail, Verdict::XPass, Verdict::Error,
-                    Verdict::Skipped}) {
-    auto it = a.verdicts.find(v);
-    if (it != a.verdicts.end() && it->second > 0)
+  for (Verdict v : kVerdictOrder) {
+    auto it = counts.find(v);
+    if (it != counts.end() && it->second > 0)
       out +=
           (out.empty() ? "" : ", ") + std::to_string(it->second) + " " + std::string(to_string(v));
   }
+  return out;
+}
+
+std::string verdicts_text(const Aggregate& a) {
+  std::string out = counts_text(a.verdicts);
   return out.empty() ? "-" : out;
 }
 

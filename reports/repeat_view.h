@@ -3,6 +3,7 @@
 // its interval and, for a flaky one, the outcomes that occurred.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,7 +20,17 @@ std::string run_label(const ScenarioResult& scenario);
 // after an interruption).
 std::string scenarios_text(const RunResult& run);
 
-// The verdict counts in a fixed order: "3 xfail, 2 xpass".
+// The order every report lists verdicts in.
+inline constexpr Verdict kVerdictOrder[] = {Verdict::Pass,  Verdict::XFail, Verdict::Fail,
+                                            Verdict::XPass, Verdict::Error, Verdict::Skipped};
+
+// How many of the run's scenarios had each verdict (those that occurred).
+std::map<Verdict, int> verdict_counts(const RunResult& run);
+
+// The counts above 0 in that order: "3 xfail, 2 xpass"; "" when none.
+std::string counts_text(const std::map<Verdict, int>& counts);
+
+// An aggregate's verdict counts so: "3 xfail, 2 xpass"; "-" when none.
 std::string verdicts_text(const Aggregate& a);
 
 // The all-gone time's distribution, "10.0 ms / 20.0 ms / 30.0 ms / 1.50 s"

@@ -39,6 +39,10 @@ void from(const json& v, const std::string& path, OptMs out) {
   else
     out.out = json_read::millis_to_nanos(v, path);
 }
+// A merge input's slice, "I/N".
+void from(const json& v, const std::string& path, Shard& out) {
+  out = json_read::word<Shard>(v, path, parse_shard_text);
+}
 // A JSON value kept as it is (a check's measured values).
 void from(const json& v, const std::string&, json& out) { out = v; }
 // A /proc state letter as a one-character string; "" is none (0).
@@ -371,8 +375,8 @@ void read_run(const json& doc, RunResult& out) {
   if (f.has("shard")) {
     Fields s = f.object("shard");
     ShardInfo shard;
-    s.need("index", shard.index);
-    s.need("count", shard.count);
+    s.need("index", shard.slice.index);
+    s.need("count", shard.slice.count);
     s.read("total", shard.total);
     s.read("positions", shard.positions);
     s.read("names", shard.names);

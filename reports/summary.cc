@@ -120,14 +120,7 @@ std::string md_cell(std::string_view text) {
 std::string render_summary_md(const RunResult& run) {
   const auto& scenarios = run.scenarios;
   std::string out = "## aftermath: " + report::scenarios_text(run);
-  std::string counts;
-  for (Verdict v : {Verdict::Pass, Verdict::XFail, Verdict::Fail, Verdict::XPass, Verdict::Error,
-                    Verdict::Skipped}) {
-    auto n = std::count_if(scenarios.begin(), scenarios.end(),
-                           [&](const ScenarioResult& sc) { return sc.verdict == v; });
-    if (n > 0)
-      counts += (counts.empty() ? "" : ", ") + std::to_string(n) + " " + std::string(to_string(v));
-  }
+  const std::string counts = report::counts_text(report::verdict_counts(run));
   if (!counts.empty()) out += " (" + counts + ")";
   out += "\n\n";
   // A merge of shards that does not make the whole run: said before the table.

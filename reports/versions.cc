@@ -35,7 +35,7 @@ json cell(const ScenarioResult& s) {
   for (const CheckResult& check : s.checks)
     if (check.status == CheckStatus::Fail) failed.push_back(check.name);
   c["failed"] = failed;
-  c["expect"] = s.expect;
+  c["expect"] = to_string(s.expect);
   if (!s.torch_range.empty()) c["torch_range"] = s.torch_range;
   // The orphans no_orphans measured: the job's, and the helpers that lingered.
   int orphans = 0, helpers = 0;

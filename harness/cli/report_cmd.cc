@@ -14,6 +14,7 @@
 #include "harness/os/expected.h"
 #include "reports/diff.h"
 #include "reports/merge_runs.h"
+#include "reports/repeat_view.h"
 #include "reports/result_read.h"
 #include "reports/write_reports.h"
 
@@ -114,14 +115,7 @@ std::optional<std::vector<MergeInput>> read_merge_inputs(const std::vector<std::
 
 // "4 scenarios (2 pass, 1 xfail, 1 fail)".
 std::string counts_text(const RunResult& run) {
-  std::string counts;
-  for (Verdict v : {Verdict::Pass, Verdict::XFail, Verdict::Fail, Verdict::XPass, Verdict::Error,
-                    Verdict::Skipped}) {
-    auto n = std::count_if(run.scenarios.begin(), run.scenarios.end(),
-                           [&](const ScenarioResult& sc) { return sc.verdict == v; });
-    if (n > 0)
-      counts += (counts.empty() ? "" : ", ") + std::to_string(n) + " " + std::string(to_string(v));
-  }
+  const std::string counts = report::counts_text(report::verdict_counts(run));
   std::size_t n = run.scenarios.size();
   return std::to_string(n) + (n == 1 ? " scenario" : " scenarios") +
          (counts.empty() ? "" : " (" + counts + ")");

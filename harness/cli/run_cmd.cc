@@ -369,19 +369,8 @@ std::optional<int> run_in_new_allocation(const std::vector<Scenario>& scenarios,
 }  // namespace
 
 Expected<Shard> parse_shard(const std::string& text) {
-  auto bad = [&] {
-    return Error{"--shard: expected I/N with 1 <= I <= N <= 10000 (e.g. 2/4), got '" + text + "'"};
-  };
-  auto slash = text.find('/');
-  if (slash == std::string::npos) return bad();
-  auto number = [](const std::string& s) -> int {
-    if (s.empty() || s.size() > 5 || s.find_first_not_of("0123456789") != std::string::npos)
-      return -1;
-    return std::stoi(s);
-  };
-  int i = number(text.substr(0, slash)), n = number(text.substr(slash + 1));
-  if (i < 1 || n < 1 || i > n || n > 10000) return bad();
-  return Shard{i, n};
+  if (auto shard = parse_shard_text(text)) return *shard;
+  return Error{"--shard: expected I/N with 1 <= I <= N <= 10000 (e.g. 2/4), got '" + text + "'"};
 }
 
 std::vector<std::size_t> shard_positions(std::size_t total, const Shard& s) {
@@ -610,7 +599,7 @@ int cmd_run(const RunCliOptions& c, const RunInvocation& inv) {
     }
     for (auto& scenarios : per_python) {
       std::vector<Scenario> slice;
-      shard_info = ShardInfo{shard->index, shard->count, scenarios.size(), {}, {}};
+      shard_info = ShardInfo{*shard, scenarios.size(), {}, {}};
       for (std::size_t k : shard_positions(scenarios.size(), *shard)) {
         shard_info->positions.push_back(k);
         shard_info->names.push_back(scenarios[k].name);

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/core/types.h"
 #include "harness/os/expected.h"
 
 namespace aftermath {
@@ -48,12 +49,8 @@ struct RunCliOptions {
   bool slurm = false;  // --slurm: outside an allocation, ask Slurm for one
 };
 
-// --shard I/N: the I-th (1-based) of N slices of a run's scenarios.
-struct Shard {
-  int index = 1;
-  int count = 1;
-};
-// Parses "I/N" (1 <= I <= N <= 10000); the error says what is wrong.
+// --shard I/N: the I-th (1-based) of N slices of a run's scenarios (Shard,
+// core/types.h); the error says what is wrong.
 Expected<Shard> parse_shard(const std::string& text);
 // The positions (into a list of `total` scenarios, in input order) that
 // shard s runs: every N-th from I-1, so consecutive scenarios (a suite's

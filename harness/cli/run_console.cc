@@ -92,8 +92,7 @@ void print_table(const RunResult& run, bool tty) {
     }
     for (const auto& line : leaking_test_lines(s)) std::printf("    %s\n", line.c_str());
   }
-  std::map<Verdict, int> n;
-  for (const auto& s : run.scenarios) n[s.verdict]++;
+  std::map<Verdict, int> n = report::verdict_counts(run);
   std::printf("\n%zu scenario(s): %d pass, %d xfail, %d fail, %d xpass, %d error",
               run.scenarios.size(), n[Verdict::Pass], n[Verdict::XFail], n[Verdict::Fail],
               n[Verdict::XPass], n[Verdict::Error]);

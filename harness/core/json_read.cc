@@ -57,6 +57,9 @@ void from(const json& v, const std::string& path, Role& out) {
 void from(const json& v, const std::string& path, Verdict& out) {
   out = word<Verdict>(v, path, parse_verdict);
 }
+void from(const json& v, const std::string& path, ExpectedChecks& out) {
+  out = word<ExpectedChecks>(v, path, parse_expected_checks);
+}
 void from(const json& v, const std::string& path, CheckStatus& out) {
   out = word<CheckStatus>(v, path, parse_check_status);
 }

@@ -87,6 +87,7 @@ void from(const nlohmann::json& v, const std::string& path, T& out) {
 }
 void from(const nlohmann::json& v, const std::string& path, Role& out);
 void from(const nlohmann::json& v, const std::string& path, Verdict& out);
+void from(const nlohmann::json& v, const std::string& path, ExpectedChecks& out);
 void from(const nlohmann::json& v, const std::string& path, CheckStatus& out);
 void from(const nlohmann::json& v, const std::string& path, AgentState& out);
 void from(const nlohmann::json& v, const std::string& path, LeakKind& out);

@@ -61,7 +61,7 @@ std::vector<Aggregate> aggregate(const std::vector<ScenarioResult>& results) {
     if (fresh) {
       out.push_back(Aggregate{});
       out.back().name = r.name;
-      out.back().expects_failure = r.expect != "pass";
+      out.back().expects_failure = !r.expect.pass;
     }
     Aggregate& a = out[it->second];
     ++a.runs;

@@ -110,7 +110,7 @@ struct ScenarioResult {
   std::string scenario_text;
   std::string scenario_hash;  // FNV-1a 64 of scenario_text, hex
   std::uint64_t seed = 0;
-  std::string expect;       // "pass" or "fail: a, b"
+  ExpectedChecks expect;
   std::string torch_range;  // the scenario's `torch:` range that applied ("" when none)
   Verdict verdict = Verdict::Error;
   std::string verdict_reason;
@@ -196,8 +196,7 @@ struct Aggregate {
 // that `aftermath merge` can put the shards back in the suite's order and
 // tell a missing shard from a complete run.
 struct ShardInfo {
-  int index = 1;                       // I, 1-based
-  int count = 1;                       // N
+  Shard slice;                         // I/N
   std::size_t total = 0;               // scenarios before slicing
   std::vector<std::size_t> positions;  // each sliced scenario's position (from 0) in the whole list
   std::vector<std::string> names;      // those scenarios' names, aligned with `positions`
@@ -209,7 +208,7 @@ struct MergeRecord {
   struct Input {
     std::string path;  // its result.json, relative to the merged report's folder where inside it
     std::size_t scenarios = 0;
-    std::optional<std::string> shard;  // "I/N"; nullopt: not a shard
+    std::optional<Shard> shard;  // nullopt: not a shard
     std::string command_line;
     std::string tool_version;
   };

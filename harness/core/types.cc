@@ -146,6 +146,72 @@ std::optional<CheckStatus> parse_check_status(std::string_view s) {
 }
 std::string_view to_string(Verdict v) { return text_of(kVerdicts, v); }
 std::optional<Verdict> parse_verdict(std::string_view s) { return value_of(kVerdicts, s); }
+std::string to_string(const ExpectedChecks& e) {
+  std::string out = e.pass ? "pass" : "fail:";
+  if (!e.pass)
+    for (const std::string& name : e.fail) out += " " + name;
+  if (!e.may_fail.empty()) {
+    out += "; may fail:";
+    for (const std::string& name : e.may_fail) out += " " + name;
+  }
+  return out;
+}
+
+namespace {
+// The check names after `head` ("fail:", "may fail:") at the start of
+// `part`; nullopt when it starts otherwise or names none.
+std::optional<std::vector<std::string>> names_after(std::string_view part, std::string_view head) {
+  if (!part.starts_with(head)) return std::nullopt;
+  std::vector<std::string> names;
+  std::string name;
+  std::string text(part.substr(head.size()));
+  for (char c : text + " ") {
+    if (c == ' ' || c == ',') {
+      if (!name.empty()) names.push_back(std::move(name));
+      name.clear();
+    } else {
+      name += c;
+    }
+  }
+  if (names.empty()) return std::nullopt;
+  return names;
+}
+}  // namespace
+
+std::optional<ExpectedChecks> parse_expected_checks(std::string_view s) {
+  ExpectedChecks e;
+  std::string_view first = s, rest;
+  if (auto semi = s.find(';'); semi != std::string_view::npos) {
+    first = s.substr(0, semi);
+    rest = s.substr(semi + 1);
+    while (rest.starts_with(' ')) rest.remove_prefix(1);
+    auto may = names_after(rest, "may fail:");
+    if (!may) return std::nullopt;
+    e.may_fail = std::move(*may);
+  }
+  if (first == "pass") return e;
+  auto fail = names_after(first, "fail:");
+  if (!fail) return std::nullopt;
+  e.pass = false;
+  e.fail = std::move(*fail);
+  return e;
+}
+
+std::string to_string(Shard s) { return std::to_string(s.index) + "/" + std::to_string(s.count); }
+
+std::optional<Shard> parse_shard_text(std::string_view text) {
+  auto number = [](std::string_view s) -> int {
+    if (s.empty() || s.size() > 5 || s.find_first_not_of("0123456789") != std::string_view::npos)
+      return -1;
+    return std::stoi(std::string(s));
+  };
+  const auto slash = text.find('/');
+  if (slash == std::string_view::npos) return std::nullopt;
+  const int i = number(text.substr(0, slash)), n = number(text.substr(slash + 1));
+  if (i < 1 || n < 1 || i > n || n > 10000) return std::nullopt;
+  return Shard{i, n};
+}
+
 std::string_view to_string(AgentState a) { return text_of(kAgentStates, a); }
 std::optional<AgentState> parse_agent_state(std::string_view s) {
   return value_of(kAgentStates, s);

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "harness/os/clock.h"
 
@@ -68,6 +69,31 @@ std::optional<CheckStatus> parse_check_status(std::string_view s);
 enum class Verdict { Pass, Fail, XFail, XPass, Error, Skipped };
 std::string_view to_string(Verdict v);
 std::optional<Verdict> parse_verdict(std::string_view s);
+
+// What a scenario expected of its checks, as its result carries it: a pass,
+// or these checks failing (a known bug reproduced); and, either way, the
+// checks a known race of the job's own may fail in some runs. The text is
+// "pass" or "fail: a b", then "; may fail: c d" where some may.
+struct ExpectedChecks {
+  bool pass = true;                   // else `fail` names the checks expected to fail
+  std::vector<std::string> fail;      // non-empty iff !pass
+  std::vector<std::string> may_fail;  // never one of `fail`
+  bool operator==(const ExpectedChecks&) const = default;
+};
+std::string to_string(const ExpectedChecks& e);
+// The text above (names split on spaces or commas); nullopt for any other.
+std::optional<ExpectedChecks> parse_expected_checks(std::string_view s);
+
+// One slice of a sharded run (`run --shard I/N`): the I-th (1-based) of N,
+// 1 <= I <= N <= 10000.
+struct Shard {
+  int index = 1;
+  int count = 1;
+  bool operator==(const Shard&) const = default;
+};
+std::string to_string(Shard s);  // "I/N"
+// "I/N" within those bounds; nullopt for any other text.
+std::optional<Shard> parse_shard_text(std::string_view text);
 
 // A multi-node run's agent on one node: it reported to the end (done), its
 // connection ended first (lost), or it never connected (absent).

@@ -90,16 +90,9 @@ ScenarioResult begin_result(const Scenario& sc, const RunOptions& o, std::uint64
   r.scenario_hash = fnv1a_hex(sc.text);
   r.seed = seed;
   r.torch_range = sc.torch_range;
-  if (sc.expect.expect_pass) {
-    r.expect = "pass";
-  } else {
-    r.expect = "fail:";
-    for (const auto& f : sc.expect.failing) r.expect += " " + f;
-  }
-  if (!sc.expect.may_fail.empty()) {
-    r.expect += "; may fail:";
-    for (const auto& f : sc.expect.may_fail) r.expect += " " + f;
-  }
+  r.expect = ExpectedChecks{.pass = sc.expect.expect_pass,
+                            .fail = {sc.expect.failing.begin(), sc.expect.failing.end()},
+                            .may_fail = {sc.expect.may_fail.begin(), sc.expect.may_fail.end()}};
   r.repro = repro_line(sc, o, seed);
   r.started_at = iso_now();
   std::error_code ec;

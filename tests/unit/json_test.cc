@@ -86,7 +86,7 @@ TEST(ReportsJson, TopLevelShapeAndSummary) {
 TEST(ReportsJson, AShardRecordsItsSlice) {
   RunResult run = sample_run();
   EXPECT_FALSE(to_json(run).contains("shard"));
-  run.shard = ShardInfo{2, 3, 5, {1, 4}, {"orphan_reaper", "shm_leak"}};
+  run.shard = ShardInfo{{2, 3}, 5, {1, 4}, {"orphan_reaper", "shm_leak"}};
   EXPECT_EQ(to_json(run)["shard"], json::parse(R"({"index": 2, "count": 3, "total": 5,
       "positions": [1, 4], "names": ["orphan_reaper", "shm_leak"]})"));
 }

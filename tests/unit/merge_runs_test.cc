@@ -36,7 +36,6 @@ ScenarioResult scenario(const std::string& name, int shard, Verdict verdict = Ve
   ScenarioResult s;
   s.name = name;
   s.verdict = verdict;
-  s.expect = "pass";
   s.run_index = run_index;
   s.runs = runs;
   s.out_dir = then_dir(shard) + "/" + name;
@@ -62,7 +61,7 @@ MergeInput shard(int index, int count, std::size_t total, std::vector<std::size_
   run.scenarios = std::move(results);
   if (run.scenarios.size() > 0 && run.scenarios[0].runs > 1)
     run.aggregates = aggregate(run.scenarios);
-  run.shard = ShardInfo{index, count, total, std::move(positions), std::move(names)};
+  run.shard = ShardInfo{{index, count}, total, std::move(positions), std::move(names)};
   // Through the text, as the merge reads it from disk.
   return {"out-" + std::to_string(index) + "/result.json", now_dir(index) + "/result.json",
           testing_reports::typed(json::parse(write_json(run)))};

@@ -125,10 +125,10 @@ RunResult full_run() {
                 {Verdict::Fail, {"no_orphans", "shm_clean"}, {2}}};
   a.timings_ms["job_ms"] = {2, 10.5, 11.25, 12, 12};
   run.aggregates = {a};
-  run.shard = ShardInfo{2, 3, 7, {1, 4}, {"a", "b"}};
+  run.shard = ShardInfo{{2, 3}, 7, {1, 4}, {"a", "b"}};
   run.environment = {{"kernel", "6.1"}, {"glibc", "2.36"}};
   MergeRecord m;
-  m.inputs = {{"shard-1/result.json", 2, "1/3", "aftermath run --shard 1/3", "0.1.0"},
+  m.inputs = {{"shard-1/result.json", 2, Shard{1, 3}, "aftermath run --shard 1/3", "0.1.0"},
               {"/abs/other/result.json", 1, std::nullopt, "aftermath run x.yaml", "0.1.0"}};
   m.shards = MergeRecord::Coverage{3, 7, false, {3}, {2, 5}, {4}, {"shard 3/3 is missing"}};
   run.merge = m;
@@ -159,6 +159,7 @@ TEST(ResultRead, EveryFieldThisVersionWritesComesBack) {
   EXPECT_EQ(s.nodes.at(0).agent, AgentState::Lost);
   EXPECT_EQ(s.run_index, 1);
   ASSERT_TRUE(back->merge.has_value());
+  EXPECT_EQ(back->merge->inputs.at(0).shard, (Shard{1, 3}));
   EXPECT_EQ(back->merge->inputs.at(1).shard, std::nullopt);
   ASSERT_TRUE(back->shard.has_value());
   EXPECT_EQ(back->shard->positions, (std::vector<std::size_t>{1, 4}));
@@ -183,6 +184,7 @@ TEST(ResultRead, AnEarlierReleasesDocumentReads) {
     for (std::size_t i = 0; i < doc["scenarios"].size(); ++i) {
       const json& sc = doc["scenarios"][i];
       EXPECT_EQ(to_string(back->scenarios[i].verdict), sc["verdict"].get<std::string>()) << file;
+      EXPECT_EQ(to_string(back->scenarios[i].expect), sc["expect"].get<std::string>()) << file;
       EXPECT_EQ(back->scenarios[i].checks.size(), sc["checks"].size()) << file;
       EXPECT_EQ(back->scenarios[i].timeline.observations.size(), sc["timeline"].size()) << file;
       EXPECT_EQ(back->scenarios[i].processes.size(), sc["processes"].size()) << file;
@@ -201,6 +203,11 @@ TEST(ResultRead, ADocumentThatIsNotOneIsRefusedNamingTheField) {
     json d = good;
     d["scenarios"][0]["verdict"] = "maybe";
     EXPECT_EQ(error_of(d), "scenarios[0].verdict has an unknown value \"maybe\"");
+  }
+  {
+    json d = good;
+    d["scenarios"][0]["expect"] = "fail";
+    EXPECT_EQ(error_of(d), "scenarios[0].expect has an unknown value \"fail\"");
   }
   {
     json d = good;

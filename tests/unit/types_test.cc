@@ -270,6 +270,27 @@ TEST(EnumStrings, TestOutcomeIsPytestsWordAndBack) {
   EXPECT_FALSE(parse_test_outcome("Passed"));
 }
 
+TEST(ExpectedChecks, TextAndBack) {
+  const ExpectedChecks pass;
+  const ExpectedChecks bug{.pass = false, .fail = {"all_exited", "no_orphans"}, .may_fail = {}};
+  const ExpectedChecks race{.pass = true, .fail = {}, .may_fail = {"shm_clean"}};
+  const ExpectedChecks both{.pass = false, .fail = {"tmp_clean"}, .may_fail = {"a", "b"}};
+  EXPECT_EQ(to_string(pass), "pass");
+  EXPECT_EQ(to_string(bug), "fail: all_exited no_orphans");
+  EXPECT_EQ(to_string(race), "pass; may fail: shm_clean");
+  EXPECT_EQ(to_string(both), "fail: tmp_clean; may fail: a b");
+  for (const ExpectedChecks& e : {pass, bug, race, both})
+    EXPECT_EQ(parse_expected_checks(to_string(e)), e) << to_string(e);
+  // Names split on commas as well.
+  EXPECT_EQ(parse_expected_checks("fail: all_exited, no_orphans"), bug);
+}
+
+TEST(ExpectedChecks, AnyOtherTextIsRefused) {
+  for (const char* text : {"", "Pass", "fail", "fail:", "fail:  ", "xfail: a", "pass;",
+                           "pass; may fail:", "pass; fail: a", "fail: a; may_fail: b"})
+    EXPECT_EQ(parse_expected_checks(text), std::nullopt) << text;
+}
+
 TEST(EnumStrings, TimingsOrigin) {
   EXPECT_EQ(to_string(TimingsOrigin::None), "");
   EXPECT_EQ(to_string(TimingsOrigin::FirstFault), "first fault");

@@ -70,7 +70,7 @@ inline ScenarioResult orphan_scenario(const std::string& root) {
   s.scenario_text = "name: orphan_reaper\nexpect: \"fail: no_orphans\"\n";
   s.scenario_hash = "9f86d081884c7d65";
   s.seed = 42;
-  s.expect = "fail: no_orphans";
+  s.expect = ExpectedChecks{.pass = false, .fail = {"no_orphans"}, .may_fail = {}};
   s.verdict = Verdict::XFail;
   s.verdict_reason = "expected failure reproduced: no_orphans";
   s.out_dir = root + "/orphan_reaper";
@@ -148,7 +148,7 @@ inline ScenarioResult shm_scenario(const std::string& root) {
   s.scenario_text = "name: shm_leak\nexpect: pass\n";
   s.scenario_hash = "2c26b46b68ffc68f";
   s.seed = 7;
-  s.expect = "pass";
+  s.expect = ExpectedChecks{};
   s.verdict = Verdict::Fail;
   s.verdict_reason = "shm_clean failed";
   s.error = "lost track of the job: waitid: ECHILD";
