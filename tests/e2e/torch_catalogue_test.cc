@@ -203,11 +203,19 @@ const std::map<std::string, Point>& points_of_scenarios() {
          // get() (more often under load), the cause the DataLoader re-raises
          // "exited unexpectedly" from; the poll's cause is queue.Empty. (A
          // time bound said the same and failed at 3.3 s under a load of 7.)
+         // Or, under load, the main process was still taking the killed
+         // worker's previous batch: its storage's fd comes from that
+         // worker's resource_sharer, whose connection the kill resets
+         // ("[Errno 104] Connection reset by peer", seen once at a load of
+         // 6); the handler's error follows, and job_exit's output_regex
+         // holds its words.
          const json& f = errs[0]["fields"];
-         EXPECT_NE((f["message"].get<std::string>() + " | " + f.value("cause", ""))
-                       .find("is killed by signal: Killed"),
-                   std::string::npos)
-             << f.dump();
+         const std::string said = f["message"].get<std::string>() + " | " + f.value("cause", "");
+         const bool by_handler = said.find("is killed by signal: Killed") != std::string::npos;
+         const bool in_handover =
+             f["type"] == "ConnectionResetError" || f["type"] == "ConnectionRefusedError";
+         EXPECT_TRUE(by_handler || in_handover) << f.dump();
+         EXPECT_EQ(check_of(s, "job_exit")["status"], "pass") << f.dump();
          // Every worker that shared a batch leaves its pymp-*: the killed
          // one's, and those of the others SIGTERMed at the main process's
          // exit. Workers 0 and 1 have: the main consumed their first batches
