@@ -159,7 +159,8 @@ std::string to_string(const ExpectedChecks& e) {
 
 namespace {
 // The check names after `head` ("fail:", "may fail:") at the start of
-// `part`; nullopt when it starts otherwise or names none.
+// `part`; nullopt when it starts otherwise, names none, or a name holds a
+// ':' or ';' (a second part).
 std::optional<std::vector<std::string>> names_after(std::string_view part, std::string_view head) {
   if (!part.starts_with(head)) return std::nullopt;
   std::vector<std::string> names;
@@ -169,6 +170,8 @@ std::optional<std::vector<std::string>> names_after(std::string_view part, std::
     if (c == ' ' || c == ',') {
       if (!name.empty()) names.push_back(std::move(name));
       name.clear();
+    } else if (c == ':' || c == ';') {
+      return std::nullopt;
     } else {
       name += c;
     }

@@ -287,7 +287,8 @@ TEST(ExpectedChecks, TextAndBack) {
 
 TEST(ExpectedChecks, AnyOtherTextIsRefused) {
   for (const char* text : {"", "Pass", "fail", "fail:", "fail:  ", "xfail: a", "pass;",
-                           "pass; may fail:", "pass; fail: a", "fail: a; may_fail: b"})
+                           "pass; may fail:", "pass; fail: a", "fail: a; may_fail: b",
+                           "fail: a; may fail: b; may fail: c", "fail: a fail: b"})
     EXPECT_EQ(parse_expected_checks(text), std::nullopt) << text;
 }
 
