@@ -110,9 +110,12 @@ InferredRole infer_role(const RoleEvidence& self, const RoleParent* parent) {
     r.why = "the job's top process";
     return r;
   }
-  // A fork of the agent not yet exec'd (its rank-to-be) carries the agent's
-  // command line: the agent is its parent, not it.
-  if (is_torchrun_agent(self.cmdline) && !(parent && parent->cmdline == self.cmdline)) {
+  if (is_torchrun_agent(self.cmdline)) {
+    // A fork of the agent not yet exec'd (its rank-to-be) carries the
+    // agent's command line, environment and signal handlers (faulthandler's
+    // SIGSEGV, SIGFPE, SIGBUS and the agent's SIGTERM: a DataLoader worker's
+    // signature): it is nothing yet, and its exec says what it is.
+    if (parent && parent->cmdline == self.cmdline) return r;
     r.role = Role::Launcher;
     r.final = true;
     r.why = "torchrun's elastic agent";

@@ -145,6 +145,18 @@ TEST(Roles, HelpersTopAndAgentComeFirst) {
   auto fork = infer_role(agent, &the_agent);
   EXPECT_EQ(fork.role, Role::Unknown);
   EXPECT_FALSE(fork.final);
+  // Nor, with the agent's handlers (faulthandler's SIGILL, SIGABRT, SIGBUS,
+  // SIGFPE, SIGSEGV and its SIGTERM; read from 1.13's agent), a DataLoader
+  // worker of rank 0 when the agent is the job's top: a fault on worker:0/1
+  // once hit rank 1 so, between its fork and its exec.
+  constexpr std::uint64_t kAgentMask = 0x1000044ef;
+  ASSERT_TRUE(has_loader_worker_handlers(kAgentMask));
+  agent.caught = kAgentMask;
+  the_agent.is_top = true;
+  fork = infer_role(agent, &the_agent);
+  EXPECT_EQ(fork.role, Role::Unknown);
+  EXPECT_FALSE(fork.final);
+  EXPECT_EQ(fork.rank, -1);
 }
 
 TEST(ProcParsers, SigCgtAndEnviron) {
