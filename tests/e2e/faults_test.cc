@@ -111,11 +111,13 @@ TEST_F(Faults, EverySelectorResolvesToTheRightProcesses) {
   for (const auto& c : cases) {
     SCOPED_TRACE(c.target);
     TempDir d;
+    // Each worker lives for 200 items of 5 ms (1 s and more): rank 0's are
+    // still there when rank 1's come, however late a loaded machine starts them.
     auto r = e2e::aftermath(
         d, {"run", "--out", d / "out", "--fault",
             "{action: SIGSTOP, target: '" + c.target +
                 "', at: {when: {workers: 4}}, resume_after: 50ms}",
-            "--", points(), "--ranks", "2", "--workers", "2", "--steps", "30", "--items", "40"});
+            "--", points(), "--ranks", "2", "--workers", "2", "--steps", "30", "--items", "200"});
     ASSERT_FALSE(r.result.is_null()) << c.target << ": " << r.err;
     json f = r.result["scenarios"][0]["faults"][0];
     EXPECT_EQ(f["status"], "injected") << c.target << ": " << f["reason"];
