@@ -72,8 +72,13 @@ say "built and linked $trainer"
 
 backends=$("$trainer" --help 2>&1 | sed -n 's/^backends built: //p')
 case " $backends " in *" nccl "*) ;; *) fail "the trainer says its backends are '$backends', without nccl" ;; esac
-ldd "$trainer" | grep -q 'libnccl\.so' || fail "the trainer does not load libnccl"
-ldd "$trainer" | grep -q 'not found' && fail "the trainer has unresolved libraries: $(ldd "$trainer" | grep 'not found' | tr -s ' \t' ' ')"
+# ldd's list read whole first: `ldd | grep -q` under pipefail fails when grep
+# stops at its match while ldd still writes (SIGPIPE), as it once did here.
+libs=$(ldd "$trainer")
+grep -q 'libnccl\.so' <<<"$libs" || fail "the trainer does not load libnccl"
+if grep -q 'not found' <<<"$libs"; then
+  fail "the trainer has unresolved libraries: $(grep 'not found' <<<"$libs" | tr -s ' \t' ' ')"
+fi
 set +e
 out=$(timeout 60 "$trainer" launch --backend nccl --world-size 1 --workers 0 --dataset-size 64 2>&1)
 rc=$?
