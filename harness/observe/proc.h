@@ -30,6 +30,12 @@ struct ProcStat {
   std::int64_t rss_pages = 0;
 };
 
+// A thread-group leader that has exited while other threads of its group
+// still run (a CUDA process's driver threads tearing its context down, say):
+// stat shows 'Z', but its parent cannot reap it before the last thread is
+// gone. It is still exiting, not a zombie.
+inline bool leader_exiting(const ProcStat& st) { return st.state == 'Z' && st.num_threads > 1; }
+
 // Parses /proc/PID/stat. comm may hold spaces and parentheses: it is
 // everything between the first '(' and the last ')'. nullopt if malformed.
 std::optional<ProcStat> parse_proc_stat(std::string_view contents);

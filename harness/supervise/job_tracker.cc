@@ -141,7 +141,8 @@ void JobTracker::track_new(int pid, const ProcStat& st, int depth) {
     }
   }
 
-  tr.state = st.state;
+  // Seen first as an exiting leader: its threads still run.
+  tr.state = leader_exiting(st) ? 'R' : st.state;
   tr.depth = depth;
   tr.comm = st.comm;
   execd_.erase(pid);  // read fresh here
@@ -157,7 +158,7 @@ void JobTracker::track_new(int pid, const ProcStat& st, int depth) {
     }
   }
   record(obs::proc_start(born_at, pid, born_of, st.comm, cmd, tr.role, depth,
-                         static_cast<std::int64_t>(st.starttime), st.state,
+                         static_cast<std::int64_t>(st.starttime), tr.state,
                          tr.inner_pid != pid ? tr.inner_pid : 0));
   if (born_of != st.ppid && reparented)
     record(obs::proc_parent(now(), pid, st.ppid));  // reparented since
@@ -517,9 +518,11 @@ std::map<int, int> JobTracker::refresh_tracked(bool all) {
         known[pid] = tr.depth + base();
       }
     }
-    if (st->state != tr.state) {
-      tr.state = st->state;
-      record(obs::proc_state(now(), pid, st->state));
+    // An exiting leader keeps the state it had: its zombie time starts when
+    // the last thread is gone (the exit a pidfd reports), not at its own end.
+    if (const char state = leader_exiting(*st) ? tr.state : st->state; state != tr.state) {
+      tr.state = state;
+      record(obs::proc_state(now(), pid, state));
     }
     if (tr.comm.empty()) {
       tr.comm = st->comm;

@@ -94,7 +94,10 @@ TEST_F(Cli, OrphanWithinGracePasses) {
   expect_only_failing(r, {});
   auto orphans = e2e::check(r, "no_orphans")["measured"]["orphans"];
   ASSERT_EQ(orphans.size(), 1u);
-  EXPECT_GE(orphans[0]["orphan_lifetime_ms"].get<double>(), 90.0);
+  // It lives 100 ms from its parent's death (tc_orphan waits for it); the
+  // two ends are seen by the harness, each with its own delay on a loaded
+  // machine: measured, not zero, and inside the grace.
+  EXPECT_GE(orphans[0]["orphan_lifetime_ms"].get<double>(), 50.0);
   EXPECT_LT(orphans[0]["orphan_lifetime_ms"].get<double>(), 10000.0);
 }
 
@@ -106,6 +109,30 @@ TEST_F(Cli, ZombieFailsNoZombies) {
   ASSERT_EQ(z.size(), 1u);
   EXPECT_GE(z[0]["zombie_lifetime_ms"].get<double>(), 800.0);
   EXPECT_LT(z[0]["zombie_lifetime_ms"].get<double>(), 10000.0);
+}
+
+// Its leader shows 'Z' for 2 s while a thread of its group runs on, and its
+// parent reaps it the moment it can: exiting, not a zombie. (Seen on a GPU
+// runner: 16 DataLoader workers with CUDA contexts, each 'Z' for 0.6-0.8 s
+// while the driver tore its context down, were called zombies.)
+TEST_F(Cli, ALeaderExitingWhileItsThreadsRunIsNoZombie) {
+  std::string pids = dir / "pids";
+  e2e::PidSink sink(pids);
+  auto r = run_cmd({"--grace", "200ms"},
+                   {e2e::bin("tc_zombie"), "--exiting-leader", "2s", "--pidfile", pids});
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  expect_only_failing(r, {});
+  EXPECT_TRUE(e2e::check(r, "no_zombies")["measured"]["zombies"].empty());
+  // It was seen, and it lived the 2 s: the window the check had to get right.
+  auto all = e2e::read_pids(pids);
+  ASSERT_EQ(all.size(), 2u);
+  bool seen = false;
+  for (const auto& p : r.result["scenarios"][0]["processes"])
+    if (p["pid"] == all[1]) {
+      seen = true;
+      EXPECT_GE(p["exited_ms"].get<double>() - p["started_ms"].get<double>(), 1900.0);
+    }
+  EXPECT_TRUE(seen);
 }
 
 TEST_F(Cli, DoubleForkedSetsidDaemonIsStillFound) {
