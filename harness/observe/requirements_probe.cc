@@ -38,16 +38,25 @@ std::optional<std::string> cached(const std::string& key, F probe) {
   return r;
 }
 
+// The GPU device nodes (/dev/nvidia<N>) beside nvidiactl: what the job could
+// open, so also what a container was given.
+int gpu_nodes(const RequirementEnv& env) {
+  std::error_code ec;
+  int n = 0;
+  for (const auto& e : fs::directory_iterator(env.dev_dir, ec)) {
+    std::string name = e.path().filename().string();
+    if (name.size() > 6 && name.rfind("nvidia", 0) == 0 &&
+        name.find_first_not_of("0123456789", 6) == std::string::npos)
+      ++n;
+  }
+  return n;
+}
+
 std::optional<std::string> gpu_unmet(const RequirementEnv& env) {
   std::error_code ec;
   if (!fs::exists(env.dev_dir + "/nvidiactl", ec))
     return "no NVIDIA device (" + env.dev_dir + "/nvidiactl absent)";
-  for (const auto& e : fs::directory_iterator(env.dev_dir, ec)) {
-    std::string n = e.path().filename().string();
-    if (n.size() > 6 && n.rfind("nvidia", 0) == 0 &&
-        n.find_first_not_of("0123456789", 6) == std::string::npos)
-      return std::nullopt;
-  }
+  if (gpu_nodes(env) > 0) return std::nullopt;
   return "no GPU device node (" + env.dev_dir + "/nvidia<N>) beside nvidiactl";
 }
 
@@ -102,6 +111,13 @@ std::optional<std::string> unmet(const std::string& name, const std::vector<std:
     });
   }
   if (name == "gpu") return gpu_unmet(env);
+  if (name == "2-gpus") {  // NCCL refuses two ranks on one device
+    if (auto g = gpu_unmet(env)) return g;
+    int n = gpu_nodes(env);
+    if (n >= 2) return std::nullopt;
+    return "needs 2 GPUs, this machine has " + std::to_string(n) + " (" + env.dev_dir +
+           "/nvidia<N>)";
+  }
   if (name == "cuda") {
     if (auto g = gpu_unmet(env)) return g;
     return cached("cuda", []() -> std::optional<std::string> {

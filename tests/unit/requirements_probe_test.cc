@@ -57,6 +57,12 @@ TEST(Requirements, GpuNeedsNvidiactlAndADeviceNode) {
   EXPECT_THAT(*ctl_only, HasSubstr("nvidia<N>"));
   touch(dev / "nvidia0");
   EXPECT_EQ(why_not(probe_requirement("gpu", s.job.argv, env)), std::nullopt);
+  // Two NCCL ranks need two devices: one GPU is a reason, two meet it.
+  auto one = why_not(probe_requirement("2-gpus", s.job.argv, env));
+  ASSERT_TRUE(one);
+  EXPECT_THAT(*one, HasSubstr("needs 2 GPUs, this machine has 1"));
+  touch(dev / "nvidia1");
+  EXPECT_EQ(why_not(probe_requirement("2-gpus", s.job.argv, env)), std::nullopt);
   // cuda and nccl need a GPU first: without one, that is the reason given.
   TempDir empty;
   RequirementEnv none_env{empty.path(), "/usr/bin/python3"};
