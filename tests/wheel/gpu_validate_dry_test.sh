@@ -44,4 +44,5 @@ fi
 grep -q '"xfail": 1' "$work/out/cpu-suite/result.json" || fail "the CPU step's scenarios did not run as expected"
 tar -tzf "$work/out.tar.gz" >"$work/listing" || fail "no archive"
 grep -q 'out/steps.tsv' "$work/listing" || fail "no archive with the steps"
+! grep -q 'out/kit/' "$work/listing" || fail "the installed wheel is in the archive"
 echo PASS
