@@ -881,14 +881,18 @@ TEST_F(Cli, StallRuleDeclaresAHangWhenProgressStops) {
 }
 
 TEST_F(Cli, StallRuleLeavesASlowButProgressingJobAlone) {
-  // Three rounds of 2 s asleep then 0.2 s of CPU: never 3 s without progress.
+  // Four rounds of 0.2 s of CPU then 2 s asleep: its only progress is that
+  // CPU time, and the job (8.8 s and more) outlasts the 5 s window, which a
+  // rule blind to CPU work would call at 5 s. The window leaves 3 s beside
+  // each sleep for a loaded machine to start Python and let it spin: a 3 s
+  // window with the sleep first once saw no work before its end.
   const char* slow =
       "import time\n"
-      "for _ in range(3):\n"
-      "    time.sleep(2.0)\n"
+      "for _ in range(4):\n"
       "    t = time.process_time()\n"
-      "    while time.process_time() - t < 0.2: pass\n";
-  expect_progressing(run_cmd({"--timeout", "60s", "--check", "no_hang: {stall: 3s}"},
+      "    while time.process_time() - t < 0.2: pass\n"
+      "    time.sleep(2.0)\n";
+  expect_progressing(run_cmd({"--timeout", "60s", "--check", "no_hang: {stall: 5s}"},
                              {e2e::python(), "-c", slow}));
 }
 
