@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <map>
+#include <regex>
 #include <set>
 
 #include "e2e_util.h"
@@ -142,19 +143,27 @@ TEST_P(RealPrograms, KilledFileSystemLoaderIsWatchedUntilPyTorchCleansUp) {
   EXPECT_EQ(s["top"]["outcome"]["signal"], "SIGKILL") << s["top"].dump();
   EXPECT_EQ(e2e::check_status(r, "all_exited"), "pass") << e2e::check(r, "all_exited")["reason"];
   EXPECT_EQ(e2e::check_status(r, "shm_clean"), "pass") << e2e::check(r, "shm_clean")["reason"];
+  EXPECT_EQ(roles(r)["worker"], 16) << s["processes"].dump(1);
+  // Nearly always all 16 workers are orphaned until their watchdog (~5 s),
+  // but one whose next get() sees the parent's end can itself end within
+  // milliseconds of the kill, before the main process's end is recorded, and
+  // is then no orphan (seen once, Debian's 1.13 in CI): the count is 1 to 16,
+  // and the reason names it.
   json orphans = e2e::check(r, "no_orphans")["measured"];
   int workers = 0;
   for (const auto& o : orphans["orphans"]) {
     EXPECT_FALSE(o["lifetime_is_lower_bound"].get<bool>()) << o.dump();
     if (o["role"] == "worker") ++workers;
   }
-  EXPECT_EQ(workers, 16) << orphans.dump(1);
+  EXPECT_GE(workers, 1) << orphans.dump(1);
+  EXPECT_LE(workers, 16) << orphans.dump(1);
   double longest = orphans["max_orphan_lifetime_ms"];
   EXPECT_GE(longest, 3000);  // the watchdog's interval is 5 s
   EXPECT_LE(longest, 30000);
   EXPECT_EQ(orphans["max_orphan_lifetime_is_lower_bound"], false);
-  EXPECT_NE(e2e::check(r, "no_orphans")["reason"].get<std::string>().find("16 workers"),
-            std::string::npos)
+  const std::regex named("[(, ]" + std::to_string(workers) +
+                         (workers == 1 ? " worker[,)]" : " workers[,)]"));
+  EXPECT_TRUE(std::regex_search(e2e::check(r, "no_orphans")["reason"].get<std::string>(), named))
       << e2e::check(r, "no_orphans")["reason"];
 }
 
