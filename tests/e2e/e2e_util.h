@@ -214,7 +214,21 @@ inline std::string job_output(const nlohmann::json& sc, const std::string& strea
   return out;
 }
 
-// The status of one check of the first scenario ("" if absent).
+// When a process in a report ended: its exit, else when it was seen gone
+// (null while neither).
+inline const nlohmann::json& end_of(const nlohmann::json& p) {
+  return p["exited_ms"].is_null() ? p["gone_ms"] : p["exited_ms"];
+}
+
+// Whether process `p` was alive at `t_ms` (started before it) and ended
+// after it: outlived a fault sent then, whatever the order in which its
+// parent's end and its own were recorded.
+inline bool outlived(const nlohmann::json& p, double t_ms) {
+  const nlohmann::json& end = end_of(p);
+  return p["started_ms"].is_number() && p["started_ms"].get<double>() < t_ms && end.is_number() &&
+         end.get<double>() > t_ms;
+}
+
 // The processes of a scenario (of one role, or all) that had not ended
 // before the harness's teardown began, "pid (role)" each: they went by
 // themselves, or the teardown ended them. A state, not a time: a loaded
@@ -228,13 +242,14 @@ inline std::vector<std::string> ended_after_teardown(const nlohmann::json& sc,
   std::vector<std::string> late;
   for (const auto& p : sc["processes"]) {
     if (!role.empty() && p["role"] != role) continue;
-    const nlohmann::json& end = p["exited_ms"].is_null() ? p["gone_ms"] : p["exited_ms"];
+    const nlohmann::json& end = end_of(p);
     if (end.is_null() || end.get<double>() >= teardown)
       late.push_back(p["pid"].dump() + " (" + p["role"].get<std::string>() + ")");
   }
   return late;
 }
 
+// The status of one check of a scenario, the first by default ("" if absent).
 inline std::string check_status(const Run& r, const std::string& name, size_t scenario = 0) {
   for (const auto& c : r.result["scenarios"][scenario]["checks"])
     if (c["name"] == name) return c["status"];

@@ -135,9 +135,12 @@ TEST_P(RealPrograms, StoppedShmManagersFail) {
 // A main process SIGKILLed with 16 file_system workers: with default options
 // the harness watches until PyTorch has cleaned up by itself (workers' 5 s
 // watchdog, the managers' 2 s), and reports the truth, not its own teardown.
+// The kill comes at the 17th batch, once each worker has delivered one: a
+// worker still starting when its parent dies takes the reaper for its
+// parent (ManagerWatchdog), so it never notices and never leaves.
 TEST_P(RealPrograms, KilledFileSystemLoaderIsWatchedUntilPyTorchCleansUp) {
   auto r = run({}, {py(), program("loader_plain.py"), "--workers", "16", "--strategy",
-                    "file_system", "--batches", "60", "--kill-at", "5"});
+                    "file_system", "--batches", "60", "--kill-at", "17"});
   ASSERT_FALSE(r.result.is_null()) << r.err << r.out;
   const json& s = scenario(r);
   EXPECT_EQ(s["top"]["outcome"]["signal"], "SIGKILL") << s["top"].dump();

@@ -113,12 +113,9 @@ int workers_outliving_kill(const json& s, std::string& listing) {
   int outlived = 0;
   for (const auto& p : s["processes"]) {
     if (p["role"] != "worker") continue;
-    const json& end = p["exited_ms"].is_null() ? p["gone_ms"] : p["exited_ms"];
-    listing +=
-        " " + std::to_string(p["pid"].get<int>()) + ":" + p["started_ms"].dump() + "-" + end.dump();
-    if (end.is_number() && p["started_ms"].is_number() && p["started_ms"].get<double>() < sent &&
-        end.get<double>() > sent)
-      ++outlived;
+    listing += " " + std::to_string(p["pid"].get<int>()) + ":" + p["started_ms"].dump() + "-" +
+               e2e::end_of(p).dump();
+    if (e2e::outlived(p, sent)) ++outlived;
   }
   return outlived;
 }

@@ -88,6 +88,13 @@ std::vector<json> processes_with_role(const json& s, const std::string& role) {
   return v;
 }
 
+// How many of `procs` outlived a fault sent at `t_ms`.
+int outliving(const std::vector<json>& procs, const json& t_ms) {
+  return static_cast<int>(std::count_if(procs.begin(), procs.end(), [&](const json& p) {
+    return e2e::outlived(p, t_ms.get<double>());
+  }));
+}
+
 class TrainerScenario : public ::testing::TestWithParam<TrainerBuild> {
  protected:
   void SetUp() override {
@@ -126,14 +133,24 @@ TEST_P(TrainerScenario, RankKillOrphans) {
   expect_verdict_and_clean_end(s, run);
   EXPECT_EQ(s["faults"][0]["status"], "injected");
   EXPECT_EQ(s["faults"][0]["rank"], 0);
-  // The orphans are rank 0's 16 workers; what leaked are torch_ segments.
+  // Rank 0's 16 workers all outlive the kill, and the orphans are among
+  // them; what leaked are torch_ segments. Nearly always all 16 are
+  // orphans, but one still busy with a batch at the kill sees the new parent
+  // when it is done and ends at once, possibly before the rank's end is
+  // recorded (then it is no orphan): 1 to 16.
+  std::vector<json> rank0;
+  for (const auto& w : processes_with_role(s, "worker"))
+    if (w["rank"] == 0) rank0.push_back(w);
+  EXPECT_EQ(rank0.size(), 16u);
+  EXPECT_EQ(outliving(rank0, s["faults"][0]["sent_ms"]), 16) << s["faults"][0].dump();
   json orphans = check(s, "no_orphans")["measured"]["orphans"];
   int rank0_workers = 0;
   std::map<int, json> procs;
   for (const auto& p : s["processes"]) procs[p["pid"]] = p;
   for (const auto& o : orphans)
     if (procs[o["pid"]]["role"] == "worker" && procs[o["pid"]]["rank"] == 0) ++rank0_workers;
-  EXPECT_EQ(rank0_workers, 16);
+  EXPECT_GE(rank0_workers, 1) << orphans.dump(1);
+  EXPECT_LE(rank0_workers, 16);
   json leaked = check(s, "shm_clean")["measured"]["leaked"];
   ASSERT_FALSE(leaked.empty());
   for (const auto& l : leaked)
@@ -396,7 +413,13 @@ TEST_P(TrainerCgroupOom, PollWatchdogWorkersOutliveTheKilledRank) {
   const json no_orphans = check(s, "no_orphans");
   for (const auto& o : no_orphans["measured"]["orphans"])
     orphans += o["alive_at_teardown"].get<bool>();
-  EXPECT_EQ(orphans, 16);
+  // All 16 outlive the OOM kill; an idle one waits out its 5 s poll, so it
+  // is still there at the teardown, 2 s on (nearly always all 16). One still
+  // busy with a batch at the kill sees the new parent when it is done and
+  // ends at once.
+  EXPECT_EQ(outliving(workers, s["faults"][0]["sent_ms"]), 16) << s["faults"][0].dump();
+  EXPECT_GE(orphans, 1);
+  EXPECT_LE(orphans, 16);
 }
 
 TEST_P(TrainerCgroupOom, PdeathsigWorkersDieWithTheKilledRank) {
