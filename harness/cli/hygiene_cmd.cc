@@ -60,6 +60,7 @@ Status build(const HygieneCliOptions& c, Built& b) {
     o.tmp_dir = c.tmp_dir == "none" ? "" : c.tmp_dir;
   }
   o.nvml_pid_level = c.nvml_pid_level;
+  o.require_gpu = c.require_gpu;
   o.cgroup_dir = c.cgroup_dir == "none" ? "" : c.cgroup_dir;
   b.nvml = std::make_unique<DlNvml>();
   o.nvml = b.nvml.get();
@@ -118,21 +119,10 @@ void add_hygiene_options(CLI::App* sub, HygieneCliOptions& o) {
                 "than report the rest clean: for GPU runners' pre- and post-steps");
 }
 
-namespace {
-
-// --require-gpu: the GPUs not inspected is a problem of its own.
-void require_gpu(InspectReport& r, const HygieneCliOptions& c) {
-  if (c.require_gpu && !r.gpu_unavailable.empty())
-    r.problems.push_back("GPU not inspected (--require-gpu): " + r.gpu_unavailable);
-}
-
-}  // namespace
-
 int cmd_inspect(bool json, const HygieneCliOptions& c) {
   Built b;
   if (!build_or_say("inspect", c, b)) return 2;
   InspectReport r = inspect_machine(b.options);
-  require_gpu(r, c);
   if (json)
     std::printf("%s\n", inspect_json(r).dump(2).c_str());
   else
@@ -152,7 +142,6 @@ int cmd_reap(bool dry_run, bool yes, bool all_users, bool json, const HygieneCli
   ro.uid = ::getuid();
   InspectReport before = inspect_machine(b.options);
   ReapPlan plan = plan_reap(before, ro);
-  require_gpu(before, c);
   const bool act = yes && !dry_run;
   if (!act) {
     if (json) {
@@ -172,7 +161,6 @@ int cmd_reap(bool dry_run, bool yes, bool all_users, bool json, const HygieneCli
     return before.clean() ? 0 : 1;
   }
   ReapResult done = execute_reap(std::move(plan), b.options, ro);
-  require_gpu(done.after, c);
   if (json) {
     std::printf("%s\n", nlohmann::json{{"before", inspect_json(before)},
                                        {"plan", reap_plan_json(done.plan)},

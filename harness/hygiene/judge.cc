@@ -43,10 +43,13 @@ struct Judging {
   std::map<int, HygieneProcess> listed;
 };
 
-// GPUs: the processes NVML names, and each GPU's error.
+// GPUs: the processes NVML names, each GPU's error, and (require_gpu) the
+// GPUs not inspected at all.
 std::map<int, std::pair<std::vector<int>, std::int64_t>> judge_gpus(Judging& j) {
   std::map<int, std::pair<std::vector<int>, std::int64_t>> gpu_use;  // pid -> GPUs, bytes
   j.rep.gpu_unavailable = j.m.gpu_unavailable;
+  if (j.o.require_gpu && !j.m.gpu_unavailable.empty())
+    j.rep.problems.push_back("GPU not inspected (--require-gpu): " + j.m.gpu_unavailable);
   j.rep.driver_version = j.m.driver_version;
   for (const auto& g : j.m.gpus) {
     for (const auto& p : g.processes) {

@@ -43,7 +43,10 @@ struct HygieneOptions {
   std::set<std::string> daemon_comms = {"nvidia-persiste", "nv-fabricmanage", "nv-hostengine",
                                         "nvidia-smi",      "dcgm-exporter",   "Xorg",
                                         "Xwayland",        "gnome-shell",     "nvidia-powerd"};
-  Nvml* nvml = nullptr;          // not owned; null: GPU memory is not inspected
+  Nvml* nvml = nullptr;  // not owned; null: GPU memory is not inspected
+  // The GPUs not inspected (no driver, NVML failed or not consulted) is a
+  // problem, not a note: a GPU runner's pre/post step must not pass blind.
+  bool require_gpu = false;
   int nvml_pid_level = 0;        // see DeviceObserverOptions::nvml_pid_level
   ProbeRunner* probe = nullptr;  // not owned; null: no allocation probe
   // Younger /dev/shm entries are never leftovers while their creator is alive

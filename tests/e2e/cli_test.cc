@@ -992,6 +992,25 @@ TEST(CliRepro, TheReproLineKeepsTheVerdictsOptions) {
   EXPECT_EQ(rerun["scenarios"][0]["verdict"], "xfail") << rerun["scenarios"][0]["verdict_reason"];
 }
 
+// An expected exit status is the verdict's too: a job that must exit 3 passes
+// when it does, and its repro line says so, or the rerun's job_exit fails.
+TEST(CliRepro, TheReproLineKeepsTheExpectedExit) {
+  TempDir dir;
+  auto r = e2e::aftermath(
+      dir, {"run", "--out", dir / "out", "--expect-exit", "3", "--", "/bin/sh", "-c", "exit 3"});
+  ASSERT_FALSE(r.result.is_null()) << r.err;
+  const auto& s = r.result["scenarios"][0];
+  ASSERT_EQ(s["verdict"], "pass") << s["verdict_reason"];
+  std::string repro = s["repro"];
+  EXPECT_NE(repro.find("--expect-exit 3"), std::string::npos) << repro;
+  TempDir again;
+  e2e::Child c = e2e::spawn({"/bin/sh", "-c", "cd " + again.path() + " && " + repro}, again / "o",
+                            again / "e");
+  ASSERT_GE(e2e::wait_for(c, std::chrono::seconds(60)), 0);
+  auto rerun = nlohmann::json::parse(e2e::slurp(again / "aftermath-out/result.json"));
+  EXPECT_EQ(rerun["scenarios"][0]["verdict"], "pass") << rerun["scenarios"][0]["verdict_reason"];
+}
+
 }  // namespace
 
 namespace {

@@ -210,12 +210,63 @@ TEST(HygieneCli, CheckSeesFreshLeftoversAtOnceAndReapRemovesThem) {
   EXPECT_EQ(i.exit_code, 1) << i.out << i.err;
   EXPECT_NE(i.out.find("NOT CLEAN: 10 problem(s)"), std::string::npos) << i.out;
 
+  // A dry run shows the plan, does nothing, and exits 1: something is left.
+  std::vector<std::string> dry = {"reap", "--dry-run", "--yes"};
+  dry.insert(dry.end(), roots.begin(), roots.end());
+  auto d = e2e::aftermath(dir, dry);
+  EXPECT_EQ(d.exit_code, 1) << d.out << d.err;
+  EXPECT_NE(d.out.find("Dry run: nothing was done."), std::string::npos) << d.out;
+  EXPECT_FALSE(fs::is_empty(dir / "shm"));
+  EXPECT_TRUE(fs::exists(dir / "tmp/pymp-gone"));
+
   std::vector<std::string> reap = {"reap", "--yes"};
   reap.insert(reap.end(), roots.begin(), roots.end());
   auto r = e2e::aftermath(dir, reap);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_TRUE(fs::is_empty(dir / "shm")) << r.out;
   EXPECT_FALSE(fs::exists(dir / "tmp/pymp-gone")) << r.out;
+}
+
+// --require-gpu on a machine whose GPUs the real NVML cannot inspect (this
+// one has no driver): inspect and reap fail, naming why; without it the
+// same machine is clean. Where NVML works, the flag adds nothing. (Scratch
+// /dev/shm, temp dir and device files: nothing else is left to find.)
+TEST(HygieneCli, RequireGpuFailsWhereTheGpusCouldNotBeInspected) {
+  TempDir dir;
+  fs::create_directories(dir / "shm");
+  fs::create_directories(dir / "tmp");
+  std::vector<std::string> roots = {
+      "--json",    "--no-probe",       "--shm-dir",         dir / "shm",    "--tmp-dir",
+      dir / "tmp", "--device-pattern", dir / "dev/nvidia*", "--cgroup-dir", "none"};
+  auto with = [&](std::vector<std::string> argv) {
+    argv.insert(argv.end(), roots.begin(), roots.end());
+    return e2e::aftermath(dir, argv);
+  };
+  auto plain = with({"inspect"});
+  auto p = nlohmann::json::parse(plain.out);
+  const std::string why = p["gpu_unavailable"];
+  const std::string problem = "GPU not inspected (--require-gpu): " + why;
+  EXPECT_EQ(plain.exit_code, p["problems"].empty() ? 0 : 1) << plain.out;
+
+  auto required = with({"inspect", "--require-gpu"});
+  auto q = nlohmann::json::parse(required.out);
+  auto expected = p["problems"];
+  if (!why.empty()) expected.insert(expected.begin(), nlohmann::json(problem));
+  EXPECT_EQ(q["problems"], expected) << required.out;
+  EXPECT_EQ(required.exit_code, expected.empty() ? 0 : 1) << required.out;
+
+  auto reap = with({"reap", "--dry-run", "--require-gpu"});
+  auto before = nlohmann::json::parse(reap.out)["before"];
+  EXPECT_EQ(before["problems"], expected) << reap.out;
+  EXPECT_EQ(reap.exit_code, expected.empty() ? 0 : 1) << reap.out;
+
+  if (::access("/dev/nvidiactl", F_OK) != 0) {
+    // No GPU here: the case the flag is for, and the one CI runs.
+    EXPECT_FALSE(why.empty());
+    EXPECT_EQ(plain.exit_code, 0) << plain.out;
+    EXPECT_EQ(required.exit_code, 1) << required.out;
+    EXPECT_EQ(reap.exit_code, 1) << reap.out;
+  }
 }
 
 }  // namespace

@@ -896,6 +896,15 @@ TEST(ShmClean, AnEntryHeldByALeftoverIsALeakNamingItsHolder) {
   young.add(obs::proc_parent(kTeardown - msec(199), 110, kInit));
   young.add(obs::shm_held(kTeardown, 110, "/dev/shm/daemon_1m", 1 << 20, "mapped", false));
   EXPECT_EQ(check("shm_clean", make_scenario(), sorted(young)).status, CheckStatus::Pass);
+  // The manager past its grace (helpers given 500 ms here): it is itself a
+  // leftover, so the segments it tracks are the job's leak too.
+  Scenario short_grace = make_scenario();
+  short_grace.role_grace[Role::Helper] = msec(500);
+  auto past = check("shm_clean", short_grace, sorted(tl));
+  EXPECT_EQ(past.status, CheckStatus::Fail);
+  ASSERT_EQ(past.measured["leaked"].size(), 2u) << past.measured.dump();
+  EXPECT_EQ(past.measured["leaked"][1]["name"], "torch_7_1_0");
+  EXPECT_TRUE(past.measured["held_at_teardown"].empty()) << past.measured.dump();
 }
 
 // Shared memory held through fds and mappings (file_descriptor segments are

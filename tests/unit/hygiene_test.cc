@@ -463,6 +463,29 @@ TEST_F(HygieneFake, NoDriverIsNotedNotFailed) {
   EXPECT_NE(inspect_table(r).find("not inspected: no NVIDIA driver"), std::string::npos);
 }
 
+// --require-gpu: a GPU runner's step must not pass blind. The GPUs not
+// inspected become a problem naming why; GPUs that were inspected, clean,
+// stay clean.
+TEST_F(HygieneFake, RequireGpuFailsWhenTheGpusCouldNotBeInspected) {
+  FakeNvml none = FakeNvml::unavailable("no NVIDIA driver: cannot load libnvidia-ml.so.1");
+  opts_.nvml = &none;
+  opts_.require_gpu = true;
+  auto blind = inspect_machine(opts_);
+  ASSERT_FALSE(blind.clean()) << inspect_table(blind);
+  EXPECT_EQ(blind.problems, std::vector<std::string>{"GPU not inspected (--require-gpu): no NVIDIA "
+                                                     "driver: cannot load libnvidia-ml.so.1"});
+  EXPECT_NE(inspect_table(blind).find("NOT CLEAN: 1 problem(s)"), std::string::npos);
+  EXPECT_EQ(inspect_json(blind)["clean"], false);
+  // NVML not consulted at all is as blind.
+  opts_.nvml = nullptr;
+  EXPECT_FALSE(inspect_machine(opts_).clean());
+
+  FakeNvml one({{FakeNvml::gpu(0, 500)}});
+  opts_.nvml = &one;
+  auto seen = inspect_machine(opts_);
+  EXPECT_TRUE(seen.clean()) << inspect_table(seen);
+}
+
 TEST_F(HygieneFake, BadDevicePatternIsAProblem) {
   opts_.device_pattern = "re:([";
   auto r = inspect_machine(opts_);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 
@@ -275,7 +276,14 @@ TEST_F(TrackerTest, ExitStatusesNobodySawAreNamed) {
 // after the grandchild whose ancestry goes through it, or the grandchild has
 // no parent at its start (a pytest test loses its daemon). The clock moves on
 // every reading, as a real one does while a pass reads /proc.
-TEST(TrackerForkTimes, AChildFoundWithItsDaemonGrandchildStartsNoLaterThanIt) {
+//
+// With `true`, the top reaps the child before any look (what subprocess.run
+// does): the child is never seen, and the grandchild's first tracked
+// ancestor, found through the fork events, is the top.
+class TrackerForkTimes : public ::testing::TestWithParam<bool> {};
+
+TEST_P(TrackerForkTimes, TheDaemonPatternsGrandchildIsTheJobsThroughItsForks) {
+  const bool child_reaped = GetParam();
   auto events = JobTracker::open_events("/proc");
   if (!events) GTEST_SKIP() << "no process events here (root only)";
   boost::asio::io_context ctx;
@@ -304,8 +312,9 @@ TEST(TrackerForkTimes, AChildFoundWithItsDaemonGrandchildStartsNoLaterThanIt) {
       }
       pid_t ids[2] = {::getpid(), grandchild};
       (void)!::write(report[1], ids, sizeof ids);
-      _exit(0);  // the grandchild is re-parented; this one stays a zombie of the top
+      _exit(0);  // the grandchild is re-parented; this one a zombie of the top
     }
+    if (child_reaped) ::waitpid(child, nullptr, 0);
     ::alarm(30);
     for (;;) ::pause();
   }
@@ -325,32 +334,54 @@ TEST(TrackerForkTimes, AChildFoundWithItsDaemonGrandchildStartsNoLaterThanIt) {
   UniqueFd gfd;
   ASSERT_FALSE(pidfd_open(grandchild, gfd));  // no error
   // Re-parented: its parent is no longer the child (a bounded wait on state).
-  bool reparented = false;
-  for (int i = 0; i < 10000 && !reparented; ++i) {
-    std::ifstream st("/proc/" + std::to_string(grandchild) + "/stat");
+  auto ppid_of = [](pid_t pid) {  // 0: gone
+    std::ifstream st("/proc/" + std::to_string(pid) + "/stat");
     std::string line;
     std::getline(st, line);
     auto close = line.rfind(')');
     int ppid = 0;
     if (close != std::string::npos) std::sscanf(line.c_str() + close + 4, "%d", &ppid);
-    reparented = ppid != child && ppid != 0;
-    if (!reparented) ::sched_yield();
+    return ppid;
+  };
+  // Bounded waits on state: the grandchild re-parented, and (child_reaped)
+  // the child no longer the top's (reaped: gone, or its pid another's).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  auto wait_until = [&](auto done) {
+    while (!done() && std::chrono::steady_clock::now() < deadline) ::sched_yield();
+    return done();
+  };
+  ASSERT_TRUE(wait_until([&] {
+    int ppid = ppid_of(grandchild);
+    return ppid != child && ppid != 0;
+  }));
+  if (child_reaped) {
+    ASSERT_TRUE(wait_until([&] { return ppid_of(child) != top; }));
   }
-  ASSERT_TRUE(reparented);
-  tracker.tick();  // both forks read at once, then both found
-  const Observation* c = rec.find<obs::ProcStart>(child);
+  tracker.tick();  // both forks read at once, then what is left found
   const Observation* g = rec.find<obs::ProcStart>(grandchild);
-  ASSERT_TRUE(c && g);
-  EXPECT_EQ(g->as<obs::ProcStart>()->ppid, child) << "its ancestry, from the fork events";
-  EXPECT_LE(c->t, g->t) << "the child starts no later than its grandchild";
-  EXPECT_TRUE(tracker.had(child));
+  ASSERT_TRUE(g);
   EXPECT_TRUE(tracker.had(grandchild));
+  if (child_reaped) {
+    EXPECT_FALSE(rec.find<obs::ProcStart>(child)) << "never seen";
+    EXPECT_EQ(g->as<obs::ProcStart>()->ppid, top) << "its first tracked ancestor, from the forks";
+  } else {
+    const Observation* c = rec.find<obs::ProcStart>(child);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(g->as<obs::ProcStart>()->ppid, child) << "its ancestry, from the fork events";
+    EXPECT_LE(c->t, g->t) << "the child starts no later than its grandchild";
+    EXPECT_TRUE(tracker.had(child));
+  }
   EXPECT_FALSE(tracker.had(::getppid()));
   (void)pidfd_signal(gfd.get(), SIGKILL);
   ::waitpid(grandchild, nullptr, 0);  // re-parented to this test
   ::close(go[1]);
   ::close(report[0]);
 }
+
+INSTANTIATE_TEST_SUITE_P(Daemon, TrackerForkTimes, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& i) {
+                           return i.param ? "ChildReapedUnseen" : "ChildAZombie";
+                         });
 
 TEST(RoleByRule, TheTopIsTheLauncherAndTheShmManagerAHelper) {
   EXPECT_EQ(role_by_rule("python3", "python3 train.py", true), Role::Launcher);

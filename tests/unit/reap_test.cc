@@ -414,6 +414,8 @@ TEST_F(ReapReal, RemovesTempDirResidueNobodyHolds) {
     ::close(fd);  // its maker is gone: the socket file stays, unbound
   }
   dir_.write("tmp/pymp-gone/sub/f", "x");
+  // The torchrun shim's folder, left by an agent killed outside aftermath.
+  dir_.write("tmp/aftermath-torchrun-gone/none_ab/attempt_0/0/stderr.log", "x");
   dir_.write("tmp/pymp-held/f", "x");
   dir_.write("tmp/pymp-late/f", "x");
   dir_.write("tmp/keep.txt", "a job's output");
@@ -422,12 +424,13 @@ TEST_F(ReapReal, RemovesTempDirResidueNobodyHolds) {
   plant({.open_path = dir_ / "tmp/pymp-held/f", .orphan = false});
   auto before = inspect_machine(opts_);
   auto plan = plan_reap(before, reap_);
-  ASSERT_EQ(plan.steps.size(), 2u) << format_reap_plan(plan, false);
+  ASSERT_EQ(plan.steps.size(), 3u) << format_reap_plan(plan, false);
   // Someone takes pymp-late up between the check and the removal.
   plant({.open_path = dir_ / "tmp/pymp-late/f", .orphan = false});
   auto done = execute_reap(plan, opts_, reap_);
   std::string text = format_reap_plan(done.plan, true);
   EXPECT_FALSE(fs::exists(dir_ / "tmp/pymp-gone")) << text;
+  EXPECT_FALSE(fs::exists(dir_ / "tmp/aftermath-torchrun-gone")) << text;
   EXPECT_TRUE(fs::exists(dir_ / "tmp/pymp-held"));
   EXPECT_TRUE(fs::exists(dir_ / "tmp/pymp-late")) << text;
   EXPECT_NE(text.find("kept: still held by"), std::string::npos) << text;

@@ -52,6 +52,35 @@ TEST(RunConsole, TableOffATerminal) {
   EXPECT_EQ(out.find("\033["), std::string::npos) << "no colours off a terminal";
 }
 
+// A job that died of a missing module: the console says which checks failed
+// and why, then the job's own last words, not only "failed: job_exit".
+TEST(RunConsole, AFailedScenarioSaysEachChecksReasonAndTheJobsLastStderrLines) {
+  RunResult run;
+  ScenarioResult bad = scenario("no-torch", Verdict::Fail, "failed: job_exit");
+  CheckResult exit_check;
+  exit_check.name = "job_exit";
+  exit_check.status = CheckStatus::Fail;
+  exit_check.reason = "exited(1), expected 0";
+  CheckResult passed;
+  passed.name = "no_orphans";
+  passed.status = CheckStatus::Pass;
+  passed.reason = "no process was orphaned";
+  bad.checks = {exit_check, passed};
+  bad.timeline.facts.stderr_text =
+      "first line\nTraceback (most recent call last):\n  File \"train.py\", line 1, in "
+      "<module>\nModuleNotFoundError: No module named 'torch'\n";
+  run.scenarios = {bad};
+  CaptureStdout();
+  print_table(run, false);
+  std::string out = GetCapturedStdout();
+  EXPECT_THAT(out, HasSubstr("    failed: job_exit\n    job_exit: exited(1), expected 0\n"));
+  EXPECT_THAT(out, Not(HasSubstr("no process was orphaned"))) << "only failed checks";
+  EXPECT_THAT(out, HasSubstr("    | Traceback (most recent call last):\n"
+                             "    |   File \"train.py\", line 1, in <module>\n"
+                             "    | ModuleNotFoundError: No module named 'torch'\n"));
+  EXPECT_THAT(out, Not(HasSubstr("first line"))) << "the last 3 lines only";
+}
+
 TEST(RunConsole, AFailedScenarioSaysWhatItsFaultsDid) {
   RunResult run;
   ScenarioResult bad = scenario("sigint", Verdict::Fail, "failed: job_exit");

@@ -97,6 +97,24 @@ TEST(Summary, DetailsOnlyForScenariosThatNeedAttention) {
   EXPECT_THAT(md, HasSubstr("\n### \u23F8 hang: xfail\n\n**Hang diagnosis**: 3 live processes\n"));
 }
 
+// A failed scenario's details end with the job's own last stderr lines, in a
+// fence a line of the job's cannot close; a passing one shows none.
+TEST(Summary, AFailedScenarioShowsTheJobsLastStderrLines) {
+  RunResult run = typed(load_fixture());
+  for (ScenarioResult& sc : run.scenarios) {
+    sc.timeline.facts.stderr_text =
+        "one\ntwo\nthree\nfour\n```\nTraceback (most recent call last):\n"
+        "ModuleNotFoundError: No module named 'torch'\n";
+  }
+  std::string md = render_summary_md(run);
+  EXPECT_THAT(md,
+              HasSubstr("- the job's last stderr lines:\n\n````\nthree\nfour\n```\nTraceback (most "
+                        "recent call last):\nModuleNotFoundError: No module named 'torch'\n"
+                        "````\n"));
+  EXPECT_THAT(md, Not(HasSubstr("\ntwo\n"))) << "the last 5 lines only";
+  EXPECT_EQ(count(md, "- the job's last stderr lines:"), 1u) << "only the failed scenario's";
+}
+
 // A failed pytest suite names each leaking test (and no clean one) in its details.
 TEST(Summary, LeakingPytestTestsAreNamedInTheDetails) {
   json result = load_fixture();
