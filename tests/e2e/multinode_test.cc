@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <memory>
@@ -68,11 +69,23 @@ std::string tmp_left_story(const e2e::TempDir& dir, const e2e::Run& r) {
   if (left.empty()) return left;
   std::string story = left;
   std::istringstream names(left);
+  std::set<int> holders;
   for (std::string name; std::getline(names, name);)
     for (const auto& sc : r.result["scenarios"])
       for (const auto& o : sc["timeline"])
-        if (o.dump().find(name) != std::string::npos)
+        if (o.dump().find(name) != std::string::npos) {
           story += "  " + sc["name"].get<std::string>() + ": " + o.dump() + "\n";
+          if (o.value("held_outside_by", 0) > 0) holders.insert(o["held_outside_by"].get<int>());
+        }
+  // Who a holder outside the job is, if it still runs: its parent and
+  // command line.
+  for (int pid : holders) {
+    std::string stat = e2e::slurp("/proc/" + std::to_string(pid) + "/stat");
+    std::string cmd = e2e::slurp("/proc/" + std::to_string(pid) + "/cmdline");
+    std::replace(cmd.begin(), cmd.end(), '\0', ' ');
+    story += "  holder " + std::to_string(pid) +
+             (stat.empty() ? std::string(" is gone") : " now: " + stat + " cmdline: " + cmd) + "\n";
+  }
   return story;
 }
 
@@ -80,6 +93,13 @@ std::string node_check(const nlohmann::json& node, const std::string& name) {
   for (const auto& c : node["checks"])
     if (c["name"] == name) return c["status"];
   return "";
+}
+
+// What a failed expectation on a node's check prints: the check, whole.
+std::string node_check_dump(const nlohmann::json& node, const std::string& name) {
+  for (const auto& c : node["checks"])
+    if (c["name"] == name) return c.dump();
+  return "no check " + name;
 }
 
 // Each test on its own 2-node cluster, with Python and PyTorch, in its own
@@ -186,9 +206,9 @@ TEST_F(MultiNode, ACleanRunAndANodeLoss) {
   EXPECT_LT(last_death - sent, 1000.0) << "node 1's processes die together";
   const auto& n0 = (*loss)["nodes"][0];
   const auto& n1 = (*loss)["nodes"][1];
-  EXPECT_EQ(node_check(n0, "no_hang"), "fail");
-  EXPECT_EQ(node_check(n1, "no_hang"), "pass");
-  EXPECT_EQ(node_check(n1, "all_exited"), "pass");
+  EXPECT_EQ(node_check(n0, "no_hang"), "fail") << node_check_dump(n0, "no_hang");
+  EXPECT_EQ(node_check(n1, "no_hang"), "pass") << node_check_dump(n1, "no_hang");
+  EXPECT_EQ(node_check(n1, "all_exited"), "pass") << node_check_dump(n1, "all_exited");
   // The survivors never saw their peers' sockets close: the cut held.
   double stalled = (*loss)["top"]["stalled_since_ms"].is_number()
                        ? (*loss)["top"]["stalled_since_ms"].get<double>()
@@ -293,11 +313,11 @@ TEST_F(MultiNode, ANodeLossUnder16FileSystemWorkers) {
   EXPECT_EQ((count[{1, "worker"}]), 16);
   const auto& n0 = sc["nodes"][0];
   const auto& n1 = sc["nodes"][1];
-  EXPECT_EQ(node_check(n0, "no_hang"), "fail");
-  EXPECT_EQ(node_check(n0, "shm_clean"), "pass");
-  EXPECT_EQ(node_check(n1, "shm_clean"), "fail");
-  EXPECT_EQ(node_check(n1, "tmp_clean"), "fail");
-  EXPECT_EQ(node_check(n1, "no_hang"), "pass");
+  EXPECT_EQ(node_check(n0, "no_hang"), "fail") << node_check_dump(n0, "no_hang");
+  EXPECT_EQ(node_check(n0, "shm_clean"), "pass") << node_check_dump(n0, "shm_clean");
+  EXPECT_EQ(node_check(n1, "shm_clean"), "fail") << node_check_dump(n1, "shm_clean");
+  EXPECT_EQ(node_check(n1, "tmp_clean"), "fail") << node_check_dump(n1, "tmp_clean");
+  EXPECT_EQ(node_check(n1, "no_hang"), "pass") << node_check_dump(n1, "no_hang");
   // The harness reclaimed what node 1 left: nothing stays in the temp dir.
   EXPECT_EQ(tmp_left_story(dir, r), "");
 }
@@ -319,7 +339,7 @@ TEST_F(MultiNode, AnAgentKilledAndATorchrunAgentStopped) {
   const auto& n1 = (*kill)["nodes"][1];
   EXPECT_EQ(n1["agent"], "lost");
   EXPECT_EQ(n1["verdict"], "pass") << n1["verdict_reason"];
-  EXPECT_EQ(node_check(n1, "died_with_agent"), "pass");
+  EXPECT_EQ(node_check(n1, "died_with_agent"), "pass") << node_check_dump(n1, "died_with_agent");
   const auto& fault = (*kill)["faults"][0];
   EXPECT_EQ(fault["status"], "injected") << fault.dump();
   // What node 1 streamed before its agent died: its launcher and two ranks,
@@ -348,12 +368,12 @@ TEST_F(MultiNode, AnAgentKilledAndATorchrunAgentStopped) {
   // agent exits 1 (pytorch #150916's report): either way nothing is left, no
   // hang.
   if (!e2e::torch_at_least(*term, 2, 13)) {
-    EXPECT_EQ(node_check(t0, "job_exit"), "pass");
+    EXPECT_EQ(node_check(t0, "job_exit"), "pass") << node_check_dump(t0, "job_exit");
   }
   std::cout << "[ measure  ] torchrun SIGTERM on node 1: node 0's job_exit "
             << node_check(t0, "job_exit") << "\n";
-  EXPECT_EQ(node_check(t0, "all_exited"), "pass");
-  EXPECT_EQ(node_check(t0, "no_hang"), "pass");
+  EXPECT_EQ(node_check(t0, "all_exited"), "pass") << node_check_dump(t0, "all_exited");
+  EXPECT_EQ(node_check(t0, "no_hang"), "pass") << node_check_dump(t0, "no_hang");
   EXPECT_EQ(node_check((*term)["nodes"][1], "job_exit"), "fail");
   // Node 0's agent restarted its ranks, two at a time: once (1.13, and 8
   // runs of 8 on 2.13), at most 3 times (--max_restarts 3).
