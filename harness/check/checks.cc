@@ -434,8 +434,11 @@ CheckResult no_hang(const CheckInput& in) {
   json diag = json::array();
   // Where each process is: the collective it waits in (from the job's
   // events) and the Python code it is in (from the diagnosis). Those that
-  // wait in a collective first.
-  std::vector<std::string> waiting, elsewhere;
+  // wait in a collective first, and in each group the ranks, then the
+  // launcher, then the rest (the reason names three: the diagnoses come in
+  // pid order, and pids wrap, so a worker may come before its rank).
+  std::vector<std::pair<int, std::string>> waiting, elsewhere;
+  auto first = [](Role role) { return role == Role::Rank ? 0 : role == Role::Launcher ? 1 : 2; };
   for (const auto& d : f.diagnosis) {
     std::string where = python_where(d.python_frames);
     diag.push_back(json{{"pid", d.pid},
@@ -449,10 +452,14 @@ CheckResult no_hang(const CheckInput& in) {
                       (d.rank >= 0 ? " " + std::to_string(d.rank) : "") + " (pid " +
                       std::to_string(d.pid) + ")";
     if (!d.waiting_in.empty())
-      waiting.push_back(who + " waits in " + d.waiting_in + (where.empty() ? "" : ", in " + where));
+      waiting.emplace_back(first(d.role), who + " waits in " + d.waiting_in +
+                                              (where.empty() ? "" : ", in " + where));
     else if (!where.empty())
-      elsewhere.push_back(who + " is in " + where);
+      elsewhere.emplace_back(first(d.role), who + " is in " + where);
   }
+  auto by_role = [](const auto& a, const auto& b) { return a.first < b.first; };
+  std::stable_sort(waiting.begin(), waiting.end(), by_role);
+  std::stable_sort(elsewhere.begin(), elsewhere.end(), by_role);
   waiting.insert(waiting.end(), elsewhere.begin(), elsewhere.end());
   r.measured["diagnosis"] = diag;
   r.status = CheckStatus::Fail;
@@ -467,7 +474,7 @@ CheckResult no_hang(const CheckInput& in) {
     r.reason = "hang: still running at the " + format_duration(in.scenario.timeouts.job) +
                " deadline; live: " + first_lines(names, 4);
   }
-  for (size_t i = 0; i < waiting.size() && i < 3; ++i) r.reason += "; " + waiting[i];
+  for (size_t i = 0; i < waiting.size() && i < 3; ++i) r.reason += "; " + waiting[i].second;
   if (waiting.size() > 3) r.reason += "; ... (" + std::to_string(waiting.size()) + " located)";
   return r;
 }

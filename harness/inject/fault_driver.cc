@@ -1,9 +1,11 @@
 #include "harness/inject/fault_driver.h"
 
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <set>
 
@@ -152,6 +154,46 @@ FaultAct FaultDriver::send_signal(const FaultSpec& f, const std::vector<FaultTar
   return a;
 }
 
+std::vector<FaultTarget> FaultDriver::stop_with_descendants(const std::vector<FaultTarget>& targets,
+                                                            std::vector<UniqueFd>& opened) const {
+  std::vector<FaultTarget> all = targets;
+  std::set<int> known;
+  for (const FaultTarget& t : all) {
+    known.insert(t.pid);
+    if (t.pidfd >= 0) (void)pidfd_signal(t.pidfd, SIGSTOP);
+  }
+  const ProcReader proc(opt_.proc_root);
+  // Stopped, or no longer running at all; a process still running may yet
+  // fork (a stop lands when it next leaves the kernel).
+  auto settled = [&](int pid) {
+    auto st = proc.stat(pid);
+    return !st || st->state == 'T' || st->state == 't' || st->state == 'Z' || st->state == 'X';
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  for (;;) {
+    bool found = false;
+    for (size_t i = 0; i < all.size(); ++i) {
+      auto kids = proc.children(all[i].pid);
+      if (!kids) continue;
+      for (int c : *kids) {
+        if (!known.insert(c).second) continue;
+        UniqueFd fd;
+        if (pidfd_open(c, fd)) continue;  // gone already
+        (void)pidfd_signal(fd.get(), SIGSTOP);
+        all.push_back(FaultTarget{c, fd.get(), 0});
+        opened.push_back(std::move(fd));
+        found = true;
+      }
+    }
+    if (!found &&
+        std::all_of(all.begin(), all.end(), [&](const FaultTarget& t) { return settled(t.pid); }))
+      break;
+    if (std::chrono::steady_clock::now() >= deadline) break;  // the kill goes out regardless
+    ::sched_yield();
+  }
+  return all;
+}
+
 FaultAct FaultDriver::node_fault(const FaultSpec& f, const std::vector<FaultTarget>& targets) {
   const std::string action(to_string(f.action));
   if (!opt_.tools.network)
@@ -167,9 +209,16 @@ FaultAct FaultDriver::node_fault(const FaultSpec& f, const std::vector<FaultTarg
     return a;
   }
   // Every process in one pass: microseconds apart, as a node that loses power.
+  // The targets are what the tracker knew; a process forked since (a
+  // DataLoader worker starting its torch_shm_manager) would outlive the
+  // node. So they are stopped first, and their descendants found and stopped
+  // in turn until none is left running (a stopped process forks no more):
+  // then the kill takes them all.
+  std::vector<UniqueFd> opened;
+  std::vector<FaultTarget> all = stop_with_descendants(targets, opened);
   FaultSpec kill = f;
   kill.signal = SIGKILL;
-  FaultAct a = send_signal(kill, targets, opt_.proc_root);
+  FaultAct a = send_signal(kill, all, opt_.proc_root);
   if (a.status == FaultStatus::Injected)
     a.reason = "the node's network cut, then SIGKILL to " + std::to_string(a.signalled.size()) +
                " process(es) at once";

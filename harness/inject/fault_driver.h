@@ -26,6 +26,7 @@
 #include "harness/inject/device_fault.h"
 #include "harness/inject/network_cut.h"
 #include "harness/observe/kmsg.h"
+#include "harness/os/unique_fd.h"
 #include "harness/scenario/fault.h"
 
 namespace aftermath {
@@ -121,6 +122,11 @@ class FaultDriver {
   // node_loss: the network cut, then SIGKILL to every target at once;
   // partition: the network cut (healed by heal_network after its duration).
   FaultAct node_fault(const FaultSpec& f, const std::vector<FaultTarget>& targets);
+  // SIGSTOP to `targets`, then to every descendant of theirs (found through
+  // children files, their pidfds kept in `opened`), until a pass finds none
+  // new and all are stopped or gone (2 s at most). Returns them all.
+  std::vector<FaultTarget> stop_with_descendants(const std::vector<FaultTarget>& targets,
+                                                 std::vector<UniqueFd>& opened) const;
   // agent_kill: the agent is to end (ends_agent) once the fault is recorded;
   // the node's job processes (`targets`) must die with it.
   FaultAct agent_kill(const std::vector<FaultTarget>& targets) const;

@@ -604,13 +604,14 @@ TEST(NoHang, TheReasonSaysWhereEachProcessIs) {
   tl.facts.diagnosis = {launcher, rank0, rank1};
   auto r = check("no_hang", make_scenario(), tl);
   EXPECT_EQ(r.status, CheckStatus::Fail);
-  // Who waits in a collective first, then the others.
+  // Who waits in a collective first, then the others; ranks before the
+  // launcher, whatever the diagnoses' order (the launcher's came first).
   EXPECT_THAT(r.reason,
               HasSubstr("; rank 1 (pid 102) waits in allreduce #7, in all_reduce "
-                        "(distributed_c10d.py:1541) called from train.py:42; launcher (pid " +
+                        "(distributed_c10d.py:1541) called from train.py:42; rank 0 (pid 101) is "
+                        "in step (train.py:42); launcher (pid " +
                         std::to_string(kTop) +
-                        ") is in wait (subprocess.py:1264) called from "
-                        "launch.py:9; rank 0 (pid 101) is in step (train.py:42)"));
+                        ") is in wait (subprocess.py:1264) called from launch.py:9"));
   const json& d = r.measured["diagnosis"];
   ASSERT_EQ(d.size(), 3u);
   EXPECT_EQ(d[2]["python_where"], "all_reduce (distributed_c10d.py:1541) called from train.py:42");

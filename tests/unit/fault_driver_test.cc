@@ -5,6 +5,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -349,6 +350,61 @@ TEST(FaultDriverScancel, SigcontAndSigtermToTheStepOrItsOwnSignal) {
   ASSERT_TRUE(b.child.exited_within(10000, &status));
   ASSERT_TRUE(WIFSIGNALED(status));
   EXPECT_EQ(WTERMSIG(status), SIGUSR1);
+}
+
+// A node that loses power takes every process on it, not only those the
+// tracker had listed: a child forked since (a DataLoader worker starting its
+// torch_shm_manager) dies with its parent.
+TEST(FaultDriverNodeLoss, ADescendantNobodyListedDiesWithTheNode) {
+  struct FakeCut final : NetworkCut {
+    Status cut() override {
+      cut_ = true;
+      return {};
+    }
+    Status heal() override {
+      cut_ = false;
+      return {};
+    }
+    bool is_cut() const override { return cut_; }
+    bool cut_ = false;
+  } net;
+  FaultDriverOptions o;
+  o.tools.network = &net;
+  FaultDriver d(o);
+  int report[2];
+  ASSERT_EQ(::pipe(report), 0);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::alarm(30);
+    pid_t grandchild = ::fork();
+    if (grandchild == 0) {
+      ::alarm(30);  // an alarm is not inherited: its own bound
+      for (;;) ::pause();
+    }
+    (void)!::write(report[1], &grandchild, sizeof grandchild);
+    for (;;) ::pause();
+  }
+  OwnedChild child(pid);
+  ::close(report[1]);
+  pid_t grandchild = 0;
+  ASSERT_EQ(::read(report[0], &grandchild, sizeof grandchild),
+            static_cast<ssize_t>(sizeof grandchild));
+  ::close(report[0]);
+  UniqueFd child_fd, grandchild_fd;
+  ASSERT_FALSE(pidfd_open(pid, child_fd));
+  ASSERT_FALSE(pidfd_open(grandchild, grandchild_fd));
+  FaultAct a = d.act(0, spec(FaultAction::NodeLoss), {FaultTarget{pid, child_fd.get(), 0}}, false);
+  EXPECT_TRUE(net.is_cut());
+  ASSERT_EQ(a.status, FaultStatus::Injected) << a.reason;
+  EXPECT_EQ(a.reason, "the node's network cut, then SIGKILL to 2 process(es) at once");
+  EXPECT_EQ(a.signalled, (std::vector<int>{pid, grandchild}));
+  int status = 0;
+  ASSERT_TRUE(child.exited_within(10000, &status));
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  pollfd p{grandchild_fd.get(), POLLIN, 0};
+  const bool gone = ::poll(&p, 1, 10000) == 1;
+  EXPECT_TRUE(gone) << "the grandchild outlived its node";
+  if (!gone) (void)pidfd_signal(grandchild_fd.get(), SIGKILL);  // nothing left behind
 }
 
 TEST(FaultDriverAgentKill, SkippedOutsideAMultiNodeAgent) {
