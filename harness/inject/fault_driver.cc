@@ -209,9 +209,8 @@ FaultAct FaultDriver::node_fault(const FaultSpec& f, const std::vector<FaultTarg
     return a;
   }
   // Every process in one pass: microseconds apart, as a node that loses power.
-  // The targets are what the tracker knew; a process forked since (a
-  // DataLoader worker starting its torch_shm_manager) would outlive the
-  // node. So they are stopped first, and their descendants found and stopped
+  // The targets are what the tracker knew; a child forked since would
+  // outlive the node. So they are stopped first, and their descendants found and stopped
   // in turn until none is left running (a stopped process forks no more):
   // then the kill takes them all.
   std::vector<UniqueFd> opened;
