@@ -339,17 +339,19 @@ void JobTracker::tick() {
     if (lp) last_pid_seen_ = *lp;
   }
   if (dirty_ || now() - last_refresh_ >= refresh_every_) {
-    // With process events, births are announced: a refresh re-reads the
-    // tracked processes and the announced ones. The table (or the children
-    // files) is read only every kDiscoverEvery-th refresh (~5 s), as a
-    // safety net.
+    // With births announced (process events, or the reaper's word), a
+    // refresh re-reads the tracked processes and looks for newcomers only
+    // when a birth was announced: the announcement read above is consumed
+    // here, or that newcomer waited for the next one. The table (or the
+    // children files) is read only every kDiscoverEvery-th refresh (~5 s),
+    // as a safety net.
     constexpr int kDiscoverEvery = 25;
     if (forks_announced() && !lost_events_ && ++refreshes_ % kDiscoverEvery != 0) {
       const bool all = dirty_;
       dirty_ = false;
       last_refresh_ = now();
       refresh_tracked(all);
-      if (!born_.empty()) sample_new();
+      if (forked) sample_new();
       if (!execd_.empty()) refresh_commands();
     } else {
       lost_events_ = false;

@@ -774,32 +774,7 @@ void Supervisor::schedule_tmp_poll() {
   });
 }
 
-JobLookup Supervisor::job_lookup() {
-  // A walk of the job's tree finds what was forked since the last one.
-  auto walk = [this] {
-    tracker_.mark_dirty();
-    tracker_.tick();
-  };
-  return JobLookup{
-      .present =
-          [this, walk](bool fresh) {
-            if (fresh) walk();
-            return tracker_.present_pids();
-          },
-      .whose =
-          [this, walk](int pid) {
-            using W = JobLookup::Whose;
-            if (tracker_.had(pid)) return W::Job;
-            walk();
-            if (tracker_.had(pid)) return W::Job;
-            if (other_run_with(run_id_, pid) != 0) return W::Outside;
-            // Alive, and not below the job's reaper (the walk found every
-            // process that is): another's.
-            if (proc_.stat(pid)) return W::Outside;
-            return W::Unknown;
-          },
-  };
-}
+JobLookup Supervisor::job_lookup() { return tracker_lookup(tracker_, proc_, run_id_); }
 
 void Supervisor::finish_tmp() {
   if (tmp_timer_) tmp_timer_->cancel();

@@ -4,6 +4,10 @@
 #include <filesystem>
 #include <set>
 
+#include "harness/observe/proc.h"
+#include "harness/supervise/job_tracker.h"
+#include "harness/supervise/run_registry.h"
+
 namespace aftermath {
 
 namespace {
@@ -14,6 +18,28 @@ constexpr Nanos kFirstBackoff = 50 * kMilli;
 constexpr Nanos kMaxBackoff = 4 * kSecond;
 
 }  // namespace
+
+JobLookup tracker_lookup(JobTracker& tracker, const ProcReader& proc, int run_id) {
+  return JobLookup{
+      .present =
+          [&tracker](bool fresh) {
+            if (fresh) tracker.walk();
+            return tracker.present_pids();
+          },
+      .whose =
+          [&tracker, &proc, run_id](int pid) {
+            using W = JobLookup::Whose;
+            if (tracker.had(pid)) return W::Job;
+            tracker.walk();
+            if (tracker.had(pid)) return W::Job;
+            if (other_run_with(run_id, pid) != 0) return W::Outside;
+            // Alive, and not below the job's reaper (the walk found every
+            // process that is): another's.
+            if (proc.stat(pid)) return W::Outside;
+            return W::Unknown;
+          },
+  };
+}
 
 Status TmpDirWatch::start(Options options) {
   opt_ = std::move(options);

@@ -57,6 +57,18 @@ struct JobLookup {
   std::function<Whose(int pid)> whose;
 };
 
+class JobTracker;
+class ProcReader;
+
+// The lookup a supervised job gives the watch. Before it answers about a
+// process it does not know (or lists the job "fresh"), the tracker walks the
+// job's tree from its reaper down: an entry's maker is often younger than the
+// tracker's last look, and the announcement of its birth (a process event,
+// the reaper's word) may still be unread. A known process is the job's; one
+// a run beside this one had, or alive and not in the tree, another's; one
+// gone and never known, unknown. `run_id`: this run's, in run_registry.h.
+JobLookup tracker_lookup(JobTracker& tracker, const ProcReader& proc, int run_id);
+
 class TmpDirWatch {
  public:
   struct Options {

@@ -17,6 +17,8 @@
 #include <cstdio>
 #include <fstream>
 
+#include "harness/observe/proc.h"
+#include "harness/supervise/tmp_watch.h"
 #include "tests/support/children.h"
 #include "tests/support/loop.h"
 
@@ -254,6 +256,59 @@ TEST_F(TrackerTest, AReapIsAnExitWithItsOutcomeAndAnUnknownPidANote) {
   ASSERT_TRUE(rec.seen.back().is<obs::Note>());
   EXPECT_THAT(rec.seen.back().as<obs::Note>()->text,
               HasSubstr("reaped an unobserved process (pid 999999 in the job)"));
+}
+
+// Births the reaper announces (a PID namespace without process events): a
+// tick that also refreshes (something was marked, or the refresh period came)
+// consumes the announcement and must look for the newcomer, not leave it
+// unknown until the next birth or the walk every 25th refresh.
+TEST_F(TrackerTest, ABirthTheReaperAnnouncedIsLookedForByARefreshingTick) {
+  Family f({"PATH=/bin"});
+  ASSERT_GT(f.child, 0);
+  contain(f);
+  tracker.forks_from_reaper();
+  tracker.note_fork();
+  tracker.mark_dirty();
+  tracker.tick();
+  EXPECT_TRUE(rec.find<obs::ProcStart>(f.child)) << "the announced newcomer was not looked for";
+  EXPECT_TRUE(tracker.had(f.child));
+}
+
+// The temp-dir watch asks whose an entry's maker is as soon as the entry
+// appears: a maker younger than the tracker's last look, whose birth nothing
+// announced yet, is the job's, found by a walk. Without it the maker is
+// alive and unknown: another's, and its entry (a torch_shm_manager's folder)
+// neither reclaimed nor blamed.
+TEST_F(TrackerTest, TheTempDirLookupWalksForAMakerNotYetKnown) {
+  Family f({"PATH=/bin"});
+  ASSERT_GT(f.child, 0);
+  contain(f);
+  tracker.forks_from_reaper();  // and no birth announced yet
+  const ProcReader proc("/proc");
+  JobLookup lookup = tracker_lookup(tracker, proc, 0);
+  ASSERT_FALSE(tracker.had(f.child));
+  EXPECT_EQ(lookup.whose(f.child), JobLookup::Whose::Job);
+  EXPECT_EQ(lookup.whose(f.top.pid()), JobLookup::Whose::Job);
+  // Alive outside the job's tree: another's. Gone and never known: unknown.
+  EXPECT_EQ(lookup.whose(::getppid()), JobLookup::Whose::Outside);
+  pid_t gone = ::fork();
+  if (gone == 0) _exit(0);
+  ASSERT_EQ(::waitpid(gone, nullptr, 0), gone);
+  EXPECT_EQ(lookup.whose(gone), JobLookup::Whose::Unknown);
+}
+
+TEST_F(TrackerTest, AFreshListOfTheJobHasItsNewcomers) {
+  Family f({"PATH=/bin"});
+  ASSERT_GT(f.child, 0);
+  contain(f);
+  tracker.forks_from_reaper();
+  const ProcReader proc("/proc");
+  JobLookup lookup = tracker_lookup(tracker, proc, 0);
+  auto has = [&](const std::vector<int>& v) {
+    return std::find(v.begin(), v.end(), f.child) != v.end();
+  };
+  EXPECT_FALSE(has(lookup.present(false)));
+  EXPECT_TRUE(has(lookup.present(true)));
 }
 
 TEST_F(TrackerTest, ExitStatusesNobodySawAreNamed) {
