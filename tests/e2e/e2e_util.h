@@ -144,21 +144,36 @@ struct Run {
   nlohmann::json result;  // result.json, if written
 };
 
-// A loopback TCP port nobody listens on now (torchrun's --standalone always
-// takes 29400, which tests running side by side would share).
-inline int free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
+// A loopback TCP port for a job's store, held for as long as this lives:
+// bound with SO_REUSEADDR and never listening. A bind to port 0 elsewhere
+// (another test's port, a fixture's, the launcher's) is not given it
+// meanwhile, as it would be once a probe closed it; the job's own store,
+// which binds with SO_REUSEADDR too, can still listen on it. (Probed and
+// closed, a port went to two jobs run side by side: "Address already in use".)
+struct HeldPort {
+  HeldPort() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int on = 1;
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (fd_ >= 0 && ::setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on) == 0 &&
+        ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+      port = ntohs(a.sin_port);
+  }
+  ~HeldPort() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  HeldPort(const HeldPort&) = delete;
+  HeldPort& operator=(const HeldPort&) = delete;
+  std::string str() const { return std::to_string(port); }
   int port = 0;
-  if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
-    port = ntohs(a.sin_port);
-  if (fd >= 0) ::close(fd);
-  return port;
-}
+
+ private:
+  int fd_ = -1;
+};
 
 // Runs argv, a program that writes its reports to DIR/out (`aftermath ...
 // --out DIR/out`, or one started by salloc), waits at most `deadline`, and

@@ -44,6 +44,8 @@ TEST(HangDiagnosis, AStoppedRankHoldsTheOtherInItsAllReduce) {
   if (!e2e::torch_unavailable().empty()) GTEST_SKIP() << e2e::torch_unavailable();
   if (::access("/usr/bin/gdb", X_OK) != 0) GTEST_SKIP() << "gdb is not installed";
   TempDir dir;
+  const e2e::HeldPort port;
+  ASSERT_GT(port.port, 0);
   const std::string program = e2e::src("tests/data/programs/ddp_plain.py");
   const int call_line = line_of(program, "dist.all_reduce(t)");
   ASSERT_GT(call_line, 0);
@@ -72,7 +74,7 @@ TEST(HangDiagnosis, AStoppedRankHoldsTheOtherInItsAllReduce) {
                            "--master_addr",
                            "127.0.0.1",
                            "--master_port",
-                           std::to_string(e2e::free_port()),
+                           port.str(),
                            program,
                            "--workers",
                            "1",

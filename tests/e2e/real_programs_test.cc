@@ -63,6 +63,7 @@ class RealPrograms : public ::testing::TestWithParam<e2e::TorchPython> {
     auto f = facts();
     return f.torch && f.torch->major < 2 && f.python.rfind("3.11", 0) == 0;
   }
+  e2e::HeldPort port_;  // for 1.13's torchrun, held through the test
   std::vector<std::string> torchrun(std::vector<std::string> script_args) {
     std::vector<std::string> cmd;
     std::string beside = std::filesystem::path(py()).parent_path() / "torchrun";
@@ -77,7 +78,7 @@ class RealPrograms : public ::testing::TestWithParam<e2e::TorchPython> {
       cmd.insert(cmd.end(), {"--standalone", "--nproc_per_node", "2"});
     } else {
       cmd.insert(cmd.end(), {"--nnodes", "1", "--nproc_per_node", "2", "--master_addr", "127.0.0.1",
-                             "--master_port", std::to_string(e2e::free_port())});
+                             "--master_port", port_.str()});
     }
     cmd.push_back(program("ddp_plain.py"));
     cmd.insert(cmd.end(), script_args.begin(), script_args.end());
