@@ -59,7 +59,7 @@ TEST(HangDiagnosis, AStoppedRankHoldsTheOtherInItsAllReduce) {
                            "--out",
                            dir / "out",
                            "--timeout",
-                           "40s",
+                           "90s",
                            "--check",
                            "no_hang: {stall: 3s, diagnose: 120s}",
                            "--fault",
