@@ -175,6 +175,11 @@ struct HeldPort {
   int fd_ = -1;
 };
 
+// The most a harness run that judges a whole scenario may take in a test: a
+// guard against a hang, above the scenarios' 60-90 s deadlines with their
+// diagnosis and teardown, and under ctest's TIMEOUT of 300 s.
+inline constexpr std::chrono::seconds kRunLimit{280};
+
 // Runs argv, a program that writes its reports to DIR/out (`aftermath ...
 // --out DIR/out`, or one started by salloc), waits at most `deadline`, and
 // reads its output and result.json; `env` ("NAME=value") on top of this

@@ -144,7 +144,7 @@ TEST_F(MultiNode, ACleanRunAndANodeLoss) {
       dir,
       {"run", "--slurm", "--out", dir / "out", e2e::src("scenarios/multinode-clean.yaml"),
        e2e::src("scenarios/multinode-node-loss.yaml")},
-      280s, env);
+      e2e::kRunLimit, env);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_THAT(r.err, HasSubstr("aftermath run --slurm: asking Slurm for 2 node(s): "));
 
@@ -239,7 +239,7 @@ TEST_F(MultiNode, AKillWithoutTheCutAndAPartitionThatHeals) {
   e2e::Run r = salloc_run(dir, cluster(), 2,
                           {e2e::src("scenarios/multinode-node-kill-no-cut.yaml"),
                            e2e::src("scenarios/multinode-partition-heals.yaml")},
-                          280s);
+                          e2e::kRunLimit);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
 
   const nlohmann::json* kill = scenario(r, "multinode-node-kill-no-cut");
@@ -301,8 +301,9 @@ TEST_F(MultiNode, AKillWithoutTheCutAndAPartitionThatHeals) {
 // A node lost while both run 16 DataLoader workers in file_system mode: the
 // survivor hangs with its workers; the lost node keeps its /dev/shm batches.
 TEST_F(MultiNode, ANodeLossUnder16FileSystemWorkers) {
-  e2e::Run r = salloc_run(dir, cluster(), 2,
-                          {e2e::src("scenarios/multinode-node-loss-16-workers.yaml")}, 280s);
+  e2e::Run r =
+      salloc_run(dir, cluster(), 2, {e2e::src("scenarios/multinode-node-loss-16-workers.yaml")},
+                 e2e::kRunLimit);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const nlohmann::json& sc = r.result["scenarios"][0];
   EXPECT_EQ(sc["verdict"], "xfail") << sc["verdict_reason"];
@@ -509,7 +510,7 @@ TEST_F(MultiNode, AFaultOfOneNodeTriggeredByAPointOnAnother) {
           "faults:\n  - {action: node_loss, target: 'node:1', at: {point: step, labels: {rank: 0}, "
           "hit: 10}}\n"
           "timeouts: {job: 90s}\nchecks: {no_hang: {stall: 5s}}\n");
-  e2e::Run r = salloc_run(dir, cluster(), 2, {yaml}, 280s);
+  e2e::Run r = salloc_run(dir, cluster(), 2, {yaml}, e2e::kRunLimit);
   ASSERT_FALSE(r.result.is_null()) << r.out << r.err;
   const nlohmann::json& sc = r.result["scenarios"][0];
   const auto& fault = sc["faults"][0];

@@ -369,7 +369,7 @@ TEST_P(TorchCatalogue, VerdictMatchesItsExpectation) {
   std::filesystem::create_directories(dir / "tmp");
   e2e::Run r = e2e::aftermath(
       dir, {"run", "--python", python.path, "--out", dir / "out", e2e::src("scenarios/" + file)},
-      280s, {"TMPDIR=" + dir / "tmp"});
+      e2e::kRunLimit, {"TMPDIR=" + dir / "tmp"});
   ASSERT_FALSE(r.result.is_null()) << file << ": no result.json\n" << r.err << r.out;
   ASSERT_EQ(r.result["scenarios"].size(), 1u);
   const json& s = r.result["scenarios"][0];
