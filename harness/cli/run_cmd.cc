@@ -204,6 +204,7 @@ Scenario command_scenario(const RunCliOptions& c, const RunInvocation& inv,
   sc.job.argv = inv.job_command;
   sc.job.argv[0] = program;
   sc.job.env = c.job_env;
+  sc.job.inherit_ignored_signals = true;  // the user's program, as their shell runs it
   for (const auto& name : default_checks()) sc.checks[name] = CheckConfig{};
   for (size_t i = 0; i < c.faults.size(); ++i) {
     auto f = parse_fault_text(c.faults[i], "--fault " + std::to_string(i + 1));

@@ -27,7 +27,7 @@ std::string absolute_normal(const fs::path& p) {
 
 namespace {
 
-const Keys kJobKeys = {"command", "args", "env", "cwd"};
+const Keys kJobKeys = {"command", "args", "env", "cwd", "signals"};
 
 std::string errno_text(int err) { return std::error_code(err, std::generic_category()).message(); }
 
@@ -170,6 +170,18 @@ void parse_job(FieldReader& r, const Entry& je, const std::string& base_dir, boo
           }
         }
       }
+    }
+  }
+
+  if (const Entry* sig = FieldReader::find(es, "signals")) {
+    if (std::optional<std::string> v = r.string_value(*sig)) {
+      if (*v == "inherited")
+        job->inherit_ignored_signals = true;
+      else if (*v != "default")
+        r.error(sig->where(), sig->path,
+                "unknown value '" + *v +
+                    "' (default: every signal at its default disposition; inherited: those "
+                    "aftermath's caller left ignored)");
     }
   }
 

@@ -27,6 +27,14 @@ struct Job {
   std::vector<std::string> argv;
   std::map<std::string, std::string> env;  // added to (or replacing) the harness's environment
   std::string cwd;                         // absolute; empty = the harness's cwd
+  // The signal dispositions the job starts with. A scenario file's job starts
+  // with every signal at its default (`signals: default`): the same
+  // experiment whatever shell ran aftermath, where a background job's ignored
+  // SIGINT would undo a SIGINT fault or torch's parent-death SIGINT. True
+  // (`signals: inherited`; always for `-- COMMAND` and `aftermath pytest`):
+  // those aftermath's caller left ignored, as the program would get run
+  // without the harness (nohup's SIGHUP, say).
+  bool inherit_ignored_signals = false;
 };
 
 struct Timeouts {

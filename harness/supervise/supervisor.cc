@@ -292,7 +292,9 @@ Status Supervisor::launch() {
   l.stderr_path = opt_.out_dir + "/stderr.log";
   l.containment = opt_.contain.mode;
   l.shm = opt_.contain.shm;
-  l.ignored_signals = opt_.contain.ignored_signals.value_or(ignored_signals_now());
+  l.ignored_signals = sc_.job.inherit_ignored_signals
+                          ? opt_.contain.ignored_signals.value_or(ignored_signals_now())
+                          : 0;
   // Without the kernel's process events, the reaper (pid 1 of the job's
   // namespace, where it is one) watches the job's own forks.
   if (tracker_.events_fd() < 0)

@@ -65,8 +65,9 @@ struct Containment {
   // that appear during the run are attributed to the job by time alone.
   std::string shm = "auto";
   bool keep_leaks = false;  // leave leaked /dev/shm entries and temp-dir residue in place
-  // The signals the job starts with ignored (bit sig-1), as its launcher had
-  // them; nullopt: this process's ignored signals when the job is launched.
+  // The signals aftermath's caller left ignored (bit sig-1), for a job that
+  // inherits them (Job::inherit_ignored_signals; else every signal starts at
+  // its default); nullopt: this process's ignored signals at the launch.
   std::optional<std::uint64_t> ignored_signals;
 
   // The folder of aftermath's own programs: the reaper's (the probe, the

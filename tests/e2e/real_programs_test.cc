@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <csignal>
+#include <cstdint>
 #include <map>
 #include <regex>
 #include <set>
@@ -371,6 +373,46 @@ TEST(JobSignals, IgnoredSignalsAreTheLaunchersNotTheHarnesss) {
     for (const auto& e : std::filesystem::directory_iterator(d / "out"))
       if (e.is_directory()) got = sig_ign_line(e2e::slurp(e.path() / "stdout.log"));
     EXPECT_EQ(got, want) << "trap: " << trap << e2e::slurp(d / "via.err");
+  }
+}
+
+// A scenario file's job starts with every signal at its default, whatever
+// aftermath's caller ignored (a script's background job ignores SIGINT, which
+// would undo a SIGINT fault or torch's parent-death SIGINT); `signals:
+// inherited` asks for the caller's.
+TEST(JobSignals, AScenarioFilesJobStartsWithDefaultsUnlessItInherits) {
+  const std::string trap = "trap '' INT; ";
+  TempDir d;
+  e2e::Child direct = e2e::spawn({"/bin/sh", "-c", trap + "exec /bin/cat /proc/self/status"},
+                                 d / "direct.out", d / "direct.err");
+  ASSERT_GE(e2e::wait_for(direct, 30s), 0);
+  std::string ignoring = sig_ign_line(e2e::slurp(d / "direct.out"));
+  ASSERT_NE(ignoring.find("SigIgn:"), std::string::npos);
+  ASSERT_NE(
+      std::stoull(ignoring.substr(ignoring.find('\t') + 1), nullptr, 16) & (1ull << (SIGINT - 1)),
+      0u);  // the trap took
+  for (std::string signals : {"", "default", "inherited"}) {
+    TempDir s;
+    s.write("status.yaml",
+            "name: status\ndescription: the job's own signal dispositions\njob:\n"
+            "  command: [/bin/cat, /proc/self/status]\n" +
+                (signals.empty() ? "" : "  signals: " + signals + "\n"));
+    e2e::Child via = e2e::spawn(
+        {"/bin/sh", "-c", trap + "exec \"$0\" run --out " + (s / "out") + " " + (s / "status.yaml"),
+         e2e::bin("aftermath")},
+        s / "via.out", s / "via.err");
+    ASSERT_GE(e2e::wait_for(via, 60s), 0);
+    std::string got = sig_ign_line(e2e::slurp(s / "out/status/stdout.log"));
+    ASSERT_FALSE(got.empty()) << e2e::slurp(s / "via.err");
+    if (signals == "inherited") {
+      EXPECT_EQ(got, ignoring) << e2e::slurp(s / "via.err");
+    } else {
+      // Every signal a program can set is at its default: not the C
+      // library's own 32 and 33, which no sigaction() reaches.
+      const std::uint64_t libc_own = (1ull << 31) | (1ull << 32);
+      std::uint64_t mask = std::stoull(got.substr(got.find('\t') + 1), nullptr, 16);
+      EXPECT_EQ(mask & ~libc_own, 0u) << signals << ": " << got << e2e::slurp(s / "via.err");
+    }
   }
 }
 

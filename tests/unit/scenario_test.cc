@@ -393,6 +393,18 @@ TEST(ParseScenario, CwdIsMadeAbsoluteAgainstScenarioDir) {
   EXPECT_EQ(ParseOk(Base("  cwd: .\n")).job.cwd, "/base");
 }
 
+// A scenario file's job starts with every signal at its default unless the
+// file asks for what aftermath's caller left ignored.
+TEST(ParseScenario, JobSignalsAreDefaultUnlessInherited) {
+  EXPECT_FALSE(ParseOk(Base()).job.inherit_ignored_signals);
+  EXPECT_FALSE(ParseOk(Base("  signals: default\n")).job.inherit_ignored_signals);
+  EXPECT_TRUE(ParseOk(Base("  signals: inherited\n")).job.inherit_ignored_signals);
+  EXPECT_THAT(ParseBad(Base("  signals: ignored\n")),
+              ElementsAre(Diag("job.signals", 5, 12, "unknown value 'ignored'")));
+  EXPECT_THAT(ParseBad(Base("  signals: [SIGINT]\n")),
+              ElementsAre(Diag("job.signals", 5, 12, "a string")));
+}
+
 TEST(ParseScenario, ParsesAllDurationUnits) {
   EXPECT_EQ(ParseOk(Base("grace: 250us\n")).grace, 250'000);
   EXPECT_EQ(ParseOk(Base("grace: 1.5s\n")).grace, 1'500'000'000);
@@ -480,7 +492,7 @@ TEST(ParseScenario, UnknownTopLevelKey) {
 TEST(ParseScenario, UnknownJobKey) {
   auto diags = ParseBad(Base("  comand: x\n"));
   EXPECT_THAT(diags, ElementsAre(Diag("job.comand", 5, 3, "unknown key 'comand'")));
-  EXPECT_THAT(diags[0].message, HasSubstr("accepted: command, args, env, cwd"));
+  EXPECT_THAT(diags[0].message, HasSubstr("accepted: command, args, env, cwd, signals"));
 }
 
 TEST(ParseScenario, UnknownTimeoutsKey) {
