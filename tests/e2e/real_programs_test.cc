@@ -351,6 +351,11 @@ std::string sig_ign_line(const std::string& text) {
   return at == std::string::npos ? std::string() : text.substr(at, text.find('\n', at) - at);
 }
 
+// The mask of a SigIgn line (bit sig-1).
+std::uint64_t sig_ign_mask(const std::string& line) {
+  return std::stoull(line.substr(line.find('\t') + 1), nullptr, 16);
+}
+
 // The job starts with the signal dispositions its launcher gave the harness:
 // not the harness's own ignored SIGPIPE; a nohup-style ignored SIGHUP kept.
 TEST(JobSignals, IgnoredSignalsAreTheLaunchersNotTheHarnesss) {
@@ -388,9 +393,7 @@ TEST(JobSignals, AScenarioFilesJobStartsWithDefaultsUnlessItInherits) {
   ASSERT_GE(e2e::wait_for(direct, 30s), 0);
   std::string ignoring = sig_ign_line(e2e::slurp(d / "direct.out"));
   ASSERT_NE(ignoring.find("SigIgn:"), std::string::npos);
-  ASSERT_NE(
-      std::stoull(ignoring.substr(ignoring.find('\t') + 1), nullptr, 16) & (1ull << (SIGINT - 1)),
-      0u);  // the trap took
+  ASSERT_NE(sig_ign_mask(ignoring) & (1ull << (SIGINT - 1)), 0u);  // the trap took
   for (std::string signals : {"", "default", "inherited"}) {
     TempDir s;
     s.write("status.yaml",
@@ -410,8 +413,8 @@ TEST(JobSignals, AScenarioFilesJobStartsWithDefaultsUnlessItInherits) {
       // Every signal a program can set is at its default: not the C
       // library's own 32 and 33, which no sigaction() reaches.
       const std::uint64_t libc_own = (1ull << 31) | (1ull << 32);
-      std::uint64_t mask = std::stoull(got.substr(got.find('\t') + 1), nullptr, 16);
-      EXPECT_EQ(mask & ~libc_own, 0u) << signals << ": " << got << e2e::slurp(s / "via.err");
+      EXPECT_EQ(sig_ign_mask(got) & ~libc_own, 0u)
+          << signals << ": " << got << e2e::slurp(s / "via.err");
     }
   }
 }
