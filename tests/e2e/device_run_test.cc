@@ -12,6 +12,7 @@
 #include "harness/core/timeline.h"
 #include "harness/observe/nvml_fake.h"
 #include "harness/supervise/runner.h"
+#include "tests/support/units.h"
 #include "tests/unit/parse_helpers.h"
 
 namespace aftermath {
@@ -80,7 +81,7 @@ RunOptions options(const TempDir& dir, Nvml* nvml, ProbeRunner* probe) {
   return o;
 }
 
-constexpr std::int64_t kMiB = 1 << 20;
+using testing_units::kMiB;
 
 TEST(DeviceRun, NoDriverSkipsAllThreeWithTheReason) {
   TempDir dir;

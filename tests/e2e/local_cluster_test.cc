@@ -28,10 +28,7 @@ using e2e::TempDir;
 namespace {
 
 // Why no cluster can be made here ("" when one can), asked once per binary.
-const std::string& cluster_unavailable() {
-  static const std::string why = LocalCluster::unavailable();
-  return why;
-}
+using aftermath::testing::cluster_unavailable;
 
 // The absolute path of `prog` on PATH ("" when absent): posix_spawn takes paths.
 std::string on_path(const std::string& prog) {

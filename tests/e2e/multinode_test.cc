@@ -23,10 +23,7 @@ using namespace std::chrono_literals;
 using aftermath::testing::LocalCluster;
 using ::testing::HasSubstr;
 
-const std::string& cluster_unavailable() {
-  static const std::string why = LocalCluster::unavailable();
-  return why;
-}
+using aftermath::testing::cluster_unavailable;
 
 // `salloc -N<nodes> aftermath run --out DIR/out ARGS...` against cluster c,
 // the coordinator listening on this machine's address in the cluster.

@@ -36,4 +36,17 @@ inline char proc_state(pid_t pid) {
   return close != std::string::npos && close + 2 < s.size() ? s[close + 2] : '?';
 }
 
+// Non-overlapping occurrences of a non-empty `needle` in `hay`.
+inline size_t count(const std::string& hay, const std::string& needle) {
+  size_t n = 0;
+  for (size_t p = hay.find(needle); !needle.empty() && p != std::string::npos;
+       p = hay.find(needle, p + needle.size())) {
+    ++n;
+  }
+  return n;
+}
+
+// Creates (or empties) the file at `path`.
+inline void touch(const std::string& path) { std::ofstream(path).flush(); }
+
 }  // namespace aftermath::testing

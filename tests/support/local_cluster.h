@@ -247,4 +247,10 @@ class LocalCluster {
   std::vector<std::string> env_;
 };
 
+// LocalCluster::unavailable(), asked once per test process.
+inline const std::string& cluster_unavailable() {
+  static const std::string why = LocalCluster::unavailable();
+  return why;
+}
+
 }  // namespace aftermath::testing

@@ -6,10 +6,11 @@
 #include "harness/check/registry.h"
 #include "harness/core/types.h"
 #include "harness/scenario/scenario.h"
+#include "tests/support/units.h"
 
 namespace aftermath::testing_checks {
 
-constexpr Nanos msec(std::int64_t n) { return n * kMilli; }
+using testing_units::msec;
 
 inline Scenario every_check_scenario() {
   Scenario sc;

@@ -6,10 +6,12 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/units.h"
+
 namespace aftermath {
 namespace {
 
-constexpr std::int64_t kMiB = 1 << 20;
+using testing_units::kMiB;
 
 GpuSample reading(Nanos t, int index, std::int64_t used_mib, std::vector<GpuProcess> procs = {}) {
   GpuSample s;

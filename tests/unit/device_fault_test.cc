@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "tests/support/temp_dir.h"
+#include "tests/support/units.h"
 
 extern char** environ;
 
@@ -38,7 +39,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
+constexpr auto kGiBUnsigned = static_cast<std::uint64_t>(testing_units::kGiB);
 const std::string kPreload = AFTERMATH_CUDAFAIL_SO;
 const std::string kFake = AFTERMATH_FAKECUDART_SO;
 const std::string kClient = AFTERMATH_CUDAFAIL_CLIENT;
@@ -389,15 +390,16 @@ DeviceHogOptions hog_options(std::map<std::string, std::string> env) {
 }
 
 TEST(DeviceFaultHog, TakesTheShareOfFreeMemoryHoldsItAndExitsZeroOnStop) {
-  auto o = hog_options(fake_gpu(8 * kGiB, 6 * kGiB));
+  auto o = hog_options(fake_gpu(8 * kGiBUnsigned, 6 * kGiBUnsigned));
   o.share = 0.5;
   DeviceHog hog;
   ASSERT_EQ(hog.start(o), HogState::Ready) << hog.reason() << " / " << hog.line();
-  EXPECT_EQ(hog.goal(), 3 * kGiB);
-  EXPECT_EQ(hog.held(), 3 * kGiB);
-  EXPECT_EQ(hog.free_before(), 6 * kGiB);
-  EXPECT_EQ(hog.free_after(), 3 * kGiB);  // the fake's own reading after the hog's allocations
-  EXPECT_EQ(hog.total(), 8 * kGiB);
+  EXPECT_EQ(hog.goal(), 3 * kGiBUnsigned);
+  EXPECT_EQ(hog.held(), 3 * kGiBUnsigned);
+  EXPECT_EQ(hog.free_before(), 6 * kGiBUnsigned);
+  EXPECT_EQ(hog.free_after(),
+            3 * kGiBUnsigned);  // the fake's own reading after the hog's allocations
+  EXPECT_EQ(hog.total(), 8 * kGiBUnsigned);
   EXPECT_EQ(hog.reason(), "");
   ASSERT_TRUE(hog.running());
   // It holds: still alive after its answer, until told.
@@ -413,22 +415,22 @@ TEST(DeviceFaultHog, TakesTheShareOfFreeMemoryHoldsItAndExitsZeroOnStop) {
 }
 
 TEST(DeviceFaultHog, TakesExactBytesInChunks) {
-  auto o = hog_options(fake_gpu(8 * kGiB, 8 * kGiB));
-  o.bytes = 3 * kGiB / 2;
+  auto o = hog_options(fake_gpu(8 * kGiBUnsigned, 8 * kGiBUnsigned));
+  o.bytes = 3 * kGiBUnsigned / 2;
   DeviceHog hog;
   ASSERT_EQ(hog.start(o), HogState::Ready) << hog.reason();
-  EXPECT_EQ(hog.held(), 3 * kGiB / 2);
-  EXPECT_EQ(hog.free_after(), 8 * kGiB - 3 * kGiB / 2);
+  EXPECT_EQ(hog.held(), 3 * kGiBUnsigned / 2);
+  EXPECT_EQ(hog.free_after(), 8 * kGiBUnsigned - 3 * kGiBUnsigned / 2);
   EXPECT_NE(hog.line().find(" chunks=2"), std::string::npos) << hog.line();
   EXPECT_EQ(hog.stop(), Outcome::exited(0));
 }
 
 TEST(DeviceFaultHog, HoldsWhatItGotWhenTheGoalExceedsTheFreeMemory) {
-  auto o = hog_options(fake_gpu(8 * kGiB, 5 * kGiB / 2));
-  o.bytes = 10 * kGiB;
+  auto o = hog_options(fake_gpu(8 * kGiBUnsigned, 5 * kGiBUnsigned / 2));
+  o.bytes = 10 * kGiBUnsigned;
   DeviceHog hog;
   ASSERT_EQ(hog.start(o), HogState::Ready) << hog.reason();
-  EXPECT_EQ(hog.held(), 5 * kGiB / 2);  // halving chunks take the last half GiB too
+  EXPECT_EQ(hog.held(), 5 * kGiBUnsigned / 2);  // halving chunks take the last half GiB too
   EXPECT_EQ(hog.free_after(), 0u);
   EXPECT_EQ(hog.reason(), "cudaErrorMemoryAllocation");
   EXPECT_NE(hog.line().find(" short=1"), std::string::npos) << hog.line();
@@ -436,8 +438,8 @@ TEST(DeviceFaultHog, HoldsWhatItGotWhenTheGoalExceedsTheFreeMemory) {
 }
 
 TEST(DeviceFaultHog, FailsWhenNothingCanBeHeld) {
-  auto o = hog_options(fake_gpu(8 * kGiB, 0));
-  o.bytes = kGiB;
+  auto o = hog_options(fake_gpu(8 * kGiBUnsigned, 0));
+  o.bytes = kGiBUnsigned;
   DeviceHog hog;
   ASSERT_EQ(hog.start(o), HogState::Failed) << hog.line();
   EXPECT_EQ(hog.reason(), "out_of_memory (cudaErrorMemoryAllocation)");
@@ -446,13 +448,14 @@ TEST(DeviceFaultHog, FailsWhenNothingCanBeHeld) {
   EXPECT_EQ(hog.held(), 0u);
   // A share of nothing is nothing: no pretending to hold a full GPU.
   DeviceHog share;
-  ASSERT_EQ(share.start(hog_options(fake_gpu(8 * kGiB, 0))), HogState::Failed) << share.line();
+  ASSERT_EQ(share.start(hog_options(fake_gpu(8 * kGiBUnsigned, 0))), HogState::Failed)
+      << share.line();
   EXPECT_EQ(share.reason(), "nothing_to_take");
   EXPECT_EQ(share.outcome(), Outcome::exited(1));
 }
 
 TEST(DeviceFaultHog, FailsOnADeviceThatIsNotThere) {
-  auto o = hog_options(fake_gpu(8 * kGiB, 8 * kGiB, 1));
+  auto o = hog_options(fake_gpu(8 * kGiBUnsigned, 8 * kGiBUnsigned, 1));
   o.device = 1;
   DeviceHog hog;
   ASSERT_EQ(hog.start(o), HogState::Failed) << hog.line();
@@ -471,14 +474,15 @@ TEST(DeviceFaultHog, UnavailableWithoutARuntimeExitsThree) {
 
 TEST(DeviceFaultHog, UnavailableWithoutADeviceExitsThree) {
   DeviceHog hog;
-  ASSERT_EQ(hog.start(hog_options(fake_gpu(8 * kGiB, 8 * kGiB, 0))), HogState::Unavailable);
+  ASSERT_EQ(hog.start(hog_options(fake_gpu(8 * kGiBUnsigned, 8 * kGiBUnsigned, 0))),
+            HogState::Unavailable);
   EXPECT_EQ(hog.reason().rfind("no_device", 0), 0u) << hog.reason();
   EXPECT_EQ(hog.outcome(), Outcome::exited(3));
 }
 
 TEST(DeviceFaultHog, ReleasesWhenItsStdinCloses) {
   // The hog dies with the parent that holds its stdin pipe.
-  Proc p({kHog, "--share", "0.25"}, fake_gpu(4 * kGiB, 4 * kGiB));
+  Proc p({kHog, "--share", "0.25"}, fake_gpu(4 * kGiBUnsigned, 4 * kGiBUnsigned));
   EXPECT_EQ(p.line().rfind("ready device=0 goal=1073741824 held=1073741824 ", 0), 0u);
   EXPECT_EQ(p.wait(0), std::nullopt);  // holding
   p.close_stdin();
@@ -487,7 +491,7 @@ TEST(DeviceFaultHog, ReleasesWhenItsStdinCloses) {
 }
 
 TEST(DeviceFaultHog, WaitSignalAllocatesOnlyAfterSigusr1) {
-  Proc p({kHog, "--bytes", "4096", "--wait-signal"}, fake_gpu(4 * kGiB, 4 * kGiB));
+  Proc p({kHog, "--bytes", "4096", "--wait-signal"}, fake_gpu(4 * kGiBUnsigned, 4 * kGiBUnsigned));
   EXPECT_EQ(p.line(), "waiting device=0");
   p.signal(SIGUSR1);
   std::string ready = p.line();
@@ -555,7 +559,8 @@ TEST(DeviceFaultHog, TheDestructorStopsAndReapsIt) {
   UniqueFd pidfd;
   {
     DeviceHog hog;
-    ASSERT_EQ(hog.start(hog_options(fake_gpu(kGiB, kGiB))), HogState::Ready) << hog.reason();
+    ASSERT_EQ(hog.start(hog_options(fake_gpu(kGiBUnsigned, kGiBUnsigned))), HogState::Ready)
+        << hog.reason();
     pid = hog.pid();
     ASSERT_FALSE(pidfd_open(pid, pidfd));
   }

@@ -8,12 +8,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/units.h"
+
 namespace aftermath {
 namespace {
 
 using nlohmann::json;
 
-constexpr Nanos msec(std::int64_t n) { return n * kMilli; }
+using testing_units::msec;
 
 GpuProcess gpu_process(int pid, std::int64_t used) {
   GpuProcess p;

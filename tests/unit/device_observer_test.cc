@@ -9,6 +9,7 @@
 #include "harness/check/device_checks.h"
 #include "harness/observe/nvml_fake.h"
 #include "harness/os/clock.h"
+#include "tests/support/units.h"
 #include "tests/unit/device_fixtures.h"
 
 namespace aftermath {
@@ -17,7 +18,7 @@ namespace {
 using testing::FakeProc;
 using testing::TempDir;
 
-constexpr std::int64_t kMiB = 1 << 20;
+using testing_units::kMiB;
 
 // ---- the observer: FakeNvml + fake /proc -> DeviceTimeline -> checks
 

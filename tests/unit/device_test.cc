@@ -8,12 +8,14 @@
 #include <cstdint>
 #include <string>
 
+#include "tests/support/units.h"
+
 namespace aftermath {
 namespace {
 
-constexpr std::int64_t kKiB = 1024;
-constexpr std::int64_t kMiB = 1024 * kKiB;
-constexpr std::int64_t kGiB = 1024 * kMiB;
+using testing_units::kGiB;
+using testing_units::kKiB;
+using testing_units::kMiB;
 constexpr std::int64_t kTiB = 1024 * kGiB;
 
 TEST(ProbeStatusNames, EveryStatusHasANameThatParsesBack) {

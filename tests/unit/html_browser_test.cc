@@ -40,6 +40,7 @@ const char* this_bin_dir() {
 #define AFTERMATH_BIN_DIR this_bin_dir()
 #endif
 #include "tests/e2e/e2e_util.h"
+#include "tests/support/files.h"
 
 namespace aftermath {
 namespace {
@@ -48,11 +49,7 @@ using namespace std::chrono_literals;
 
 constexpr const char* kChromium = "/usr/bin/chromium";
 
-size_t count(const std::string& hay, const std::string& needle) {
-  size_t n = 0;
-  for (size_t p = hay.find(needle); p != std::string::npos; p = hay.find(needle, p + 1)) ++n;
-  return n;
-}
+using testing::count;
 
 // The direct children of this process: with PR_SET_CHILD_SUBREAPER set,
 // every descendant of a Chromium we started that outlives it ends up here.

@@ -356,7 +356,7 @@ TEST(ReapPlanText, AfterRunningEachStepSaysWhatHappened) {
   plan.steps[0].result = "gone after SIGTERM";
   plan.steps[0].done = true;
   std::string t = format_reap_plan(plan, true);
-  EXPECT_THAT(t, testing::StartsWith("Done:\n"));
+  EXPECT_THAT(t, ::testing::StartsWith("Done:\n"));
   EXPECT_THAT(t, HasSubstr("      why: below leftover 4242\n      -> gone after SIGTERM\n"));
   EXPECT_THAT(t, HasSubstr("      why: orphan holding a GPU\n      -> not attempted\n"));
   EXPECT_THAT(format_reap_plan(plan, false), Not(HasSubstr("->")));

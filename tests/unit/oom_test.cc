@@ -20,6 +20,7 @@
 
 #include "tests/support/children.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/units.h"
 
 namespace aftermath {
 namespace {
@@ -29,7 +30,7 @@ namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-constexpr std::int64_t kMiB = 1 << 20;
+using testing_units::kMiB;
 
 // --- parse_vm_size ---------------------------------------------------------------------
 

@@ -174,7 +174,7 @@ TEST(ParseCmdline, EmptyArgumentInTheMiddleIsKept) {
 
 // ---------------------------------------------------------------- ProcReader on a fake tree
 
-class FakeProc : public ::testing::Test {
+class ProcOnAFakeRoot : public ::testing::Test {
  protected:
   void SetUp() override {
     char tmpl[] = "/tmp/aftermath_proc_test.XXXXXX";
@@ -204,7 +204,7 @@ class FakeProc : public ::testing::Test {
   std::string root_;
 };
 
-TEST_F(FakeProc, ScanReadsEveryProcessDirAndSkipsTheRest) {
+TEST_F(ProcOnAFakeRoot, ScanReadsEveryProcessDirAndSkipsTheRest) {
   add_proc(1, "init", 0, "/sbin/init\0"s, "NSpid:\t1\n");
   add_proc(100, "launcher", 1,
            "torchrun\0--nproc\0"
@@ -234,7 +234,7 @@ TEST_F(FakeProc, ScanReadsEveryProcessDirAndSkipsTheRest) {
   EXPECT_EQ(table.at(1).ppid, 0);
 }
 
-TEST_F(FakeProc, PerPidReaders) {
+TEST_F(ProcOnAFakeRoot, PerPidReaders) {
   add_proc(100, "launcher", 1,
            "torchrun\0--nproc\0"
            "2\0"s,
@@ -259,13 +259,13 @@ TEST_F(FakeProc, PerPidReaders) {
   EXPECT_TRUE(r.nspid(555).empty());
 }
 
-TEST_F(FakeProc, MissingRootScansEmpty) {
+TEST_F(ProcOnAFakeRoot, MissingRootScansEmpty) {
   ProcReader r(root_ + "/does-not-exist");
   EXPECT_TRUE(r.scan().empty());
   EXPECT_EQ(r.stat(1), std::nullopt);
 }
 
-TEST_F(FakeProc, ReadSmallFile) {
+TEST_F(ProcOnAFakeRoot, ReadSmallFile) {
   write("f", "hello\0world"s);
   EXPECT_EQ(read_small_file(root_ + "/f"), "hello\0world"s);
   std::string big(20000, 'x');  // more than one read() buffer
@@ -278,7 +278,7 @@ TEST_F(FakeProc, ReadSmallFile) {
 
 // ---------------------------------------------------------------- newcomers
 
-TEST_F(FakeProc, NewcomersWithoutChildrenFilesStatOnlyUnknownPids) {
+TEST_F(ProcOnAFakeRoot, NewcomersWithoutChildrenFilesStatOnlyUnknownPids) {
   add_proc(1, "init", 0, "", "");
   add_proc(10, "reaper", 1, "", "");
   add_proc(11, "top", 10, "", "");
@@ -309,7 +309,7 @@ TEST_F(FakeProc, NewcomersWithoutChildrenFilesStatOnlyUnknownPids) {
   EXPECT_EQ(got.at(20).second, 2);
 }
 
-TEST_F(FakeProc, NewcomersThroughChildrenFiles) {
+TEST_F(ProcOnAFakeRoot, NewcomersThroughChildrenFiles) {
   add_proc(10, "reaper", 1, "", "");
   add_proc(11, "top", 10, "", "");
   add_proc(12, "worker", 11, "", "");
@@ -329,7 +329,7 @@ TEST_F(FakeProc, NewcomersThroughChildrenFiles) {
   EXPECT_TRUE(foreign.empty());
 }
 
-TEST_F(FakeProc, NewcomersFromAnnouncedCandidates) {
+TEST_F(ProcOnAFakeRoot, NewcomersFromAnnouncedCandidates) {
   add_proc(10, "reaper", 1, "", "");
   add_proc(11, "top", 10, "", "");
   add_proc(12, "worker", 11, "", "");

@@ -379,7 +379,7 @@ ProcessHistory history(int pid) {
   return p;
 }
 
-void touch(const std::string& path) { std::ofstream(path) << "x\n"; }
+using testing::touch;
 
 TEST(ProcessLogsRunner, FilesComeFromTheLogsEventsOfJobProcesses) {
   TempDir dir;

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "reports/result_read.h"
+#include "tests/support/files.h"
 
 #ifndef AFTERMATH_TEST_DATA
 #error "AFTERMATH_TEST_DATA must be defined as the absolute path of tests/data"
@@ -39,15 +40,7 @@ inline RunResult typed(const nlohmann::json& doc) {
   return std::move(*run);
 }
 
-// Non-overlapping occurrences of needle in hay.
-inline size_t count(const std::string& hay, const std::string& needle) {
-  size_t n = 0;
-  for (size_t pos = hay.find(needle); pos != std::string::npos;
-       pos = hay.find(needle, pos + needle.size())) {
-    ++n;
-  }
-  return n;
-}
+using testing::count;
 
 // The fixture's scenario with this name (throws if absent, so a fixture
 // change fails loudly instead of testing nothing).

@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "harness/scenario/scenario.h"
+#include "tests/support/files.h"
 #include "tests/support/temp_dir.h"
 
 namespace aftermath {
@@ -21,7 +22,7 @@ namespace fs = std::filesystem;
 
 using aftermath::testing::TempDir;
 
-void touch(const std::string& p) { std::ofstream(p) << ""; }
+using testing::touch;
 
 // An executable shell script.
 void script(const std::string& p, const std::string& body) {

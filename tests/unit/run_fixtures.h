@@ -14,10 +14,11 @@
 #include "harness/check/checks.h"
 #include "harness/core/timeline.h"
 #include "harness/scenario/scenario.h"
+#include "tests/support/units.h"
 
 namespace aftermath::testing_run {
 
-constexpr Nanos msec(std::int64_t n) { return n * kMilli; }
+using testing_units::msec;
 
 constexpr int kInit = 10;  // the reaper
 constexpr int kTop = 100;  // the job's top process

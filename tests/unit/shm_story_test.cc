@@ -9,10 +9,12 @@
 #include <map>
 #include <string>
 
+#include "tests/support/units.h"
+
 namespace aftermath {
 namespace {
 
-constexpr Nanos msec(std::int64_t n) { return n * kMilli; }
+using testing_units::msec;
 
 using Sizes = std::map<std::string, std::int64_t>;
 

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "tests/support/files.h"
 #include "tests/unit/lanes_fixture.h"
 
 namespace aftermath::svg {
@@ -14,11 +15,7 @@ using nlohmann::json;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-size_t count(const std::string& s, const std::string& what) {
-  size_t n = 0;
-  for (size_t i = s.find(what); i != std::string::npos; i = s.find(what, i + 1)) ++n;
-  return n;
-}
+using testing::count;
 
 TEST(TimelineLanes, LabelsNameRoleRankAndTopAndFitTheColumn) {
   report::ProcessView p;
