@@ -6,14 +6,18 @@
 # nccl", must load libnccl, and `launch --backend nccl` must refuse with
 # "needs a GPU" (nothing more can run here; scripts/gpu-validate.sh runs it
 # on a GPU). About 5.6 GB is installed into build/cuda-link/venv, reused by
-# the next run while the pins are the same.
+# the next run while the pins are the same, as is the trainer's build.
 #
 #   scripts/cuda-link.sh [--help]
+#   scripts/cuda-link.sh --prepare   only install and build (no checks); a
+#                                    run without it then reuses both
 #
 # The venv's base interpreter: $AFTERMATH_VENV_PYTHON, else python3 on PATH.
 set -euo pipefail
+prepare=0
 case "${1:-}" in
-  -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  --prepare) prepare=1 ;;
   "") ;;
   *) echo "scripts/cuda-link.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
 esac
@@ -69,6 +73,10 @@ NINJA_STATUS="[%f/%t %es] " cmake --build "$dir/build" -j "$(nproc)" >>"$log" 2>
   fail "building the trainer against the CUDA LibTorch failed (log: $log)"
 trainer=$dir/build/bin/aftermath-trainer
 say "built and linked $trainer"
+if [ "$prepare" = 1 ]; then
+  echo "cuda-link: prepared in $(( $(date +%s) - start )) s (the checks run without --prepare)"
+  exit 0
+fi
 
 backends=$("$trainer" --help 2>&1 | sed -n 's/^backends built: //p')
 case " $backends " in *" nccl "*) ;; *) fail "the trainer says its backends are '$backends', without nccl" ;; esac
