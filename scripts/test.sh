@@ -34,6 +34,7 @@ residue() {
   done | sort
 }
 
+# .ci/run starts its NCCL link check's install and build on this banner.
 step "running every test"
 before=$(residue)
 rc=0
