@@ -502,8 +502,6 @@ TEST(Parallel, SameLeakyScenarioFourTimesSideBySide) {
             std::string::npos);
 }
 
-}  // namespace
-
 // One verdict, two ways of failing: run 2 leaves an orphan, runs 1 and 3
 // exit 3. Every run fails, yet the scenario is flaky, and each report says
 // which checks failed in which runs.
@@ -552,8 +550,6 @@ TEST_F(Cli, JobMemoryIsSampledOnTheTimeline) {
   std::string html = e2e::slurp(out() + "/report.html");
   EXPECT_NE(html.find("job memory (RSS)"), std::string::npos);
 }
-
-namespace {
 
 // A program that is supposed to fail states so on the command line, and the
 // statement is validated like a scenario file's (exit 2, nothing launched).
