@@ -463,13 +463,14 @@ CheckResult no_hang(const CheckInput& in) {
   waiting.insert(waiting.end(), elsewhere.begin(), elsewhere.end());
   r.measured["diagnosis"] = diag;
   r.status = CheckStatus::Fail;
-  if (f.stalled_since) {
+  if (auto verdict = stall_verdict_at(f)) {
     r.measured["progress_stopped_ms"] = to_ms(*f.stalled_since);
     r.measured["stall_ms"] = to_ms(f.stall_window);
-    r.measured["verdict_ms"] = to_ms(*f.stalled_since + f.stall_window);
+    r.measured["cpu_wait_ms"] = to_ms(f.stall_cpu_wait);
+    r.measured["verdict_ms"] = to_ms(*verdict);
     r.reason = "hang: progress stopped at " + format_duration(*f.stalled_since) + ", verdict at " +
-               format_duration(*f.stalled_since + f.stall_window) + " (no progress for the " +
-               format_duration(f.stall_window) + " stall window); live: " + first_lines(names, 4);
+               format_duration(*verdict) + " (no progress for " + stall_window_words(f) +
+               "); live: " + first_lines(names, 4);
   } else {
     r.reason = "hang: still running at the " + format_duration(in.scenario.timeouts.job) +
                " deadline; live: " + first_lines(names, 4);

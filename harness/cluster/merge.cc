@@ -295,8 +295,10 @@ void merge_nodes(ScenarioResult& r, const Scenario& sc, const RunOptions& o,
     merged.facts.deadline_hit = merged.facts.deadline_hit || f.deadline_hit;
     if (f.stalled_since) {
       Nanos t = *f.stalled_since + s;
-      if (!merged.facts.stalled_since || t < *merged.facts.stalled_since)
+      if (!merged.facts.stalled_since || t < *merged.facts.stalled_since) {
         merged.facts.stalled_since = t;
+        merged.facts.stall_cpu_wait = f.stall_cpu_wait;  // that node's
+      }
     }
     for (const auto& d : f.diagnosis) merged.facts.diagnosis.push_back(d);
     merged.facts.diagnosis_took = std::max(merged.facts.diagnosis_took, f.diagnosis_took);

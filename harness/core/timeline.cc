@@ -180,6 +180,18 @@ std::vector<int> parent_indices(const std::vector<ProcessHistory>& procs) {
   return out;
 }
 
+std::optional<Nanos> stall_verdict_at(const RunFacts& f) {
+  if (!f.stalled_since) return std::nullopt;
+  return *f.stalled_since + f.stall_window + f.stall_cpu_wait;
+}
+
+std::string stall_window_words(const RunFacts& f) {
+  std::string s = "the " + format_duration(f.stall_window) + " stall window";
+  if (f.stall_cpu_wait > 0)
+    s += ", not counting " + format_duration(f.stall_cpu_wait) + " a job process waited for a CPU";
+  return s;
+}
+
 std::vector<ProcessHistory> build_histories(const Timeline& tl) {
   std::vector<ProcessHistory> out = replay_histories(tl);
   mark_orphans_by_parent_end(out);

@@ -155,6 +155,10 @@ struct RunFacts {
   // the hang was declared then, before the deadline (deadline_hit is set too).
   std::optional<Nanos> stalled_since;
   Nanos stall_window = 0;
+  // Of the time from stalled_since to the verdict, what the job's longest
+  // kept process waited for a CPU (a loaded machine's doing, not the job's):
+  // the window counts without it, so the verdict came that much later.
+  Nanos stall_cpu_wait = 0;
   JobContainment containment = JobContainment::Unknown;
   std::string containment_note;  // why not a PID namespace, when not
   ForkSource forks_from = ForkSource::Unknown;
@@ -207,6 +211,13 @@ struct ProcessHistory {
   // End of life: exit time, else gone time, else nullopt (alive at end of timeline).
   std::optional<Nanos> end() const { return exited_at ? exited_at : gone_at; }
 };
+
+// The stall rule's verdict time (stalled_since, the window and the time the
+// job waited for a CPU; nullopt without a stall), and its window in words:
+// "the 10 s stall window", with ", not counting 3.2 s a job process waited
+// for a CPU" where it waited.
+std::optional<Nanos> stall_verdict_at(const RunFacts& f);
+std::string stall_window_words(const RunFacts& f);
 
 std::vector<ProcessHistory> build_histories(const Timeline& tl);
 

@@ -227,6 +227,7 @@ void from(const json& v, const std::string& path, RunFacts& out) {
   f.read("deadline_hit", out.deadline_hit);
   f.read("stalled_since", out.stalled_since);
   f.read("stall_window", out.stall_window);
+  f.read("stall_cpu_wait", out.stall_cpu_wait);
   f.read("containment", out.containment);
   f.read("containment_note", out.containment_note);
   f.read("shm", out.shm);
@@ -296,6 +297,7 @@ json wire_json(const RunFacts& f) {
   put(o, "deadline_hit", f.deadline_hit, d.deadline_hit);
   put(o, "stalled_since", f.stalled_since);
   put(o, "stall_window", f.stall_window, d.stall_window);
+  put(o, "stall_cpu_wait", f.stall_cpu_wait, d.stall_cpu_wait);
   put(o, "containment", f.containment, d.containment);
   put(o, "containment_note", f.containment_note, d.containment_note);
   put(o, "shm", f.shm, d.shm);

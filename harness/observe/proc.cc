@@ -258,6 +258,22 @@ std::optional<std::uint64_t> ProcReader::io_bytes(int pid) const {
   return text ? parse_io_bytes(*text) : std::nullopt;
 }
 
+std::optional<SchedStat> parse_schedstat(std::string_view c) {
+  std::uint64_t n[3];
+  for (std::uint64_t& v : n) {
+    while (!c.empty() && c.front() == ' ') c.remove_prefix(1);
+    size_t end = std::min(c.find_first_of(" \n"), c.size());
+    if (!to_num(c.substr(0, end), v)) return std::nullopt;
+    c.remove_prefix(end);
+  }
+  return SchedStat{n[0], n[1], n[2]};
+}
+
+std::optional<SchedStat> ProcReader::schedstat(int pid) const {
+  auto text = read_small_file(root_ + "/" + std::to_string(pid) + "/schedstat");
+  return text ? parse_schedstat(*text) : std::nullopt;
+}
+
 std::optional<std::string> ProcReader::environ_value(int pid, std::string_view name) const {
   auto text = read_small_file(root_ + "/" + std::to_string(pid) + "/environ");
   return text ? parse_environ_value(*text, name) : std::nullopt;

@@ -55,6 +55,17 @@ std::optional<std::uint64_t> parse_status_sigcgt(std::string_view contents);
 // calls. nullopt if either line is missing or malformed.
 std::optional<std::uint64_t> parse_io_bytes(std::string_view contents);
 
+// /proc/PID/schedstat: the nanoseconds the task ran, those it was runnable
+// but waited on a runqueue for a CPU, and the times it was given one. The
+// kernel adds a wait when it ends: the wait going on is not in it yet.
+struct SchedStat {
+  std::uint64_t ran_ns = 0;
+  std::uint64_t waited_ns = 0;
+  std::uint64_t slices = 0;
+};
+// nullopt if malformed.
+std::optional<SchedStat> parse_schedstat(std::string_view contents);
+
 // The value of `name` in /proc/PID/environ contents (NUL-separated
 // NAME=VALUE entries). nullopt if absent.
 std::optional<std::string> parse_environ_value(std::string_view contents, std::string_view name);
@@ -80,6 +91,10 @@ class ProcReader {
   // pipes, sockets; /proc/PID/io rchar + wchar). nullopt where unreadable
   // (another user's process without privilege, or gone).
   std::optional<std::uint64_t> io_bytes(int pid) const;
+  // The process's main thread's time on and waiting for a CPU
+  // (/proc/PID/schedstat); nullopt where the kernel keeps no such counts
+  // (CONFIG_SCHED_INFO off) or the process is gone.
+  std::optional<SchedStat> schedstat(int pid) const;
   // One variable of the process's initial environment (what it was exec'd
   // with); nullopt if absent or unreadable.
   std::optional<std::string> environ_value(int pid, std::string_view name) const;

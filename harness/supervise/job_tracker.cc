@@ -91,6 +91,27 @@ void JobTracker::reaped(Nanos t, int reaper_pid, const Outcome& out, bool top,
   record(obs::proc_gone(t, host));
 }
 
+void JobTracker::read_cpu_wait(int pid, char state, Nanos t) {
+  auto now = reader_.schedstat(pid);
+  if (!now) return;
+  auto [it, first] = waits_.try_emplace(pid);
+  CpuWait& w = it->second;
+  if (!first) {
+    if (now->waited_ns > w.last.waited_ns) w.counted += Nanos(now->waited_ns - w.last.waited_ns);
+    // Runnable at both reads without running between them: it waited on a
+    // runqueue all along (to sleep it would have had to run). The kernel
+    // counts that wait, all of it, once it ends.
+    if (w.runnable && state == 'R' && now->ran_ns == w.last.ran_ns && now->slices == w.last.slices)
+      w.going_on += t - w.read_at;
+    else
+      w.going_on = 0;
+    cpu_wait_ = std::max(cpu_wait_, w.counted + w.going_on);
+  }
+  w.last = *now;
+  w.runnable = state == 'R';
+  w.read_at = t;
+}
+
 std::int64_t JobTracker::work_ticks_beyond(std::int64_t allowance) const {
   std::int64_t sum = 0;
   for (const auto& [pid, ticks] : work_ticks_) sum += std::max<std::int64_t>(0, ticks - allowance);
@@ -486,7 +507,7 @@ std::map<int, int> JobTracker::refresh_tracked(bool all) {
                    (work_of_ == 0 || work_of_ == pid);
       if (!first && cpu > cpu_before && works)
         work_ticks_[pid] += static_cast<std::int64_t>(cpu - cpu_before);
-      if (watch_io_ && works) {
+      if (watch_work_ && works) {
         if (auto io = reader_.io_bytes(pid)) {
           auto [seen, first] = io_seen_.try_emplace(pid, *io);
           if (!first && *io > seen->second)
@@ -494,6 +515,7 @@ std::map<int, int> JobTracker::refresh_tracked(bool all) {
           seen->second = *io;
         }
       }
+      if (watch_work_) read_cpu_wait(pid, st->state, t);
     }
     if (!st || (tr.starttime && st->starttime != tr.starttime)) {
       if (tr.alive) {
@@ -502,6 +524,7 @@ std::map<int, int> JobTracker::refresh_tracked(bool all) {
       }
       tr.gone = true;
       stats_.forget(pid);
+      waits_.erase(pid);
       record(obs::proc_gone(now(), pid, tr.present_at));
       known.erase(pid);
       continue;

@@ -110,8 +110,11 @@ class Supervisor {
   template <typename Pred>
   bool pump(Nanos deadline, Pred pred);
   bool interrupted() const { return opt_.interrupted && *opt_.interrupted; }
+  // No progress for the stall window, not counting the time the job waited
+  // for a CPU: a job a loaded machine keeps from running is not hung.
   bool stalled() const {
-    return stall_window_ > 0 && tracker_.top_started() && now() - last_progress_ >= stall_window_;
+    return stall_window_ > 0 && tracker_.top_started() &&
+           now() - last_progress_ - tracker_.cpu_wait() >= stall_window_;
   }
 
   Status launch();
@@ -162,7 +165,8 @@ class Supervisor {
   Nanos last_change_ = 0;  // the last observation that shows the job changing
   // no_hang's stall rule: progress is a start or an exit, an event or a
   // point, bytes read or written, CPU time beyond a poller's; the window
-  // comes from the scenario (0: off).
+  // comes from the scenario (0: off), and time the job's processes waited
+  // for a CPU does not count towards it.
   Nanos stall_window_ = 0;
   bool after_failure_ = false;  // no_hang's after_failure
   bool failure_seen_ = false;   // and a job process failed since
@@ -665,7 +669,7 @@ Expected<Timeline> Supervisor::run() {
                                             check_params<NoHangParams>(it->second).stall) {
     stall_window_ = *check_params<NoHangParams>(it->second).stall;
     after_failure_ = check_params<NoHangParams>(it->second).after_failure;
-    tracker_.watch_io(true);
+    tracker_.watch_work(true);
   }
   mark_progress();
   // Before a stall is called, every process is read once more: one read
@@ -681,9 +685,10 @@ Expected<Timeline> Supervisor::run() {
     tl_.facts.deadline_hit = true;
     tl_.facts.stalled_since = last_progress_;
     tl_.facts.stall_window = stall_window_;
+    tl_.facts.stall_cpu_wait = tracker_.cpu_wait();
     phase(RunPhase::Stalled);
     add(obs::note(now(), "no job process made progress since " + format_duration(last_progress_) +
-                             " (the " + format_duration(stall_window_) + " stall window): a hang"));
+                             " (" + stall_window_words(tl_.facts) + "): a hang"));
     diagnose_hang();
   } else if (top_exited_) {
     phase(RunPhase::JobExited);

@@ -4,9 +4,12 @@
 #include <sys/prctl.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <thread>
 
 #include "e2e_util.h"
 
@@ -872,7 +875,7 @@ TEST_F(Cli, StallRuleDeclaresAHangWhenProgressStops) {
   expect_stalled(r, 30000.0);  // the 60 s deadline was not waited for
   auto c = e2e::check(r, "no_hang");
   double stopped = c["measured"]["progress_stopped_ms"], verdict = c["measured"]["verdict_ms"];
-  EXPECT_DOUBLE_EQ(verdict - stopped, 2000.0);
+  EXPECT_DOUBLE_EQ(verdict - stopped, 2000.0 + c["measured"]["cpu_wait_ms"].get<double>());
   EXPECT_GE(c["measured"]["diagnosis"].size(), 1u);  // diagnosed as at a deadline
 }
 
@@ -910,6 +913,49 @@ TEST_F(Cli, ManyPollersThatDoNoWorkAreAHang) {
   expect_stalled(run_cmd({"--timeout", "60s", "--check", "no_hang: {stall: 4s}"},
                          {e2e::python(), "-c", pollers}),
                  30000.0);
+}
+
+// A job the machine keeps from running is not hung. The job pins itself to
+// one CPU at SCHED_IDLE, where a thread of this test spins at normal
+// priority, and itself spins for 8 s: runnable all along, it gets about 0.3%
+// of that CPU (under the 2% of a core a poller may use) and waits for the
+// rest. Without the time it waited taken out of the window, the stall rule
+// calls it hung 3 s after its switch.
+TEST_F(Cli, AJobKeptWaitingForACpuIsNotAHang) {
+  cpu_set_t mine;
+  ASSERT_EQ(::sched_getaffinity(0, sizeof mine, &mine), 0);
+  int cpu = 0;
+  while (!CPU_ISSET(cpu, &mine)) ++cpu;
+  std::atomic<bool> stop{false};
+  std::thread spinner([&] {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    ::pthread_setaffinity_np(::pthread_self(), sizeof one, &one);
+    while (!stop.load(std::memory_order_relaxed)) {
+    }
+  });
+  const char* starved =
+      "import os, sys, time\n"
+      "os.sched_setaffinity(0, {int(sys.argv[1])})\n"
+      "os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))\n"
+      "def waited():\n"
+      "    with open('/proc/self/schedstat') as f: return int(f.read().split()[1]) / 1e9\n"
+      "w, c, t = waited(), time.process_time(), time.monotonic()\n"
+      "while time.monotonic() - t < 8.0: pass\n"
+      "print(f'waited {waited() - w:.3f} cpu {time.process_time() - c:.3f}')\n";
+  auto r = run_cmd({"--timeout", "60s", "--check", "no_hang: {stall: 3s}"},
+                   {e2e::python(), "-c", starved, std::to_string(cpu)});
+  stop = true;
+  spinner.join();
+  expect_progressing(r);
+  // The plant: kept from the CPU for longer than the window, on less CPU
+  // time than the rule counts as work.
+  const std::string said = e2e::job_output(r.result["scenarios"][0], "stdout");
+  double waited = -1, used = -1;
+  ASSERT_EQ(std::sscanf(said.c_str(), "waited %lf cpu %lf", &waited, &used), 2) << said;
+  EXPECT_GT(waited, 5.0) << "the job was not kept waiting";
+  EXPECT_LT(used, 0.05) << "the job had CPU time enough to count as work";
 }
 
 // A job that uses next to no CPU but moves data (2 KiB written every

@@ -567,6 +567,36 @@ TEST(NoHang, FailsWhenTheDeadlineWasHit) {
   EXPECT_THAT(r.reason, HasSubstr("hang: still running at the 10s deadline"));
 }
 
+// A hang by the stall rule: when progress stopped and when the verdict came,
+// later by the time a job process waited for a CPU.
+TEST(NoHang, AStallSaysWhenProgressStoppedAndWhatTheMachineTookFromTheWindow) {
+  Timeline tl;
+  tl.facts.top_pid = kTop;
+  tl.facts.init_pid = kInit;
+  tl.facts.deadline_hit = true;
+  tl.facts.stalled_since = msec(1500);
+  tl.facts.stall_window = msec(4000);
+  tl.add(obs::phase(0, RunPhase::Launch));
+  tl.add(obs::proc_start(msec(1), kTop, kInit, "launcher", "launcher", Role::Launcher, 0, 0, 'S'));
+  tl.add(obs::phase(msec(5500), RunPhase::Stalled));
+  tl.add(obs::phase(msec(5500), RunPhase::Teardown));
+  tl.add(obs::proc_exit(msec(5510), kTop, Outcome::killed(SIGTERM)));
+  tl.add(obs::proc_gone(msec(5511), kTop));
+  tl.add(obs::phase(msec(5600), RunPhase::Done));
+  auto r = check("no_hang", make_scenario(), tl);
+  EXPECT_EQ(r.status, CheckStatus::Fail);
+  EXPECT_DOUBLE_EQ(r.measured["verdict_ms"].get<double>(), 5500.0);
+  EXPECT_DOUBLE_EQ(r.measured["cpu_wait_ms"].get<double>(), 0.0);
+  EXPECT_THAT(r.reason, HasSubstr("hang: progress stopped at 1.5s, verdict at 5.5s (no progress "
+                                  "for the 4s stall window); live: "));
+  tl.facts.stall_cpu_wait = msec(2250);
+  r = check("no_hang", make_scenario(), tl);
+  EXPECT_DOUBLE_EQ(r.measured["verdict_ms"].get<double>(), 7750.0);
+  EXPECT_DOUBLE_EQ(r.measured["cpu_wait_ms"].get<double>(), 2250.0);
+  EXPECT_THAT(r.reason, HasSubstr("verdict at 7.75s (no progress for the 4s stall window, not "
+                                  "counting 2.25s a job process waited for a CPU); live: "));
+}
+
 // Where the hung processes are: the collective a rank waits in and its
 // Python frames, the innermost and the innermost of the user's code.
 TEST(NoHang, TheReasonSaysWhereEachProcessIs) {

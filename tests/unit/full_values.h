@@ -119,6 +119,7 @@ inline RunFacts full_facts() {
   f.deadline_hit = true;
   f.stalled_since = 4'000'000'009;
   f.stall_window = 5'000'000'000;
+  f.stall_cpu_wait = 1'500'000'000;
   f.containment = JobContainment::UserPidNamespace;
   f.containment_note = "no CAP_SYS_ADMIN";
   f.shm = ShmPlace::Private;

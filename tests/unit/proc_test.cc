@@ -172,6 +172,21 @@ TEST(ParseCmdline, EmptyArgumentInTheMiddleIsKept) {
   EXPECT_EQ(parse_cmdline("a\0\0b\0"s), "a  b");
 }
 
+// The nanoseconds on a CPU, waiting for one, and the times given one.
+TEST(ParseSchedstat, RanWaitedAndSlices) {
+  auto s = parse_schedstat("565164 363669 2\n");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->ran_ns, 565164u);
+  EXPECT_EQ(s->waited_ns, 363669u);
+  EXPECT_EQ(s->slices, 2u);
+  s = parse_schedstat("18446744073709551615 9 1");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->ran_ns, 18446744073709551615u);
+  EXPECT_EQ(s->waited_ns, 9u);
+  for (const char* bad : {"", "565164\n", "565164 363669\n", "565164 -3 2\n", "565164 12x 2\n"})
+    EXPECT_EQ(parse_schedstat(bad), std::nullopt) << bad;
+}
+
 // ---------------------------------------------------------------- ProcReader on a fake tree
 
 class ProcOnAFakeRoot : public ::testing::Test {
@@ -252,6 +267,11 @@ TEST_F(ProcOnAFakeRoot, PerPidReaders) {
 
   EXPECT_EQ(r.cmdline(101), "");
   EXPECT_TRUE(r.nspid(101).empty());
+
+  write("100/schedstat", "2500000 1250000 40\n");
+  ASSERT_TRUE(r.schedstat(100));
+  EXPECT_EQ(r.schedstat(100)->waited_ns, 1250000u);
+  EXPECT_EQ(r.schedstat(555), std::nullopt);  // absent (or no CONFIG_SCHED_INFO)
 
   EXPECT_EQ(r.stat(102), std::nullopt);  // malformed
   EXPECT_EQ(r.stat(555), std::nullopt);  // absent

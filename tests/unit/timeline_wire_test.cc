@@ -108,6 +108,7 @@ void expect_same(const RunFacts& a, const RunFacts& b) {
   EXPECT_EQ(a.deadline_hit, b.deadline_hit);
   EXPECT_EQ(a.stalled_since, b.stalled_since);
   EXPECT_EQ(a.stall_window, b.stall_window);
+  EXPECT_EQ(a.stall_cpu_wait, b.stall_cpu_wait);
   EXPECT_EQ(a.containment, b.containment);
   EXPECT_EQ(a.containment_note, b.containment_note);
   EXPECT_EQ(a.shm, b.shm);
@@ -488,6 +489,7 @@ TEST(TimelineWireFacts, EachFieldTravelsAlone) {
       {"deadline_hit", [](RunFacts& f) { f.deadline_hit = true; }},
       {"stalled_since", [](RunFacts& f) { f.stalled_since = 0; }},  // engaged at zero
       {"stall_window", [](RunFacts& f) { f.stall_window = 3; }},
+      {"stall_cpu_wait", [](RunFacts& f) { f.stall_cpu_wait = 4; }},
       {"containment", [](RunFacts& f) { f.containment = JobContainment::Subreaper; }},
       {"containment_note", [](RunFacts& f) { f.containment_note = "no userns"; }},
       {"shm", [](RunFacts& f) { f.shm = ShmPlace::Host; }},
