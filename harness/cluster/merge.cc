@@ -293,11 +293,13 @@ void merge_nodes(ScenarioResult& r, const Scenario& sc, const RunOptions& o,
     }
     const RunFacts& f = n.timeline.facts;
     merged.facts.deadline_hit = merged.facts.deadline_hit || f.deadline_hit;
-    if (f.stalled_since) {
-      Nanos t = *f.stalled_since + s;
-      if (!merged.facts.stalled_since || t < *merged.facts.stalled_since) {
-        merged.facts.stalled_since = t;
-        merged.facts.stall_cpu_wait = f.stall_cpu_wait;  // that node's
+    // The first node's verdict: when its progress stopped and how long its
+    // job waited for a CPU after.
+    if (auto at = stall_verdict_at(f)) {
+      auto first = stall_verdict_at(merged.facts);
+      if (!first || *at + s < *first) {
+        merged.facts.stalled_since = *f.stalled_since + s;
+        merged.facts.stall_cpu_wait = f.stall_cpu_wait;
       }
     }
     for (const auto& d : f.diagnosis) merged.facts.diagnosis.push_back(d);

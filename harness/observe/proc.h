@@ -57,7 +57,10 @@ std::optional<std::uint64_t> parse_io_bytes(std::string_view contents);
 
 // /proc/PID/schedstat: the nanoseconds the task ran, those it was runnable
 // but waited on a runqueue for a CPU, and the times it was given one. The
-// kernel adds a wait when it ends: the wait going on is not in it yet.
+// kernel adds a wait when it ends (part of it when the waiting task moves to
+// another CPU): the rest of the one going on is not in it yet. All zeros
+// where the kernel keeps the file but counts nothing (schedstats off, before
+// Linux 5.14).
 struct SchedStat {
   std::uint64_t ran_ns = 0;
   std::uint64_t waited_ns = 0;
@@ -92,7 +95,7 @@ class ProcReader {
   // (another user's process without privilege, or gone).
   std::optional<std::uint64_t> io_bytes(int pid) const;
   // The process's main thread's time on and waiting for a CPU
-  // (/proc/PID/schedstat); nullopt where the kernel keeps no such counts
+  // (/proc/PID/schedstat); nullopt where the kernel has no such file
   // (CONFIG_SCHED_INFO off) or the process is gone.
   std::optional<SchedStat> schedstat(int pid) const;
   // One variable of the process's initial environment (what it was exec'd

@@ -88,27 +88,39 @@ void JobTracker::reaped(Nanos t, int reaper_pid, const Outcome& out, bool top,
   // before this record arrived already saw it gone (the timeline is sorted
   // by time at the end, so the earlier stamp wins).
   it->second.gone = true;
+  waits_.erase(host);
   record(obs::proc_gone(t, host));
 }
 
-void JobTracker::read_cpu_wait(int pid, char state, Nanos t) {
+void JobTracker::read_cpu_wait(int pid, const ProcStat& st, Nanos t) {
   auto now = reader_.schedstat(pid);
-  if (!now) return;
+  // All zeros: the kernel keeps the file but counts nothing (schedstats off
+  // before 5.14), or it never ran yet.
+  if (!now || (now->ran_ns == 0 && now->slices == 0)) return;
   auto [it, first] = waits_.try_emplace(pid);
   CpuWait& w = it->second;
-  if (!first) {
-    if (now->waited_ns > w.last.waited_ns) w.counted += Nanos(now->waited_ns - w.last.waited_ns);
+  if (!first && w.starttime == st.starttime) {
+    const Nanos added =
+        now->waited_ns > w.last.waited_ns ? Nanos(now->waited_ns - w.last.waited_ns) : 0;
+    w.counted += added;
     // Runnable at both reads without running between them: it waited on a
-    // runqueue all along (to sleep it would have had to run). The kernel
-    // counts that wait, all of it, once it ends.
-    if (w.runnable && state == 'R' && now->ran_ns == w.last.ran_ns && now->slices == w.last.slices)
-      w.going_on += t - w.read_at;
+    // runqueue all along (to sleep it would have had to run). Of that, what
+    // the kernel did not add yet (it adds a wait when it ends, or part of it
+    // when the waiting process moves to another CPU) is going on.
+    if (w.runnable && st.state == 'R' && now->ran_ns == w.last.ran_ns &&
+        now->slices == w.last.slices)
+      w.going_on = std::max<Nanos>(0, w.going_on + (t - std::max(w.read_at, reset_at_)) - added);
     else
       w.going_on = 0;
-    cpu_wait_ = std::max(cpu_wait_, w.counted + w.going_on);
+    // Never more than the time since the last progress: a wait that began
+    // before it is counted from it.
+    cpu_wait_ = std::max(cpu_wait_, std::min(w.counted + w.going_on, t - reset_at_));
+  } else {
+    w = CpuWait{};
+    w.starttime = st.starttime;
   }
   w.last = *now;
-  w.runnable = state == 'R';
+  w.runnable = st.state == 'R';
   w.read_at = t;
 }
 
@@ -515,7 +527,7 @@ std::map<int, int> JobTracker::refresh_tracked(bool all) {
           seen->second = *io;
         }
       }
-      if (watch_work_) read_cpu_wait(pid, st->state, t);
+      if (watch_work_ && (work_of_ == 0 || work_of_ == pid)) read_cpu_wait(pid, *st, t);
     }
     if (!st || (tr.starttime && st->starttime != tr.starttime)) {
       if (tr.alive) {

@@ -152,12 +152,13 @@ class JobTracker {
   // cannot add up to work: work_ticks_beyond(A) sums what each process used
   // beyond an allowance of A clock ticks. io_bytes(): bytes read and written
   // (/proc/PID/io rchar + wchar, pipes and files included). cpu_wait(): the
-  // longest any job process (helpers and the agent included: a job held up
-  // by a helper that cannot start is held up) was runnable but waited for a
-  // CPU, the time a loaded machine took from the job: the waits the kernel
-  // counted (/proc/PID/schedstat, the main thread's), and the one going on,
-  // which it counts only when it ends: from the first of the reads that
-  // found the process runnable with no time run since the read before.
+  // most one job process (helpers and the agent included: a job held up by a
+  // helper that cannot start is held up) was runnable but waited for a CPU,
+  // the time a loaded machine took from the job: the waits the kernel
+  // counted (/proc/PID/schedstat, the main thread's) and the one going on,
+  // which it counts only when it ends (runnable at two reads with no time
+  // run between them: the time between them), never more than the time
+  // since reset_work(). After count_work_of(pid), only that process's waits.
   // Both read only once watch_work(true) was called.
   std::int64_t work_ticks_beyond(std::int64_t allowance) const;
   std::int64_t io_bytes() const { return io_bytes_; }
@@ -167,6 +168,7 @@ class JobTracker {
     io_bytes_ = 0;
     for (auto& [pid, w] : waits_) w.counted = w.going_on = 0;
     cpu_wait_ = 0;
+    reset_at_ = now();
   }
   void watch_work(bool on) { watch_work_ = on; }
   // Only `pid`'s work counts from now on (0: every working process again):
@@ -215,15 +217,17 @@ class JobTracker {
   std::int64_t io_bytes_ = 0;             // since reset_work()
   std::map<int, std::uint64_t> io_seen_;  // pid -> rchar+wchar at the last read
   struct CpuWait {
-    SchedStat last;         // at the last read
-    bool runnable = false;  // state R at the last read
+    std::uint64_t starttime = 0;  // of the process read (a pid may be reused)
+    SchedStat last;               // at the last read
+    bool runnable = false;        // state R at the last read
     Nanos read_at = 0;
     Nanos counted = 0;   // waits the kernel counted since reset_work()
     Nanos going_on = 0;  // and the one it has not counted yet
   };
   std::map<int, CpuWait> waits_;
   Nanos cpu_wait_ = 0;  // the most a process waited (counted + going_on)
-  void read_cpu_wait(int pid, char state, Nanos t);
+  Nanos reset_at_ = 0;  // the last reset_work()
+  void read_cpu_wait(int pid, const ProcStat& st, Nanos t);
   int work_of_ = 0;
   std::int64_t last_rss_ = -1;  // the job's RSS at the last memory observation
   std::int64_t last_rss_procs_ = -1;

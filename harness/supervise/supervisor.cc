@@ -111,10 +111,14 @@ class Supervisor {
   bool pump(Nanos deadline, Pred pred);
   bool interrupted() const { return opt_.interrupted && *opt_.interrupted; }
   // No progress for the stall window, not counting the time the job waited
-  // for a CPU: a job a loaded machine keeps from running is not hung.
+  // for a CPU: a job a loaded machine keeps from running is not hung. At
+  // most three windows of waiting are left out, so that a verdict comes even
+  // for a job whose processes wait for each other (more of them runnable
+  // than there are CPUs) or for a spinning helper.
+  Nanos cpu_wait() const { return std::min(tracker_.cpu_wait(), 3 * stall_window_); }
   bool stalled() const {
     return stall_window_ > 0 && tracker_.top_started() &&
-           now() - last_progress_ - tracker_.cpu_wait() >= stall_window_;
+           now() - last_progress_ - cpu_wait() >= stall_window_;
   }
 
   Status launch();
@@ -685,7 +689,7 @@ Expected<Timeline> Supervisor::run() {
     tl_.facts.deadline_hit = true;
     tl_.facts.stalled_since = last_progress_;
     tl_.facts.stall_window = stall_window_;
-    tl_.facts.stall_cpu_wait = tracker_.cpu_wait();
+    tl_.facts.stall_cpu_wait = cpu_wait();
     phase(RunPhase::Stalled);
     add(obs::note(now(), "no job process made progress since " + format_duration(last_progress_) +
                              " (" + stall_window_words(tl_.facts) + "): a hang"));

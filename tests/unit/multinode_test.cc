@@ -348,6 +348,24 @@ TEST(MergeNodes, EachNodeIsShiftedOntoTheCoordinatorsClockAndJudged) {
   EXPECT_FALSE(r.checks.empty());
 }
 
+// The run's stall is the first node's verdict: node 0's progress stopped
+// first, but its job then waited 5 s for a CPU; node 1's came 2 s sooner.
+TEST(MergeNodes, TheStallIsTheNodeWhoseVerdictCameFirst) {
+  ParseResult p = Parse(TwoNodes());
+  ASSERT_TRUE(p.ok()) << Messages(p);
+  std::vector<NodeRun> nodes = {CleanNode(0, 0, 0, 4000), CleanNode(1, 0, 0, 5000)};
+  for (auto& n : nodes) n.timeline.facts.stall_window = 4 * kSecond;
+  nodes[0].timeline.facts.stalled_since = 2 * kSecond;
+  nodes[0].timeline.facts.stall_cpu_wait = 5 * kSecond;  // verdict at 11 s
+  nodes[1].timeline.facts.stalled_since = 3 * kSecond;   // verdict at 7 s
+  ScenarioResult r;
+  RunOptions o;
+  merge_nodes(r, *p, o, nodes, 0);
+  EXPECT_EQ(r.timeline.facts.stalled_since, 3 * kSecond);
+  EXPECT_EQ(r.timeline.facts.stall_cpu_wait, 0);
+  EXPECT_EQ(stall_verdict_at(r.timeline.facts), 7 * kSecond);
+}
+
 TEST(MergeNodes, ALostAgentMakesTheRunAnError) {
   ParseResult p = Parse(TwoNodes());
   ASSERT_TRUE(p.ok());
