@@ -514,9 +514,9 @@ std::map<int, int> JobTracker::refresh_tracked(bool all) {
       // imports torch and takes part in the rendezvous: work) or a helper's
       // (torch_shm_manager, multiprocessing's trackers). Any other process's
       // CPU time is work.
+      const bool counts = work_of_ == 0 || work_of_ == pid;  // after a failure, the launcher
       bool works = tr.role != Role::Helper &&
-                   !(is_torchrun_agent(tr.cmdline) && parents.count(pid)) &&
-                   (work_of_ == 0 || work_of_ == pid);
+                   !(is_torchrun_agent(tr.cmdline) && parents.count(pid)) && counts;
       if (!first && cpu > cpu_before && works)
         work_ticks_[pid] += static_cast<std::int64_t>(cpu - cpu_before);
       if (watch_work_ && works) {
@@ -527,7 +527,7 @@ std::map<int, int> JobTracker::refresh_tracked(bool all) {
           seen->second = *io;
         }
       }
-      if (watch_work_ && (work_of_ == 0 || work_of_ == pid)) read_cpu_wait(pid, *st, t);
+      if (watch_work_ && counts) read_cpu_wait(pid, *st, t);
     }
     if (!st || (tr.starttime && st->starttime != tr.starttime)) {
       if (tr.alive) {
