@@ -917,18 +917,20 @@ TEST_F(Cli, ManyPollersThatDoNoWorkAreAHang) {
 
 // A job the machine keeps from running is not hung. The job pins itself to
 // one CPU at SCHED_IDLE, where a thread of this test spins at normal
-// priority, and itself spins for 6 s by the clock: runnable all along, it
-// gets about 0.3% of that CPU (under the 2% of a core a poller may use) and
-// waits for the rest, 6 s and the seconds it then waits for a slice to see
-// the time (2-6 s here). Without the time it waited taken out of the
-// window, the stall rule calls it hung 4 s after its switch; the three
-// windows of waiting left out (12 s) outlast it. With a 0.5 s window it
-// waits longer than three windows: a hang, not counting 1.5 s.
+// priority for 8 s, and itself spins 6 s by the clock: runnable all along,
+// it gets about 0.3% of that CPU (under the 2% of a core a poller may use)
+// and waits until the test's thread stops (its next slice may otherwise be
+// more than 10 s away). Without the time it waited taken out of the window,
+// the stall rule calls it hung 4 s after its switch; the three windows of
+// waiting left out (12 s) outlast the 8 s. With a 0.5 s window it waits
+// longer than three windows: a hang, not counting 1.5 s.
 TEST_F(Cli, AJobKeptWaitingForACpuIsNotAHangForUpToThreeWindows) {
   cpu_set_t mine;
   ASSERT_EQ(::sched_getaffinity(0, sizeof mine, &mine), 0);
   int cpu = 0;
   while (!CPU_ISSET(cpu, &mine)) ++cpu;
+  // Spins on `cpu` for 8 s at most: the starvation ends then, whenever the
+  // scheduler would next have given the job a slice.
   struct Spinner {
     std::atomic<bool> stop{false};
     std::thread thread;
@@ -938,14 +940,16 @@ TEST_F(Cli, AJobKeptWaitingForACpuIsNotAHangForUpToThreeWindows) {
             CPU_ZERO(&one);
             CPU_SET(cpu, &one);
             ::pthread_setaffinity_np(::pthread_self(), sizeof one, &one);
-            while (!stop.load(std::memory_order_relaxed)) {
+            const auto end = std::chrono::steady_clock::now() + 8s;
+            while (!stop.load(std::memory_order_relaxed) &&
+                   std::chrono::steady_clock::now() < end) {
             }
           }) {}
     ~Spinner() {
       stop = true;
       thread.join();
     }
-  } spinner(cpu);
+  };
   const char* starved =
       "import os, sys, time\n"
       "os.sched_setaffinity(0, {int(sys.argv[1])})\n"
@@ -956,6 +960,7 @@ TEST_F(Cli, AJobKeptWaitingForACpuIsNotAHangForUpToThreeWindows) {
       "while time.monotonic() - t < 6.0: pass\n"
       "print(f'waited {waited() - w:.3f} cpu {time.process_time() - c:.3f}')\n";
   auto run = [&](const char* window) {
+    Spinner spinner(cpu);
     return run_cmd({"--timeout", "60s", "--check", std::string("no_hang: {stall: ") + window + "}"},
                    {e2e::python(), "-c", starved, std::to_string(cpu)});
   };
